@@ -1,0 +1,352 @@
+/* LSTM over a sequence, bidirectional LSTM, single cell and decoder steps,
+ * and additive attention. */
+#include "dplace/nn.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "nn_internal.h"
+
+/* Parameter block of an LSTM: w_ih [4H, C], w_hh [4H, H], bias [4H]. */
+size_t dp_nn_lstm_param_count(int C, int H) {
+    return (size_t)4 * H * C + (size_t)4 * H * H + (size_t)4 * H;
+}
+
+/* dgates [B, T, 4H] + hprev [B, T, H] + dh [B, H] + dc [B, H] */
+size_t dp_nn_lstm_scratch_count(int B, int T, int H) {
+    return (size_t)B * T * 5 * H + (size_t)2 * B * H;
+}
+
+/* h [H], c [H]; g [4H] pre-activations in, activated gates (i f g o) out */
+void nn_lstm_cell_row(float *h, float *c, float *g, const float *c_prev, int H) {
+    float *gi = g, *gf = g + H, *gg = g + 2 * H, *go = g + 3 * H;
+    for (int j = 0; j < H; j++) {
+        float i = nn_sigmoid(gi[j]), f = nn_sigmoid(gf[j]);
+        float u = nn_tanh(gg[j]), o = nn_sigmoid(go[j]);
+        float cp = c_prev ? c_prev[j] : 0.0f;
+        float cn = f * cp + i * u;
+        gi[j] = i;
+        gf[j] = f;
+        gg[j] = u;
+        go[j] = o;
+        c[j] = cn;
+        h[j] = o * nn_tanh(cn);
+    }
+}
+
+/* dg [4H] = gate pre-activation grads; dc [H] in: into c, out: into c_prev */
+void nn_lstm_cell_row_backward(float *dg, float *dc, const float *dh, const float *g,
+                               const float *c, const float *c_prev, int H) {
+    const float *gi = g, *gf = g + H, *gg = g + 2 * H, *go = g + 3 * H;
+    for (int j = 0; j < H; j++) {
+        float tc = nn_tanh(c[j]);
+        float i = gi[j], f = gf[j], u = gg[j], o = go[j];
+        float cp = c_prev ? c_prev[j] : 0.0f;
+        float dct = dc[j] + dh[j] * o * (1.0f - tc * tc);
+        dg[j] = dct * u * i * (1.0f - i);
+        dg[H + j] = dct * cp * f * (1.0f - f);
+        dg[2 * H + j] = dct * i * (1.0f - u * u);
+        dg[3 * H + j] = dh[j] * tc * o * (1.0f - o);
+        dc[j] = dct * f;
+    }
+}
+
+/* out, cell [B, T, H]; gates [B, T, 4H]; inp [B, T, C]; h0, c0 [B, H]; w block */
+void dp_nn_lstm_forward(float *out, float *h_last, float *c_last, float *cell, float *gates,
+                        const float *inp, const float *h0, const float *c0, const float *w,
+                        int B, int T, int C, int H, int reverse) {
+    const float *w_ih = w, *w_hh = w + (size_t)4 * H * C, *bias = w_hh + (size_t)4 * H * H;
+    const int G4 = 4 * H;
+    /* input contribution for every step at once */
+    dp_nn_linear_forward(gates, inp, w_ih, bias, B * T, C, G4);
+    for (int s = 0; s < T; s++) {
+        int t = reverse ? T - 1 - s : s;
+        int tp = reverse ? t + 1 : t - 1;
+        const float *hp;
+        int ldh;
+        if (s == 0) {
+            hp = h0;
+            ldh = H;
+        } else {
+            hp = out + (size_t)tp * H;
+            ldh = T * H;
+        }
+        if (hp) nn_gemm(0, 1, B, G4, H, 1.0f, hp, ldh, w_hh, H, 1.0f, gates + (size_t)t * G4, T * G4);
+        for (int b = 0; b < B; b++) {
+            size_t bt = (size_t)b * T + t;
+            const float *cp = s == 0 ? (c0 ? c0 + (size_t)b * H : NULL)
+                                     : cell + ((size_t)b * T + tp) * H;
+            nn_lstm_cell_row(out + bt * H, cell + bt * H, gates + bt * G4, cp, H);
+        }
+    }
+    int tl = reverse ? 0 : T - 1;
+    for (int b = 0; b < B; b++) {
+        size_t bt = (size_t)b * T + tl;
+        if (h_last) memcpy(h_last + (size_t)b * H, out + bt * H, sizeof(float) * H);
+        if (c_last) memcpy(c_last + (size_t)b * H, cell + bt * H, sizeof(float) * H);
+    }
+}
+
+/* backward of dp_nn_lstm_forward; see nn.h for the shapes */
+void dp_nn_lstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float *scratch,
+                         const float *dout, const float *dh_last, const float *dc_last,
+                         const float *out, const float *cell, const float *gates,
+                         const float *inp, const float *h0, const float *c0, const float *w,
+                         int B, int T, int C, int H, int reverse) {
+    const float *w_ih = w, *w_hh = w + (size_t)4 * H * C;
+    const int G4 = 4 * H;
+    float *dgates = scratch;
+    float *hprev = dgates + (size_t)B * T * G4;
+    float *dh = hprev + (size_t)B * T * H;
+    float *dc = dh + (size_t)B * H;
+    if (dh_last) memcpy(dh, dh_last, sizeof(float) * (size_t)B * H);
+    else memset(dh, 0, sizeof(float) * (size_t)B * H);
+    if (dc_last) memcpy(dc, dc_last, sizeof(float) * (size_t)B * H);
+    else memset(dc, 0, sizeof(float) * (size_t)B * H);
+    for (int s = T - 1; s >= 0; s--) {
+        int t = reverse ? T - 1 - s : s;
+        int tp = reverse ? t + 1 : t - 1;
+        for (int b = 0; b < B; b++) {
+            size_t bt = (size_t)b * T + t;
+            float *dhb = dh + (size_t)b * H;
+            const float *doutb = dout + bt * H;
+            for (int j = 0; j < H; j++) dhb[j] += doutb[j];
+            const float *cp = s == 0 ? (c0 ? c0 + (size_t)b * H : NULL)
+                                     : cell + ((size_t)b * T + tp) * H;
+            nn_lstm_cell_row_backward(dgates + bt * G4, dc + (size_t)b * H, dhb, gates + bt * G4,
+                                      cell + bt * H, cp, H);
+        }
+        /* gradient into the previous hidden state */
+        nn_gemm(0, 0, B, H, G4, 1.0f, dgates + (size_t)t * G4, T * G4, w_hh, H, 0.0f, dh, H);
+    }
+    if (dh0) for (size_t k = 0; k < (size_t)B * H; k++) dh0[k] += dh[k];
+    if (dc0) for (size_t k = 0; k < (size_t)B * H; k++) dc0[k] += dc[k];
+    if (dw) {
+        /* hprev row (b, t) = the hidden state that fed step t */
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                int first = reverse ? t == T - 1 : t == 0;
+                float *d = hprev + ((size_t)b * T + t) * H;
+                if (first) {
+                    if (h0) memcpy(d, h0 + (size_t)b * H, sizeof(float) * H);
+                    else memset(d, 0, sizeof(float) * H);
+                } else {
+                    memcpy(d, out + ((size_t)b * T + (reverse ? t + 1 : t - 1)) * H, sizeof(float) * H);
+                }
+            }
+        float *dw_ih = dw, *dw_hh = dw + (size_t)G4 * C, *dbias = dw_hh + (size_t)G4 * H;
+        nn_gemm(1, 0, G4, C, B * T, 1.0f, dgates, G4, inp, C, 1.0f, dw_ih, C);
+        nn_gemm(1, 0, G4, H, B * T, 1.0f, dgates, G4, hprev, H, 1.0f, dw_hh, H);
+        nn_add_colsum(dbias, dgates, B * T, G4, (size_t)G4);
+    }
+    if (dinp) nn_gemm(0, 0, B * T, C, G4, 1.0f, dgates, G4, w_ih, C, 1.0f, dinp, C);
+}
+
+/* ---- bidirectional ------------------------------------------------------------ */
+
+/* per direction: out [B,T,H], cell [B,T,H], gates [B,T,4H] */
+size_t dp_nn_bilstm_act_count(int B, int T, int H) { return (size_t)2 * 6 * B * T * H; }
+
+/* split dout [2, B, T, H] + one LSTM's scratch */
+size_t dp_nn_bilstm_scratch_count(int B, int T, int H) {
+    return (size_t)2 * B * T * H + dp_nn_lstm_scratch_count(B, T, H);
+}
+
+/* out [B, T, 2H]; h_last, c_last, h0, c0 [2, B, H]; acts; inp [B, T, C]; w 2 blocks */
+void dp_nn_bilstm_forward(float *out, float *h_last, float *c_last, float *acts, const float *inp,
+                          const float *h0, const float *c0, const float *w,
+                          int B, int T, int C, int H) {
+    size_t bth = (size_t)B * T * H, bh = (size_t)B * H, P = dp_nn_lstm_param_count(C, H);
+    for (int dir = 0; dir < 2; dir++) {
+        float *a = acts + (size_t)dir * 6 * bth;
+        dp_nn_lstm_forward(a, h_last ? h_last + dir * bh : NULL, c_last ? c_last + dir * bh : NULL,
+                           a + bth, a + 2 * bth, inp, h0 ? h0 + dir * bh : NULL,
+                           c0 ? c0 + dir * bh : NULL, w + dir * P, B, T, C, H, dir);
+    }
+    const float *parts[2] = {acts, acts + 6 * bth};
+    const int widths[2] = {H, H};
+    dp_nn_concat_forward(out, parts, widths, 2, B * T);
+}
+
+/* backward of dp_nn_bilstm_forward; see nn.h for the shapes */
+void dp_nn_bilstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float *scratch,
+                           const float *dout, const float *dh_last, const float *dc_last,
+                           const float *acts, const float *inp, const float *h0, const float *c0,
+                           const float *w, int B, int T, int C, int H) {
+    size_t bth = (size_t)B * T * H, bh = (size_t)B * H, P = dp_nn_lstm_param_count(C, H);
+    float *split = scratch;
+    memset(split, 0, sizeof(float) * 2 * bth);
+    float *const parts[2] = {split, split + bth};
+    const int widths[2] = {H, H};
+    dp_nn_concat_backward(parts, dout, widths, 2, B * T);
+    for (int dir = 0; dir < 2; dir++) {
+        const float *a = acts + (size_t)dir * 6 * bth;
+        dp_nn_lstm_backward(dinp, dh0 ? dh0 + dir * bh : NULL, dc0 ? dc0 + dir * bh : NULL,
+                            dw ? dw + dir * P : NULL, split + 2 * bth, parts[dir],
+                            dh_last ? dh_last + dir * bh : NULL, dc_last ? dc_last + dir * bh : NULL,
+                            a, a + bth, a + 2 * bth, inp, h0 ? h0 + dir * bh : NULL,
+                            c0 ? c0 + dir * bh : NULL, w + dir * P, B, T, C, H, dir);
+    }
+}
+
+/* ---- single steps ---------------------------------------------------------------- */
+
+/* h, c [B, H]; gates [B, 4H]; x [B, C]; h_prev, c_prev [B, H]; w block */
+void dp_nn_lstm_cell_forward(float *h, float *c, float *gates, const float *x,
+                             const float *h_prev, const float *c_prev, const float *w,
+                             int B, int C, int H) {
+    const float *w_ih = w, *w_hh = w + (size_t)4 * H * C, *bias = w_hh + (size_t)4 * H * H;
+    dp_nn_linear_forward(gates, x, w_ih, bias, B, C, 4 * H);
+    if (h_prev) nn_gemm(0, 1, B, 4 * H, H, 1.0f, h_prev, H, w_hh, H, 1.0f, gates, 4 * H);
+    for (int b = 0; b < B; b++)
+        nn_lstm_cell_row(h + (size_t)b * H, c + (size_t)b * H, gates + (size_t)b * 4 * H,
+                         c_prev ? c_prev + (size_t)b * H : NULL, H);
+}
+
+/* dx [B, C], dh_prev, dc_prev [B, H], dw += ...; dh, dc [B, H]; scratch [B, 4H] */
+void dp_nn_lstm_cell_backward(float *dx, float *dh_prev, float *dc_prev, float *dw, float *scratch,
+                              const float *dh, const float *dc, const float *c, const float *gates,
+                              const float *x, const float *h_prev, const float *c_prev,
+                              const float *w, int B, int C, int H) {
+    const float *w_ih = w, *w_hh = w + (size_t)4 * H * C;
+    const int G4 = 4 * H;
+    float *dg = scratch;
+    for (int b = 0; b < B; b++) {
+        float *dcb = dc_prev ? dc_prev + (size_t)b * H : NULL;
+        const float *cp = c_prev ? c_prev + (size_t)b * H : NULL;
+        const float *g = gates + (size_t)b * G4;
+        const float *cb = c + (size_t)b * H;
+        const float *dhb = dh + (size_t)b * H;
+        float *dgb = dg + (size_t)b * G4;
+        for (int j = 0; j < H; j++) {
+            float tc = nn_tanh(cb[j]);
+            float i = g[j], f = g[H + j], u = g[2 * H + j], o = g[3 * H + j];
+            float cpj = cp ? cp[j] : 0.0f;
+            float dct = (dc ? dc[(size_t)b * H + j] : 0.0f) + dhb[j] * o * (1.0f - tc * tc);
+            dgb[j] = dct * u * i * (1.0f - i);
+            dgb[H + j] = dct * cpj * f * (1.0f - f);
+            dgb[2 * H + j] = dct * i * (1.0f - u * u);
+            dgb[3 * H + j] = dhb[j] * tc * o * (1.0f - o);
+            if (dcb) dcb[j] += dct * f;
+        }
+    }
+    if (dx) nn_gemm(0, 0, B, C, G4, 1.0f, dg, G4, w_ih, C, 1.0f, dx, C);
+    if (dh_prev) nn_gemm(0, 0, B, H, G4, 1.0f, dg, G4, w_hh, H, 1.0f, dh_prev, H);
+    if (dw) {
+        float *dw_ih = dw, *dw_hh = dw + (size_t)G4 * C, *dbias = dw_hh + (size_t)G4 * H;
+        nn_gemm(1, 0, G4, C, B, 1.0f, dg, G4, x, C, 1.0f, dw_ih, C);
+        if (h_prev) nn_gemm(1, 0, G4, H, B, 1.0f, dg, G4, h_prev, H, 1.0f, dw_hh, H);
+        nn_add_colsum(dbias, dg, B, G4, (size_t)G4);
+    }
+}
+
+/* h, c [B, H]; x [B, E+X]; gates [B, 4H]; prev [B]; extra [B, X]; table [V, E] */
+void dp_nn_decoder_step_forward(float *h, float *c, float *x, float *gates, const int *prev,
+                                const float *extra, const float *h_prev, const float *c_prev,
+                                const float *table, const float *w,
+                                int B, int V, int E, int X, int H) {
+    for (int b = 0; b < B; b++) {
+        assert(prev[b] >= 0 && prev[b] < V);
+        float *xb = x + (size_t)b * (E + X);
+        memcpy(xb, table + (size_t)prev[b] * E, sizeof(float) * E);
+        if (X > 0) memcpy(xb + E, extra + (size_t)b * X, sizeof(float) * X);
+    }
+    dp_nn_lstm_cell_forward(h, c, gates, x, h_prev, c_prev, w, B, E + X, H);
+}
+
+/* dextra [B, X], dh_prev, dc_prev [B, H], dtable [V, E], dw += ...; scratch [B, 4H+E+X] */
+void dp_nn_decoder_step_backward(float *dextra, float *dh_prev, float *dc_prev, float *dtable,
+                                 float *dw, float *scratch, const float *dh, const float *dc,
+                                 const float *c, const float *x, const float *gates,
+                                 const int *prev, const float *h_prev, const float *c_prev,
+                                 const float *w, int B, int V, int E, int X, int H) {
+    float *dx = scratch + (size_t)B * 4 * H;
+    memset(dx, 0, sizeof(float) * (size_t)B * (E + X));
+    dp_nn_lstm_cell_backward(dx, dh_prev, dc_prev, dw, scratch, dh, dc, c, gates, x, h_prev,
+                             c_prev, w, B, E + X, H);
+    for (int b = 0; b < B; b++) {
+        const float *dxb = dx + (size_t)b * (E + X);
+        if (dtable) {
+            float *d = dtable + (size_t)prev[b] * E;
+            for (int j = 0; j < E; j++) d[j] += dxb[j];
+        }
+        if (dextra)
+            for (int j = 0; j < X; j++) dextra[(size_t)b * X + j] += dxb[E + j];
+    }
+}
+
+/* ---- additive attention ------------------------------------------------------------ */
+
+/* ctx [B, E]; att [B, T]; act [B, T, A]; qp [B, A]; query [B, Q]; keys [B, T, A];
+ * enc [B, T, E]; w_q [A, Q]; v [A] */
+void dp_nn_attention_forward(float *ctx, float *att, float *act, float *qp, const float *query,
+                             const float *keys, const float *enc, const float *w_q,
+                             const float *v, int B, int T, int Q, int A, int E) {
+    dp_nn_linear_forward(qp, query, w_q, NULL, B, Q, A);
+    for (int b = 0; b < B; b++) {
+        const float *q = qp + (size_t)b * A;
+        float *sc = att + (size_t)b * T;
+        for (int j = 0; j < T; j++) {
+            const float *k = keys + ((size_t)b * T + j) * A;
+            float *a = act + ((size_t)b * T + j) * A;
+            float s = 0.0f;
+            for (int m = 0; m < A; m++) {
+                float y = nn_tanh(k[m] + q[m]);
+                a[m] = y;
+                s += v[m] * y;
+            }
+            sc[j] = s;
+        }
+        float mx = sc[0];
+        for (int j = 1; j < T; j++) mx = sc[j] > mx ? sc[j] : mx;
+        float z = 0.0f;
+        for (int j = 0; j < T; j++) {
+            sc[j] = nn_exp(sc[j] - mx);
+            z += sc[j];
+        }
+        float iz = 1.0f / z;
+        for (int j = 0; j < T; j++) sc[j] *= iz;
+        cblas_sgemv(CblasRowMajor, CblasTrans, T, E, 1.0f, enc + (size_t)b * T * E, E, sc, 1,
+                    0.0f, ctx + (size_t)b * E, 1);
+    }
+}
+
+/* dquery [B, Q], dkeys [B, T, A], denc [B, T, E], dw_q [A, Q], dv [A] += ...;
+ * dctx [B, E]; scratch [B, T + A] */
+void dp_nn_attention_backward(float *dquery, float *dkeys, float *denc, float *dw_q, float *dv,
+                              float *scratch, const float *dctx, const float *att, const float *act,
+                              const float *query, const float *enc, const float *w_q,
+                              const float *v, int B, int T, int Q, int A, int E) {
+    float *ds = scratch;               /* [B, T] */
+    float *dqp = scratch + (size_t)B * T; /* [B, A] */
+    memset(dqp, 0, sizeof(float) * (size_t)B * A);
+    for (int b = 0; b < B; b++) {
+        const float *encb = enc + (size_t)b * T * E;
+        const float *ab = att + (size_t)b * T;
+        const float *dcb = dctx + (size_t)b * E;
+        float *dsb = ds + (size_t)b * T;
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, T, E, 1.0f, encb, E, dcb, 1, 0.0f, dsb, 1);
+        if (denc) cblas_sger(CblasRowMajor, T, E, 1.0f, ab, 1, dcb, 1, denc + (size_t)b * T * E, E);
+        float dot = 0.0f;
+        for (int j = 0; j < T; j++) dot += ab[j] * dsb[j];
+        for (int j = 0; j < T; j++) dsb[j] = ab[j] * (dsb[j] - dot);
+        float *dq = dqp + (size_t)b * A;
+        for (int j = 0; j < T; j++) {
+            const float *a = act + ((size_t)b * T + j) * A;
+            float s = dsb[j];
+            float *dk = dkeys ? dkeys + ((size_t)b * T + j) * A : NULL;
+            if (dv)
+                for (int m = 0; m < A; m++) dv[m] += s * a[m];
+            if (dk) {
+                for (int m = 0; m < A; m++) {
+                    float d = s * v[m] * (1.0f - a[m] * a[m]);
+                    dk[m] += d;
+                    dq[m] += d;
+                }
+            } else {
+                for (int m = 0; m < A; m++) dq[m] += s * v[m] * (1.0f - a[m] * a[m]);
+            }
+        }
+    }
+    dp_nn_linear_backward(dquery, dw_q, NULL, dqp, query, w_q, B, Q, A);
+}

@@ -1,0 +1,603 @@
+/* Finite-difference gradient checks for every layer of the nn engine, plus
+ * sampling and determinism checks of the policy head. Each case computes
+ * loss = sum_i w_i out_i (in double, fixed random w) over all its outputs and
+ * compares the analytic gradient of every input and weight tensor with
+ * central differences. Prints the largest relative error per tensor. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dplace/nn.h"
+#include "dplace/nn_check.h"
+#include "test_util.h"
+
+/* Tolerance on the largest relative error |a - n| / max(|a|, |n|, FLOOR):
+ * float32 forward passes, eps = 1e-2, so differences carry ~1e-4 noise. */
+#define EPS 1e-2
+#define FLOOR 1e-2
+#define TOL 1e-2
+#define MAXPTS 400
+
+typedef struct lcase lcase;
+struct lcase {
+    int nt;
+    const char *tname[8];
+    float *val[8], *grad[8];
+    size_t cnt[8];
+    float *out, *dout;
+    double *w;
+    size_t nout;
+    void (*fwd)(lcase *);
+    void (*bwd)(lcase *);
+    float *act[8];   /* saved activations and scratch */
+    int *idx[4];     /* index inputs */
+    int s[8];        /* sizes */
+    float f[4];      /* float settings */
+    dp_nn_graph graph;
+};
+
+static dp_rng g_rng;
+static double g_worst = 0.0;
+
+static float *fbuf(size_t n) {
+    float *p = calloc(n ? n : 1, sizeof(float));
+    CHECK(p != NULL);
+    return p;
+}
+
+static float *frand(size_t n, float lo, float hi) {
+    float *p = fbuf(n);
+    for (size_t i = 0; i < n; i++) p[i] = (float)(lo + (hi - lo) * dp_rng_uniform(&g_rng));
+    return p;
+}
+
+/* values in +-[0.2, 1]: away from the kinks of relu and PReLU */
+static float *frand_away(size_t n) {
+    float *p = frand(n, 0.2f, 1.0f);
+    for (size_t i = 0; i < n; i++)
+        if (dp_rng_uniform(&g_rng) < 0.5) p[i] = -p[i];
+    return p;
+}
+
+static void add_tensor(lcase *c, const char *name, float *val, size_t n) {
+    CHECK(c->nt < 8);
+    c->tname[c->nt] = name;
+    c->val[c->nt] = val;
+    c->grad[c->nt] = fbuf(n);
+    c->cnt[c->nt] = n;
+    c->nt++;
+}
+
+static void set_out(lcase *c, size_t n) {
+    c->nout = n;
+    c->out = fbuf(n);
+    c->dout = fbuf(n);
+    c->w = malloc(sizeof(double) * n);
+    CHECK(c->w != NULL);
+    for (size_t i = 0; i < n; i++) c->w[i] = 2.0 * dp_rng_uniform(&g_rng) - 1.0;
+}
+
+static double case_loss(void *ctx) {
+    lcase *c = ctx;
+    c->fwd(c);
+    double s = 0.0;
+    for (size_t i = 0; i < c->nout; i++) s += c->w[i] * c->out[i];
+    return s;
+}
+
+static void case_grad(void *ctx) {
+    lcase *c = ctx;
+    for (int t = 0; t < c->nt; t++) memset(c->grad[t], 0, sizeof(float) * c->cnt[t]);
+    c->fwd(c);
+    for (size_t i = 0; i < c->nout; i++) c->dout[i] = (float)c->w[i];
+    c->bwd(c);
+}
+
+static void run_case(const char *name, lcase *c) {
+    dp_nn_check_tensor t[8];
+    dp_nn_check_result r[8];
+    for (int i = 0; i < c->nt; i++) {
+        t[i].name = c->tname[i];
+        t[i].value = c->val[i];
+        t[i].grad = c->grad[i];
+        t[i].count = c->cnt[i];
+    }
+    dp_nn_gradcheck(r, c, case_loss, case_grad, t, c->nt, EPS, FLOOR, MAXPTS, 7);
+    for (int i = 0; i < c->nt; i++) {
+        printf("  %-22s %-8s max rel err %.2e  (%zu checked; at %zu: analytic %.6g numeric %.6g)\n",
+               name, t[i].name, r[i].max_rel, r[i].checked, r[i].worst, r[i].analytic, r[i].numeric);
+        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
+        if (!(r[i].max_rel <= TOL)) {
+            fprintf(stderr, "gradient check failed: %s %s rel err %.3e > %.1e\n", name, t[i].name,
+                    r[i].max_rel, TOL);
+            exit(1);
+        }
+    }
+    for (int i = 0; i < c->nt; i++) free(c->grad[i]);
+    for (int i = 0; i < c->nt; i++) free(c->val[i]);
+    for (int i = 0; i < 8; i++) free(c->act[i]);
+    for (int i = 0; i < 4; i++) free(c->idx[i]);
+    dp_nn_graph_free(&c->graph);
+    free(c->out);
+    free(c->dout);
+    free(c->w);
+    memset(c, 0, sizeof *c);
+}
+
+static int *irand(int n, int hi) {
+    int *p = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    CHECK(p != NULL);
+    for (int i = 0; i < n; i++) p[i] = (int)dp_rng_below(&g_rng, (uint64_t)hi);
+    return p;
+}
+
+/* ---- linear ---- */
+static void linear_f(lcase *c) {
+    dp_nn_linear_forward(c->out, c->val[0], c->val[1], c->val[2], c->s[0], c->s[1], c->s[2]);
+}
+static void linear_b(lcase *c) {
+    dp_nn_linear_backward(c->grad[0], c->grad[1], c->grad[2], c->dout, c->val[0], c->val[1],
+                          c->s[0], c->s[1], c->s[2]);
+}
+static void test_linear(void) {
+    lcase c = {0};
+    int N = 5, C = 7, OC = 4;
+    c.s[0] = N, c.s[1] = C, c.s[2] = OC;
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    add_tensor(&c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
+    add_tensor(&c, "bias", frand(OC, -1, 1), OC);
+    set_out(&c, (size_t)N * OC);
+    c.fwd = linear_f, c.bwd = linear_b;
+    run_case("linear", &c);
+}
+
+/* ---- embedding ---- */
+static void emb_f(lcase *c) { dp_nn_embedding_forward(c->out, c->idx[0], c->val[0], c->s[0], c->s[1], c->s[2]); }
+static void emb_b(lcase *c) { dp_nn_embedding_backward(c->grad[0], c->dout, c->idx[0], c->s[0], c->s[1], c->s[2]); }
+static void test_embedding(void) {
+    lcase c = {0};
+    int N = 9, V = 6, C = 5;
+    c.s[0] = N, c.s[1] = V, c.s[2] = C;
+    c.idx[0] = irand(N, V);
+    add_tensor(&c, "table", frand((size_t)V * C, -1, 1), (size_t)V * C);
+    set_out(&c, (size_t)N * C);
+    c.fwd = emb_f, c.bwd = emb_b;
+    run_case("embedding", &c);
+}
+
+/* ---- activations ---- */
+static void relu_f(lcase *c) { dp_nn_relu_forward(c->out, c->val[0], c->nout); }
+static void relu_b(lcase *c) { dp_nn_relu_backward(c->grad[0], c->dout, c->out, c->nout); }
+static void tanh_f(lcase *c) { dp_nn_tanh_forward(c->out, c->val[0], c->nout); }
+static void tanh_b(lcase *c) { dp_nn_tanh_backward(c->grad[0], c->dout, c->out, c->nout); }
+static void sigm_f(lcase *c) { dp_nn_sigmoid_forward(c->out, c->val[0], c->nout); }
+static void sigm_b(lcase *c) { dp_nn_sigmoid_backward(c->grad[0], c->dout, c->out, c->nout); }
+static void prelu_f(lcase *c) { dp_nn_prelu_forward(c->out, c->val[0], c->val[1], c->s[0], c->s[1], c->s[2]); }
+static void prelu_b(lcase *c) {
+    dp_nn_prelu_backward(c->grad[0], c->grad[1], c->dout, c->val[0], c->val[1], c->s[0], c->s[1], c->s[2]);
+}
+static void test_activations(void) {
+    lcase c = {0};
+    size_t n = 40;
+    add_tensor(&c, "inp", frand_away(n), n);
+    set_out(&c, n);
+    c.fwd = relu_f, c.bwd = relu_b;
+    run_case("relu", &c);
+    add_tensor(&c, "inp", frand(n, -3, 3), n);
+    set_out(&c, n);
+    c.fwd = tanh_f, c.bwd = tanh_b;
+    run_case("tanh", &c);
+    add_tensor(&c, "inp", frand(n, -4, 4), n);
+    set_out(&c, n);
+    c.fwd = sigm_f, c.bwd = sigm_b;
+    run_case("sigmoid", &c);
+    for (int shared = 0; shared < 2; shared++) {
+        int N = 6, C = 5, S = shared ? 1 : C;
+        c.s[0] = N, c.s[1] = C, c.s[2] = S;
+        add_tensor(&c, "inp", frand_away((size_t)N * C), (size_t)N * C);
+        add_tensor(&c, "slope", frand(S, 0.1f, 0.4f), S);
+        set_out(&c, (size_t)N * C);
+        c.fwd = prelu_f, c.bwd = prelu_b;
+        run_case(shared ? "prelu(shared)" : "prelu(channel)", &c);
+    }
+    /* the fast kernels against libm */
+    double emax = 0.0, tmax = 0.0;
+    for (float x = -80.0f; x < 80.0f; x += 0.013f) {
+        double e = fabs(dp_nn_exp(x) - exp(x)) / exp(x);
+        emax = e > emax ? e : emax;
+    }
+    for (float x = -12.0f; x < 12.0f; x += 0.0007f) {
+        double e = fabs(dp_nn_tanh(x) - tanh(x));
+        tmax = e > tmax ? e : tmax;
+    }
+    printf("  fast exp max rel err %.2e, fast tanh max abs err %.2e\n", emax, tmax);
+    CHECK(emax < 1e-6);
+    CHECK(tmax < 3e-7);
+}
+
+/* ---- concat ---- */
+static void cat_f(lcase *c) {
+    const float *in[3] = {c->val[0], c->val[1], c->val[2]};
+    dp_nn_concat_forward(c->out, in, c->s + 1, 3, c->s[0]);
+}
+static void cat_b(lcase *c) {
+    float *const d[3] = {c->grad[0], c->grad[1], c->grad[2]};
+    dp_nn_concat_backward(d, c->dout, c->s + 1, 3, c->s[0]);
+}
+static void test_concat(void) {
+    lcase c = {0};
+    int N = 4;
+    c.s[0] = N, c.s[1] = 3, c.s[2] = 5, c.s[3] = 2;
+    add_tensor(&c, "a", frand((size_t)N * 3, -1, 1), (size_t)N * 3);
+    add_tensor(&c, "b", frand((size_t)N * 5, -1, 1), (size_t)N * 5);
+    add_tensor(&c, "c", frand((size_t)N * 2, -1, 1), (size_t)N * 2);
+    set_out(&c, (size_t)N * 10);
+    c.fwd = cat_f, c.bwd = cat_b;
+    run_case("concat", &c);
+}
+
+/* ---- aggregation ---- */
+static void gsum_f(lcase *c) { dp_nn_group_sum_forward(c->out, c->val[0], c->idx[0], c->s[0], c->s[1], c->s[2]); }
+static void gsum_b(lcase *c) { dp_nn_group_sum_backward(c->grad[0], c->dout, c->idx[0], c->s[0], c->s[1], c->s[2]); }
+static void gmean_f(lcase *c) {
+    dp_nn_group_mean_forward(c->out, c->act[0], c->val[0], c->idx[0], c->s[0], c->s[1], c->s[2]);
+}
+static void gmean_b(lcase *c) {
+    dp_nn_group_mean_backward(c->grad[0], c->dout, c->act[0], c->idx[0], c->s[0], c->s[1], c->s[2]);
+}
+static void test_aggregation(void) {
+    lcase c = {0};
+    int N = 13, C = 3, G = 4;
+    for (int mean = 0; mean < 2; mean++) {
+        c.s[0] = N, c.s[1] = C, c.s[2] = G;
+        c.idx[0] = irand(N, G - 1); /* group G-1 stays empty */
+        c.act[0] = fbuf(G);
+        add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+        set_out(&c, (size_t)G * C);
+        c.fwd = mean ? gmean_f : gsum_f, c.bwd = mean ? gmean_b : gsum_b;
+        run_case(mean ? "group_mean" : "group_sum", &c);
+    }
+    int group[6] = {0, 1, 1, 2, 0, 1}, cat[6] = {2, 0, 0, 1, 2, 1};
+    float cnt[3], hist[9], adj[9];
+    dp_nn_group_count_forward(cnt, group, 6, 3);
+    CHECK(cnt[0] == 2 && cnt[1] == 3 && cnt[2] == 1);
+    dp_nn_group_histogram_forward(hist, group, cat, 6, 3, 3);
+    CHECK(hist[0 * 3 + 2] == 2 && hist[1 * 3 + 0] == 2 && hist[1 * 3 + 1] == 1 && hist[2 * 3 + 1] == 1);
+    int src[3] = {0, 1, 4}, dst[3] = {3, 2, 5};
+    dp_nn_group_adjacency_forward(adj, group, src, dst, 3, 3);
+    CHECK(adj[0 * 3 + 2] == 1 && adj[1 * 3 + 1] == 1 && adj[0 * 3 + 1] == 1);
+    CHECK(adj[0] == 0 && adj[2 * 3 + 0] == 0);
+}
+
+/* ---- LSTM over a sequence ---- */
+static void lstm_f(lcase *c) {
+    int B = c->s[0], T = c->s[1], C = c->s[2], H = c->s[3], rev = c->s[4];
+    size_t bth = (size_t)B * T * H;
+    dp_nn_lstm_forward(c->out, c->out + bth, c->out + bth + (size_t)B * H, c->act[0], c->act[1],
+                       c->val[0], c->val[1], c->val[2], c->val[3], B, T, C, H, rev);
+}
+static void lstm_b(lcase *c) {
+    int B = c->s[0], T = c->s[1], C = c->s[2], H = c->s[3], rev = c->s[4];
+    size_t bth = (size_t)B * T * H;
+    dp_nn_lstm_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->act[2], c->dout,
+                        c->dout + bth, c->dout + bth + (size_t)B * H, c->out, c->act[0], c->act[1],
+                        c->val[0], c->val[1], c->val[2], c->val[3], B, T, C, H, rev);
+}
+static void test_lstm(void) {
+    for (int rev = 0; rev < 2; rev++) {
+        lcase c = {0};
+        int B = 2, T = 5, C = 3, H = 4;
+        c.s[0] = B, c.s[1] = T, c.s[2] = C, c.s[3] = H, c.s[4] = rev;
+        c.act[0] = fbuf((size_t)B * T * H);
+        c.act[1] = fbuf((size_t)B * T * 4 * H);
+        c.act[2] = fbuf(dp_nn_lstm_scratch_count(B, T, H));
+        add_tensor(&c, "inp", frand((size_t)B * T * C, -1, 1), (size_t)B * T * C);
+        add_tensor(&c, "h0", frand((size_t)B * H, -1, 1), (size_t)B * H);
+        add_tensor(&c, "c0", frand((size_t)B * H, -1, 1), (size_t)B * H);
+        size_t P = dp_nn_lstm_param_count(C, H);
+        add_tensor(&c, "w", frand(P, -0.6f, 0.6f), P);
+        set_out(&c, (size_t)B * T * H + 2 * (size_t)B * H);
+        c.fwd = lstm_f, c.bwd = lstm_b;
+        run_case(rev ? "lstm(reverse)" : "lstm", &c);
+    }
+}
+
+static void bilstm_f(lcase *c) {
+    int B = c->s[0], T = c->s[1], C = c->s[2], H = c->s[3];
+    size_t o = (size_t)B * T * 2 * H;
+    dp_nn_bilstm_forward(c->out, c->out + o, c->out + o + (size_t)2 * B * H, c->act[0], c->val[0],
+                         c->val[1], c->val[2], c->val[3], B, T, C, H);
+}
+static void bilstm_b(lcase *c) {
+    int B = c->s[0], T = c->s[1], C = c->s[2], H = c->s[3];
+    size_t o = (size_t)B * T * 2 * H;
+    dp_nn_bilstm_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->act[1], c->dout,
+                          c->dout + o, c->dout + o + (size_t)2 * B * H, c->act[0], c->val[0],
+                          c->val[1], c->val[2], c->val[3], B, T, C, H);
+}
+static void test_bilstm(void) {
+    lcase c = {0};
+    int B = 2, T = 4, C = 3, H = 3;
+    c.s[0] = B, c.s[1] = T, c.s[2] = C, c.s[3] = H;
+    c.act[0] = fbuf(dp_nn_bilstm_act_count(B, T, H));
+    c.act[1] = fbuf(dp_nn_bilstm_scratch_count(B, T, H));
+    add_tensor(&c, "inp", frand((size_t)B * T * C, -1, 1), (size_t)B * T * C);
+    add_tensor(&c, "h0", frand((size_t)2 * B * H, -1, 1), (size_t)2 * B * H);
+    add_tensor(&c, "c0", frand((size_t)2 * B * H, -1, 1), (size_t)2 * B * H);
+    size_t P = 2 * dp_nn_lstm_param_count(C, H);
+    add_tensor(&c, "w", frand(P, -0.6f, 0.6f), P);
+    set_out(&c, (size_t)B * T * 2 * H + 4 * (size_t)B * H);
+    c.fwd = bilstm_f, c.bwd = bilstm_b;
+    run_case("bilstm", &c);
+}
+
+static void cell_f(lcase *c) {
+    int B = c->s[0], C = c->s[1], H = c->s[2];
+    dp_nn_lstm_cell_forward(c->out, c->out + (size_t)B * H, c->act[0], c->val[0], c->val[1],
+                            c->val[2], c->val[3], B, C, H);
+}
+static void cell_b(lcase *c) {
+    int B = c->s[0], C = c->s[1], H = c->s[2];
+    dp_nn_lstm_cell_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->act[1], c->dout,
+                             c->dout + (size_t)B * H, c->out + (size_t)B * H, c->act[0], c->val[0],
+                             c->val[1], c->val[2], c->val[3], B, C, H);
+}
+static void test_lstm_cell(void) {
+    lcase c = {0};
+    int B = 3, C = 4, H = 5;
+    c.s[0] = B, c.s[1] = C, c.s[2] = H;
+    c.act[0] = fbuf((size_t)B * 4 * H);
+    c.act[1] = fbuf((size_t)B * 4 * H);
+    add_tensor(&c, "x", frand((size_t)B * C, -1, 1), (size_t)B * C);
+    add_tensor(&c, "h_prev", frand((size_t)B * H, -1, 1), (size_t)B * H);
+    add_tensor(&c, "c_prev", frand((size_t)B * H, -1, 1), (size_t)B * H);
+    size_t P = dp_nn_lstm_param_count(C, H);
+    add_tensor(&c, "w", frand(P, -0.6f, 0.6f), P);
+    set_out(&c, 2 * (size_t)B * H);
+    c.fwd = cell_f, c.bwd = cell_b;
+    run_case("lstm_cell", &c);
+}
+
+static void dec_f(lcase *c) {
+    int B = c->s[0], V = c->s[1], E = c->s[2], X = c->s[3], H = c->s[4];
+    dp_nn_decoder_step_forward(c->out, c->out + (size_t)B * H, c->act[0], c->act[1], c->idx[0],
+                               c->val[0], c->val[1], c->val[2], c->val[3], c->val[4], B, V, E, X, H);
+}
+static void dec_b(lcase *c) {
+    int B = c->s[0], V = c->s[1], E = c->s[2], X = c->s[3], H = c->s[4];
+    dp_nn_decoder_step_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->grad[4], c->act[2],
+                                c->dout, c->dout + (size_t)B * H, c->out + (size_t)B * H, c->act[0],
+                                c->act[1], c->idx[0], c->val[1], c->val[2], c->val[4], B, V, E, X, H);
+}
+static void test_decoder_step(void) {
+    lcase c = {0};
+    int B = 3, V = 4, E = 3, X = 2, H = 4;
+    c.s[0] = B, c.s[1] = V, c.s[2] = E, c.s[3] = X, c.s[4] = H;
+    c.idx[0] = irand(B, V);
+    c.act[0] = fbuf((size_t)B * (E + X));
+    c.act[1] = fbuf((size_t)B * 4 * H);
+    c.act[2] = fbuf((size_t)B * (4 * H + E + X));
+    add_tensor(&c, "extra", frand((size_t)B * X, -1, 1), (size_t)B * X);
+    add_tensor(&c, "h_prev", frand((size_t)B * H, -1, 1), (size_t)B * H);
+    add_tensor(&c, "c_prev", frand((size_t)B * H, -1, 1), (size_t)B * H);
+    add_tensor(&c, "table", frand((size_t)V * E, -1, 1), (size_t)V * E);
+    size_t P = dp_nn_lstm_param_count(E + X, H);
+    add_tensor(&c, "w", frand(P, -0.6f, 0.6f), P);
+    set_out(&c, 2 * (size_t)B * H);
+    c.fwd = dec_f, c.bwd = dec_b;
+    run_case("decoder_step", &c);
+}
+
+/* ---- attention ---- */
+static void att_f(lcase *c) {
+    int B = c->s[0], T = c->s[1], Q = c->s[2], A = c->s[3], E = c->s[4];
+    dp_nn_attention_forward(c->out, c->act[0], c->act[1], c->act[2], c->val[0], c->val[1], c->val[2],
+                            c->val[3], c->val[4], B, T, Q, A, E);
+}
+static void att_b(lcase *c) {
+    int B = c->s[0], T = c->s[1], Q = c->s[2], A = c->s[3], E = c->s[4];
+    dp_nn_attention_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->grad[4], c->act[3],
+                             c->dout, c->act[0], c->act[1], c->val[0], c->val[2], c->val[3],
+                             c->val[4], B, T, Q, A, E);
+}
+static void test_attention(void) {
+    lcase c = {0};
+    int B = 2, T = 5, Q = 3, A = 4, E = 6;
+    c.s[0] = B, c.s[1] = T, c.s[2] = Q, c.s[3] = A, c.s[4] = E;
+    c.act[0] = fbuf((size_t)B * T);
+    c.act[1] = fbuf((size_t)B * T * A);
+    c.act[2] = fbuf((size_t)B * A);
+    c.act[3] = fbuf((size_t)B * (T + A));
+    add_tensor(&c, "query", frand((size_t)B * Q, -1, 1), (size_t)B * Q);
+    add_tensor(&c, "keys", frand((size_t)B * T * A, -1, 1), (size_t)B * T * A);
+    add_tensor(&c, "enc", frand((size_t)B * T * E, -1, 1), (size_t)B * T * E);
+    add_tensor(&c, "w_q", frand((size_t)A * Q, -1, 1), (size_t)A * Q);
+    add_tensor(&c, "v", frand(A, -1.5f, 1.5f), A);
+    set_out(&c, (size_t)B * E);
+    c.fwd = att_f, c.bwd = att_b;
+    run_case("attention", &c);
+}
+
+/* ---- graph layers ---- */
+static void gcn_f(lcase *c) {
+    dp_nn_gcn_forward(c->out, c->act[0], c->val[0], &c->graph, c->val[1], c->val[2], c->s[0], c->s[1], c->s[2]);
+}
+static void gcn_b(lcase *c) {
+    dp_nn_gcn_backward(c->grad[0], c->grad[1], c->grad[2], c->act[1], c->dout, c->val[0], &c->graph,
+                       c->val[1], c->s[0], c->s[1], c->s[2]);
+}
+static void test_gcn(void) {
+    lcase c = {0};
+    int N = 7, C = 4, OC = 3;
+    /* a small DAG with a duplicate edge, a reversed duplicate and a self-loop */
+    int src[] = {0, 0, 1, 2, 3, 4, 4, 5, 1, 6};
+    int dst[] = {1, 2, 3, 3, 4, 5, 6, 6, 0, 6};
+    dp_error err;
+    CHECK(dp_nn_graph_init(&c.graph, N, src, dst, 10, &err) == DP_STATUS_OK);
+    /* row 0: {0,1,2}, degree 3; row 6: {4,5,6}; entry (0,1) = 1/sqrt(3*3) */
+    CHECK_INT_EQ(c.graph.row[1] - c.graph.row[0], 3);
+    CHECK_NEAR(c.graph.val[1], 1.0 / 3.0, 1e-6);
+    int bad_src[] = {0}, bad_dst[] = {9};
+    dp_nn_graph g2;
+    CHECK(dp_nn_graph_init(&g2, N, bad_src, bad_dst, 1, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "outside");
+    c.s[0] = N, c.s[1] = C, c.s[2] = OC;
+    c.act[0] = fbuf((size_t)N * OC);
+    c.act[1] = fbuf((size_t)N * OC);
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    add_tensor(&c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
+    add_tensor(&c, "bias", frand(OC, -1, 1), OC);
+    set_out(&c, (size_t)N * OC);
+    c.fwd = gcn_f, c.bwd = gcn_b;
+    run_case("gcn", &c);
+}
+
+static void readout_f(lcase *c) { dp_nn_readout_forward(c->out, c->val[0], c->s[0], c->s[1]); }
+static void readout_b(lcase *c) { dp_nn_readout_backward(c->grad[0], c->dout, c->out, c->s[0], c->s[1]); }
+static void bil_f(lcase *c) {
+    dp_nn_bilinear_forward(c->out, c->act[0], c->val[0], c->val[1], c->val[2], c->val[3], c->s[0], c->s[1]);
+}
+static void bil_b(lcase *c) {
+    dp_nn_bilinear_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->act[1], c->dout,
+                            c->act[0], c->val[0], c->val[1], c->val[2], c->s[0], c->s[1]);
+}
+static void bce_f(lcase *c) { c->out[0] = dp_nn_bce_logits_forward(c->val[0], c->act[0], c->s[0]); }
+static void bce_b(lcase *c) { dp_nn_bce_logits_backward(c->grad[0], c->dout[0], c->val[0], c->act[0], c->s[0]); }
+static void perm_f(lcase *c) { dp_nn_permute_rows_forward(c->out, c->val[0], c->idx[0], c->s[0], c->s[1]); }
+static void perm_b(lcase *c) { dp_nn_permute_rows_backward(c->grad[0], c->dout, c->idx[0], c->s[0], c->s[1]); }
+static void test_dgi_parts(void) {
+    lcase c = {0};
+    int N = 6, C = 4;
+    c.s[0] = N, c.s[1] = C;
+    add_tensor(&c, "inp", frand((size_t)N * C, -2, 2), (size_t)N * C);
+    set_out(&c, C);
+    c.fwd = readout_f, c.bwd = readout_b;
+    run_case("readout", &c);
+
+    c.s[0] = N, c.s[1] = C;
+    c.act[0] = fbuf(C);
+    c.act[1] = fbuf(C);
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    add_tensor(&c, "summary", frand(C, 0, 1), C);
+    add_tensor(&c, "weight", frand((size_t)C * C, -1, 1), (size_t)C * C);
+    add_tensor(&c, "bias", frand(1, -1, 1), 1);
+    set_out(&c, N);
+    c.fwd = bil_f, c.bwd = bil_b;
+    run_case("bilinear", &c);
+
+    c.s[0] = 2 * N;
+    c.act[0] = fbuf(2 * (size_t)N);
+    for (int i = 0; i < N; i++) c.act[0][i] = 1.0f;
+    add_tensor(&c, "logits", frand(2 * (size_t)N, -4, 4), 2 * (size_t)N);
+    set_out(&c, 1);
+    c.fwd = bce_f, c.bwd = bce_b;
+    run_case("bce_logits", &c);
+    /* closed form at x = 0: log 2 */
+    float z = 0.0f, y = 1.0f;
+    CHECK_NEAR(dp_nn_bce_logits_forward(&z, &y, 1), log(2.0), 1e-6);
+
+    c.s[0] = N, c.s[1] = C;
+    c.idx[0] = malloc(sizeof(int) * N);
+    dp_rng r;
+    dp_rng_seed(&r, 3);
+    dp_nn_permutation_sample(c.idx[0], &r, N);
+    int seen[6] = {0};
+    for (int i = 0; i < N; i++) seen[c.idx[0][i]]++;
+    for (int i = 0; i < N; i++) CHECK_INT_EQ(seen[i], 1);
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    set_out(&c, (size_t)N * C);
+    c.fwd = perm_f, c.bwd = perm_b;
+    run_case("permute_rows", &c);
+}
+
+/* ---- policy head: logits -> log-softmax -> [log p(actions) | entropy] ---- */
+static void head_f(lcase *c) {
+    int N = c->s[0], D = c->s[1];
+    dp_nn_policy_logits_forward(c->act[0], c->act[1], c->val[0], c->act[2], N, D, c->f[0], c->f[1]);
+    dp_nn_log_softmax_forward(c->act[3], c->act[0], N, D);
+    dp_nn_categorical_logprob_forward(c->out, c->act[3], c->idx[0], N, D);
+    dp_nn_categorical_entropy_forward(c->out + N, c->act[3], N, D);
+}
+static void head_b(lcase *c) {
+    int N = c->s[0], D = c->s[1];
+    float *dlogp = c->act[4], *dlogits = c->act[5];
+    memset(dlogp, 0, sizeof(float) * (size_t)N * D);
+    memset(dlogits, 0, sizeof(float) * (size_t)N * D);
+    dp_nn_categorical_logprob_backward(dlogp, c->dout, c->idx[0], N, D);
+    dp_nn_categorical_entropy_backward(dlogp, c->dout + N, c->act[3], N, D);
+    dp_nn_log_softmax_backward(dlogits, dlogp, c->act[3], N, D);
+    dp_nn_policy_logits_backward(c->grad[0], dlogits, c->act[1], N, D, c->f[0], c->f[1]);
+}
+static void test_policy_head(void) {
+    for (int squash = 0; squash < 2; squash++) {
+        lcase c = {0};
+        int N = 4, D = 5;
+        c.s[0] = N, c.s[1] = D;
+        c.f[0] = squash ? 5.0f : 0.0f, c.f[1] = squash ? 10.0f : 2.0f;
+        for (int i = 0; i < 6; i++) c.act[i] = fbuf((size_t)N * D);
+        dp_rng r;
+        dp_rng_seed(&r, 11);
+        dp_nn_noise_fill(c.act[2], &r, (size_t)N * D, 0.1f);
+        float mx = 0.0f;
+        for (int i = 0; i < N * D; i++) mx = fabsf(c.act[2][i]) > mx ? fabsf(c.act[2][i]) : mx;
+        CHECK_NEAR(mx, 0.1, 1e-6);
+        c.idx[0] = irand(N, D);
+        add_tensor(&c, "inp", frand((size_t)N * D, -8, 8), (size_t)N * D);
+        set_out(&c, 2 * (size_t)N);
+        c.fwd = head_f, c.bwd = head_b;
+        run_case(squash ? "policy_head(C=5,T=10)" : "policy_head(plain)", &c);
+    }
+}
+
+/* sampling follows the distribution, and the same seed gives the same draws */
+static void test_sampling(void) {
+    float l[4] = {0.0f, 1.0f, 2.0f, -1.0f}, logp[4];
+    dp_nn_log_softmax_forward(logp, l, 1, 4);
+    double z = 0.0;
+    for (int d = 0; d < 4; d++) z += exp(logp[d]);
+    CHECK_NEAR(z, 1.0, 1e-6);
+    enum { DRAWS = 20000 };
+    int *a = malloc(sizeof(int) * DRAWS), *b = malloc(sizeof(int) * DRAWS);
+    float *rows = malloc(sizeof(float) * 4 * DRAWS);
+    for (int i = 0; i < DRAWS; i++) memcpy(rows + 4 * i, logp, sizeof logp);
+    dp_rng r1, r2;
+    dp_rng_seed(&r1, 99);
+    dp_rng_seed(&r2, 99);
+    dp_nn_categorical_sample(a, rows, &r1, DRAWS, 4);
+    dp_nn_categorical_sample(b, rows, &r2, DRAWS, 4);
+    CHECK(memcmp(a, b, sizeof(int) * DRAWS) == 0);
+    int cnt[4] = {0};
+    for (int i = 0; i < DRAWS; i++) cnt[a[i]]++;
+    for (int d = 0; d < 4; d++) {
+        double p = exp(logp[d]), sd = sqrt(p * (1 - p) / DRAWS);
+        CHECK(fabs(cnt[d] / (double)DRAWS - p) < 5 * sd);
+    }
+    int arg;
+    dp_nn_categorical_argmax(&arg, logp, 1, 4);
+    CHECK_INT_EQ(arg, 2);
+    free(a);
+    free(b);
+    free(rows);
+}
+
+int main(void) {
+    dp_rng_seed(&g_rng, 2024);
+    dp_nn_set_threads(1);
+    TEST_RUN(test_linear);
+    TEST_RUN(test_embedding);
+    TEST_RUN(test_activations);
+    TEST_RUN(test_concat);
+    TEST_RUN(test_aggregation);
+    TEST_RUN(test_lstm);
+    TEST_RUN(test_bilstm);
+    TEST_RUN(test_lstm_cell);
+    TEST_RUN(test_decoder_step);
+    TEST_RUN(test_attention);
+    TEST_RUN(test_gcn);
+    TEST_RUN(test_dgi_parts);
+    TEST_RUN(test_policy_head);
+    TEST_RUN(test_sampling);
+    printf("largest relative error over all layers: %.2e (tolerance %.0e)\n", g_worst, TOL);
+    return 0;
+}
