@@ -1,0 +1,90 @@
+/* dplace: device sets. A device set lists the CPUs and GPUs a graph may be
+ * placed on and the links between them (format "dplace-devices" v1, see
+ * docs/formats.md; presets in docs/devices.md). */
+#ifndef DPLACE_DEVICES_H
+#define DPLACE_DEVICES_H
+
+#include "dplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DP_MAX_DEVICES 64
+#define DP_MAX_STREAMS 64
+#define DP_NAME_MAX 64
+
+typedef enum dp_devkind {
+    DP_DEVKIND_CPU = 0,
+    DP_DEVKIND_GPU,
+    DP_DEVKIND_COUNT
+} dp_devkind;
+
+const char *dp_devkind_name(dp_devkind kind); /* "cpu", "gpu" */
+
+typedef struct dp_device {
+    char name[DP_NAME_MAX];   /* unique in the set, e.g. "gpu:0"          */
+    dp_devkind kind;
+    char model[DP_NAME_MAX];  /* e.g. "K40"; matches graph "cost" keys     */
+    double peak_flops;        /* FLOP/s, float32                           */
+    double mem_bandwidth;     /* bytes/s of device memory                  */
+    uint64_t memory_bytes;    /* capacity                                  */
+    double launch_overhead_s; /* fixed cost added to each estimated op     */
+    int32_t streams;          /* ops that may run at once                  */
+    int32_t kind_index;       /* position among devices of its kind        */
+} dp_device;
+
+/* One direction of a link: carries one transfer at a time. */
+typedef struct dp_link {
+    int32_t from, to;
+    double bandwidth; /* bytes/s */
+    double latency_s;
+} dp_link;
+
+typedef struct dp_devices {
+    char name[DP_NAME_MAX];
+    int32_t n_devices;
+    dp_device devices[DP_MAX_DEVICES];
+    int32_t n_links;  /* directed links */
+    dp_link *links;
+    int32_t host;     /* first CPU: pairs without a link route through it; -1 none */
+    int32_t kind_count[DP_DEVKIND_COUNT];
+    /* route[(s * n + d) * 2 + k]: k-th link from s to d; route_len 0 for s == d */
+    int32_t *route;
+    int8_t *route_len;
+} dp_devices;
+
+/* Creates an empty set; add devices and links, then dp_devices_finalize. */
+dp_devices *dp_devices_init(const char *name);
+void dp_devices_free(dp_devices *ds);
+/* Appends a device (copied); fills err on a bad field (names the device). */
+dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err);
+/* Adds a link between two named devices: both directions when duplex. */
+dp_status dp_devices_add_link(dp_devices *ds, const char *from, const char *to, double bandwidth, double latency_s,
+                              int duplex, dp_error *err);
+/* Validates and computes routes: a listed link, else through the host CPU.
+ * Fails when some pair of devices has no route. `what` prefixes messages. */
+dp_status dp_devices_finalize(dp_devices *ds, const char *what, dp_error *err);
+
+/* Index of a device by name, -1 when absent. */
+int32_t dp_devices_find(const dp_devices *ds, const char *name);
+/* Index of the i-th device of a kind, -1 when absent. */
+int32_t dp_devices_nth(const dp_devices *ds, dp_devkind kind, int32_t i);
+
+/* Reads a dplace-devices v1 file. */
+dp_devices *dp_devices_read_file(const char *path, dp_error *err);
+dp_devices *dp_devices_read_string(const char *text, const char *what, dp_error *err);
+/* Writes ds as dplace-devices v1, atomically. */
+dp_status dp_devices_write_file(const dp_devices *ds, const char *path, dp_error *err);
+
+/* Built-in presets: k40xN and p100xN for N in 1..8 (see docs/devices.md). */
+dp_devices *dp_devices_preset(const char *name, dp_error *err);
+/* Names of the presets the docs list, NULL-terminated. */
+const char *const *dp_devices_preset_names(void);
+/* A preset name or a path to a devices file. */
+dp_devices *dp_devices_load(const char *spec, dp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,194 @@
+/* dplace: the computational graph of one training step.
+ *
+ * A graph is a set of ops; each op reads tensors (outputs of other ops,
+ * named by (producer op, output slot)) and produces tensors of known size.
+ * Graphs are built with the builder calls (dp_graph_add_*) and then sealed
+ * with dp_graph_finalize, which validates them and computes the topological
+ * order and the consumer lists every later module uses. */
+#ifndef DPLACE_GRAPH_H
+#define DPLACE_GRAPH_H
+
+#include "dplace/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dp_dtype {
+    DP_DTYPE_NONE = 0, /* output given in bytes only */
+    DP_DTYPE_FLOAT16,
+    DP_DTYPE_BFLOAT16,
+    DP_DTYPE_FLOAT32,
+    DP_DTYPE_FLOAT64,
+    DP_DTYPE_INT8,
+    DP_DTYPE_UINT8,
+    DP_DTYPE_INT16,
+    DP_DTYPE_UINT16,
+    DP_DTYPE_INT32,
+    DP_DTYPE_UINT32,
+    DP_DTYPE_INT64,
+    DP_DTYPE_UINT64,
+    DP_DTYPE_BOOL,
+    DP_DTYPE_COMPLEX64,
+    DP_DTYPE_COMPLEX128,
+    DP_DTYPE_COUNT
+} dp_dtype;
+
+/* Name as written in files ("float32"), and bytes per element (0 for NONE). */
+const char *dp_dtype_name(dp_dtype dtype);
+int dp_dtype_size(dp_dtype dtype);
+/* Looks a dtype up by name; returns DP_DTYPE_NONE when unknown. */
+dp_dtype dp_dtype_from_name(const char *name);
+
+/* A hard device constraint on an op: a kind ("cpu", "gpu") or one device of
+ * a kind ("gpu:1" = the second GPU of the device set, in file order). */
+typedef enum dp_devcon_kind {
+    DP_DEVCON_NONE = 0,
+    DP_DEVCON_CPU,
+    DP_DEVCON_GPU,
+} dp_devcon_kind;
+
+typedef struct dp_devcon {
+    dp_devcon_kind kind;
+    int32_t index; /* -1: any device of that kind */
+} dp_devcon;
+
+/* Parses "cpu", "gpu", "cpu:N", "gpu:N" (also TensorFlow's "/device:GPU:N"
+ * and "/cpu:0" spellings, case-insensitive). Returns 0 on success, -1 when
+ * the text is not a device constraint. */
+int dp_devcon_parse(const char *text, dp_devcon *out);
+/* Writes the canonical spelling ("gpu", "gpu:1") into buf. */
+void dp_devcon_format(dp_devcon con, char *buf, size_t size);
+
+/* One input of an op: tensor `slot` of op `op`. */
+typedef struct dp_input {
+    int32_t op;
+    int32_t slot;
+} dp_input;
+
+/* One output tensor of an op. shape is NULL/rank 0 for {"bytes": N}. */
+typedef struct dp_output {
+    uint64_t bytes;
+    dp_dtype dtype;  /* DP_DTYPE_NONE when given as bytes */
+    int32_t rank;    /* -1 when given as bytes */
+    int64_t dims_at; /* index of the first dim in graph->dims */
+} dp_output;
+
+/* A measured cost: seconds on devices whose model or kind is `key`. */
+typedef struct dp_cost {
+    int32_t key; /* interned string id */
+    double seconds;
+} dp_cost;
+
+typedef struct dp_op {
+    const char *name;  /* unique; owned by the graph */
+    int32_t type;      /* interned op type ("MatMul") */
+    int32_t scope;     /* interned layer path, -1 none */
+    int32_t colocate;  /* interned colocation group name, -1 none */
+    dp_devcon device;  /* hard constraint */
+    double flops;
+    uint64_t param_bytes;
+    uint64_t temp_bytes;
+    int32_t n_inputs, n_outputs, n_costs;
+    int64_t inputs_at, outputs_at, costs_at; /* into graph arrays */
+} dp_op;
+
+/* Interned strings: ids are dense from 0. */
+typedef struct dp_strtab dp_strtab;
+
+typedef struct dp_graph {
+    char *name;
+    int32_t n_ops;
+    dp_op *ops;
+    int64_t n_inputs;
+    dp_input *inputs;
+    int64_t n_outputs;
+    dp_output *outputs;
+    int64_t n_dims;
+    int64_t *dims;
+    int64_t n_costs;
+    dp_cost *costs;
+    dp_strtab *strings;
+
+    /* Filled by dp_graph_finalize: */
+    int finalized;
+    int32_t *topo;           /* [n_ops] a topological order            */
+    int64_t *tensor_at;      /* [n_ops+1] first tensor id of each op   */
+    int64_t n_tensors;       /* = n_outputs                            */
+    int64_t *consumers_at;   /* [n_tensors+1] CSR over consumer edges  */
+    int32_t *consumers;      /* [n_inputs] consuming op of each edge   */
+    int32_t n_colocate;      /* number of distinct colocation groups   */
+
+    /* builder state (capacities) */
+    int64_t cap_ops;
+    int64_t cap_inputs, cap_outputs, cap_dims, cap_costs;
+    dp_strtab *names;        /* op names; id == op index               */
+} dp_graph;
+
+/* Creates an empty graph named `name` (may be NULL). Returns NULL on OOM. */
+dp_graph *dp_graph_init(const char *name);
+void dp_graph_free(dp_graph *g);
+
+/* Adds an op and returns its index (>= 0), or -1 with err filled (duplicate
+ * name, out of memory). type may be NULL (""), scope/colocate NULL (none). */
+int32_t dp_graph_add_op(dp_graph *g, const char *name, const char *type, const char *scope,
+                        const char *colocate, dp_error *err);
+/* The following add to the most recently added op `op` only (builder order):
+ * an input edge, an output of `bytes`, an output with shape and dtype
+ * (bytes computed; fails on overflow), a measured cost for a model/kind. */
+dp_status dp_graph_add_input(dp_graph *g, int32_t op, int32_t producer, int32_t slot, dp_error *err);
+dp_status dp_graph_add_output_bytes(dp_graph *g, int32_t op, uint64_t bytes, dp_error *err);
+dp_status dp_graph_add_output_shape(dp_graph *g, int32_t op, dp_dtype dtype, const int64_t *dims,
+                                    int32_t rank, dp_error *err);
+dp_status dp_graph_add_cost(dp_graph *g, int32_t op, const char *key, double seconds, dp_error *err);
+
+/* Validates the whole graph and computes topo order and consumer lists.
+ * Errors name the op (index and name): input out of range, cycle (listing
+ * the ops on it), negative or non-finite numbers. `what` prefixes messages
+ * (usually the file name). After success the graph must not be modified. */
+dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err);
+
+/* Interned string access. */
+const char *dp_graph_str(const dp_graph *g, int32_t id); /* "" for -1 */
+int32_t dp_graph_intern(dp_graph *g, const char *s);       /* -1 on OOM */
+/* Looks a string up without adding it; -1 when absent. */
+int32_t dp_graph_find_str(const dp_graph *g, const char *s);
+int32_t dp_graph_n_strings(const dp_graph *g);
+/* Op index by name, -1 when absent. */
+int32_t dp_graph_find_op(const dp_graph *g, const char *name);
+
+/* Tensor id of (op, slot) after finalize. */
+static inline int64_t dp_graph_tensor(const dp_graph *g, int32_t op, int32_t slot) {
+    return g->tensor_at[op] + slot;
+}
+
+/* Reads a dplace-graph v1 JSON file. On any problem returns NULL and fills
+ * err with one message naming the file, the op (index and name) and the
+ * problem; nothing is left allocated. */
+dp_graph *dp_graph_read_file(const char *path, dp_error *err);
+/* Same, from a NUL-terminated buffer; `what` names it in messages. */
+dp_graph *dp_graph_read_string(const char *text, const char *what, dp_error *err);
+/* Writes g as dplace-graph v1 JSON, atomically (temporary file + rename). */
+dp_status dp_graph_write_file(const dp_graph *g, const char *path, dp_error *err);
+
+/* Sums over the graph, for summaries. */
+typedef struct dp_graph_stats {
+    int32_t n_ops;
+    int64_t n_edges, n_tensors;
+    double total_flops;
+    uint64_t total_param_bytes, total_output_bytes;
+    int32_t n_constrained, n_colocate_groups;
+} dp_graph_stats;
+void dp_graph_get_stats(const dp_graph *g, dp_graph_stats *out);
+
+/* A synthetic training-like graph with about n_ops ops: `layers` blocks of
+ * forward ops (matmul/conv-like, elementwise, variables with reads), then the
+ * mirrored backward pass and per-variable update ops colocated with their
+ * variables, plus a few CPU-only ops. Deterministic for a seed. Used by
+ * benchmarks, tests and as the built-in demo graph. */
+dp_graph *dp_graph_synth(int32_t n_ops, uint64_t seed, dp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

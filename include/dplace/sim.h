@@ -1,0 +1,101 @@
+/* dplace: discrete-event simulation of one training step of a placed graph,
+ * modelled on TensorFlow's executor (see docs/simulator.md):
+ *  - an op starts when all its inputs are on its device and one of the
+ *    device's streams is free; ready ops run in the order they became ready,
+ *    ties broken by an insertion counter, so runs are reproducible;
+ *  - a tensor used on another device is sent once per (tensor, destination)
+ *    along the route (direct link or through the host); each link direction
+ *    carries one transfer at a time, taking latency + bytes / bandwidth;
+ *  - memory by liveness: parameters resident from the start, outputs from op
+ *    start until the last local consumer finished and every send left, temp
+ *    bytes while the op runs, received copies from the start of the transfer
+ *    until the last consumer there finished.
+ * A context is built once per (graph, device set) and evaluates placements
+ * without allocating. */
+#ifndef DPLACE_SIM_H
+#define DPLACE_SIM_H
+
+#include "dplace/devices.h"
+#include "dplace/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dp_sim dp_sim;
+
+typedef enum dp_sim_verdict {
+    DP_SIM_VERDICT_VALID = 0,
+    DP_SIM_VERDICT_CONSTRAINT, /* an op placed against its device constraint */
+    DP_SIM_VERDICT_COLOCATION, /* a colocation group split across devices    */
+    DP_SIM_VERDICT_OOM,        /* some device's peak memory over capacity    */
+    DP_SIM_VERDICT_COUNT
+} dp_sim_verdict;
+
+const char *dp_sim_verdict_name(dp_sim_verdict v);
+
+typedef struct dp_sim_options {
+    int record_trace;   /* keep per-op and per-transfer times for dp_trace_write */
+    double noise_sigma; /* multiplicative log-normal noise on op times, 0 = none */
+    uint64_t seed;      /* seeds the noise                                      */
+    int32_t steps;      /* steps simulated (>= 1)                               */
+    int32_t warmup;     /* first steps discarded before the median (< steps)    */
+} dp_sim_options;
+
+/* Defaults: no trace, no noise, 1 step, no warm-up. */
+dp_sim_options dp_sim_options_default(void);
+
+typedef struct dp_sim_device_stats {
+    double busy_s;        /* sum of op times on the device             */
+    uint64_t peak_bytes;  /* peak memory by liveness                   */
+    uint64_t param_bytes; /* resident parameters                       */
+    uint64_t memory_bytes;/* capacity                                  */
+    int32_t n_ops;
+} dp_sim_device_stats;
+
+typedef struct dp_sim_link_stats {
+    double busy_s;
+    uint64_t bytes;
+    int32_t n_transfers;
+} dp_sim_link_stats;
+
+typedef struct dp_sim_result {
+    double step_time_s;       /* makespan (median over measured steps)    */
+    int valid;                /* verdict == DP_SIM_VERDICT_VALID          */
+    dp_sim_verdict verdict;   /* the first problem found                  */
+    char reason[512];         /* "" when valid                            */
+    int32_t n_devices;
+    dp_sim_device_stats device[DP_MAX_DEVICES];
+    int32_t n_links;
+    const dp_sim_link_stats *link; /* [n_links], owned by the context; valid until the next run */
+    uint64_t transfer_bytes;  /* bytes sent between devices (per transfer, not per hop) */
+    int32_t n_transfers;
+    int32_t steps_measured;
+} dp_sim_result;
+
+/* Builds a context for g (finalized) on ds. Fails (DP_STATUS_INVALID) when the
+ * device set cannot host the graph: a constraint names a device kind or index
+ * the set lacks. The context keeps pointers to g and ds: they must outlive it. */
+dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err);
+void dp_sim_free(dp_sim *sim);
+
+/* Simulates placement (one device index per op). Returns an error only for a
+ * malformed placement (an index out of range); an invalid placement (against
+ * a constraint, split colocation, out of memory) is simulated all the same
+ * and reported in res->verdict and res->reason. opt may be NULL. */
+dp_status dp_sim_run(dp_sim *sim, const int32_t *placement, const dp_sim_options *opt, dp_sim_result *res,
+                     dp_error *err);
+
+/* Seconds op takes on device d, as the simulator uses it (without noise). */
+double dp_sim_op_seconds(const dp_sim *sim, int32_t op, int32_t d);
+
+/* Writes the timeline of the last run made with record_trace as a Chrome
+ * trace-event JSON file (Perfetto, chrome://tracing), atomically: a process
+ * per device with a track per stream, and a process for the links with a
+ * track per link direction. */
+dp_status dp_trace_write(const dp_sim *sim, const char *path, dp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,28 @@
+/* dplace: built-in graphs, selected by name with --model.
+ * Today: "synthetic" (about 25,000 ops) and "synthetic-N" (about N ops),
+ * training-like graphs from dp_graph_synth. The model zoo of the seed papers
+ * (inception_v3, resnet152, rnnlm, nmt2/4/8, gnmt4, bert_base) is issue 3. */
+#ifndef DPLACE_ZOO_H
+#define DPLACE_ZOO_H
+
+#include "dplace/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Builds the named graph; batch 0 = the model's default. NULL with err on an
+ * unknown name or a bad size. */
+dp_graph *dp_zoo_build(const char *name, int32_t batch, dp_error *err);
+
+/* Names and one-line descriptions, NULL-terminated. */
+typedef struct dp_zoo_entry {
+    const char *name;
+    const char *description;
+} dp_zoo_entry;
+const dp_zoo_entry *dp_zoo_list(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

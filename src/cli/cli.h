@@ -1,0 +1,30 @@
+/* Shared pieces of the dplace command-line subcommands. Only the CLI prints
+ * and exits; the library returns errors. Exit status: 0 success, 1 internal
+ * failure (out of memory, I/O), 2 bad input or usage. */
+#ifndef DPLACE_CLI_H
+#define DPLACE_CLI_H
+
+#include "dplace/devices.h"
+#include "dplace/graph.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_INPUT 2
+
+/* Exit status for a library error. */
+int cli_exit_status(const dp_error *err);
+/* Prints "dplace: MSG" to stderr and returns the exit status for err. */
+int cli_report(const dp_error *err);
+/* Prints a usage error for `cmd` and returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Loads --graph FILE or --model NAME (exactly one). */
+dp_graph *cli_load_graph(const char *cmd, const char *graph_path, const char *model, int32_t batch, dp_error *err);
+
+/* Parses a whole number option; returns 0 on success. */
+int cli_parse_long(const char *text, long min, long max, long *out);
+int cli_parse_double(const char *text, double min, double max, double *out);
+
+int cmd_simulate(int argc, char **argv);
+
+#endif

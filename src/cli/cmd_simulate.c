@@ -1,0 +1,221 @@
+/* dplace simulate: one training step of a placed graph. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/util.h"
+#include "dplace/placement.h"
+#include "dplace/sim.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: dplace simulate (--graph FILE | --model NAME) --devices SPEC --placement PLACEMENT\n"
+            "                       [--json] [--trace FILE] [--steps N] [--warmup N] [--noise SIGMA] [--seed N]\n"
+            "\n"
+            "Simulates one training step of the graph placed on the devices and prints the\n"
+            "step time, whether the placement is valid (device constraints, colocation,\n"
+            "memory), and per device the busy time and peak memory.\n"
+            "\n"
+            "  --graph FILE         a dplace-graph v1 JSON file\n"
+            "  --model NAME         a built-in graph (synthetic, synthetic-N)\n"
+            "  --devices SPEC       a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with\n"
+            "                       N = 1..8) or a dplace-devices v1 JSON file\n"
+            "  --placement P        a dplace-placement v1 file, or a device for every op:\n"
+            "                       cpu, gpu (the first GPU), or a device name such as gpu:1;\n"
+            "                       with a device, ops constrained elsewhere go where they must\n"
+            "  --json               print a JSON object instead of the summary\n"
+            "  --trace FILE         write the timeline as Chrome trace-event JSON (open it in\n"
+            "                       https://ui.perfetto.dev or chrome://tracing)\n"
+            "  --steps N            simulate N steps (default 1); with --noise, the median of\n"
+            "  --warmup N           the steps after the first N warm-up steps (default 0) is\n"
+            "                       reported, as the papers measured\n"
+            "  --noise SIGMA        log-normal noise on every op time (0 = none, default)\n"
+            "  --seed N             seed of the noise (default 1)\n"
+            "  -h, --help           this text\n");
+}
+
+/* "--name value" or "--name=value": returns the value and advances *i. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) return "";
+    return argv[++*i];
+}
+
+static void human_bytes(double b, char *buf, size_t size) {
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int k = 0;
+    while (b >= 1024 && k < 5) {
+        b /= 1024;
+        k++;
+    }
+    snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", b, u[k]);
+}
+
+static void print_summary(const dp_graph *g, const dp_devices *ds, const char *placement, const dp_sim_result *r,
+                          double sim_s) {
+    dp_graph_stats gs;
+    dp_graph_get_stats(g, &gs);
+    char pb[32], ob[32], tb[32];
+    human_bytes((double)gs.total_param_bytes, pb, sizeof pb);
+    human_bytes((double)r->transfer_bytes, tb, sizeof tb);
+    printf("graph      %s: %d ops, %lld edges, %.3g GFLOP, parameters %s\n", g->name, gs.n_ops,
+           (long long)gs.n_edges, gs.total_flops / 1e9, pb);
+    printf("devices    %s: %d devices, %d links\n", ds->name, ds->n_devices, ds->n_links);
+    printf("placement  %s\n", placement);
+    printf("step time  %.6f s  %s%s%s\n", r->step_time_s, r->valid ? "valid" : "INVALID (",
+           r->valid ? "" : dp_sim_verdict_name(r->verdict), r->valid ? "" : ")");
+    if (!r->valid) printf("reason     %s\n", r->reason);
+    if (r->steps_measured > 1) printf("protocol   median of %d measured steps\n", r->steps_measured);
+    printf("\n%-10s %-22s %7s %10s %6s %12s %12s\n", "device", "model", "ops", "busy s", "util", "peak mem",
+           "capacity");
+    for (int32_t d = 0; d < ds->n_devices; d++) {
+        const dp_sim_device_stats *st = &r->device[d];
+        human_bytes((double)st->peak_bytes, pb, sizeof pb);
+        human_bytes((double)st->memory_bytes, ob, sizeof ob);
+        double util = r->step_time_s > 0 ? st->busy_s / (r->step_time_s * ds->devices[d].streams) : 0;
+        printf("%-10s %-22s %7d %10.6f %5.1f%% %12s %12s%s\n", ds->devices[d].name, ds->devices[d].model, st->n_ops,
+               st->busy_s, 100 * util, pb, ob, st->peak_bytes > st->memory_bytes ? "  OOM" : "");
+    }
+    printf("\ntransfers  %d, %s", r->n_transfers, tb);
+    int shown = 0;
+    for (int32_t l = 0; l < r->n_links; l++) {
+        if (!r->link[l].n_transfers) continue;
+        if (!shown++) printf("\n%-22s %10s %12s %10s\n", "link", "transfers", "bytes", "busy s");
+        char name[64];
+        snprintf(name, sizeof name, "%s -> %s", ds->devices[ds->links[l].from].name, ds->devices[ds->links[l].to].name);
+        human_bytes((double)r->link[l].bytes, tb, sizeof tb);
+        printf("%-22s %10d %12s %10.6f\n", name, r->link[l].n_transfers, tb, r->link[l].busy_s);
+    }
+    if (!shown) printf("\n");
+    printf("\nsimulated in %.3f ms\n", sim_s * 1e3);
+}
+
+static void print_json(const dp_graph *g, const dp_devices *ds, const char *placement, const dp_sim_result *r,
+                       double sim_s) {
+    json_t *o = json_object();
+    json_object_set_new(o, "graph", json_string(g->name));
+    json_object_set_new(o, "ops", json_integer(g->n_ops));
+    json_object_set_new(o, "device_set", json_string(ds->name));
+    json_object_set_new(o, "placement", json_string(placement));
+    json_object_set_new(o, "step_time_s", json_real(r->step_time_s));
+    json_object_set_new(o, "valid", json_boolean(r->valid));
+    json_object_set_new(o, "verdict", json_string(dp_sim_verdict_name(r->verdict)));
+    json_object_set_new(o, "reason", json_string(r->reason));
+    json_object_set_new(o, "steps_measured", json_integer(r->steps_measured));
+    json_t *devs = json_array();
+    for (int32_t d = 0; d < ds->n_devices; d++) {
+        const dp_sim_device_stats *st = &r->device[d];
+        json_array_append_new(devs, json_pack("{s:s, s:s, s:s, s:i, s:f, s:I, s:I, s:I}", "name", ds->devices[d].name,
+                                              "kind", dp_devkind_name(ds->devices[d].kind), "model",
+                                              ds->devices[d].model, "ops", st->n_ops, "busy_s", st->busy_s,
+                                              "peak_bytes", (json_int_t)st->peak_bytes, "memory_bytes",
+                                              (json_int_t)st->memory_bytes, "param_bytes",
+                                              (json_int_t)st->param_bytes));
+    }
+    json_object_set_new(o, "devices", devs);
+    json_t *links = json_array();
+    for (int32_t l = 0; l < r->n_links; l++)
+        json_array_append_new(links, json_pack("{s:s, s:s, s:i, s:I, s:f}", "from",
+                                               ds->devices[ds->links[l].from].name, "to",
+                                               ds->devices[ds->links[l].to].name, "transfers", r->link[l].n_transfers,
+                                               "bytes", (json_int_t)r->link[l].bytes, "busy_s", r->link[l].busy_s));
+    json_object_set_new(o, "links", links);
+    json_object_set_new(o, "transfers", json_integer(r->n_transfers));
+    json_object_set_new(o, "transfer_bytes", json_integer((json_int_t)r->transfer_bytes));
+    json_object_set_new(o, "simulation_seconds", json_real(sim_s));
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+int cmd_simulate(int argc, char **argv) {
+    const char *graph_path = NULL, *model = NULL, *devices = NULL, *placement = NULL, *trace = NULL, *v;
+    int json = 0;
+    long steps = 1, warmup = 0, seed = 1;
+    double noise = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--graph"))) {
+            graph_path = v;
+        } else if ((v = opt_value(argc, argv, &i, "--model"))) {
+            model = v;
+        } else if ((v = opt_value(argc, argv, &i, "--devices"))) {
+            devices = v;
+        } else if ((v = opt_value(argc, argv, &i, "--placement"))) {
+            placement = v;
+        } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
+            trace = v;
+        } else if ((v = opt_value(argc, argv, &i, "--steps"))) {
+            if (cli_parse_long(v, 1, 1024, &steps)) return cli_usage_error("simulate", "--steps must be in 1..1024");
+        } else if ((v = opt_value(argc, argv, &i, "--warmup"))) {
+            if (cli_parse_long(v, 0, 1023, &warmup)) return cli_usage_error("simulate", "--warmup must be in 0..1023");
+        } else if ((v = opt_value(argc, argv, &i, "--noise"))) {
+            if (cli_parse_double(v, 0, 5, &noise)) return cli_usage_error("simulate", "--noise must be in 0..5");
+        } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+            if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("simulate", "--seed must be >= 0");
+        } else {
+            return cli_usage_error("simulate", "unknown option \"%s\"", argv[i]);
+        }
+    }
+    if (!devices || !*devices) return cli_usage_error("simulate", "--devices SPEC is required");
+    if (!placement || !*placement) return cli_usage_error("simulate", "--placement PLACEMENT is required");
+    if (warmup >= steps) return cli_usage_error("simulate", "--warmup (%ld) must be less than --steps (%ld)", warmup, steps);
+    if (trace && !*trace) return cli_usage_error("simulate", "--trace needs a file name");
+
+    dp_error err;
+    dp_error_clear(&err);
+    int rc = CLI_EXIT_OK;
+    dp_graph *g = NULL;
+    dp_devices *ds = NULL;
+    dp_sim *sim = NULL;
+    int32_t *place = NULL;
+    if (!(g = cli_load_graph("simulate", graph_path, model, 0, &err)) || !(ds = dp_devices_load(devices, &err))) {
+        rc = cli_report(&err);
+        goto done;
+    }
+    place = malloc((size_t)g->n_ops * sizeof(int32_t));
+    if (!place) {
+        dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
+        rc = cli_report(&err);
+        goto done;
+    }
+    if (!(sim = dp_sim_init(g, ds, &err)) || dp_placement_resolve(placement, g, ds, place, &err)) {
+        rc = cli_report(&err);
+        goto done;
+    }
+    dp_sim_options opt = dp_sim_options_default();
+    opt.record_trace = trace != NULL;
+    opt.steps = (int32_t)steps;
+    opt.warmup = (int32_t)warmup;
+    opt.noise_sigma = noise;
+    opt.seed = (uint64_t)seed;
+    dp_sim_result res;
+    double t0 = dp_now_s();
+    if (dp_sim_run(sim, place, &opt, &res, &err)) {
+        rc = cli_report(&err);
+        goto done;
+    }
+    double sim_s = dp_now_s() - t0;
+    if (trace && dp_trace_write(sim, trace, &err)) {
+        rc = cli_report(&err);
+        goto done;
+    }
+    if (json) print_json(g, ds, placement, &res, sim_s);
+    else print_summary(g, ds, placement, &res, sim_s);
+    if (trace && !json) printf("timeline   %s (open in https://ui.perfetto.dev or chrome://tracing)\n", trace);
+done:
+    free(place);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return rc;
+}

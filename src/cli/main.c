@@ -1,0 +1,101 @@
+/* dplace command-line entry point: dispatches to subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "dplace/zoo.h"
+
+int cli_exit_status(const dp_error *err) {
+    switch (err->status) {
+    case DP_STATUS_OK: return CLI_EXIT_OK;
+    case DP_STATUS_PARSE:
+    case DP_STATUS_INVALID:
+    case DP_STATUS_IO:
+    case DP_STATUS_UNSUPPORTED: return CLI_EXIT_INPUT;
+    default: return CLI_EXIT_FAIL;
+    }
+}
+
+int cli_report(const dp_error *err) {
+    fprintf(stderr, "dplace: %s\n", err->msg[0] ? err->msg : dp_status_name(err->status));
+    return cli_exit_status(err);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "dplace %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(see: dplace %s --help)\n", cmd);
+    return CLI_EXIT_INPUT;
+}
+
+int cli_parse_long(const char *text, long min, long max, long *out) {
+    char *end = NULL;
+    if (!text || !*text) return -1;
+    long v = strtol(text, &end, 10);
+    if (!end || *end || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *text, double min, double max, double *out) {
+    char *end = NULL;
+    if (!text || !*text) return -1;
+    double v = strtod(text, &end);
+    if (!end || *end || !(v >= min && v <= max)) return -1;
+    *out = v;
+    return 0;
+}
+
+dp_graph *cli_load_graph(const char *cmd, const char *graph_path, const char *model, int32_t batch, dp_error *err) {
+    if (graph_path && model) {
+        dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME, not both", cmd);
+        return NULL;
+    }
+    if (graph_path) return dp_graph_read_file(graph_path, err);
+    if (model) return dp_zoo_build(model, batch, err);
+    dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME", cmd);
+    return NULL;
+}
+
+static void print_help(FILE *f) {
+    fprintf(f,
+            "dplace: fast device placement for neural-network training graphs\n"
+            "\n"
+            "usage: dplace COMMAND [OPTIONS]\n"
+            "\n"
+            "commands:\n"
+            "  simulate   simulate one training step of a placed graph: step time, memory,\n"
+            "             transfers, validity; optional timeline (Chrome trace)\n"
+            "  help       this text (also: dplace --help, dplace COMMAND --help)\n"
+            "  version    print the version\n"
+            "\n"
+            "Graphs are dplace-graph JSON files (--graph FILE) or built-in models\n"
+            "(--model NAME: synthetic, synthetic-N). Device sets are presets (k40x2, k40x4,\n"
+            "k40x8, p100x4, ...) or dplace-devices JSON files. Formats: docs/formats.md.\n"
+            "\n"
+            "exit status: 0 success, 1 internal failure, 2 bad input or usage\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_EXIT_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        print_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("dplace 0.1.0\n");
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
+    fprintf(stderr, "dplace: unknown command \"%s\" (see: dplace --help)\n", cmd);
+    return CLI_EXIT_INPUT;
+}

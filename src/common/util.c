@@ -1,0 +1,141 @@
+#include "common/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int dp_reserve(void **ptr, int64_t *cap, int64_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    int64_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        if (ncap > INT64_MAX / 2) return -1;
+        ncap *= 2;
+    }
+    if ((uint64_t)ncap > SIZE_MAX / elem) return -1;
+    void *p = realloc(*ptr, (size_t)ncap * elem);
+    if (!p) return -1;
+    *ptr = p;
+    *cap = ncap;
+    return 0;
+}
+
+uint64_t dp_hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+char *dp_strdup(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+dp_strtab *dp_strtab_init(void) { return calloc(1, sizeof(dp_strtab)); }
+
+void dp_strtab_free(dp_strtab *t) {
+    if (!t) return;
+    for (int64_t i = 0; i < t->n; i++) free(t->strs[i]);
+    free(t->strs);
+    free(t->index);
+    free(t);
+}
+
+static int64_t strtab_slot(const dp_strtab *t, const char *s) {
+    uint64_t mask = (uint64_t)t->index_cap - 1;
+    uint64_t i = dp_hash_str(s) & mask;
+    while (t->index[i] && strcmp(t->strs[t->index[i] - 1], s) != 0) i = (i + 1) & mask;
+    return (int64_t)i;
+}
+
+static int strtab_rehash(dp_strtab *t, int64_t ncap) {
+    int32_t *idx = calloc((size_t)ncap, sizeof(int32_t));
+    if (!idx) return -1;
+    free(t->index);
+    t->index = idx;
+    t->index_cap = ncap;
+    for (int64_t id = 0; id < t->n; id++) t->index[strtab_slot(t, t->strs[id])] = (int32_t)(id + 1);
+    return 0;
+}
+
+int32_t dp_strtab_find(const dp_strtab *t, const char *s) {
+    if (!t->index_cap) return -1;
+    int32_t v = t->index[strtab_slot(t, s)];
+    return v - 1;
+}
+
+int32_t dp_strtab_intern(dp_strtab *t, const char *s) {
+    int32_t id = dp_strtab_find(t, s);
+    if (id >= 0) return id;
+    if (t->n >= INT32_MAX - 1) return -1;
+    if ((t->n + 1) * 2 > t->index_cap && strtab_rehash(t, t->index_cap ? t->index_cap * 2 : 64)) return -1;
+    if (dp_reserve((void **)&t->strs, &t->cap, t->n + 1, sizeof(char *))) return -1;
+    char *copy = dp_strdup(s);
+    if (!copy) return -1;
+    t->strs[t->n] = copy;
+    t->index[strtab_slot(t, copy)] = (int32_t)(t->n + 1);
+    return (int32_t)t->n++;
+}
+
+dp_status dp_atomic_open(dp_atomic_file *af, const char *path, dp_error *err) {
+    memset(af, 0, sizeof *af);
+    size_t n = strlen(path) + 32;
+    af->path = dp_strdup(path);
+    af->tmp_path = malloc(n);
+    if (!af->path || !af->tmp_path) {
+        free(af->path);
+        free(af->tmp_path);
+        return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
+    }
+    snprintf(af->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+    af->f = fopen(af->tmp_path, "wb");
+    if (!af->f) {
+        dp_status st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write: %s", path, strerror(errno));
+        free(af->path);
+        free(af->tmp_path);
+        memset(af, 0, sizeof *af);
+        return st;
+    }
+    return DP_STATUS_OK;
+}
+
+dp_status dp_atomic_commit(dp_atomic_file *af, dp_error *err) {
+    dp_status st = DP_STATUS_OK;
+    int bad = ferror(af->f) != 0;
+    if (fflush(af->f) != 0) bad = 1;
+    if (!bad && fsync(fileno(af->f)) != 0 && errno != EINVAL) bad = 1;
+    int saved = errno;
+    if (fclose(af->f) != 0) bad = 1;
+    if (bad) {
+        st = dp_error_set(err, DP_STATUS_IO, "%s: write failed: %s", af->path, strerror(saved ? saved : errno));
+        remove(af->tmp_path);
+    } else if (rename(af->tmp_path, af->path) != 0) {
+        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot rename temporary file: %s", af->path, strerror(errno));
+        remove(af->tmp_path);
+    }
+    free(af->path);
+    free(af->tmp_path);
+    memset(af, 0, sizeof *af);
+    return st;
+}
+
+void dp_atomic_abort(dp_atomic_file *af) {
+    if (af->f) fclose(af->f);
+    if (af->tmp_path) remove(af->tmp_path);
+    free(af->path);
+    free(af->tmp_path);
+    memset(af, 0, sizeof *af);
+}
+
+double dp_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

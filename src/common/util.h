@@ -1,0 +1,52 @@
+/* Internal helpers shared by the modules: growable arrays, string hashing
+ * and interning, and atomic file output. Not part of the public API. */
+#ifndef DPLACE_UTIL_H
+#define DPLACE_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dplace/common.h"
+
+/* Makes *ptr (an array of elem-byte items with capacity *cap) hold at least
+ * `need` items, growing geometrically. Returns 0, or -1 on OOM (unchanged). */
+int dp_reserve(void **ptr, int64_t *cap, int64_t need, size_t elem);
+
+/* FNV-1a hash of a NUL-terminated string. */
+uint64_t dp_hash_str(const char *s);
+
+/* Interned strings with dense ids from 0. */
+typedef struct dp_strtab {
+    char **strs;
+    int64_t n, cap;
+    int32_t *index; /* open addressing: id+1, 0 empty */
+    int64_t index_cap;
+} dp_strtab;
+
+dp_strtab *dp_strtab_init(void);
+void dp_strtab_free(dp_strtab *t);
+/* Returns the id of s, adding a copy when new; -1 on OOM. */
+int32_t dp_strtab_intern(dp_strtab *t, const char *s);
+/* Returns the id of s or -1 when absent. */
+int32_t dp_strtab_find(const dp_strtab *t, const char *s);
+
+/* Atomic output: writes go to a temporary file beside `path`; commit
+ * flushes, syncs and renames it over `path`; abort removes it. Either way
+ * the handle is closed and freed. A reader never sees a half-written file. */
+typedef struct dp_atomic_file {
+    FILE *f;
+    char *path;
+    char *tmp_path;
+} dp_atomic_file;
+
+dp_status dp_atomic_open(dp_atomic_file *af, const char *path, dp_error *err);
+dp_status dp_atomic_commit(dp_atomic_file *af, dp_error *err);
+void dp_atomic_abort(dp_atomic_file *af);
+
+/* strdup that returns NULL for NULL. */
+char *dp_strdup(const char *s);
+
+/* Monotonic wall clock in seconds. */
+double dp_now_s(void);
+
+#endif
