@@ -346,7 +346,7 @@ void dp_nn_params_zero_grad(dp_nn_params *p);
 
 /* Adam settings; lr comes from a schedule at each step. */
 typedef struct dp_nn_adam {
-    float beta1, beta2, eps, weight_decay; /* weight_decay: L2 added to grad */
+    double beta1, beta2, eps, weight_decay; /* weight_decay: L2 added to grad */
 } dp_nn_adam;
 
 /* PyTorch's defaults: beta1 0.9, beta2 0.999, eps 1e-8, no weight decay. */

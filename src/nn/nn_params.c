@@ -110,23 +110,25 @@ void dp_nn_params_zero_grad(dp_nn_params *p) { memset(p->grad, 0, sizeof(float) 
 
 /* PyTorch's Adam defaults. */
 dp_nn_adam dp_nn_adam_default(void) {
-    dp_nn_adam a = {0.9f, 0.999f, 1e-8f, 0.0f};
+    dp_nn_adam a = {0.9, 0.999, 1e-8, 0.0};
     return a;
 }
 
 /* One bias-corrected Adam step at learning rate lr. */
 void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr) {
     p->step++;
-    float b1 = cfg->beta1, b2 = cfg->beta2, eps = cfg->eps, wd = cfg->weight_decay;
-    float c1 = (float)(1.0 - pow(b1, (double)p->step));
-    float c2 = (float)(1.0 - pow(b2, (double)p->step));
+    /* coefficients in double, as PyTorch forms them from Python floats */
+    float b1 = (float)cfg->beta1, b2 = (float)cfg->beta2;
+    float ob1 = (float)(1.0 - cfg->beta1), ob2 = (float)(1.0 - cfg->beta2);
+    float eps = (float)cfg->eps, wd = (float)cfg->weight_decay;
+    float ic1 = (float)(1.0 / (1.0 - pow(cfg->beta1, (double)p->step)));
+    float isc2 = (float)(1.0 / sqrt(1.0 - pow(cfg->beta2, (double)p->step)));
     float *w = p->data, *g = p->grad, *m = p->m, *v = p->v;
     for (size_t i = 0; i < p->count; i++) {
         float gi = g[i] + wd * w[i];
-        m[i] = b1 * m[i] + (1.0f - b1) * gi;
-        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-        float mh = m[i] / c1, vh = v[i] / c2;
-        w[i] -= lr * mh / (sqrtf(vh) + eps);
+        m[i] = b1 * m[i] + ob1 * gi;
+        v[i] = b2 * v[i] + ob2 * gi * gi;
+        w[i] -= lr * (m[i] * ic1) / (sqrtf(v[i]) * isc2 + eps);
     }
 }
 

@@ -1,0 +1,227 @@
+/* Parameter store, Adam against a hand-computed step, gradient clipping,
+ * learning-rate schedules and checkpoint save/load with its error cases. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dplace/nn.h"
+#include "test_util.h"
+
+static const dp_nn_tensor_spec specs[] = {
+    {"a.weight", 6, DP_NN_INIT_UNIFORM, 0.5f},
+    {"a.bias", 3, DP_NN_INIT_ZERO, 0.0f},
+    {"b.slope", 1, DP_NN_INIT_CONST, 0.25f},
+    {"c.table", 4, DP_NN_INIT_NORMAL, 1.0f},
+};
+enum { NSPECS = sizeof specs / sizeof specs[0] };
+
+static void make(dp_nn_params *p, uint64_t seed) {
+    dp_rng rng;
+    dp_rng_seed(&rng, seed);
+    dp_error err;
+    CHECK(dp_nn_params_init(p, specs, NSPECS, &rng, &err) == DP_STATUS_OK);
+}
+
+static void test_params(void) {
+    dp_nn_params p, q;
+    make(&p, 1);
+    make(&q, 1);
+    CHECK_INT_EQ(p.count, 14);
+    CHECK_INT_EQ(dp_nn_params_find(&p, "b.slope"), 2);
+    CHECK_INT_EQ(dp_nn_params_find(&p, "nope"), -1);
+    CHECK(dp_nn_params_tensor(&p, 1) == p.data + 6);
+    CHECK(dp_nn_params_grad(&p, 3) == p.grad + 10);
+    CHECK(memcmp(p.data, q.data, sizeof(float) * p.count) == 0); /* same seed, same init */
+    for (int i = 0; i < 6; i++) CHECK(p.data[i] >= -0.5f && p.data[i] < 0.5f);
+    CHECK(p.data[6] == 0.0f && p.data[9] == 0.25f);
+    dp_nn_params_free(&p);
+    dp_nn_params_free(&q);
+    dp_nn_params_free(&q); /* twice is safe */
+    dp_nn_tensor_spec dup[2] = {{"x", 1, DP_NN_INIT_ZERO, 0}, {"x", 2, DP_NN_INIT_ZERO, 0}};
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    dp_error err;
+    CHECK(dp_nn_params_init(&p, dup, 2, &rng, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "duplicate");
+}
+
+/* Adam, lr 0.1, defaults, w0 = 1, gradients 0.5 then -0.25. By hand:
+ * step 1: m = 0.05, v = 2.5e-4, m^ = 0.5, v^ = 0.25, w = 1 - 0.1 * 0.5/0.5 = 0.9;
+ * step 2: m = 0.045 - 0.025 = 0.02, v = 2.4975e-4 + 6.25e-5 = 3.1225e-4,
+ *         m^ = 0.02 / 0.19 = 0.1052632, v^ = 3.1225e-4 / 0.001999 = 0.1562031,
+ *         w = 0.9 - 0.1 * 0.1052632 / 0.3952254 = 0.8733663.
+ * A zero gradient leaves its weight unchanged at step 1. */
+static void test_adam(void) {
+    dp_nn_tensor_spec s[1] = {{"w", 2, DP_NN_INIT_CONST, 1.0f}};
+    dp_nn_params p;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    CHECK(dp_nn_params_init(&p, s, 1, &rng, NULL) == DP_STATUS_OK);
+    dp_nn_adam cfg = dp_nn_adam_default();
+    p.grad[0] = 0.5f, p.grad[1] = 0.0f;
+    dp_nn_adam_update(&p, &cfg, 0.1f);
+    CHECK_NEAR(p.data[0], 0.9, 1e-7);
+    CHECK_NEAR(p.data[1], 1.0, 0.0);
+    CHECK_NEAR(p.m[0], 0.05, 5e-8);
+    CHECK_NEAR(p.v[0], 2.5e-4, 1e-10);
+    p.grad[0] = -0.25f;
+    dp_nn_adam_update(&p, &cfg, 0.1f);
+    CHECK_INT_EQ(p.step, 2);
+    CHECK_NEAR(p.m[0], 0.02, 5e-8);
+    CHECK_NEAR(p.v[0], 3.1225e-4, 1e-10);
+    CHECK_NEAR(p.data[0], 0.8733663, 2e-7);
+    printf("  adam step 2: w = %.7f (hand: 0.8733663)\n", p.data[0]);
+    /* weight decay adds wd * w to the gradient */
+    dp_nn_params_free(&p);
+    CHECK(dp_nn_params_init(&p, s, 1, &rng, NULL) == DP_STATUS_OK);
+    cfg.weight_decay = 0.5f;
+    p.grad[0] = -0.5f, p.grad[1] = 0.0f; /* effective gradients 0 and 0.5 */
+    dp_nn_adam_update(&p, &cfg, 0.1f);
+    CHECK_NEAR(p.data[0], 1.0, 0.0);
+    CHECK_NEAR(p.data[1], 0.9, 1e-7);
+    dp_nn_params_free(&p);
+}
+
+static void test_clip_and_lr(void) {
+    dp_nn_tensor_spec s[2] = {{"a", 1, DP_NN_INIT_ZERO, 0}, {"b", 1, DP_NN_INIT_ZERO, 0}};
+    dp_nn_params p;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    CHECK(dp_nn_params_init(&p, s, 2, &rng, NULL) == DP_STATUS_OK);
+    p.grad[0] = 3.0f, p.grad[1] = 4.0f;
+    CHECK_NEAR(dp_nn_grad_norm(&p), 5.0, 1e-12);
+    CHECK_NEAR(dp_nn_grad_clip(&p, 10.0), 5.0, 1e-12);
+    CHECK(p.grad[0] == 3.0f && p.grad[1] == 4.0f); /* below the limit: untouched */
+    CHECK_NEAR(dp_nn_grad_clip(&p, 1.0), 5.0, 1e-12);
+    CHECK_NEAR(p.grad[0], 0.6, 1e-6);
+    CHECK_NEAR(p.grad[1], 0.8, 1e-6);
+    dp_nn_params_zero_grad(&p);
+    CHECK(p.grad[0] == 0.0f && p.grad[1] == 0.0f);
+    dp_nn_params_free(&p);
+    dp_nn_lr_schedule c = {DP_NN_LR_KIND_CONSTANT, 0.1f, 0, 0.0f};
+    CHECK_NEAR(dp_nn_lr_at(&c, 0), 0.1, 1e-7);
+    CHECK_NEAR(dp_nn_lr_at(&c, 12345), 0.1, 1e-7);
+    dp_nn_lr_schedule d = {DP_NN_LR_KIND_STEP_DECAY, 0.1f, 10, 0.5f};
+    CHECK_NEAR(dp_nn_lr_at(&d, 0), 0.1, 1e-7);
+    CHECK_NEAR(dp_nn_lr_at(&d, 9), 0.1, 1e-7);
+    CHECK_NEAR(dp_nn_lr_at(&d, 10), 0.05, 1e-7);
+    CHECK_NEAR(dp_nn_lr_at(&d, 25), 0.025, 1e-7);
+}
+
+static char tmpdir[64];
+
+static void path_in(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", tmpdir, name); }
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* copies the first n bytes of src to dst, then xors byte flip_at (if >= 0) */
+static void copy_prefix(const char *src, const char *dst, long n, long flip_at, unsigned char x) {
+    FILE *f = fopen(src, "rb");
+    CHECK(f != NULL);
+    unsigned char *buf = malloc((size_t)n + 1);
+    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    if (flip_at >= 0) buf[flip_at] ^= x;
+    f = fopen(dst, "wb");
+    CHECK(fwrite(buf, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    free(buf);
+}
+
+static void test_checkpoint(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dp_nn_ckpt_XXXXXX");
+    CHECK(mkdtemp(tmpdir) != NULL);
+    char path[128], bad[128];
+    path_in(path, sizeof path, "model.ckpt");
+    path_in(bad, sizeof bad, "bad.ckpt");
+    dp_nn_params p, q;
+    make(&p, 5);
+    make(&q, 6);
+    for (size_t i = 0; i < p.count; i++) p.grad[i] = 0.01f * (float)i;
+    dp_nn_adam cfg = dp_nn_adam_default();
+    dp_nn_adam_update(&p, &cfg, 0.01f);
+    dp_nn_adam_update(&p, &cfg, 0.01f);
+    dp_error err;
+    CHECK(dp_nn_checkpoint_save(&p, path, &err) == DP_STATUS_OK);
+    CHECK(dp_nn_checkpoint_save(&p, path, &err) == DP_STATUS_OK); /* overwrite in place */
+    CHECK(dp_nn_checkpoint_load(&q, path, &err) == DP_STATUS_OK);
+    CHECK(memcmp(p.data, q.data, sizeof(float) * p.count) == 0);
+    CHECK(memcmp(p.m, q.m, sizeof(float) * p.count) == 0);
+    CHECK(memcmp(p.v, q.v, sizeof(float) * p.count) == 0);
+    CHECK_INT_EQ(q.step, 2);
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    CHECK(access(tmp, F_OK) != 0); /* the temporary file was renamed away */
+
+    long n = file_size(path);
+    dp_nn_params r;
+    make(&r, 7);
+    float keep0 = r.data[0];
+    /* truncated at several points: header, table, body, checksum */
+    long cuts[] = {4, 20, 40, n / 2, n - 1};
+    for (int k = 0; k < 5; k++) {
+        copy_prefix(path, bad, cuts[k], -1, 0);
+        dp_status st = dp_nn_checkpoint_load(&r, bad, &err);
+        if (cuts[k] < 8) {
+            CHECK(st == DP_STATUS_PARSE); /* too short even for the magic */
+        } else {
+            CHECK(st == DP_STATUS_IO);
+            CHECK_STR_CONTAINS(err.msg, "truncated");
+        }
+        CHECK(r.data[0] == keep0); /* unchanged on error */
+    }
+    /* foreign file */
+    FILE *f = fopen(bad, "wb");
+    fputs("{\"not\": \"a checkpoint\"}\n", f);
+    fclose(f);
+    CHECK(dp_nn_checkpoint_load(&r, bad, &err) == DP_STATUS_PARSE);
+    CHECK_STR_CONTAINS(err.msg, "not a dplace nn checkpoint");
+    /* wrong version (byte 8 is the low byte of the version) */
+    copy_prefix(path, bad, n, 8, 0x7f);
+    CHECK(dp_nn_checkpoint_load(&r, bad, &err) == DP_STATUS_UNSUPPORTED);
+    CHECK_STR_CONTAINS(err.msg, "version");
+    /* corrupt body byte */
+    copy_prefix(path, bad, n, n - 20, 0x01);
+    CHECK(dp_nn_checkpoint_load(&r, bad, &err) == DP_STATUS_PARSE);
+    CHECK_STR_CONTAINS(err.msg, "checksum");
+    CHECK(r.data[0] == keep0);
+    /* a model with other tensors */
+    dp_nn_tensor_spec other[NSPECS];
+    memcpy(other, specs, sizeof other);
+    other[1].name = "a.offset";
+    dp_nn_params o;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    CHECK(dp_nn_params_init(&o, other, NSPECS, &rng, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_checkpoint_load(&o, path, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "a.offset");
+    /* missing file, unwritable directory */
+    path_in(bad, sizeof bad, "missing.ckpt");
+    CHECK(dp_nn_checkpoint_load(&r, bad, &err) == DP_STATUS_IO);
+    CHECK(dp_nn_checkpoint_save(&p, "/nonexistent-dir/x.ckpt", &err) == DP_STATUS_IO);
+    printf("  checkpoint of %zu floats: %ld bytes; error cases: %s\n", p.count, n, err.msg);
+    path_in(bad, sizeof bad, "bad.ckpt");
+    remove(bad);
+    remove(path);
+    rmdir(tmpdir);
+    dp_nn_params_free(&p);
+    dp_nn_params_free(&q);
+    dp_nn_params_free(&r);
+    dp_nn_params_free(&o);
+}
+
+int main(void) {
+    TEST_RUN(test_params);
+    TEST_RUN(test_adam);
+    TEST_RUN(test_clip_and_lr);
+    TEST_RUN(test_checkpoint);
+    return 0;
+}
