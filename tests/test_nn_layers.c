@@ -103,7 +103,7 @@ static void run_case(const char *name, lcase *c) {
         t[i].grad = c->grad[i];
         t[i].count = c->cnt[i];
     }
-    dp_nn_gradcheck(r, c, case_loss, case_grad, t, c->nt, EPS, FLOOR, MAXPTS, 7);
+    dp_nn_gradcheck(r, c, case_loss, case_grad, t, c->nt, EPS, FLOOR, 0.0, MAXPTS, 7);
     for (int i = 0; i < c->nt; i++) {
         printf("  %-22s %-8s max rel err %.2e  (%zu checked; at %zu: analytic %.6g numeric %.6g)\n",
                name, t[i].name, r[i].max_rel, r[i].checked, r[i].worst, r[i].analytic, r[i].numeric);

@@ -1,5 +1,8 @@
 /* Parameter store, Adam against a hand-computed step, gradient clipping,
  * learning-rate schedules and checkpoint save/load with its error cases. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

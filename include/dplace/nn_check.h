@@ -27,6 +27,7 @@ typedef struct dp_nn_check_result {
     size_t worst;
     double analytic, numeric; /* the values at worst */
     size_t checked;           /* elements compared */
+    size_t skipped;           /* elements skipped as kinks */
 } dp_nn_check_result;
 
 /* Runs the forward pass and returns the loss. */
@@ -38,11 +39,16 @@ typedef void (*dp_nn_check_grad_fn)(void *ctx);
 /* Compares, for every tensor, the analytic gradient with
  * (loss(x + eps) - loss(x - eps)) / (2 eps) at up to max_points elements
  * (all when count <= max_points, else a seeded random subset). The relative
- * error of an element is |a - n| / max(|a|, |n|, floor). res has ntensors
+ * error of an element is |a - n| / max(|a|, |n|, floor). When kink > 0, an
+ * element whose one-sided slopes (loss(x + eps) - loss(x)) / eps and
+ * (loss(x) - loss(x - eps)) / eps differ by more than kink * max(|slopes|,
+ * floor) straddles a non-differentiable point (a ReLU or PReLU kink) and is
+ * skipped and counted instead; a wrong analytic gradient still shows, as both
+ * slopes then agree with each other and not with it. res has ntensors
  * entries. */
 void dp_nn_gradcheck(dp_nn_check_result *res, void *ctx, dp_nn_check_loss_fn loss,
                      dp_nn_check_grad_fn grad, const dp_nn_check_tensor *tensors, int ntensors,
-                     double eps, double floor, size_t max_points, uint64_t seed);
+                     double eps, double floor, double kink, size_t max_points, uint64_t seed);
 
 #ifdef __cplusplus
 }

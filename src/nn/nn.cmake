@@ -7,6 +7,7 @@ set(DPLACE_NN_SOURCES
   ${PROJECT_SOURCE_DIR}/src/nn/nn_graph.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_params.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_check.c
+  ${PROJECT_SOURCE_DIR}/src/nn/nn_models.c
 )
 target_sources(dplace PRIVATE ${DPLACE_NN_SOURCES})
 # The element-wise kernels are written to vectorise; -O3 lets GCC do it.

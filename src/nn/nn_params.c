@@ -1,5 +1,8 @@
 /* Parameter store (values, gradients, Adam moments: one allocation each),
  * Adam, gradient clipping, learning-rate schedules and checkpoints. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fileno, fsync, getpid */
+#endif
 #include "dplace/nn.h"
 
 #include <assert.h>
