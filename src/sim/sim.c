@@ -61,35 +61,13 @@ static sim_event heap_pop(dp_sim *s) {
 
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
-    free(s->cost);
-    free(s->tensor_bytes);
-    free(s->tensor_op);
-    free(s->coloc);
-    free(s->coloc_dev);
-    free(s->coloc_op);
-    free(s->dur);
-    free(s->pending);
-    free(s->ready_next);
-    free(s->op_stream);
-    free(s->local_refs);
-    free(s->remote_refs);
-    free(s->x_tensor);
-    free(s->x_src);
-    free(s->x_dst);
-    free(s->x_next);
-    free(s->x_hop);
-    free(s->link_head);
-    free(s->link_tail);
-    free(s->link_busy);
-    free(s->link_stats);
-    free(s->heap);
-    free(s->tr_start);
-    free(s->tr_end);
-    free(s->tr_place);
-    free(s->hop_x);
-    free(s->hop_link);
-    free(s->hop_start);
-    free(s->hop_end);
+    void *arrays[] = {s->cost, s->tensor_bytes, s->tensor_op, s->out_at, s->in_at, s->in_tensor, s->cons_at, s->cons,
+                      s->start_bytes, s->temp_bytes, s->sources, s->constrained, s->allowed, s->coloc_ops,
+                      s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from, s->dur, s->pending,
+                      s->ready_next, s->op_stream, s->local_refs, s->remote_refs, s->x_tensor, s->x_src, s->x_dst,
+                      s->x_next, s->x_hop, s->link_head, s->link_tail, s->link_busy, s->link_stats, s->heap,
+                      s->tr_start, s->tr_end, s->tr_place, s->hop_x, s->hop_link, s->hop_start, s->hop_end};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
     free(s);
 }
 
@@ -98,9 +76,15 @@ static int same_cost_params(const dp_device *a, const dp_device *b) {
            a->mem_bandwidth == b->mem_bandwidth && a->launch_overhead_s == b->launch_overhead_s;
 }
 
+#define ALLOC(ptr, count) ((ptr) = malloc(((size_t)(count) + 1) * sizeof *(ptr)))
+
 dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     if (!g->finalized) {
         dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" is not finalized", g->name);
+        return NULL;
+    }
+    if (g->n_tensors >= INT32_MAX || g->n_inputs >= INT32_MAX) {
+        dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or edges", g->name);
         return NULL;
     }
     /* every constraint must be satisfiable by some device of the set */
@@ -118,6 +102,7 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         }
     }
     dp_sim *s = calloc(1, sizeof *s);
+    int32_t *group_of = NULL, *group_fill = NULL;
     if (!s) goto oom;
     s->g = g;
     s->ds = ds;
@@ -134,65 +119,103 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         while (c < d && !same_cost_params(&ds->devices[c], &ds->devices[d])) c++;
         s->dev_class[d] = c < d ? s->dev_class[c] : s->n_classes++;
     }
-    s->cost = malloc((size_t)n * s->n_classes * sizeof(double));
-    s->tensor_bytes = malloc(((size_t)T + 1) * sizeof(uint64_t));
-    s->tensor_op = malloc(((size_t)T + 1) * sizeof(int32_t));
-    s->coloc = malloc((size_t)n * sizeof(int32_t));
-    s->dur = malloc((size_t)n * sizeof(double));
-    s->pending = malloc((size_t)n * sizeof(int32_t));
-    s->ready_next = malloc((size_t)n * sizeof(int32_t));
-    s->op_stream = malloc((size_t)n * sizeof(int32_t));
-    s->local_refs = malloc(((size_t)T + 1) * sizeof(int32_t));
-    s->remote_refs = malloc(((size_t)T + 1) * D * sizeof(int32_t));
-    s->x_tensor = malloc(((size_t)E + 1) * sizeof(int32_t));
-    s->x_src = malloc(((size_t)E + 1) * sizeof(int32_t));
-    s->x_dst = malloc(((size_t)E + 1) * sizeof(int32_t));
-    s->x_next = malloc(((size_t)E + 1) * sizeof(int32_t));
-    s->x_hop = malloc(((size_t)E + 1));
-    s->link_head = malloc(((size_t)L + 1) * sizeof(int32_t));
-    s->link_tail = malloc(((size_t)L + 1) * sizeof(int32_t));
-    s->link_busy = malloc(((size_t)L + 1));
-    s->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats));
     s->heap_cap = L + 1;
     for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
-    s->heap = malloc((size_t)s->heap_cap * sizeof(sim_event));
-    if (!s->cost || !s->tensor_bytes || !s->tensor_op || !s->coloc || !s->dur || !s->pending || !s->ready_next ||
-        !s->op_stream || !s->local_refs || !s->remote_refs || !s->x_tensor || !s->x_src || !s->x_dst || !s->x_next ||
-        !s->x_hop || !s->link_head || !s->link_tail || !s->link_busy || !s->link_stats || !s->heap)
+    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->tensor_bytes, T) || !ALLOC(s->tensor_op, T) ||
+        !ALLOC(s->out_at, n + 1) || !ALLOC(s->in_at, n + 1) || !ALLOC(s->in_tensor, E) || !ALLOC(s->cons_at, T + 1) ||
+        !ALLOC(s->cons, E) || !ALLOC(s->start_bytes, n) || !ALLOC(s->temp_bytes, n) || !ALLOC(s->sources, n) ||
+        !ALLOC(s->constrained, n) || !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) ||
+        !ALLOC(s->coloc_ops_group, n) || !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) ||
+        !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L) || !ALLOC(s->dur, n) || !ALLOC(s->pending, n) ||
+        !ALLOC(s->ready_next, n) || !ALLOC(s->op_stream, n) || !ALLOC(s->local_refs, T) ||
+        !ALLOC(s->remote_refs, T * D) || !ALLOC(s->x_tensor, E) || !ALLOC(s->x_src, E) || !ALLOC(s->x_dst, E) ||
+        !ALLOC(s->x_next, E) || !ALLOC(s->x_hop, E) || !ALLOC(s->link_head, L) || !ALLOC(s->link_tail, L) ||
+        !ALLOC(s->link_busy, L) || !ALLOC(s->heap, s->heap_cap))
         goto oom;
+    s->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats));
+    if (!s->link_stats) goto oom;
 
-    /* each class's costs come from its first device */
+    /* each class's op times come from its first device */
     for (int32_t c = 0; c < s->n_classes; c++) {
         int32_t d = 0;
         while (s->dev_class[d] != c) d++;
         for (int32_t i = 0; i < n; i++) s->cost[(size_t)i * s->n_classes + c] = dp_cost_op_seconds(g, i, &ds->devices[d]);
     }
-    for (int32_t i = 0; i < n; i++)
+    /* compact graph arrays */
+    int64_t e = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const dp_op *o = &g->ops[i];
+        s->out_at[i] = (int32_t)g->tensor_at[i];
+        s->in_at[i] = (int32_t)e;
+        for (int32_t k = 0; k < o->n_inputs; k++, e++) {
+            dp_input in = g->inputs[o->inputs_at + k];
+            s->in_tensor[e] = (int32_t)(g->tensor_at[in.op] + in.slot);
+        }
+        s->temp_bytes[i] = o->temp_bytes;
+        s->start_bytes[i] = o->temp_bytes;
         for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1]; t++) {
             s->tensor_bytes[t] = g->outputs[t].bytes;
             s->tensor_op[t] = i;
+            s->start_bytes[i] += g->outputs[t].bytes;
         }
+    }
+    s->out_at[n] = (int32_t)T;
+    s->in_at[n] = (int32_t)e;
+    for (int64_t t = 0; t <= T; t++) s->cons_at[t] = (int32_t)g->consumers_at[t];
+    memcpy(s->cons, g->consumers, (size_t)E * sizeof(int32_t));
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = g->topo[k];
+        if (g->ops[i].n_inputs == 0) s->sources[s->n_sources++] = i;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (g->ops[i].device.kind == DP_DEVCON_NONE) continue;
+        uint64_t mask = 0;
+        for (int32_t d = 0; d < D; d++)
+            if (dp_placement_allowed(g, ds, i, d)) mask |= 1ULL << d;
+        s->allowed[s->n_constrained] = mask;
+        s->constrained[s->n_constrained++] = i;
+    }
+    for (int32_t l = 0; l < L; l++) {
+        s->link_inv_bw[l] = 1.0 / ds->links[l].bandwidth;
+        s->link_lat[l] = ds->links[l].latency_s;
+        s->link_to[l] = ds->links[l].to;
+        s->link_from[l] = ds->links[l].from;
+    }
 
-    /* dense colocation ids in order of first appearance */
+    /* colocated ops grouped by group (groups numbered by first appearance) */
     int32_t ns = dp_graph_n_strings(g);
-    int32_t *map = malloc(((size_t)ns + 1) * sizeof(int32_t));
-    if (!map) goto oom;
-    for (int32_t k = 0; k < ns; k++) map[k] = -1;
+    ALLOC(group_of, ns);
+    ALLOC(group_fill, n);
+    if (!group_of || !group_fill) goto oom;
+    for (int32_t k = 0; k < ns; k++) group_of[k] = -1;
+    int32_t *count = s->pending; /* scratch */
     for (int32_t i = 0; i < n; i++) {
         int32_t c = g->ops[i].colocate;
-        if (c < 0) {
-            s->coloc[i] = -1;
-            continue;
+        if (c < 0) continue;
+        if (group_of[c] < 0) {
+            group_of[c] = s->n_coloc;
+            count[s->n_coloc++] = 0;
         }
-        if (map[c] < 0) map[c] = s->n_coloc++;
-        s->coloc[i] = map[c];
+        count[group_of[c]]++;
+        s->n_coloc_ops++;
     }
-    free(map);
-    s->coloc_dev = malloc(((size_t)s->n_coloc + 1) * sizeof(int32_t));
-    s->coloc_op = malloc(((size_t)s->n_coloc + 1) * sizeof(int32_t));
-    if (!s->coloc_dev || !s->coloc_op) goto oom;
+    for (int32_t c = 0, at = 0; c < s->n_coloc; c++) {
+        group_fill[c] = at;
+        at += count[c];
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t c = g->ops[i].colocate;
+        if (c < 0) continue;
+        int32_t at = group_fill[group_of[c]]++;
+        s->coloc_ops[at] = i;
+        s->coloc_ops_group[at] = group_of[c];
+    }
+    free(group_of);
+    free(group_fill);
     return s;
 oom:
+    free(group_of);
+    free(group_fill);
     dp_sim_free(s);
     dp_error_set(err, DP_STATUS_NOMEM, "out of memory building the simulator for graph \"%s\"", g->name);
     return NULL;
@@ -204,12 +227,12 @@ double dp_sim_op_seconds(const dp_sim *s, int32_t op, int32_t d) {
 
 /* ---- the event loop -------------------------------------------------------------------- */
 
-static void mem_alloc(dp_sim *s, int32_t d, uint64_t bytes) {
+static inline void mem_alloc(dp_sim *s, int32_t d, uint64_t bytes) {
     s->mem_cur[d] += (int64_t)bytes;
     if (s->mem_cur[d] > s->mem_peak[d]) s->mem_peak[d] = s->mem_cur[d];
 }
 
-static void mem_free(dp_sim *s, int32_t d, uint64_t bytes) {
+static inline void mem_free(dp_sim *s, int32_t d, uint64_t bytes) {
     s->mem_cur[d] -= (int64_t)bytes;
     assert(s->mem_cur[d] >= 0);
 }
@@ -217,13 +240,9 @@ static void mem_free(dp_sim *s, int32_t d, uint64_t bytes) {
 static void op_start(dp_sim *s, int32_t op, int32_t d) {
     uint64_t fs = s->free_streams[d];
     assert(fs);
-    int32_t stream = __builtin_ctzll(fs);
+    s->op_stream[op] = __builtin_ctzll(fs);
     s->free_streams[d] = fs & (fs - 1);
-    s->op_stream[op] = stream;
-    const dp_graph *g = s->g;
-    uint64_t b = g->ops[op].temp_bytes;
-    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) b += s->tensor_bytes[t];
-    mem_alloc(s, d, b);
+    mem_alloc(s, d, s->start_bytes[op]);
     if (s->tracing) s->tr_start[op] = s->now;
     heap_push(s, s->now + s->dur[op], op);
 }
@@ -241,19 +260,16 @@ static void op_ready(dp_sim *s, int32_t op) {
     s->ready_tail[d] = op;
 }
 
-static int32_t hop_link(const dp_sim *s, int32_t x) {
+static inline int32_t hop_link(const dp_sim *s, int32_t x) {
     return s->ds->route[((size_t)s->x_src[x] * s->D + s->x_dst[x]) * 2 + s->x_hop[x]];
 }
 
-static int32_t route_len(const dp_sim *s, int32_t x) { return s->ds->route_len[s->x_src[x] * s->D + s->x_dst[x]]; }
-
 static void hop_start(dp_sim *s, int32_t x, int32_t l) {
-    const dp_link *lk = &s->ds->links[l];
     uint64_t bytes = s->tensor_bytes[s->x_tensor[x]];
     s->link_busy[l] = 1;
     /* the copy on the receiving end of this hop exists from now on */
-    mem_alloc(s, lk->to, bytes);
-    double dt = lk->latency_s + (double)bytes / lk->bandwidth;
+    mem_alloc(s, s->link_to[l], bytes);
+    double dt = s->link_lat[l] + (double)bytes * s->link_inv_bw[l];
     dp_sim_link_stats *ls = &s->link_stats[l];
     ls->busy_s += dt;
     ls->bytes += bytes;
@@ -282,54 +298,51 @@ static void hop_enqueue(dp_sim *s, int32_t x) {
 
 /* Tensor t was produced on device d: count its users, send it once to each
  * other device that uses it, and wake the local consumers. */
-static void tensor_produced(dp_sim *s, int64_t t, int32_t d) {
-    const dp_graph *g = s->g;
-    const int32_t *place = s->place;
-    int64_t e0 = g->consumers_at[t], e1 = g->consumers_at[t + 1];
+static void tensor_produced(dp_sim *s, int32_t t, int32_t d) {
+    const int32_t *place = s->place, *cons = s->cons;
+    int32_t e0 = s->cons_at[t], e1 = s->cons_at[t + 1];
     int32_t nlocal = 0, ndev = 0;
-    for (int64_t e = e0; e < e1; e++) {
-        int32_t pd = place[g->consumers[e]];
+    for (int32_t e = e0; e < e1; e++) {
+        int32_t pd = place[cons[e]];
         if (pd == d) nlocal++;
         else if (s->cnt[pd]++ == 0) s->touched[ndev++] = pd;
     }
     s->local_refs[t] = nlocal + ndev;
-    if (s->local_refs[t] == 0) mem_free(s, d, s->tensor_bytes[t]);
+    if (nlocal + ndev == 0) mem_free(s, d, s->tensor_bytes[t]);
     for (int32_t k = 0; k < ndev; k++) {
         int32_t dst = s->touched[k];
-        s->remote_refs[t * s->D + dst] = s->cnt[dst];
+        s->remote_refs[(int64_t)t * s->D + dst] = s->cnt[dst];
         s->cnt[dst] = 0;
         int32_t x = s->n_x++;
-        s->x_tensor[x] = (int32_t)t;
+        s->x_tensor[x] = t;
         s->x_src[x] = d;
         s->x_dst[x] = dst;
         s->x_hop[x] = 0;
         s->transfer_bytes += s->tensor_bytes[t];
         hop_enqueue(s, x);
     }
-    for (int64_t e = e0; e < e1; e++) {
-        int32_t c = g->consumers[e];
-        if (place[c] == d && --s->pending[c] == 0) op_ready(s, c);
-    }
+    if (nlocal)
+        for (int32_t e = e0; e < e1; e++) {
+            int32_t c = cons[e];
+            if (place[c] == d && --s->pending[c] == 0) op_ready(s, c);
+        }
 }
 
 static void op_finish(dp_sim *s, int32_t op) {
-    const dp_graph *g = s->g;
-    const dp_op *o = &g->ops[op];
     int32_t d = s->place[op];
     s->busy[d] += s->dur[op];
     if (s->tracing) s->tr_end[op] = s->now;
-    mem_free(s, d, o->temp_bytes);
+    mem_free(s, d, s->temp_bytes[op]);
     s->free_streams[d] |= 1ULL << s->op_stream[op];
-    for (int32_t k = 0; k < o->n_inputs; k++) {
-        dp_input in = g->inputs[o->inputs_at + k];
-        int64_t t = g->tensor_at[in.op] + in.slot;
-        if (s->place[in.op] == d) {
+    for (int32_t e = s->in_at[op]; e < s->in_at[op + 1]; e++) {
+        int32_t t = s->in_tensor[e];
+        if (s->place[s->tensor_op[t]] == d) {
             if (--s->local_refs[t] == 0) mem_free(s, d, s->tensor_bytes[t]);
-        } else if (--s->remote_refs[t * s->D + d] == 0) {
+        } else if (--s->remote_refs[(int64_t)t * s->D + d] == 0) {
             mem_free(s, d, s->tensor_bytes[t]);
         }
     }
-    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) tensor_produced(s, t, d);
+    for (int32_t t = s->out_at[op]; t < s->out_at[op + 1]; t++) tensor_produced(s, t, d);
     int32_t next = s->ready_head[d];
     if (next >= 0 && s->free_streams[d]) {
         s->ready_head[d] = s->ready_next[next];
@@ -339,23 +352,21 @@ static void op_finish(dp_sim *s, int32_t op) {
 
 static void hop_finish(dp_sim *s, int32_t x) {
     int32_t l = hop_link(s, x);
-    int64_t t = s->x_tensor[x];
-    int32_t hop = s->x_hop[x], len = route_len(s, x);
+    int32_t t = s->x_tensor[x];
+    int32_t from = s->link_from[l];
     s->link_busy[l] = 0;
-    int32_t from = s->ds->links[l].from;
-    if (hop == 0) { /* the data has left the producer's device */
+    if (s->x_hop[x] == 0) { /* the data has left the producer's device */
         if (--s->local_refs[t] == 0) mem_free(s, from, s->tensor_bytes[t]);
     } else { /* an intermediate copy (on the host) is no longer needed */
         mem_free(s, from, s->tensor_bytes[t]);
     }
-    if (hop + 1 < len) {
+    int32_t dst = s->x_dst[x];
+    if (s->link_to[l] != dst) {
         s->x_hop[x]++;
         hop_enqueue(s, x);
     } else {
-        const dp_graph *g = s->g;
-        int32_t dst = s->x_dst[x];
-        for (int64_t e = g->consumers_at[t]; e < g->consumers_at[t + 1]; e++) {
-            int32_t c = g->consumers[e];
+        for (int32_t e = s->cons_at[t]; e < s->cons_at[t + 1]; e++) {
+            int32_t c = s->cons[e];
             if (s->place[c] == dst && --s->pending[c] == 0) op_ready(s, c);
         }
     }
@@ -366,9 +377,9 @@ static void hop_finish(dp_sim *s, int32_t x) {
     }
 }
 
-/* One step with the op times in s->dur. Returns the makespan. */
+/* One step with the op times in s->dur and pending/params set by the caller.
+ * Returns the makespan. */
 static double simulate_step(dp_sim *s) {
-    const dp_graph *g = s->g;
     int32_t n = s->n, D = s->D;
     s->now = 0;
     s->seq = 0;
@@ -380,7 +391,8 @@ static double simulate_step(dp_sim *s) {
         s->ready_head[d] = -1;
         int32_t st = s->ds->devices[d].streams;
         s->free_streams[d] = st >= 64 ? ~0ULL : ((1ULL << st) - 1);
-        s->mem_cur[d] = 0;
+        s->mem_cur[d] = (int64_t)s->param_bytes[d];
+        s->mem_peak[d] = s->mem_cur[d];
         s->busy[d] = 0;
         s->cnt[d] = 0;
     }
@@ -389,15 +401,8 @@ static double simulate_step(dp_sim *s) {
         s->link_busy[l] = 0;
         memset(&s->link_stats[l], 0, sizeof s->link_stats[l]);
     }
-    for (int32_t i = 0; i < n; i++) {
-        s->pending[i] = g->ops[i].n_inputs;
-        s->mem_cur[s->place[i]] += (int64_t)g->ops[i].param_bytes;
-    }
-    for (int32_t d = 0; d < D; d++) s->mem_peak[d] = s->mem_cur[d];
-    for (int32_t k = 0; k < n; k++) {
-        int32_t i = g->topo[k];
-        if (g->ops[i].n_inputs == 0) op_ready(s, i);
-    }
+    for (int32_t i = 0; i < n; i++) s->pending[i] = s->in_at[i + 1] - s->in_at[i];
+    for (int32_t k = 0; k < s->n_sources; k++) op_ready(s, s->sources[k]);
     int32_t done = 0;
     while (s->heap_n) {
         sim_event ev = heap_pop(s);
@@ -418,8 +423,10 @@ static void judge(dp_sim *s, dp_sim_result *res) {
     const dp_graph *g = s->g;
     const dp_devices *ds = s->ds;
     int32_t bad = 0, first = -1;
-    for (int32_t i = 0; i < s->n; i++)
-        if (!dp_placement_allowed(g, ds, i, s->place[i]) && bad++ == 0) first = i;
+    for (int32_t k = 0; k < s->n_constrained; k++) {
+        int32_t i = s->constrained[k];
+        if (!(s->allowed[k] >> s->place[i] & 1) && bad++ == 0) first = i;
+    }
     if (bad) {
         char buf[32];
         dp_devcon_format(g->ops[first].device, buf, sizeof buf);
@@ -429,22 +436,17 @@ static void judge(dp_sim *s, dp_sim_result *res) {
                  bad > 1 ? " (and more ops break their constraints)" : "");
         return;
     }
-    for (int32_t c = 0; c < s->n_coloc; c++) s->coloc_dev[c] = -1;
-    for (int32_t i = 0; i < s->n; i++) {
-        int32_t c = s->coloc[i];
-        if (c < 0) continue;
-        if (s->coloc_dev[c] < 0) {
-            s->coloc_dev[c] = s->place[i];
-            s->coloc_op[c] = i;
-        } else if (s->coloc_dev[c] != s->place[i]) {
-            int32_t j = s->coloc_op[c];
-            res->verdict = DP_SIM_VERDICT_COLOCATION;
-            snprintf(res->reason, sizeof res->reason,
-                     "colocation group \"%.100s\" is split: op %d \"%.100s\" on %s, op %d \"%.100s\" on %s",
-                     dp_graph_str(g, g->ops[i].colocate), j, g->ops[j].name, ds->devices[s->place[j]].name, i,
-                     g->ops[i].name, ds->devices[s->place[i]].name);
-            return;
-        }
+    /* colocated ops are stored group by group: compare each with its group's first */
+    for (int32_t k = 0, first_k = 0; k < s->n_coloc_ops; k++) {
+        if (k == 0 || s->coloc_ops_group[k] != s->coloc_ops_group[k - 1]) first_k = k;
+        int32_t i = s->coloc_ops[k], j = s->coloc_ops[first_k];
+        if (s->place[i] == s->place[j]) continue;
+        res->verdict = DP_SIM_VERDICT_COLOCATION;
+        snprintf(res->reason, sizeof res->reason,
+                 "colocation group \"%.100s\" is split: op %d \"%.100s\" on %s, op %d \"%.100s\" on %s",
+                 dp_graph_str(g, g->ops[i].colocate), j, g->ops[j].name, ds->devices[s->place[j]].name, i,
+                 g->ops[i].name, ds->devices[s->place[i]].name);
+        return;
     }
     for (int32_t d = 0; d < s->D; d++) {
         if ((uint64_t)s->mem_peak[d] > ds->devices[d].memory_bytes) {
@@ -461,7 +463,12 @@ static void judge(dp_sim *s, dp_sim_result *res) {
 
 static void fill_durations(dp_sim *s, double sigma, uint64_t seed, int32_t step) {
     int32_t C = s->n_classes;
-    for (int32_t i = 0; i < s->n; i++) s->dur[i] = s->cost[(size_t)i * C + s->dev_class[s->place[i]]];
+    const int32_t *place = s->place;
+    if (C == 1) {
+        memcpy(s->dur, s->cost, (size_t)s->n * sizeof(double));
+    } else {
+        for (int32_t i = 0; i < s->n; i++) s->dur[i] = s->cost[(size_t)i * C + s->dev_class[place[i]]];
+    }
     if (sigma <= 0) return;
     dp_rng rng;
     dp_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(step + 1)));
@@ -498,11 +505,20 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
                             o.steps);
     if (!isfinite(o.noise_sigma) || o.noise_sigma < 0 || o.noise_sigma > 5)
         return dp_error_set(err, DP_STATUS_INVALID, "noise sigma must be in 0..5, got %g", o.noise_sigma);
-    for (int32_t i = 0; i < s->n; i++)
-        if (placement[i] < 0 || placement[i] >= s->D)
+    if (o.steps > 1024) return dp_error_set(err, DP_STATUS_INVALID, "at most 1024 steps, got %d", o.steps);
+    /* one pass: check indices, count ops and parameters per device */
+    int32_t n_ops[DP_MAX_DEVICES] = {0};
+    memset(s->param_bytes, 0, sizeof s->param_bytes);
+    const dp_graph *g = s->g;
+    for (int32_t i = 0; i < s->n; i++) {
+        int32_t d = placement[i];
+        if (d < 0 || d >= s->D)
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "placement of op %d \"%s\" is device %d, but the device set has %d devices (0..%d)", i,
-                                s->g->ops[i].name, placement[i], s->D, s->D - 1);
+                                g->ops[i].name, d, s->D, s->D - 1);
+        n_ops[d]++;
+        s->param_bytes[d] += g->ops[i].param_bytes;
+    }
     s->have_trace = 0;
     if (o.record_trace) {
         dp_status st = alloc_trace(s, err);
@@ -517,7 +533,6 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
     if (steps > 1) {
         /* the papers' protocol: run steps, drop warm-up, take the median */
         double times[1024], sorted[1024];
-        if (steps > 1024) return dp_error_set(err, DP_STATUS_INVALID, "at most 1024 steps, got %d", steps);
         for (int32_t k = 0; k < steps; k++) {
             fill_durations(s, o.noise_sigma, o.seed, k);
             times[k] = simulate_step(s);
@@ -544,10 +559,8 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
         st->busy_s = s->busy[d];
         st->peak_bytes = (uint64_t)s->mem_peak[d];
         st->memory_bytes = s->ds->devices[d].memory_bytes;
-    }
-    for (int32_t i = 0; i < s->n; i++) {
-        res->device[placement[i]].n_ops++;
-        res->device[placement[i]].param_bytes += s->g->ops[i].param_bytes;
+        st->param_bytes = s->param_bytes[d];
+        st->n_ops = n_ops[d];
     }
     res->n_links = s->L;
     res->link = s->link_stats;

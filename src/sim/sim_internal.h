@@ -24,10 +24,25 @@ struct dp_sim {
     double *cost;             /* [n * n_classes] seconds                   */
     uint64_t *tensor_bytes;   /* [T]                                       */
     int32_t *tensor_op;       /* [T] producing op                          */
-    int32_t *coloc;           /* [n] dense colocation group, -1 none       */
-    int32_t n_coloc;
-    int32_t *coloc_dev;       /* [n_coloc] scratch: device of the group    */
-    int32_t *coloc_op;        /* [n_coloc] scratch: first op seen          */
+    /* compact copies of what the event loop reads per op (cache friendly) */
+    int32_t *out_at;          /* [n+1] first tensor of each op             */
+    int32_t *in_at;           /* [n+1] first input edge of each op         */
+    int32_t *in_tensor;       /* [E] tensor read by each input edge        */
+    int32_t *cons_at;         /* [T+1] first consumer edge of each tensor  */
+    int32_t *cons;            /* [E] consuming op                          */
+    uint64_t *start_bytes;    /* [n] outputs + temp, allocated at start    */
+    uint64_t *temp_bytes;     /* [n]                                       */
+    int32_t n_sources;
+    int32_t *sources;         /* ops without inputs, in topological order  */
+    int32_t n_constrained;
+    int32_t *constrained;     /* ops with a device constraint              */
+    uint64_t *allowed;        /* [n_constrained] bit d: device d allowed   */
+    int32_t n_coloc_ops;
+    int32_t *coloc_ops;       /* colocated ops, grouped by group           */
+    int32_t *coloc_ops_group; /* group of each entry                       */
+    double *link_inv_bw, *link_lat; /* [L]                                 */
+    int32_t *link_to, *link_from;   /* [L]                                 */
+    int32_t n_coloc;          /* colocation groups                         */
 
     /* per-run scratch */
     const int32_t *place;
@@ -38,6 +53,7 @@ struct dp_sim {
     uint64_t free_streams[DP_MAX_DEVICES]; /* bit s set: stream s idle     */
     int32_t *op_stream;       /* [n]                                       */
     int32_t *local_refs;      /* [T] uses left of the producer's copy      */
+    uint64_t param_bytes[DP_MAX_DEVICES];
     int32_t *remote_refs;     /* [T * D] uses left of a received copy      */
     int32_t cnt[DP_MAX_DEVICES], touched[DP_MAX_DEVICES];
 

@@ -1,0 +1,75 @@
+#!/bin/sh
+# CLI behaviour as a user sees it: exit codes, one-line errors naming the
+# file and item, no partial output files, --json fields, --help for every flag.
+# usage: test_cli.sh PATH_TO_DPLACE   (run from tests/)
+set -u
+D="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
+
+# expect STATUS PATTERN -- CMD...: exit status and a stderr/stdout pattern
+expect() {
+  want=$1; pat=$2; shift 3
+  "$@" >"$T/out" 2>"$T/err"; got=$?
+  if [ "$got" != "$want" ]; then bad "$* -> exit $got, expected $want"; cat "$T/err" >&2; return; fi
+  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out" "$T/err"; then bad "$* -> output lacks '$pat'"; cat "$T/out" "$T/err" >&2; return; fi
+  ok
+}
+
+expect 0 "simulate" -- "$D" --help
+expect 0 "--placement" -- "$D" simulate --help
+for flag in --graph --model --devices --placement --json --trace --steps --warmup --noise --seed; do
+  expect 0 "$flag" -- "$D" simulate --help
+done
+expect 2 "unknown command" -- "$D" frobnicate
+expect 2 "unknown option" -- "$D" simulate --bogus
+expect 2 "--devices SPEC is required" -- "$D" simulate --graph data/tiny.json --placement gpu
+
+# a good run, human and JSON
+expect 0 "step time" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu:1
+expect 0 '"step_time_s"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json
+for key in '"valid": true' '"reason"' '"busy_s"' '"peak_bytes"' '"memory_bytes"' '"name": "gpu:0"'; do
+  grep -q -- "$key" "$T/out" || bad "--json output lacks $key"
+done
+
+# trace written, atomically and only on success
+expect 0 "timeline" -- "$D" simulate --model synthetic-2000 --devices k40x4 --placement gpu:0 --trace "$T/tl.json"
+[ -s "$T/tl.json" ] && grep -q traceEvents "$T/tl.json" && ok || bad "trace file missing"
+expect 2 "" -- "$D" simulate --graph data/empty.json --devices k40x2 --placement gpu --trace "$T/none.json"
+[ -e "$T/none.json" ] && bad "trace written after an error" || ok
+expect 2 "cannot write" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --trace "$T/no/dir/t.json"
+ls "$T" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
+
+# bad input: exit 2, one line naming the file and the problem
+expect 2 "data/empty.json: file is empty" -- "$D" simulate --graph data/empty.json --devices k40x2 --placement gpu
+[ "$(wc -l < "$T/err")" = 1 ] && ok || bad "error is not one line"
+expect 2 "data/truncated.json:3:" -- "$D" simulate --graph data/truncated.json --devices k40x2 --placement gpu
+expect 2 "no-such.json: cannot open" -- "$D" simulate --graph no-such.json --devices k40x2 --placement gpu
+expect 2 'unknown device set "k80x3"' -- "$D" simulate --graph data/tiny.json --devices k80x3 --placement gpu
+expect 2 'placement "gpu:5"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu:5
+expect 2 "unknown model" -- "$D" simulate --model nope --devices k40x2 --placement gpu
+expect 2 "not both" -- "$D" simulate --model synthetic-500 --graph data/tiny.json --devices k40x2 --placement gpu
+expect 2 "must be less than --steps" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --steps 2 --warmup 2
+
+# placement files: good, wrong length, unknown device
+printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[0,1,1,1,1]}' > "$T/p.json"
+expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[1,1,1,1,1]}' > "$T/p.json"
+expect 0 "must run on cpu but is placed on gpu:0" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+printf '{"format":"dplace-placement","version":1,"devices":["cpu:0"],"placement":[0,0]}' > "$T/p.json"
+expect 2 "placement has 2 entries but graph \"tiny\" has 5 ops" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+printf '{"format":"dplace-placement","version":1,"devices":["gpu:9"],"placement":[0,0,0,0,0]}' > "$T/p.json"
+expect 2 'devices\[0\] "gpu:9" is not in device set' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+
+# noise protocol is deterministic for a seed
+"$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/a" 2>&1
+"$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/b" 2>&1
+grep step_time_s "$T/a" > "$T/a1"; grep step_time_s "$T/b" > "$T/b1"
+cmp -s "$T/a1" "$T/b1" && ok || bad "same seed gave different step times"
+
+echo "test_cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]

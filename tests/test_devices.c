@@ -1,0 +1,134 @@
+/* dplace-devices v1: presets, routing, malformed files, round trip. */
+#include <unistd.h>
+
+#include "dplace/devices.h"
+#include "test_util.h"
+
+#define DHDR "{\"format\":\"dplace-devices\",\"version\":1,\"devices\":["
+#define CPU0 "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e12,\"memory_bandwidth\":6e10,\"memory_bytes\":1000000}"
+#define GPU(n) "{\"name\":\"gpu:" #n "\",\"kind\":\"gpu\",\"peak_flops\":4e12,\"memory_bandwidth\":2.8e11,\"memory_bytes\":1000000}"
+#define LINK(a, b) "{\"from\":\"" a "\",\"to\":\"" b "\",\"bandwidth\":1.5e10,\"latency_s\":1e-5}"
+
+static const struct {
+    const char *text, *expect;
+} bad_devices[] = {
+    {"", "bad.json: file is empty"},
+    {DHDR "]}", "bad.json: the device set has no devices"},
+    {"{\"format\":\"dplace-devices\",\"version\":1}", "bad.json: missing field \"devices\""},
+    {DHDR "{\"name\":\"x\",\"kind\":\"tpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
+     "bad.json: device 0 \"x\": unknown kind \"tpu\" (expected \"cpu\" or \"gpu\")"},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":-4,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
+     "bad.json: device 0 \"x\": field \"peak_flops\" must be >= 0, got -4"},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":0,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
+     "bad.json: device \"x\": peak_flops must be a finite number > 0"},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1}]}",
+     "bad.json: device 0 \"x\": missing field \"memory_bytes\""},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":0}]}",
+     "device 0 \"x\": field \"memory_bytes\" must be in 1..9223372036854775807, got 0"},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,\"streams\":0}]}",
+     "device 0 \"x\": field \"streams\" must be in 1..64, got 0"},
+    {DHDR CPU0 "," CPU0 "]}", "bad.json: device \"cpu:0\": duplicate name"},
+    {DHDR CPU0 "," GPU(0) "],\"links\":[" LINK("cpu:0", "gpu:7") "]}",
+     "bad.json: link cpu:0 -> gpu:7: unknown device \"gpu:7\""},
+    {DHDR CPU0 "," GPU(0) "],\"links\":[" LINK("gpu:0", "gpu:0") "]}", "a link joins two different devices"},
+    {DHDR CPU0 "," GPU(0) "],\"links\":[" LINK("cpu:0", "gpu:0") "," LINK("gpu:0", "cpu:0") "]}",
+     "link gpu:0 -> cpu:0: listed twice"},
+    {DHDR CPU0 "," GPU(0) "," GPU(1) "],\"links\":[" LINK("cpu:0", "gpu:0") "]}",
+     "bad.json: no route from \"cpu:0\" to \"gpu:1\""},
+    {DHDR GPU(0) "," GPU(1) "]}",
+     "bad.json: devices \"gpu:0\" and \"gpu:1\" have no link, and there is no host CPU to route through"},
+    {DHDR CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":0}]}",
+     "link cpu:0 -> gpu:0: bandwidth must be a finite number > 0"},
+    {DHDR CPU0 "],\"links\":{}}", "bad.json: field \"links\" must be an array, got an object"},
+};
+
+static void test_bad_device_files(void) {
+    size_t n = sizeof bad_devices / sizeof bad_devices[0];
+    for (size_t i = 0; i < n; i++) {
+        dp_error err;
+        dp_error_clear(&err);
+        dp_devices *ds = dp_devices_read_string(bad_devices[i].text, "bad.json", &err);
+        if (ds || !strstr(err.msg, bad_devices[i].expect)) {
+            fprintf(stderr, "case %zu: %s\n  got: %s\n  expected: %s\n", i, bad_devices[i].text,
+                    ds ? "(accepted)" : err.msg, bad_devices[i].expect);
+            exit(1);
+        }
+    }
+    printf("  %zu malformed device sets rejected with their exact errors\n", n);
+}
+
+static void test_presets(void) {
+    const char *const *names = dp_devices_preset_names();
+    int count = 0;
+    for (; *names; names++, count++) {
+        dp_error err;
+        dp_devices *ds = dp_devices_preset(*names, &err);
+        if (!ds) fprintf(stderr, "%s: %s\n", *names, err.msg);
+        CHECK(ds);
+        CHECK(ds->host == 0);
+        CHECK(ds->kind_count[DP_DEVKIND_CPU] == 1);
+        dp_devices_free(ds);
+    }
+    CHECK(count >= 4);
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    CHECK_INT_EQ(ds->n_devices, 5);
+    CHECK_INT_EQ(ds->n_links, 8); /* PCIe both ways for each GPU */
+    CHECK_NEAR(ds->devices[1].peak_flops, 4.29e12, 1e-12);
+    CHECK_NEAR(ds->devices[1].mem_bandwidth, 288e9, 1e-12);
+    CHECK(strcmp(ds->devices[1].model, "K40") == 0);
+    CHECK_INT_EQ(dp_devices_nth(ds, DP_DEVKIND_GPU, 3), 4);
+    /* gpu:0 -> gpu:3 goes through the host: 2 hops */
+    CHECK_INT_EQ(ds->route_len[1 * 5 + 4], 2);
+    CHECK_INT_EQ(ds->route_len[0 * 5 + 4], 1);
+    dp_devices_free(ds);
+    ds = dp_devices_preset("p100x4", &err);
+    CHECK(ds);
+    CHECK_NEAR(ds->devices[2].peak_flops, 9.3e12, 1e-12);
+    CHECK_INT_EQ(ds->devices[2].memory_bytes, 12193ULL * 1024 * 1024);
+    dp_devices_free(ds);
+    CHECK(!dp_devices_preset("k40x9", &err));
+    CHECK_STR_CONTAINS(err.msg, "unknown device set \"k40x9\"");
+    CHECK(!dp_devices_load("tpu_pod", &err));
+    CHECK_STR_CONTAINS(err.msg, "unknown device set \"tpu_pod\"");
+}
+
+static void test_roundtrip(void) {
+    dp_error err;
+    dp_devices *a = dp_devices_preset("k40x2", &err);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_dev_%d.json", (int)getpid());
+    CHECK_INT_EQ(dp_devices_write_file(a, path, &err), DP_STATUS_OK);
+    dp_devices *b = dp_devices_load(path, &err);
+    if (!b) fprintf(stderr, "%s\n", err.msg);
+    CHECK(b);
+    CHECK_INT_EQ(a->n_devices, b->n_devices);
+    CHECK_INT_EQ(a->n_links, b->n_links);
+    for (int32_t d = 0; d < a->n_devices; d++) {
+        CHECK(strcmp(a->devices[d].name, b->devices[d].name) == 0);
+        CHECK(strcmp(a->devices[d].model, b->devices[d].model) == 0);
+        CHECK(a->devices[d].peak_flops == b->devices[d].peak_flops);
+        CHECK(a->devices[d].mem_bandwidth == b->devices[d].mem_bandwidth);
+        CHECK_INT_EQ(a->devices[d].memory_bytes, b->devices[d].memory_bytes);
+        CHECK(a->devices[d].launch_overhead_s == b->devices[d].launch_overhead_s);
+        CHECK_INT_EQ(a->devices[d].streams, b->devices[d].streams);
+    }
+    for (int32_t l = 0; l < a->n_links; l++) {
+        CHECK_INT_EQ(a->links[l].from, b->links[l].from);
+        CHECK_INT_EQ(a->links[l].to, b->links[l].to);
+        CHECK(a->links[l].bandwidth == b->links[l].bandwidth);
+        CHECK(a->links[l].latency_s == b->links[l].latency_s);
+    }
+    remove(path);
+    dp_devices_free(a);
+    dp_devices_free(b);
+}
+
+int main(void) {
+    TEST_RUN(test_bad_device_files);
+    TEST_RUN(test_presets);
+    TEST_RUN(test_roundtrip);
+    printf("test_devices: all passed\n");
+    return 0;
+}

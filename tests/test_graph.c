@@ -1,0 +1,241 @@
+/* dplace-graph v1: reading, validation errors, writing and round trips. */
+#include <unistd.h>
+
+#include "dplace/graph.h"
+#include "test_util.h"
+
+#define HDR "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
+#define A "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"bytes\":4}]}"
+
+typedef struct bad_case {
+    const char *text;
+    const char *expect; /* substring of the one error message */
+} bad_case;
+
+/* Each malformed graph and the exact problem its message must name. */
+static const bad_case bad_graphs[] = {
+    {"{\"format\":\"dplace-graph\",\"version\":1,\"ops\":[\n{\"name\":\"a\",,}]}", "bad.json:2:"},
+    {"[1,2]", "bad.json: expected a JSON object at the top, got an array"},
+    {"{\"format\":\"dplace-devices\",\"version\":1,\"ops\":[]}", "field \"format\" is \"dplace-devices\", expected \"dplace-graph\""},
+    {"{\"format\":\"dplace-graph\",\"version\":2,\"ops\":[]}", "unsupported dplace-graph version 2"},
+    {"{\"format\":\"dplace-graph\",\"version\":1}", "bad.json: missing field \"ops\""},
+    {HDR "]}", "bad.json: the graph has no ops"},
+    {HDR "{\"type\":\"Const\"}]}", "bad.json: op 0: missing field \"name\""},
+    {HDR "{\"name\":5,\"type\":\"Const\"}]}", "bad.json: op 0: field \"name\" must be a string, got an integer"},
+    {HDR "{\"name\":\"a\"}]}", "bad.json: op 0 \"a\": missing field \"type\""},
+    {HDR A "," A "]}", "bad.json: op 1 \"a\": duplicate name (also op 0)"},
+    {HDR A ",{\"name\":\"b\",\"type\":\"Neg\",\"inputs\":[7]}]}",
+     "bad.json: op 1 \"b\": input 0 refers to op 7, but the graph has 2 ops (0..1)"},
+    {HDR A ",{\"name\":\"b\",\"type\":\"Neg\",\"inputs\":[[0,3]]}]}",
+     "bad.json: op 1 \"b\": input 0 refers to output 3 of op 0 \"a\", which has 1 output"},
+    {HDR A ",{\"name\":\"b\",\"type\":\"Neg\",\"inputs\":[-1]}]}", "op 1 \"b\": input 0 must not be negative, got -1"},
+    {HDR A ",{\"name\":\"b\",\"type\":\"Neg\",\"inputs\":[[0]]}]}",
+     "op 1 \"b\": input 0 must be [producer_index, output_slot], got an array of 1"},
+    {HDR "{\"name\":\"p\",\"type\":\"Add\",\"inputs\":[2],\"outputs\":[{\"bytes\":4}]},"
+         "{\"name\":\"q\",\"type\":\"Add\",\"inputs\":[0],\"outputs\":[{\"bytes\":4}]},"
+         "{\"name\":\"r\",\"type\":\"Add\",\"inputs\":[1],\"outputs\":[{\"bytes\":4}]}]}",
+     "bad.json: the graph has a cycle: 0 \"p\" -> 1 \"q\" -> 2 \"r\" -> 0 \"p\""},
+    {HDR "{\"name\":\"s\",\"type\":\"Add\",\"inputs\":[0],\"outputs\":[{\"bytes\":4}]}]}",
+     "the graph has a cycle: 0 \"s\" -> 0 \"s\""},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":-5}]}", "op 0 \"a\": field \"flops\" must be >= 0, got -5"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":1e999}]}", "bad.json:1:"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":\"many\"}]}", "op 0 \"a\": field \"flops\" must be a number, got a string"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"param_bytes\":-1}]}", "op 0 \"a\": field \"param_bytes\" must not be negative, got -1"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"temp_bytes\":2.5}]}", "op 0 \"a\": field \"temp_bytes\" must be a whole number, got 2.5"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"shape\":[100000,100000,100000,100000],\"dtype\":\"float32\"}]}]}",
+     "op 0 \"a\": output 0: size of the shape overflows 64 bits"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"shape\":[10000000,10000000,100],\"dtype\":\"float32\"}]}]}",
+     "op 0 \"a\": output 0: 40000000000000000 bytes is over the limit of 2^50"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"shape\":[3],\"dtype\":\"float31\"}]}]}",
+     "op 0 \"a\": output 0: unknown dtype \"float31\""},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"shape\":[3,-2],\"dtype\":\"float32\"}]}]}",
+     "op 0 \"a\": output 0: shape dimension 1 must not be negative, got -2"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"dtype\":\"float32\"}]}]}",
+     "op 0 \"a\": output 0: needs \"shape\" and \"dtype\", or \"bytes\""},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"outputs\":[{\"bytes\":99999999999999999999}]}]}", "bad.json:1:"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"device\":\"tpu:0\"}]}",
+     "op 0 \"a\": unknown device constraint \"tpu:0\" (expected cpu, gpu, cpu:N or gpu:N)"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"cost\":{\"gpu\":-1}}]}", "op 0 \"a\": cost: field \"gpu\" must be >= 0, got -1"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"cost\":[1]}]}", "op 0 \"a\": field \"cost\" must be an object, got an array"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"name\":\"b\"}]}", "bad.json:1:"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"device\":\"cpu\",\"colocate\":\"g\"},"
+         "{\"name\":\"b\",\"type\":\"Const\",\"device\":\"gpu\",\"colocate\":\"g\"}]}",
+     "op 1 \"b\": device \"gpu\" conflicts with \"cpu\" required by another op of colocation group \"g\""},
+    {HDR "7]}", "bad.json: op 0 must be an object, got an integer"},
+};
+
+static void test_bad_graphs(void) {
+    size_t n = sizeof bad_graphs / sizeof bad_graphs[0];
+    CHECK(n >= 15);
+    for (size_t i = 0; i < n; i++) {
+        dp_error err;
+        dp_error_clear(&err);
+        dp_graph *g = dp_graph_read_string(bad_graphs[i].text, "bad.json", &err);
+        if (g || !strstr(err.msg, bad_graphs[i].expect)) {
+            fprintf(stderr, "case %zu: %s\n  got: %s\n  expected: %s\n", i, bad_graphs[i].text,
+                    g ? "(accepted)" : err.msg, bad_graphs[i].expect);
+            exit(1);
+        }
+        CHECK(err.status == DP_STATUS_PARSE || err.status == DP_STATUS_INVALID);
+        CHECK(strchr(err.msg, '\n') == NULL); /* one line */
+    }
+    printf("  %zu malformed graphs rejected with their exact errors\n", n);
+}
+
+static void test_bad_files(void) {
+    dp_error err;
+    CHECK(!dp_graph_read_file("data/empty.json", &err));
+    CHECK_STR_CONTAINS(err.msg, "data/empty.json: file is empty");
+    CHECK(!dp_graph_read_file("data/truncated.json", &err));
+    CHECK_STR_CONTAINS(err.msg, "data/truncated.json:3:");
+    CHECK_STR_CONTAINS(err.msg, "JSON syntax error");
+    CHECK(!dp_graph_read_file("data/no-such-file.json", &err));
+    CHECK_INT_EQ(err.status, DP_STATUS_IO);
+    CHECK_STR_CONTAINS(err.msg, "data/no-such-file.json: cannot open: No such file or directory");
+}
+
+static void test_read_tiny(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_read_file("data/tiny.json", &err);
+    if (!g) fprintf(stderr, "%s\n", err.msg);
+    CHECK(g);
+    CHECK_INT_EQ(g->n_ops, 5);
+    CHECK(strcmp(g->name, "tiny") == 0);
+    CHECK_INT_EQ(g->n_inputs, 5);
+    CHECK_INT_EQ(g->outputs[0].bytes, 32 * 784 * 4);
+    CHECK_INT_EQ(g->ops[3].n_outputs, 2);
+    CHECK_INT_EQ(g->outputs[g->ops[3].outputs_at + 1].bytes, 4); /* scalar */
+    CHECK_INT_EQ(g->ops[3].temp_bytes, 1024);
+    CHECK_INT_EQ(g->ops[0].device.kind, DP_DEVCON_CPU);
+    CHECK(g->ops[1].colocate >= 0 && g->ops[1].colocate == g->ops[4].colocate);
+    CHECK_INT_EQ(g->n_colocate, 1);
+    CHECK(strcmp(dp_graph_str(g, g->ops[2].scope), "dense") == 0);
+    CHECK_INT_EQ(g->ops[2].n_costs, 2);
+    CHECK_INT_EQ(dp_graph_find_op(g, "loss"), 3);
+    /* consumers of w (tensor of op 1, slot 0): logits and update */
+    int64_t t = dp_graph_tensor(g, 1, 0);
+    CHECK_INT_EQ(g->consumers_at[t + 1] - g->consumers_at[t], 2);
+    /* topo order: every input before its consumer */
+    int32_t pos[5];
+    for (int32_t k = 0; k < 5; k++) pos[g->topo[k]] = k;
+    for (int32_t i = 0; i < 5; i++)
+        for (int32_t k = 0; k < g->ops[i].n_inputs; k++) CHECK(pos[g->inputs[g->ops[i].inputs_at + k].op] < pos[i]);
+    dp_graph_free(g);
+}
+
+/* Two graphs are equivalent when every op field, edge, output and cost agrees. */
+static void check_equivalent(const dp_graph *a, const dp_graph *b) {
+    CHECK(strcmp(a->name, b->name) == 0);
+    CHECK_INT_EQ(a->n_ops, b->n_ops);
+    for (int32_t i = 0; i < a->n_ops; i++) {
+        const dp_op *x = &a->ops[i], *y = &b->ops[i];
+        CHECK(strcmp(x->name, y->name) == 0);
+        CHECK(strcmp(dp_graph_str(a, x->type), dp_graph_str(b, y->type)) == 0);
+        CHECK(strcmp(dp_graph_str(a, x->scope), dp_graph_str(b, y->scope)) == 0);
+        CHECK(strcmp(dp_graph_str(a, x->colocate), dp_graph_str(b, y->colocate)) == 0);
+        CHECK(x->flops == y->flops);
+        CHECK_INT_EQ(x->param_bytes, y->param_bytes);
+        CHECK_INT_EQ(x->temp_bytes, y->temp_bytes);
+        CHECK_INT_EQ(x->device.kind, y->device.kind);
+        CHECK_INT_EQ(x->device.index, y->device.index);
+        CHECK_INT_EQ(x->n_inputs, y->n_inputs);
+        for (int32_t k = 0; k < x->n_inputs; k++) {
+            CHECK_INT_EQ(a->inputs[x->inputs_at + k].op, b->inputs[y->inputs_at + k].op);
+            CHECK_INT_EQ(a->inputs[x->inputs_at + k].slot, b->inputs[y->inputs_at + k].slot);
+        }
+        CHECK_INT_EQ(x->n_outputs, y->n_outputs);
+        for (int32_t k = 0; k < x->n_outputs; k++) {
+            const dp_output *p = &a->outputs[x->outputs_at + k], *q = &b->outputs[y->outputs_at + k];
+            CHECK_INT_EQ(p->bytes, q->bytes);
+            CHECK_INT_EQ(p->dtype, q->dtype);
+            CHECK_INT_EQ(p->rank, q->rank);
+            for (int32_t d = 0; d < p->rank; d++) CHECK_INT_EQ(a->dims[p->dims_at + d], b->dims[q->dims_at + d]);
+        }
+        CHECK_INT_EQ(x->n_costs, y->n_costs);
+        for (int32_t k = 0; k < x->n_costs; k++) {
+            CHECK(strcmp(dp_graph_str(a, a->costs[x->costs_at + k].key), dp_graph_str(b, b->costs[y->costs_at + k].key)) == 0);
+            CHECK(a->costs[x->costs_at + k].seconds == b->costs[y->costs_at + k].seconds);
+        }
+    }
+}
+
+static void roundtrip(dp_graph *g) {
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_rt_%d.json", (int)getpid());
+    dp_error err;
+    CHECK_INT_EQ(dp_graph_write_file(g, path, &err), DP_STATUS_OK);
+    dp_graph *h = dp_graph_read_file(path, &err);
+    if (!h) fprintf(stderr, "%s\n", err.msg);
+    CHECK(h);
+    check_equivalent(g, h);
+    /* writing again gives the same bytes */
+    char path2[80];
+    snprintf(path2, sizeof path2, "%s.2", path);
+    CHECK_INT_EQ(dp_graph_write_file(h, path2, &err), DP_STATUS_OK);
+    FILE *f1 = fopen(path, "rb"), *f2 = fopen(path2, "rb");
+    CHECK(f1 && f2);
+    int c1, c2;
+    do {
+        c1 = fgetc(f1);
+        c2 = fgetc(f2);
+        CHECK(c1 == c2);
+    } while (c1 != EOF);
+    fclose(f1);
+    fclose(f2);
+    remove(path);
+    remove(path2);
+    dp_graph_free(h);
+}
+
+static void test_roundtrip(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_read_file("data/tiny.json", &err);
+    CHECK(g);
+    roundtrip(g);
+    dp_graph_free(g);
+    g = dp_graph_synth(2000, 5, &err);
+    CHECK(g);
+    roundtrip(g);
+    dp_graph_free(g);
+}
+
+static void test_any_order_and_builder(void) {
+    /* consumers may come before producers in the file */
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(HDR "{\"name\":\"b\",\"type\":\"Neg\",\"inputs\":[1],\"outputs\":[{\"bytes\":4}]},"
+                                           A "]}",
+                                       "order", &err);
+    CHECK(g);
+    CHECK_INT_EQ(g->topo[0], 1);
+    CHECK_INT_EQ(g->topo[1], 0);
+    dp_graph_free(g);
+    /* builder misuse is an error, not a crash */
+    g = dp_graph_init("b");
+    CHECK(dp_graph_add_op(g, "x", "T", NULL, NULL, &err) == 0);
+    CHECK(dp_graph_add_op(g, "y", "T", NULL, NULL, &err) == 1);
+    CHECK_INT_EQ(dp_graph_add_input(g, 0, 1, 0, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(dp_graph_add_cost(g, 1, "gpu", -1.0, &err), DP_STATUS_INVALID);
+    dp_graph_free(g);
+}
+
+static void test_devcon_parse(void) {
+    dp_devcon c;
+    CHECK(dp_devcon_parse("cpu", &c) == 0 && c.kind == DP_DEVCON_CPU && c.index == -1);
+    CHECK(dp_devcon_parse("gpu:3", &c) == 0 && c.kind == DP_DEVCON_GPU && c.index == 3);
+    CHECK(dp_devcon_parse("/job:w/replica:0/task:0/device:GPU:1", &c) == 0 && c.kind == DP_DEVCON_GPU && c.index == 1);
+    CHECK(dp_devcon_parse("/cpu:0", &c) == 0 && c.kind == DP_DEVCON_CPU && c.index == 0);
+    CHECK(dp_devcon_parse("gpu:", &c) != 0);
+    CHECK(dp_devcon_parse("gpux", &c) != 0);
+    CHECK(dp_devcon_parse("tpu", &c) != 0);
+}
+
+int main(void) {
+    TEST_RUN(test_bad_graphs);
+    TEST_RUN(test_bad_files);
+    TEST_RUN(test_read_tiny);
+    TEST_RUN(test_roundtrip);
+    TEST_RUN(test_any_order_and_builder);
+    TEST_RUN(test_devcon_parse);
+    printf("test_graph: all passed\n");
+    return 0;
+}

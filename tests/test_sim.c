@@ -1,0 +1,336 @@
+/* Simulator tests on tiny graphs whose step time, transfers and memory are
+ * worked out by hand below. Device set "hand": links of 1000 B/s and 0.5 s
+ * latency, so a 1000-byte tensor takes 0.5 + 1 = 1.5 s on one hop. Op times
+ * come from measured costs (no launch overhead is added to those). */
+#include "dplace/placement.h"
+#include "dplace/sim.h"
+#include "test_util.h"
+
+static const char *hand_devices =
+    "{\"format\":\"dplace-devices\",\"version\":1,\"name\":\"hand\",\"devices\":["
+    "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000000},"
+    "{\"name\":\"gpu:0\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000},"
+    "{\"name\":\"gpu:1\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000},"
+    "{\"name\":\"gpu:2\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000,"
+    "\"streams\":2}],"
+    "\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1000,\"latency_s\":0.5},"
+    "{\"from\":\"cpu:0\",\"to\":\"gpu:1\",\"bandwidth\":1000,\"latency_s\":0.5},"
+    "{\"from\":\"cpu:0\",\"to\":\"gpu:2\",\"bandwidth\":1000,\"latency_s\":0.5},"
+    "{\"from\":\"gpu:0\",\"to\":\"gpu:1\",\"bandwidth\":1000,\"latency_s\":0.5}]}";
+
+enum { CPU = 0, G0 = 1, G1 = 2, G2 = 3 };
+
+typedef struct fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    dp_sim *sim;
+    dp_sim_result res;
+} fixture;
+
+static fixture setup(const char *graph_json) {
+    fixture f;
+    dp_error err;
+    f.g = dp_graph_read_string(graph_json, "test-graph", &err);
+    if (!f.g) fprintf(stderr, "graph: %s\n", err.msg);
+    CHECK(f.g);
+    f.ds = dp_devices_read_string(hand_devices, "hand", &err);
+    if (!f.ds) fprintf(stderr, "devices: %s\n", err.msg);
+    CHECK(f.ds);
+    f.sim = dp_sim_init(f.g, f.ds, &err);
+    if (!f.sim) fprintf(stderr, "sim: %s\n", err.msg);
+    CHECK(f.sim);
+    return f;
+}
+
+static void run(fixture *f, const int32_t *place) {
+    dp_error err;
+    dp_status st = dp_sim_run(f->sim, place, NULL, &f->res, &err);
+    if (st) fprintf(stderr, "run: %s\n", err.msg);
+    CHECK_INT_EQ(st, DP_STATUS_OK);
+}
+
+static void teardown(fixture *f) {
+    dp_sim_free(f->sim);
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
+#define OP(name, inputs, bytes, cost, extra)                                                                     \
+    "{\"name\":\"" name "\",\"type\":\"T\",\"inputs\":" inputs ",\"outputs\":[{\"bytes\":" #bytes "}],"         \
+    "\"cost\":{\"gpu\":" #cost ",\"cpu\":" #cost "}" extra "}"
+
+/* chain a(1s) -> b(2s) -> c(3s), outputs 100, 200, 50 bytes, param 10 on a. */
+static const char *chain =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"chain\",\"ops\":["
+    OP("a", "[]", 100, 1, ",\"param_bytes\":10") "," OP("b", "[0]", 200, 2, "") "," OP("c", "[[1,0]]", 50, 3, "") "]}";
+
+static void test_chain_one_device(void) {
+    fixture f = setup(chain);
+    int32_t p[3] = {G0, G0, G0};
+    run(&f, p);
+    CHECK(f.res.valid);
+    CHECK_NEAR(f.res.step_time_s, 6.0, 1e-12);
+    CHECK_NEAR(f.res.device[G0].busy_s, 6.0, 1e-12);
+    /* liveness: during b, a's 100 + b's 200 + 10 params; c's 50 comes after a is freed */
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 310);
+    CHECK_INT_EQ(f.res.device[G0].param_bytes, 10);
+    CHECK_INT_EQ(f.res.n_transfers, 0);
+    CHECK_INT_EQ(f.res.device[G0].n_ops, 3);
+    teardown(&f);
+}
+
+static void test_chain_split_direct_link(void) {
+    fixture f = setup(chain);
+    /* a on gpu:0 [0,1]; 100 B to gpu:1 over the direct link: 0.5 + 0.1 = 0.6 -> [1,1.6];
+     * b on gpu:1 [1.6,3.6]; 200 B back: gpu:1 -> gpu:0 has no direct link in that
+     * direction? It has (links are duplex): 0.5 + 0.2 -> [3.6,4.3]; c [4.3,7.3]. */
+    int32_t p[3] = {G0, G1, G0};
+    run(&f, p);
+    CHECK(f.res.valid);
+    CHECK_NEAR(f.res.step_time_s, 7.3, 1e-12);
+    CHECK_INT_EQ(f.res.n_transfers, 2);
+    CHECK_INT_EQ(f.res.transfer_bytes, 300);
+    /* gpu:1 holds the received a (100) from 1.0 and b (200) from 1.6: 300 at once */
+    CHECK_INT_EQ(f.res.device[G1].peak_bytes, 300);
+    teardown(&f);
+}
+
+static void test_route_through_host(void) {
+    fixture f = setup(chain);
+    /* gpu:0 -> gpu:2 has no link: two hops through cpu:0, 0.6 s each.
+     * a [0,1]; hops [1,1.6], [1.6,2.2]; b on gpu:2 [2.2,4.2]; b's 200 B back:
+     * two hops of 0.7 -> 5.6; c [5.6,8.6]. */
+    int32_t p[3] = {G0, G2, G0};
+    run(&f, p);
+    CHECK_NEAR(f.res.step_time_s, 8.6, 1e-12);
+    CHECK_INT_EQ(f.res.n_transfers, 2);
+    CHECK_INT_EQ(f.res.transfer_bytes, 300);
+    /* the host holds each copy while forwarding it, never both at once */
+    CHECK_INT_EQ(f.res.device[CPU].peak_bytes, 200);
+    /* links gpu:0->cpu, cpu->gpu:2, gpu:2->cpu, cpu->gpu:0 each carried one transfer */
+    int used = 0;
+    for (int32_t l = 0; l < f.res.n_links; l++) used += f.res.link[l].n_transfers;
+    CHECK_INT_EQ(used, 4);
+    teardown(&f);
+}
+
+/* diamond: a -> b, a -> c, (b, c) -> d */
+static const char *diamond =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"diamond\",\"ops\":["
+    OP("a", "[]", 1000, 1, "") "," OP("b", "[0]", 100, 2, "") "," OP("c", "[0]", 100, 3, "") ","
+    OP("d", "[1,2]", 10, 1, "") "]}";
+
+static void test_diamond(void) {
+    fixture f = setup(diamond);
+    int32_t one[4] = {G0, G0, G0, G0};
+    run(&f, one);
+    CHECK_NEAR(f.res.step_time_s, 7.0, 1e-12); /* 1 + 2 + 3 + 1 on one stream */
+    /* b and c both ready at 1: b runs first (earlier in the ready FIFO). Peak: a's 1000 is
+     * held until c finishes; during c: 1000 + 100 (b) + 100 (c) = 1200 > 1000 capacity */
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 1200);
+    CHECK(!f.res.valid);
+    CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_OOM);
+    CHECK_STR_CONTAINS(f.res.reason, "out of memory on gpu:0");
+    CHECK_STR_CONTAINS(f.res.reason, "1200 bytes");
+
+    /* b on gpu:1: a [0,1]; 1000 B to gpu:1 [1,2.5]; b [2.5,4.5]; c on gpu:0 [1,4];
+     * b's 100 B back [4.5,5.1]; d [5.1,6.1] */
+    int32_t two[4] = {G0, G1, G0, G0};
+    run(&f, two);
+    CHECK_NEAR(f.res.step_time_s, 6.1, 1e-12);
+    CHECK_INT_EQ(f.res.n_transfers, 2);
+    /* a's 1000 B stays on gpu:0 until c ends (local use) while c's 100 B exists */
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 1100);
+    CHECK_INT_EQ(f.res.device[G1].peak_bytes, 1100); /* received a + b's output */
+    CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_OOM);
+    teardown(&f);
+}
+
+/* a has one output used by b and c; both on gpu:1: one transfer, not two */
+static const char *fanout =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"fanout\",\"ops\":["
+    OP("a", "[]", 400, 1, "") "," OP("b", "[0]", 10, 1, "") "," OP("c", "[0]", 10, 1, "") "]}";
+
+static void test_fanout_one_transfer(void) {
+    fixture f = setup(fanout);
+    int32_t p[3] = {G0, G1, G1};
+    run(&f, p);
+    CHECK_INT_EQ(f.res.n_transfers, 1);
+    CHECK_INT_EQ(f.res.transfer_bytes, 400);
+    /* a [0,1]; transfer 0.5 + 0.4 -> 1.9; b [1.9,2.9]; c [2.9,3.9] */
+    CHECK_NEAR(f.res.step_time_s, 3.9, 1e-12);
+    /* the received copy lives until c, its last consumer there, finishes; b's unused
+     * output is freed when b ends, so the peak is 400 + 10 */
+    CHECK_INT_EQ(f.res.device[G1].peak_bytes, 410);
+    /* the producer's copy is freed once the send left: peak on gpu:0 is 400 */
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 400);
+    teardown(&f);
+}
+
+/* a has two 1000-byte outputs; c uses the first, d the second, both on gpu:1 */
+static const char *contend =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"contend\",\"ops\":["
+    "{\"name\":\"a\",\"type\":\"T\",\"outputs\":[{\"bytes\":500},{\"bytes\":500}],\"cost\":{\"gpu\":1}},"
+    OP("c", "[[0,0]]", 10, 1, "") "," OP("d", "[[0,1]]", 10, 1, "") "]}";
+
+static void test_link_contention(void) {
+    fixture f = setup(contend);
+    int32_t p[3] = {G0, G1, G1};
+    run(&f, p);
+    /* both sends want gpu:0 -> gpu:1 at t=1; one at a time: [1,2], [2,3].
+     * c [2,3]; d [3,4]. Without contention d would end at 3. */
+    CHECK_INT_EQ(f.res.n_transfers, 2);
+    CHECK_NEAR(f.res.step_time_s, 4.0, 1e-12);
+    int32_t l = -1;
+    for (int32_t k = 0; k < f.ds->n_links; k++)
+        if (f.ds->links[k].from == G0 && f.ds->links[k].to == G1) l = k;
+    CHECK(l >= 0);
+    CHECK_INT_EQ(f.res.link[l].n_transfers, 2);
+    CHECK_NEAR(f.res.link[l].busy_s, 2.0, 1e-12);
+    CHECK_INT_EQ(f.res.link[l].bytes, 1000);
+    teardown(&f);
+}
+
+/* Four 300-byte ops in a chain: their sum (1200) is over gpu:0's 1000 bytes,
+ * but at most two are alive at once (600), so the placement fits. */
+static const char *long_chain =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"long\",\"ops\":["
+    OP("a", "[]", 300, 1, "") "," OP("b", "[0]", 300, 1, "") "," OP("c", "[1]", 300, 1, "") ","
+    OP("d", "[2]", 300, 1, ",\"temp_bytes\":350") "]}";
+
+static void test_oom_by_liveness_not_sum(void) {
+    fixture f = setup(long_chain);
+    int32_t p[4] = {G0, G0, G0, G0};
+    run(&f, p);
+    /* c and d alive with d's 350 scratch: 300 + 300 + 350 = 950 <= 1000 */
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 950);
+    CHECK(f.res.valid);
+    teardown(&f);
+}
+
+static const char *constrained =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"con\",\"ops\":["
+    OP("reader", "[]", 10, 1, ",\"device\":\"cpu\"") "," OP("w", "[]", 10, 1, ",\"colocate\":\"v\"") ","
+    OP("w_update", "[0,1]", 10, 1, ",\"colocate\":\"v\"") "]}";
+
+static void test_constraint_and_colocation(void) {
+    fixture f = setup(constrained);
+    int32_t ok[3] = {CPU, G1, G1};
+    run(&f, ok);
+    CHECK(f.res.valid);
+    CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_VALID);
+    CHECK_STR_CONTAINS(f.res.reason, "");
+
+    int32_t bad[3] = {G0, G1, G1};
+    run(&f, bad);
+    CHECK(!f.res.valid);
+    CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_CONSTRAINT);
+    CHECK_STR_CONTAINS(f.res.reason, "op 0 \"reader\"");
+    CHECK_STR_CONTAINS(f.res.reason, "must run on cpu but is placed on gpu:0");
+    CHECK(f.res.step_time_s > 0); /* still simulated */
+
+    int32_t split[3] = {CPU, G0, G1};
+    run(&f, split);
+    CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_COLOCATION);
+    CHECK_STR_CONTAINS(f.res.reason, "colocation group \"v\" is split");
+
+    /* the shorthand honours the constraint */
+    int32_t single[3];
+    dp_error err;
+    CHECK_INT_EQ(dp_placement_resolve("gpu:1", f.g, f.ds, single, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(single[0], CPU);
+    CHECK_INT_EQ(single[1], G1);
+
+    /* a malformed placement is an error, not a verdict */
+    int32_t out_of_range[3] = {CPU, 7, G1};
+    CHECK_INT_EQ(dp_sim_run(f.sim, out_of_range, NULL, &f.res, &err), DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "op 1 \"w\" is device 7");
+    teardown(&f);
+}
+
+static void test_streams_run_concurrently(void) {
+    fixture f = setup(diamond);
+    /* gpu:2 has 2 streams: a [0,1]; b [1,3] and c [1,4] at once; d [4,5] */
+    int32_t p[4] = {G2, G2, G2, G2};
+    run(&f, p);
+    CHECK_NEAR(f.res.step_time_s, 5.0, 1e-12);
+    CHECK_NEAR(f.res.device[G2].busy_s, 7.0, 1e-12);
+    teardown(&f);
+}
+
+static void test_impossible_device_set(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(
+        "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":[" OP("a", "[]", 1, 1, ",\"device\":\"gpu:5\"") "]}", "g",
+        &err);
+    CHECK(g);
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    CHECK(ds);
+    dp_sim *s = dp_sim_init(g, ds, &err);
+    CHECK(!s);
+    CHECK_STR_CONTAINS(err.msg, "op 0 \"a\" must run on gpu:5, which the set lacks");
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+static void test_determinism_and_protocol(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_synth(3000, 7, &err);
+    CHECK(g);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    dp_sim *s = dp_sim_init(g, ds, &err);
+    CHECK(s);
+    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    dp_rng rng;
+    dp_rng_seed(&rng, 3);
+    for (int32_t i = 0; i < g->n_ops; i++) p[i] = 1 + (int32_t)dp_rng_below(&rng, 4);
+    CHECK_INT_EQ(dp_placement_single(g, ds, 1, p, &err), DP_STATUS_OK); /* keep constraints: start valid */
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].device.kind == DP_DEVCON_NONE && g->ops[i].colocate < 0) p[i] = 1 + (int32_t)dp_rng_below(&rng, 4);
+    dp_sim_result a, b;
+    CHECK_INT_EQ(dp_sim_run(s, p, NULL, &a, &err), 0);
+    CHECK_INT_EQ(dp_sim_run(s, p, NULL, &b, &err), 0);
+    CHECK(a.step_time_s == b.step_time_s);
+    CHECK(a.n_transfers > 0);
+    double sum_busy = 0, sum_cost = 0;
+    for (int32_t d = 0; d < ds->n_devices; d++) sum_busy += a.device[d].busy_s;
+    for (int32_t i = 0; i < g->n_ops; i++) sum_cost += dp_sim_op_seconds(s, i, p[i]);
+    CHECK_NEAR(sum_busy, sum_cost, 1e-9);
+    CHECK(a.step_time_s >= sum_busy / 4 - 1e-12);
+
+    dp_sim_options o = dp_sim_options_default();
+    o.noise_sigma = 0.1;
+    o.steps = 9;
+    o.warmup = 2;
+    o.seed = 42;
+    CHECK_INT_EQ(dp_sim_run(s, p, &o, &a, &err), 0);
+    CHECK_INT_EQ(dp_sim_run(s, p, &o, &b, &err), 0);
+    CHECK(a.step_time_s == b.step_time_s); /* same seed, same answer */
+    CHECK_INT_EQ(a.steps_measured, 7);
+    o.seed = 43;
+    CHECK_INT_EQ(dp_sim_run(s, p, &o, &b, &err), 0);
+    CHECK(a.step_time_s != b.step_time_s);
+    CHECK_NEAR(a.step_time_s, b.step_time_s, 0.1); /* mean-one noise: close */
+    o.warmup = 9;
+    CHECK_INT_EQ(dp_sim_run(s, p, &o, &b, &err), DP_STATUS_INVALID);
+    free(p);
+    dp_sim_free(s);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+int main(void) {
+    TEST_RUN(test_chain_one_device);
+    TEST_RUN(test_chain_split_direct_link);
+    TEST_RUN(test_route_through_host);
+    TEST_RUN(test_diamond);
+    TEST_RUN(test_fanout_one_transfer);
+    TEST_RUN(test_link_contention);
+    TEST_RUN(test_oom_by_liveness_not_sum);
+    TEST_RUN(test_constraint_and_colocation);
+    TEST_RUN(test_streams_run_concurrently);
+    TEST_RUN(test_impossible_device_set);
+    TEST_RUN(test_determinism_and_protocol);
+    printf("test_sim: all passed\n");
+    return 0;
+}
