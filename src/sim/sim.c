@@ -26,15 +26,29 @@ dp_sim_options dp_sim_options_default(void) {
 
 /* ---- event heap (binary, ties by insertion counter) ------------------------------ */
 
-static int ev_less(const sim_event *a, const sim_event *b) { return a->t < b->t || (a->t == b->t && a->seq < b->seq); }
+static inline unsigned __int128 ev_key(double t, uint64_t seq, int32_t id) {
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return ((unsigned __int128)bits << 64) | (seq << 32) | (uint32_t)id;
+}
+
+static inline double ev_time(sim_event e) {
+    uint64_t bits = (uint64_t)(e.key >> 64);
+    double t;
+    memcpy(&t, &bits, sizeof t);
+    return t;
+}
+
+static inline int32_t ev_id(sim_event e) { return (int32_t)(uint32_t)e.key; }
 
 static void heap_push(dp_sim *s, double t, int32_t id) {
     assert(s->heap_n < s->heap_cap);
+    assert(t >= 0 && s->seq < (1ULL << 32));
     int32_t i = s->heap_n++;
-    sim_event e = {t, s->seq++, id};
+    sim_event e = {ev_key(t, s->seq++, id)};
     while (i > 0) {
         int32_t p = (i - 1) / 2;
-        if (!ev_less(&e, &s->heap[p])) break;
+        if (s->heap[p].key <= e.key) break;
         s->heap[i] = s->heap[p];
         i = p;
     }
@@ -48,8 +62,8 @@ static sim_event heap_pop(dp_sim *s) {
     for (;;) {
         int32_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && ev_less(&s->heap[c + 1], &s->heap[c])) c++;
-        if (!ev_less(&s->heap[c], &last)) break;
+        if (c + 1 < n && s->heap[c + 1].key < s->heap[c].key) c++;
+        if (last.key <= s->heap[c].key) break;
         s->heap[i] = s->heap[c];
         i = c;
     }
@@ -61,11 +75,9 @@ static sim_event heap_pop(dp_sim *s) {
 
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
-    void *arrays[] = {s->cost, s->tensor_bytes, s->tensor_op, s->out_at, s->in_at, s->in_tensor, s->cons_at, s->cons,
-                      s->start_bytes, s->temp_bytes, s->sources, s->constrained, s->allowed, s->coloc_ops,
-                      s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from, s->dur, s->pending,
-                      s->ready_next, s->op_stream, s->local_refs, s->remote_refs, s->x_tensor, s->x_src, s->x_dst,
-                      s->x_next, s->x_hop, s->link_head, s->link_tail, s->link_busy, s->link_stats, s->heap,
+    void *arrays[] = {s->cost, s->ops, s->tensors, s->in_tensor, s->cons, s->sources, s->constrained, s->allowed,
+                      s->coloc_ops, s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from,
+                      s->remote_refs, s->x, s->link_head, s->link_tail, s->link_busy, s->link_stats, s->heap,
                       s->tr_start, s->tr_end, s->tr_place, s->hop_x, s->hop_link, s->hop_start, s->hop_end};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
     free(s);
@@ -121,15 +133,11 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     }
     s->heap_cap = L + 1;
     for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
-    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->tensor_bytes, T) || !ALLOC(s->tensor_op, T) ||
-        !ALLOC(s->out_at, n + 1) || !ALLOC(s->in_at, n + 1) || !ALLOC(s->in_tensor, E) || !ALLOC(s->cons_at, T + 1) ||
-        !ALLOC(s->cons, E) || !ALLOC(s->start_bytes, n) || !ALLOC(s->temp_bytes, n) || !ALLOC(s->sources, n) ||
-        !ALLOC(s->constrained, n) || !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) ||
-        !ALLOC(s->coloc_ops_group, n) || !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) ||
-        !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L) || !ALLOC(s->dur, n) || !ALLOC(s->pending, n) ||
-        !ALLOC(s->ready_next, n) || !ALLOC(s->op_stream, n) || !ALLOC(s->local_refs, T) ||
-        !ALLOC(s->remote_refs, T * D) || !ALLOC(s->x_tensor, E) || !ALLOC(s->x_src, E) || !ALLOC(s->x_dst, E) ||
-        !ALLOC(s->x_next, E) || !ALLOC(s->x_hop, E) || !ALLOC(s->link_head, L) || !ALLOC(s->link_tail, L) ||
+    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->tensors, T + 1) ||
+        !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
+        !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
+        !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L) ||
+        !ALLOC(s->remote_refs, T * D) || !ALLOC(s->x, E) || !ALLOC(s->link_head, L) || !ALLOC(s->link_tail, L) ||
         !ALLOC(s->link_busy, L) || !ALLOC(s->heap, s->heap_cap))
         goto oom;
     s->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats));
@@ -142,26 +150,29 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         for (int32_t i = 0; i < n; i++) s->cost[(size_t)i * s->n_classes + c] = dp_cost_op_seconds(g, i, &ds->devices[d]);
     }
     /* compact graph arrays */
+    memset(s->ops, 0, ((size_t)n + 1) * sizeof(sim_op));
+    memset(s->tensors, 0, ((size_t)T + 1) * sizeof(sim_tensor));
     int64_t e = 0;
     for (int32_t i = 0; i < n; i++) {
         const dp_op *o = &g->ops[i];
-        s->out_at[i] = (int32_t)g->tensor_at[i];
-        s->in_at[i] = (int32_t)e;
+        sim_op *so = &s->ops[i];
+        so->out_at = (int32_t)g->tensor_at[i];
+        so->in_at = (int32_t)e;
         for (int32_t k = 0; k < o->n_inputs; k++, e++) {
             dp_input in = g->inputs[o->inputs_at + k];
             s->in_tensor[e] = (int32_t)(g->tensor_at[in.op] + in.slot);
         }
-        s->temp_bytes[i] = o->temp_bytes;
-        s->start_bytes[i] = o->temp_bytes;
+        so->temp_bytes = o->temp_bytes;
+        so->start_bytes = o->temp_bytes;
         for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1]; t++) {
-            s->tensor_bytes[t] = g->outputs[t].bytes;
-            s->tensor_op[t] = i;
-            s->start_bytes[i] += g->outputs[t].bytes;
+            s->tensors[t].bytes = g->outputs[t].bytes;
+            s->tensors[t].op = i;
+            so->start_bytes += g->outputs[t].bytes;
         }
     }
-    s->out_at[n] = (int32_t)T;
-    s->in_at[n] = (int32_t)e;
-    for (int64_t t = 0; t <= T; t++) s->cons_at[t] = (int32_t)g->consumers_at[t];
+    s->ops[n].out_at = (int32_t)T;
+    s->ops[n].in_at = (int32_t)e;
+    for (int64_t t = 0; t <= T; t++) s->tensors[t].cons_at = (int32_t)g->consumers_at[t];
     memcpy(s->cons, g->consumers, (size_t)E * sizeof(int32_t));
     for (int32_t k = 0; k < n; k++) {
         int32_t i = g->topo[k];
@@ -188,20 +199,20 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     ALLOC(group_fill, n);
     if (!group_of || !group_fill) goto oom;
     for (int32_t k = 0; k < ns; k++) group_of[k] = -1;
-    int32_t *count = s->pending; /* scratch */
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = 0; i < n; i++) { /* count the ops of each group ... */
         int32_t c = g->ops[i].colocate;
         if (c < 0) continue;
         if (group_of[c] < 0) {
             group_of[c] = s->n_coloc;
-            count[s->n_coloc++] = 0;
+            group_fill[s->n_coloc++] = 0;
         }
-        count[group_of[c]]++;
+        group_fill[group_of[c]]++;
         s->n_coloc_ops++;
     }
-    for (int32_t c = 0, at = 0; c < s->n_coloc; c++) {
+    for (int32_t c = 0, at = 0; c < s->n_coloc; c++) { /* ... and turn counts into offsets */
+        int32_t cnt = group_fill[c];
         group_fill[c] = at;
-        at += count[c];
+        at += cnt;
     }
     for (int32_t i = 0; i < n; i++) {
         int32_t c = g->ops[i].colocate;
@@ -238,34 +249,30 @@ static inline void mem_free(dp_sim *s, int32_t d, uint64_t bytes) {
 }
 
 static void op_start(dp_sim *s, int32_t op, int32_t d) {
+    sim_op *o = &s->ops[op];
     uint64_t fs = s->free_streams[d];
     assert(fs);
-    s->op_stream[op] = __builtin_ctzll(fs);
+    o->stream = __builtin_ctzll(fs);
     s->free_streams[d] = fs & (fs - 1);
-    mem_alloc(s, d, s->start_bytes[op]);
+    mem_alloc(s, d, o->start_bytes);
     if (s->tracing) s->tr_start[op] = s->now;
-    heap_push(s, s->now + s->dur[op], op);
+    heap_push(s, s->now + o->dur, op);
 }
 
 /* op's inputs are all on its device: run it now or queue it (FIFO). */
-static void op_ready(dp_sim *s, int32_t op) {
-    int32_t d = s->place[op];
+static void op_ready(dp_sim *s, int32_t op, int32_t d) {
     if (s->free_streams[d] && s->ready_head[d] < 0) {
         op_start(s, op, d);
         return;
     }
-    s->ready_next[op] = -1;
+    s->ops[op].next = -1;
     if (s->ready_head[d] < 0) s->ready_head[d] = op;
-    else s->ready_next[s->ready_tail[d]] = op;
+    else s->ops[s->ready_tail[d]].next = op;
     s->ready_tail[d] = op;
 }
 
-static inline int32_t hop_link(const dp_sim *s, int32_t x) {
-    return s->ds->route[((size_t)s->x_src[x] * s->D + s->x_dst[x]) * 2 + s->x_hop[x]];
-}
-
 static void hop_start(dp_sim *s, int32_t x, int32_t l) {
-    uint64_t bytes = s->tensor_bytes[s->x_tensor[x]];
+    uint64_t bytes = s->tensors[s->x[x].tensor].bytes;
     s->link_busy[l] = 1;
     /* the copy on the receiving end of this hop exists from now on */
     mem_alloc(s, s->link_to[l], bytes);
@@ -285,100 +292,109 @@ static void hop_start(dp_sim *s, int32_t x, int32_t l) {
 }
 
 static void hop_enqueue(dp_sim *s, int32_t x) {
-    int32_t l = hop_link(s, x);
+    sim_xfer *xf = &s->x[x];
+    int32_t l = xf->link[xf->hop];
     if (!s->link_busy[l]) {
         hop_start(s, x, l);
         return;
     }
-    s->x_next[x] = -1;
+    xf->next = -1;
     if (s->link_head[l] < 0) s->link_head[l] = x;
-    else s->x_next[s->link_tail[l]] = x;
+    else s->x[s->link_tail[l]].next = x;
     s->link_tail[l] = x;
 }
 
 /* Tensor t was produced on device d: count its users, send it once to each
  * other device that uses it, and wake the local consumers. */
 static void tensor_produced(dp_sim *s, int32_t t, int32_t d) {
-    const int32_t *place = s->place, *cons = s->cons;
-    int32_t e0 = s->cons_at[t], e1 = s->cons_at[t + 1];
+    sim_op *ops = s->ops;
+    const int32_t *cons = s->cons;
+    sim_tensor *ts = &s->tensors[t];
+    int32_t e0 = ts->cons_at, e1 = ts[1].cons_at;
     int32_t nlocal = 0, ndev = 0;
+    ts->dev = d;
     for (int32_t e = e0; e < e1; e++) {
-        int32_t pd = place[cons[e]];
-        if (pd == d) nlocal++;
-        else if (s->cnt[pd]++ == 0) s->touched[ndev++] = pd;
+        sim_op *c = &ops[cons[e]];
+        if (c->place == d) {
+            nlocal++;
+            if (--c->pending == 0) op_ready(s, cons[e], d);
+        } else if (s->cnt[c->place]++ == 0) {
+            s->touched[ndev++] = c->place;
+        }
     }
-    s->local_refs[t] = nlocal + ndev;
-    if (nlocal + ndev == 0) mem_free(s, d, s->tensor_bytes[t]);
+    ts->refs = nlocal + ndev;
+    if (nlocal + ndev == 0) mem_free(s, d, ts->bytes);
     for (int32_t k = 0; k < ndev; k++) {
         int32_t dst = s->touched[k];
         s->remote_refs[(int64_t)t * s->D + dst] = s->cnt[dst];
         s->cnt[dst] = 0;
         int32_t x = s->n_x++;
-        s->x_tensor[x] = t;
-        s->x_src[x] = d;
-        s->x_dst[x] = dst;
-        s->x_hop[x] = 0;
-        s->transfer_bytes += s->tensor_bytes[t];
+        sim_xfer *xf = &s->x[x];
+        const int32_t *route = &s->ds->route[((size_t)d * s->D + dst) * 2];
+        xf->tensor = t;
+        xf->dst = (int16_t)dst;
+        xf->hop = 0;
+        xf->len = s->ds->route_len[d * s->D + dst];
+        xf->link[0] = route[0];
+        xf->link[1] = route[1];
+        s->transfer_bytes += ts->bytes;
         hop_enqueue(s, x);
     }
-    if (nlocal)
-        for (int32_t e = e0; e < e1; e++) {
-            int32_t c = cons[e];
-            if (place[c] == d && --s->pending[c] == 0) op_ready(s, c);
-        }
 }
 
 static void op_finish(dp_sim *s, int32_t op) {
-    int32_t d = s->place[op];
-    s->busy[d] += s->dur[op];
+    sim_op *o = &s->ops[op];
+    int32_t d = o->place;
+    s->busy[d] += o->dur;
     if (s->tracing) s->tr_end[op] = s->now;
-    mem_free(s, d, s->temp_bytes[op]);
-    s->free_streams[d] |= 1ULL << s->op_stream[op];
-    for (int32_t e = s->in_at[op]; e < s->in_at[op + 1]; e++) {
+    mem_free(s, d, o->temp_bytes);
+    s->free_streams[d] |= 1ULL << o->stream;
+    for (int32_t e = o->in_at; e < o[1].in_at; e++) {
         int32_t t = s->in_tensor[e];
-        if (s->place[s->tensor_op[t]] == d) {
-            if (--s->local_refs[t] == 0) mem_free(s, d, s->tensor_bytes[t]);
+        sim_tensor *ts = &s->tensors[t];
+        if (ts->dev == d) {
+            if (--ts->refs == 0) mem_free(s, d, ts->bytes);
         } else if (--s->remote_refs[(int64_t)t * s->D + d] == 0) {
-            mem_free(s, d, s->tensor_bytes[t]);
+            mem_free(s, d, ts->bytes);
         }
     }
-    for (int32_t t = s->out_at[op]; t < s->out_at[op + 1]; t++) tensor_produced(s, t, d);
+    for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, t, d);
     int32_t next = s->ready_head[d];
     if (next >= 0 && s->free_streams[d]) {
-        s->ready_head[d] = s->ready_next[next];
+        s->ready_head[d] = s->ops[next].next;
         op_start(s, next, d);
     }
 }
 
 static void hop_finish(dp_sim *s, int32_t x) {
-    int32_t l = hop_link(s, x);
-    int32_t t = s->x_tensor[x];
+    sim_xfer *xf = &s->x[x];
+    int32_t l = xf->link[xf->hop];
+    sim_tensor *ts = &s->tensors[xf->tensor];
     int32_t from = s->link_from[l];
     s->link_busy[l] = 0;
-    if (s->x_hop[x] == 0) { /* the data has left the producer's device */
-        if (--s->local_refs[t] == 0) mem_free(s, from, s->tensor_bytes[t]);
+    if (xf->hop == 0) { /* the data has left the producer's device */
+        if (--ts->refs == 0) mem_free(s, from, ts->bytes);
     } else { /* an intermediate copy (on the host) is no longer needed */
-        mem_free(s, from, s->tensor_bytes[t]);
+        mem_free(s, from, ts->bytes);
     }
-    int32_t dst = s->x_dst[x];
-    if (s->link_to[l] != dst) {
-        s->x_hop[x]++;
+    if (++xf->hop < xf->len) {
         hop_enqueue(s, x);
     } else {
-        for (int32_t e = s->cons_at[t]; e < s->cons_at[t + 1]; e++) {
-            int32_t c = s->cons[e];
-            if (s->place[c] == dst && --s->pending[c] == 0) op_ready(s, c);
+        int32_t dst = xf->dst;
+        for (int32_t e = ts->cons_at; e < ts[1].cons_at; e++) {
+            sim_op *c = &s->ops[s->cons[e]];
+            if (c->place == dst && --c->pending == 0) op_ready(s, s->cons[e], dst);
         }
     }
     int32_t next = s->link_head[l];
     if (next >= 0 && !s->link_busy[l]) {
-        s->link_head[l] = s->x_next[next];
+        s->link_head[l] = s->x[next].next;
         hop_start(s, next, l);
     }
 }
 
-/* One step with the op times in s->dur and pending/params set by the caller.
- * Returns the makespan. */
+/* One step with ops[].dur and ops[].place set by the caller. Returns the
+ * makespan. */
 static double simulate_step(dp_sim *s) {
     int32_t n = s->n, D = s->D;
     s->now = 0;
@@ -401,17 +417,19 @@ static double simulate_step(dp_sim *s) {
         s->link_busy[l] = 0;
         memset(&s->link_stats[l], 0, sizeof s->link_stats[l]);
     }
-    for (int32_t i = 0; i < n; i++) s->pending[i] = s->in_at[i + 1] - s->in_at[i];
-    for (int32_t k = 0; k < s->n_sources; k++) op_ready(s, s->sources[k]);
+    sim_op *ops = s->ops;
+    for (int32_t i = 0; i < n; i++) ops[i].pending = ops[i + 1].in_at - ops[i].in_at;
+    for (int32_t k = 0; k < s->n_sources; k++) op_ready(s, s->sources[k], ops[s->sources[k]].place);
     int32_t done = 0;
     while (s->heap_n) {
         sim_event ev = heap_pop(s);
-        s->now = ev.t;
-        if (ev.id >= 0) {
-            op_finish(s, ev.id);
+        int32_t id = ev_id(ev);
+        s->now = ev_time(ev);
+        if (id >= 0) {
+            op_finish(s, id);
             done++;
         } else {
-            hop_finish(s, -ev.id - 1);
+            hop_finish(s, -id - 1);
         }
     }
     assert(done == n);
@@ -461,19 +479,20 @@ static void judge(dp_sim *s, dp_sim_result *res) {
     }
 }
 
+/* Sets ops[].place and ops[].dur (with noise for `step` when sigma > 0). */
 static void fill_durations(dp_sim *s, double sigma, uint64_t seed, int32_t step) {
     int32_t C = s->n_classes;
     const int32_t *place = s->place;
-    if (C == 1) {
-        memcpy(s->dur, s->cost, (size_t)s->n * sizeof(double));
-    } else {
-        for (int32_t i = 0; i < s->n; i++) s->dur[i] = s->cost[(size_t)i * C + s->dev_class[place[i]]];
+    sim_op *ops = s->ops;
+    for (int32_t i = 0; i < s->n; i++) {
+        ops[i].place = place[i];
+        ops[i].dur = s->cost[(size_t)i * C + s->dev_class[place[i]]];
     }
     if (sigma <= 0) return;
     dp_rng rng;
     dp_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(step + 1)));
     double shift = -0.5 * sigma * sigma; /* mean-one log-normal */
-    for (int32_t i = 0; i < s->n; i++) s->dur[i] *= exp(sigma * dp_rng_normal(&rng) + shift);
+    for (int32_t i = 0; i < s->n; i++) ops[i].dur *= exp(sigma * dp_rng_normal(&rng) + shift);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -5,12 +5,43 @@
 #include "dplace/sim.h"
 
 /* A pending event: an op finishing (id >= 0) or a transfer finishing its
- * current hop (id = -x - 1). Ordered by time, then by insertion counter. */
+ * current hop (id = -x - 1). Ordered by time, then by insertion counter:
+ * times are >= 0, so their IEEE bits order like the numbers, and the key
+ * (time bits, counter << 32 | id) orders with one 128-bit comparison. */
 typedef struct sim_event {
-    double t;
-    uint64_t seq;
-    int32_t id;
+    unsigned __int128 key;
 } sim_event;
+
+/* What the event loop reads of one op, together in one cache line. */
+typedef struct sim_op {
+    double dur;       /* this step's time                      */
+    int32_t place;    /* device                                */
+    int32_t pending;  /* inputs not yet on the op's device     */
+    int32_t in_at;    /* first input edge (in_tensor)          */
+    int32_t out_at;   /* first output tensor                   */
+    int32_t stream;   /* stream it runs on                     */
+    int32_t next;     /* ready-FIFO link                       */
+    uint64_t start_bytes; /* outputs + temp, allocated at start */
+    uint64_t temp_bytes;
+} sim_op;
+
+/* What the event loop reads of one tensor. */
+typedef struct sim_tensor {
+    uint64_t bytes;
+    int32_t cons_at;  /* first consumer edge (cons)            */
+    int32_t op;       /* producer                              */
+    int32_t refs;     /* uses left of the producer's copy      */
+    int32_t dev;      /* producer's device (set when produced) */
+} sim_tensor;
+
+/* One transfer of a tensor to one device, with its route resolved. */
+typedef struct sim_xfer {
+    int32_t tensor;
+    int32_t next;     /* link-queue link                        */
+    int32_t link[2];  /* the hops' links                        */
+    int16_t dst;
+    int8_t hop, len;  /* current hop, number of hops            */
+} sim_xfer;
 
 struct dp_sim {
     const dp_graph *g;
@@ -22,16 +53,10 @@ struct dp_sim {
     int32_t n_classes;        /* devices with identical cost parameters share a class */
     int32_t dev_class[DP_MAX_DEVICES];
     double *cost;             /* [n * n_classes] seconds                   */
-    uint64_t *tensor_bytes;   /* [T]                                       */
-    int32_t *tensor_op;       /* [T] producing op                          */
-    /* compact copies of what the event loop reads per op (cache friendly) */
-    int32_t *out_at;          /* [n+1] first tensor of each op             */
-    int32_t *in_at;           /* [n+1] first input edge of each op         */
+    sim_op *ops;              /* [n+1] (the extra entry closes the ranges) */
+    sim_tensor *tensors;      /* [T+1]                                     */
     int32_t *in_tensor;       /* [E] tensor read by each input edge        */
-    int32_t *cons_at;         /* [T+1] first consumer edge of each tensor  */
     int32_t *cons;            /* [E] consuming op                          */
-    uint64_t *start_bytes;    /* [n] outputs + temp, allocated at start    */
-    uint64_t *temp_bytes;     /* [n]                                       */
     int32_t n_sources;
     int32_t *sources;         /* ops without inputs, in topological order  */
     int32_t n_constrained;
@@ -45,21 +70,15 @@ struct dp_sim {
     int32_t n_coloc;          /* colocation groups                         */
 
     /* per-run scratch */
-    const int32_t *place;
-    double *dur;              /* [n] this step's op times                  */
-    int32_t *pending;         /* [n] inputs not yet on the op's device     */
-    int32_t *ready_next;      /* [n] intrusive FIFO links                  */
+    const int32_t *place;     /* the caller's placement (also in ops[].place) */
     int32_t ready_head[DP_MAX_DEVICES], ready_tail[DP_MAX_DEVICES];
     uint64_t free_streams[DP_MAX_DEVICES]; /* bit s set: stream s idle     */
-    int32_t *op_stream;       /* [n]                                       */
-    int32_t *local_refs;      /* [T] uses left of the producer's copy      */
     uint64_t param_bytes[DP_MAX_DEVICES];
     int32_t *remote_refs;     /* [T * D] uses left of a received copy      */
     int32_t cnt[DP_MAX_DEVICES], touched[DP_MAX_DEVICES];
 
     int32_t n_x;              /* transfers so far; arrays have capacity E  */
-    int32_t *x_tensor, *x_src, *x_dst, *x_next;
-    int8_t *x_hop;
+    sim_xfer *x;
     int32_t *link_head, *link_tail; /* [L] FIFO of waiting transfers       */
     uint8_t *link_busy;             /* [L]                                 */
     dp_sim_link_stats *link_stats;  /* [L]                                 */

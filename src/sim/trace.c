@@ -63,7 +63,7 @@ dp_status dp_trace_write(const dp_sim *s, const char *path, dp_error *err) {
     for (int32_t i = 0; i < s->n; i++) {
         const dp_op *o = &g->ops[i];
         fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", s->tr_place[i],
-                s->op_stream[i], s->tr_start[i] * 1e6, (s->tr_end[i] - s->tr_start[i]) * 1e6);
+                s->ops[i].stream, s->tr_start[i] * 1e6, (s->tr_end[i] - s->tr_start[i]) * 1e6);
         put_json_string(f, o->name);
         fputs(",\"cat\":", f);
         put_json_string(f, dp_graph_str(g, o->type));
@@ -76,15 +76,15 @@ dp_status dp_trace_write(const dp_sim *s, const char *path, dp_error *err) {
     }
     for (int32_t h = 0; h < s->n_hops; h++) {
         int32_t x = s->hop_x[h], l = s->hop_link[h];
-        int32_t t = s->x_tensor[x];
-        int32_t op = s->tensor_op[t];
+        int32_t t = s->x[x].tensor;
+        int32_t op = s->tensors[t].op;
         snprintf(buf, sizeof buf, "%.200s:%lld", g->ops[op].name, (long long)(t - g->tensor_at[op]));
         fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", link_pid, l,
                 s->hop_start[h] * 1e6, (s->hop_end[h] - s->hop_start[h]) * 1e6);
         put_json_string(f, buf);
         fprintf(f, ",\"cat\":\"transfer\",\"args\":{\"bytes\":%llu,\"to\":",
-                (unsigned long long)s->tensor_bytes[t]);
-        put_json_string(f, ds->devices[s->x_dst[x]].name);
+                (unsigned long long)s->tensors[t].bytes);
+        put_json_string(f, ds->devices[s->x[x].dst].name);
         fputs("}}", f);
     }
     fputs("\n]}\n", f);
