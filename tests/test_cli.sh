@@ -65,6 +65,14 @@ expect 2 "placement has 2 entries but graph \"tiny\" has 5 ops" -- "$D" simulate
 printf '{"format":"dplace-placement","version":1,"devices":["gpu:9"],"placement":[0,0,0,0,0]}' > "$T/p.json"
 expect 2 'devices\[0\] "gpu:9" is not in device set' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
 
+# devices: show, export, re-read
+expect 0 "p100x4" -- "$D" devices
+expect 0 "K40" -- "$D" devices k40x4
+expect 0 "wrote" -- "$D" devices p100x4 -o "$T/p100.json"
+expect 0 "P100" -- "$D" devices "$T/p100.json"
+expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices "$T/p100.json" --placement gpu:3
+expect 2 'unknown device set "k40x99"' -- "$D" devices k40x99
+
 # noise protocol is deterministic for a seed
 "$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/a" 2>&1
 "$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/b" 2>&1

@@ -26,5 +26,6 @@ int cli_parse_long(const char *text, long min, long max, long *out);
 int cli_parse_double(const char *text, double min, double max, double *out);
 
 int cmd_simulate(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
 
 #endif

@@ -71,6 +71,7 @@ static void print_help(FILE *f) {
             "commands:\n"
             "  simulate   simulate one training step of a placed graph: step time, memory,\n"
             "             transfers, validity; optional timeline (Chrome trace)\n"
+            "  devices    show a device set (preset or file), or write it as a file\n"
             "  help       this text (also: dplace --help, dplace COMMAND --help)\n"
             "  version    print the version\n"
             "\n"
@@ -96,6 +97,7 @@ int main(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
     fprintf(stderr, "dplace: unknown command \"%s\" (see: dplace --help)\n", cmd);
     return CLI_EXIT_INPUT;
 }

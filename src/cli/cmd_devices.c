@@ -1,0 +1,72 @@
+/* dplace devices: show a device set, or write it as a dplace-devices file
+ * (a starting point for describing your own machine). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: dplace devices [SPEC] [-o FILE]\n"
+            "\n"
+            "Shows a device set: a preset (k40xN, p100xN with N = 1..8) or a\n"
+            "dplace-devices file. Without SPEC, lists the presets.\n"
+            "\n"
+            "  -o FILE      write the set as a dplace-devices v1 file (atomically)\n"
+            "  -h, --help   this text\n");
+}
+
+int cmd_devices(int argc, char **argv) {
+    const char *spec = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (i + 1 >= argc) return cli_usage_error("devices", "-o needs a file name");
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("devices", "unknown option \"%s\"", argv[i]);
+        } else if (!spec) {
+            spec = argv[i];
+        } else {
+            return cli_usage_error("devices", "give one device set, not \"%s\" and \"%s\"", spec, argv[i]);
+        }
+    }
+    if (!spec) {
+        if (out) return cli_usage_error("devices", "-o needs a device set to write");
+        printf("presets:");
+        for (const char *const *p = dp_devices_preset_names(); *p; p++) printf(" %s", *p);
+        printf("\n(also k40xN and p100xN for N = 1..8; see docs/devices.md)\n");
+        return CLI_EXIT_OK;
+    }
+    dp_error err;
+    dp_devices *ds = dp_devices_load(spec, &err);
+    if (!ds) return cli_report(&err);
+    int rc = CLI_EXIT_OK;
+    if (out) {
+        if (dp_devices_write_file(ds, out, &err)) rc = cli_report(&err);
+        else printf("wrote %s\n", out);
+    } else {
+        printf("device set %s: %d devices, %d link directions\n\n", ds->name, ds->n_devices, ds->n_links);
+        printf("%-8s %-4s %-22s %12s %12s %12s %10s %7s\n", "name", "kind", "model", "TFLOP/s", "mem GB/s",
+               "memory GiB", "launch us", "streams");
+        for (int32_t d = 0; d < ds->n_devices; d++) {
+            const dp_device *v = &ds->devices[d];
+            printf("%-8s %-4s %-22s %12.3f %12.1f %12.3f %10.1f %7d\n", v->name, dp_devkind_name(v->kind), v->model,
+                   v->peak_flops / 1e12, v->mem_bandwidth / 1e9, (double)v->memory_bytes / 1073741824.0,
+                   v->launch_overhead_s * 1e6, v->streams);
+        }
+        printf("\n%-20s %10s %12s\n", "link", "GB/s", "latency us");
+        for (int32_t l = 0; l < ds->n_links; l++) {
+            char name[160];
+            snprintf(name, sizeof name, "%s -> %s", ds->devices[ds->links[l].from].name,
+                     ds->devices[ds->links[l].to].name);
+            printf("%-20s %10.2f %12.1f\n", name, ds->links[l].bandwidth / 1e9, ds->links[l].latency_s * 1e6);
+        }
+        if (ds->host >= 0 && ds->n_devices > 1)
+            printf("\npairs without a link route through the host %s\n", ds->devices[ds->host].name);
+    }
+    dp_devices_free(ds);
+    return rc;
+}
