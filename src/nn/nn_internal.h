@@ -41,19 +41,10 @@ static inline float nn_tanh(float x) {
 
 static inline float nn_sigmoid(float x) { return 1.0f / (1.0f + nn_exp(-x)); }
 
-/* C [M, N] = alpha op(A) op(B) + beta C, all row-major; ta/tb: transpose. */
-static inline void nn_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A,
-                           int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-    if (M <= 0 || N <= 0) return;
-    if (K <= 0) {
-        if (beta != 1.0f)
-            for (int i = 0; i < M; i++)
-                for (int j = 0; j < N; j++) C[(size_t)i * ldc + j] *= beta;
-        return;
-    }
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
+/* C [M, N] = alpha op(A) op(B) + beta C, all row-major; ta/tb: transpose
+ * (nn_gemm.c, OpenBLAS). */
+void nn_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+             const float *B, int ldb, float beta, float *C, int ldc);
 
 /* dst [n] += column sums of src [rows, n] with row stride ld. */
 static inline void nn_add_colsum(float *dst, const float *src, int rows, int n, size_t ld) {

@@ -17,38 +17,59 @@ size_t dp_nn_lstm_scratch_count(int B, int T, int H) {
     return (size_t)B * T * 5 * H + (size_t)2 * B * H;
 }
 
+/* One row of the cell update with c_prev present (cp) or zero (cp NULL);
+ * written as two plain loops so each vectorises. */
+static inline void cell_row(float *restrict h, float *restrict c, float *restrict g,
+                            const float *restrict cp, int H) {
+    float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
+    if (cp) {
+        for (int j = 0; j < H; j++) {
+            float i = nn_sigmoid(gi[j]), f = nn_sigmoid(gf[j]);
+            float u = nn_tanh(gg[j]), o = nn_sigmoid(go[j]);
+            float cn = f * cp[j] + i * u;
+            gi[j] = i, gf[j] = f, gg[j] = u, go[j] = o;
+            c[j] = cn;
+            h[j] = o * nn_tanh(cn);
+        }
+    } else {
+        for (int j = 0; j < H; j++) {
+            float i = nn_sigmoid(gi[j]), f = nn_sigmoid(gf[j]);
+            float u = nn_tanh(gg[j]), o = nn_sigmoid(go[j]);
+            float cn = i * u;
+            gi[j] = i, gf[j] = f, gg[j] = u, go[j] = o;
+            c[j] = cn;
+            h[j] = o * nn_tanh(cn);
+        }
+    }
+}
+
 /* h [H], c [H]; g [4H] pre-activations in, activated gates (i f g o) out */
 void nn_lstm_cell_row(float *h, float *c, float *g, const float *c_prev, int H) {
-    float *gi = g, *gf = g + H, *gg = g + 2 * H, *go = g + 3 * H;
+    cell_row(h, c, g, c_prev, H);
+}
+
+static inline void cell_row_backward(float *restrict dg, float *restrict dc,
+                                     const float *restrict dh, const float *restrict g,
+                                     const float *restrict c, const float *restrict cp, int H) {
+    const float *gi = g, *gf = g + H, *gg = g + 2 * H, *go = g + 3 * H;
     for (int j = 0; j < H; j++) {
-        float i = nn_sigmoid(gi[j]), f = nn_sigmoid(gf[j]);
-        float u = nn_tanh(gg[j]), o = nn_sigmoid(go[j]);
-        float cp = c_prev ? c_prev[j] : 0.0f;
-        float cn = f * cp + i * u;
-        gi[j] = i;
-        gf[j] = f;
-        gg[j] = u;
-        go[j] = o;
-        c[j] = cn;
-        h[j] = o * nn_tanh(cn);
+        float tc = nn_tanh(c[j]);
+        float i = gi[j], f = gf[j], u = gg[j], o = go[j];
+        float cpj = cp ? cp[j] : 0.0f;
+        float dct = dc[j] + dh[j] * o * (1.0f - tc * tc);
+        dg[j] = dct * u * i * (1.0f - i);
+        dg[H + j] = dct * cpj * f * (1.0f - f);
+        dg[2 * H + j] = dct * i * (1.0f - u * u);
+        dg[3 * H + j] = dh[j] * tc * o * (1.0f - o);
+        dc[j] = dct * f;
     }
 }
 
 /* dg [4H] = gate pre-activation grads; dc [H] in: into c, out: into c_prev */
 void nn_lstm_cell_row_backward(float *dg, float *dc, const float *dh, const float *g,
                                const float *c, const float *c_prev, int H) {
-    const float *gi = g, *gf = g + H, *gg = g + 2 * H, *go = g + 3 * H;
-    for (int j = 0; j < H; j++) {
-        float tc = nn_tanh(c[j]);
-        float i = gi[j], f = gf[j], u = gg[j], o = go[j];
-        float cp = c_prev ? c_prev[j] : 0.0f;
-        float dct = dc[j] + dh[j] * o * (1.0f - tc * tc);
-        dg[j] = dct * u * i * (1.0f - i);
-        dg[H + j] = dct * cp * f * (1.0f - f);
-        dg[2 * H + j] = dct * i * (1.0f - u * u);
-        dg[3 * H + j] = dh[j] * tc * o * (1.0f - o);
-        dc[j] = dct * f;
-    }
+    if (c_prev) cell_row_backward(dg, dc, dh, g, c, c_prev, H);
+    else cell_row_backward(dg, dc, dh, g, c, NULL, H); /* c_prev = 0: no f-gate gradient */
 }
 
 /* out, cell [B, T, H]; gates [B, T, 4H]; inp [B, T, C]; h0, c0 [B, H]; w block */
@@ -287,16 +308,12 @@ void dp_nn_attention_forward(float *ctx, float *att, float *act, float *qp, cons
         const float *q = qp + (size_t)b * A;
         float *sc = att + (size_t)b * T;
         for (int j = 0; j < T; j++) {
-            const float *k = keys + ((size_t)b * T + j) * A;
-            float *a = act + ((size_t)b * T + j) * A;
-            float s = 0.0f;
-            for (int m = 0; m < A; m++) {
-                float y = nn_tanh(k[m] + q[m]);
-                a[m] = y;
-                s += v[m] * y;
-            }
-            sc[j] = s;
+            const float *restrict k = keys + ((size_t)b * T + j) * A;
+            float *restrict a = act + ((size_t)b * T + j) * A;
+            for (int m = 0; m < A; m++) a[m] = nn_tanh(k[m] + q[m]);
         }
+        /* scores [T] = act [T, A] @ v [A] */
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, T, A, 1.0f, act + (size_t)b * T * A, A, v, 1, 0.0f, sc, 1);
         float mx = sc[0];
         for (int j = 1; j < T; j++) mx = sc[j] > mx ? sc[j] : mx;
         float z = 0.0f;
