@@ -68,7 +68,7 @@ dp_graph *dp_graph_synth(int32_t n_ops, uint64_t seed, dp_error *err) {
     dp_rng rng;
     dp_rng_seed(&rng, seed);
     int rows = 4 + (int)dp_rng_below(&rng, 5);             /* 4..8 layers */
-    int cols = (n_ops - 2 - 12 * rows) / (10 * rows + 5); /* time steps */
+    int cols = (n_ops - 2 - 11 * rows) / (11 * rows + 5); /* time steps */
     if (cols < 2) cols = 2;
     char gname[64];
     snprintf(gname, sizeof gname, "synthetic-%d-s%llu", n_ops, (unsigned long long)seed);
@@ -89,7 +89,8 @@ dp_graph *dp_graph_synth(int32_t n_ops, uint64_t seed, dp_error *err) {
     int32_t *gtop = malloc((size_t)cols * sizeof(int32_t));
     int32_t *xin = malloc((size_t)cols * sizeof(int32_t));
     int32_t *wv = malloc((size_t)rows * 4 * sizeof(int32_t));
-    if (!width || !h || !cat || !pre || !gsplit || !gz || !dw || !db || !gtop || !xin || !wv) {
+    int32_t *acc = malloc((size_t)rows * sizeof(int32_t)); /* running sum of dW per layer */
+    if (!acc || !width || !h || !cat || !pre || !gsplit || !gz || !dw || !db || !gtop || !xin || !wv) {
         dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
         s->failed = 1;
         goto done;
@@ -163,6 +164,15 @@ dp_graph *dp_graph_synth(int32_t n_ops, uint64_t seed, dp_error *err) {
                 int64_t dims[2] = {win, w};
                 if (dp_graph_add_output_shape(s->g, dw[k], DP_DTYPE_FLOAT32, dims, 2, err)) s->failed = 1;
             }
+            /* weight gradients are summed as they come (accumulate-n), not held to the end */
+            if (c == cols - 1) {
+                acc[r] = dw[k];
+            } else if (!s->failed) {
+                int32_t ai[2] = {acc[r], dw[k]};
+                acc[r] = add(s, "Add", scope, NULL, 0, (double)win * w, ai, 2, "t%d/W_acc", c, 0);
+                int64_t dims[2] = {win, w};
+                if (!s->failed && dp_graph_add_output_shape(s->g, acc[r], DP_DTYPE_FLOAT32, dims, 2, err)) s->failed = 1;
+            }
             /* Split gives the grad of the input below (slot 0) and of h(r, c-1) (slot 1) */
             int32_t sp[1] = {gx};
             gsplit[k] = add(s, "Split", scope, NULL, width[r], 0, sp, 1, "t%d/split", c, 0);
@@ -176,11 +186,7 @@ dp_graph *dp_graph_synth(int32_t n_ops, uint64_t seed, dp_error *err) {
         char scope[48], coloc[64];
         snprintf(scope, sizeof scope, "gradients/layer_%d", r);
         int64_t win = width[r] + width[r + 1], w = width[r + 1];
-        int32_t sum_w = add(s, "AddN", scope, NULL, 0, (double)cols * win * w, NULL, 0, "W_sum", 0, 0);
-        for (int c = 0; c < cols && !s->failed; c++)
-            if (dp_graph_add_input(s->g, sum_w, dw[r * cols + c], 0, err)) s->failed = 1;
-        int64_t wd[2] = {win, w};
-        if (!s->failed && dp_graph_add_output_shape(s->g, sum_w, DP_DTYPE_FLOAT32, wd, 2, err)) s->failed = 1;
+        int32_t sum_w = acc[r];
         int32_t sum_b = add(s, "AddN", scope, NULL, 0, (double)cols * w, NULL, 0, "b_sum", 0, 0);
         for (int c = 0; c < cols && !s->failed; c++)
             if (dp_graph_add_input(s->g, sum_b, db[r * cols + c], 0, err)) s->failed = 1;
@@ -208,6 +214,7 @@ done:
     free(gtop);
     free(xin);
     free(wv);
+    free(acc);
     if (s->failed) {
         dp_graph_free(s->g);
         return NULL;
