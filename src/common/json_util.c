@@ -122,6 +122,20 @@ dp_status dp_json_get_string(const json_t *obj, const char *key, int required, c
     return DP_STATUS_OK;
 }
 
+dp_status dp_json_get_array(const json_t *obj, const char *key, int required, const json_t **out, const char *ctx,
+                            dp_error *err) {
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
+        return DP_STATUS_OK;
+    }
+    if (!json_is_array(v))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be an array, got %s", ctx, key,
+                            dp_json_type_name(v));
+    *out = v;
+    return DP_STATUS_OK;
+}
+
 dp_status dp_json_get_number(const json_t *obj, const char *key, int required, double *out, double min,
                              const char *ctx, dp_error *err) {
     const json_t *v = json_object_get(obj, key);

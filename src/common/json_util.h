@@ -24,6 +24,9 @@ const char *dp_json_type_name(const json_t *v);
  * with *out untouched. Present but wrong: one message "CTX: field \"KEY\" ...". */
 dp_status dp_json_get_string(const json_t *obj, const char *key, int required, const char **out, const char *ctx,
                              dp_error *err);
+/* An array (*out untouched when absent and optional). */
+dp_status dp_json_get_array(const json_t *obj, const char *key, int required, const json_t **out, const char *ctx,
+                            dp_error *err);
 /* A finite number >= min. */
 dp_status dp_json_get_number(const json_t *obj, const char *key, int required, double *out, double min,
                              const char *ctx, dp_error *err);

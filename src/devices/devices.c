@@ -152,16 +152,10 @@ static dp_devices *devices_from_json(const json_t *root, const char *what, dp_er
     if (dp_json_check_header(root, what, "dplace-devices", 1, err)) return NULL;
     const char *name = "";
     if (dp_json_get_string(root, "name", 0, &name, what, err)) return NULL;
-    const json_t *devs = json_object_get(root, "devices");
-    if (!devs) {
-        dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"devices\"", what);
+    const json_t *devs = NULL, *links = NULL;
+    if (dp_json_get_array(root, "devices", 1, &devs, what, err) ||
+        dp_json_get_array(root, "links", 0, &links, what, err))
         return NULL;
-    }
-    if (!json_is_array(devs)) {
-        dp_error_set(err, DP_STATUS_PARSE, "%s: field \"devices\" must be an array, got %s", what,
-                     dp_json_type_name(devs));
-        return NULL;
-    }
     dp_devices *ds = dp_devices_init(name);
     if (!ds) {
         dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", what);
@@ -213,12 +207,6 @@ static dp_devices *devices_from_json(const json_t *root, const char *what, dp_er
             dp_error_prefix(err, what);
             goto fail;
         }
-    }
-    const json_t *links = json_object_get(root, "links");
-    if (links && !json_is_array(links)) {
-        dp_error_set(err, DP_STATUS_PARSE, "%s: field \"links\" must be an array, got %s", what,
-                     dp_json_type_name(links));
-        goto fail;
     }
     const json_t *jl;
     json_array_foreach(links, i, jl) {

@@ -11,9 +11,6 @@ static dp_status prefix_error(dp_error *err, const char *what) { return dp_error
 
 static dp_status read_outputs(dp_graph *g, int32_t id, const json_t *arr, const char *ctx, const char *what,
                               dp_error *err) {
-    if (!json_is_array(arr))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"outputs\" must be an array, got %s", ctx,
-                            dp_json_type_name(arr));
     size_t k;
     const json_t *o;
     json_array_foreach(arr, k, o) {
@@ -94,11 +91,10 @@ static dp_status read_op(dp_graph *g, size_t i, const json_t *jo, const char *wh
     op->param_bytes = (uint64_t)pb;
     op->temp_bytes = (uint64_t)tb;
 
-    const json_t *inputs = json_object_get(jo, "inputs");
+    const json_t *inputs = NULL, *outputs = NULL;
+    if ((st = dp_json_get_array(jo, "inputs", 0, &inputs, ctx, err))) return st;
+    if ((st = dp_json_get_array(jo, "outputs", 0, &outputs, ctx, err))) return st;
     if (inputs) {
-        if (!json_is_array(inputs))
-            return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"inputs\" must be an array, got %s", ctx,
-                                dp_json_type_name(inputs));
         size_t k;
         const json_t *in;
         json_array_foreach(inputs, k, in) {
@@ -119,7 +115,6 @@ static dp_status read_op(dp_graph *g, size_t i, const json_t *jo, const char *wh
             if ((st = dp_graph_add_input(g, id, (int32_t)p, (int32_t)slot, err))) return prefix_error(err, what);
         }
     }
-    const json_t *outputs = json_object_get(jo, "outputs");
     if (outputs && (st = read_outputs(g, id, outputs, ctx, what, err))) return st;
 
     const json_t *cost = json_object_get(jo, "cost");
@@ -144,15 +139,8 @@ static dp_graph *graph_from_json(json_t *root, const char *what, dp_error *err) 
     if (dp_json_check_header(root, what, "dplace-graph", 1, err)) return NULL;
     const char *name = NULL;
     if (dp_json_get_string(root, "name", 0, &name, what, err)) return NULL;
-    const json_t *ops = json_object_get(root, "ops");
-    if (!ops) {
-        dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"ops\"", what);
-        return NULL;
-    }
-    if (!json_is_array(ops)) {
-        dp_error_set(err, DP_STATUS_PARSE, "%s: field \"ops\" must be an array, got %s", what, dp_json_type_name(ops));
-        return NULL;
-    }
+    const json_t *ops = NULL;
+    if (dp_json_get_array(root, "ops", 1, &ops, what, err)) return NULL;
     dp_graph *g = dp_graph_init(name ? name : "");
     if (!g) {
         dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", what);
