@@ -1,4 +1,5 @@
 #include "common/json_util.h"
+#include "common/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 
 /* Files larger than this are refused before parsing (absurd input). */
-#define DP_JSON_MAX_FILE (4LL << 30)
+#define DP_JSON_MAX_FILE ((size_t)4 << 30)
 
 static json_t *load_buffer(const char *buf, size_t len, const char *what, dp_error *err) {
     size_t i = 0;
@@ -27,43 +28,9 @@ static json_t *load_buffer(const char *buf, size_t len, const char *what, dp_err
 }
 
 json_t *dp_json_load_file(const char *path, dp_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        dp_error_set(err, DP_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 1 << 16;
-            if ((long long)ncap > DP_JSON_MAX_FILE + (1 << 16)) {
-                free(buf);
-                fclose(f);
-                dp_error_set(err, DP_STATUS_PARSE, "%s: file is larger than 4 GiB", path);
-                return NULL;
-            }
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory reading the file", path);
-                return NULL;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        dp_error_set(err, DP_STATUS_IO, "%s: read error", path);
-        return NULL;
-    }
+    size_t len = 0;
+    if (dp_read_file(path, DP_JSON_MAX_FILE, &buf, &len, err)) return NULL;
     json_t *root = load_buffer(buf ? buf : "", len, path, err);
     free(buf);
     return root;

@@ -30,6 +30,45 @@ uint64_t dp_hash_str(const char *s) {
     return h;
 }
 
+dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len, dp_error *err) {
+    *out = NULL;
+    *out_len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return dp_error_set(err, DP_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 1 << 16;
+            if (cap > max_bytes) {
+                free(buf);
+                fclose(f);
+                return dp_error_set(err, DP_STATUS_PARSE, "%s: file is larger than %zu bytes", path, max_bytes);
+            }
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory reading the file", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return dp_error_set(err, DP_STATUS_IO, "%s: read error", path);
+    }
+    *out = buf;
+    *out_len = len;
+    return DP_STATUS_OK;
+}
+
 char *dp_strdup(const char *s) {
     if (!s) return NULL;
     size_t n = strlen(s) + 1;

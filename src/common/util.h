@@ -43,6 +43,10 @@ dp_status dp_atomic_open(dp_atomic_file *af, const char *path, dp_error *err);
 dp_status dp_atomic_commit(dp_atomic_file *af, dp_error *err);
 void dp_atomic_abort(dp_atomic_file *af);
 
+/* Reads a whole file into a malloc'd buffer (*buf, *len; free with free()).
+ * Errors name the path: cannot open, read error, larger than max_bytes, OOM. */
+dp_status dp_read_file(const char *path, size_t max_bytes, char **buf, size_t *len, dp_error *err);
+
 /* strdup that returns NULL for NULL. */
 char *dp_strdup(const char *s);
 

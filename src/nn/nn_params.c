@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* fileno, fsync, getpid */
 #endif
 #include "dplace/nn.h"
+#include "common/util.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -261,33 +262,11 @@ static int take(ckpt_reader *r, void *dst, size_t n) {
 
 /* Loads a checkpoint written by dp_nn_checkpoint_save into p; see nn.h. */
 dp_status dp_nn_checkpoint_load(dp_nn_params *p, const char *path, dp_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (cap - n < 65536) {
-            size_t ncap = cap ? cap * 2 : 1 << 20;
-            unsigned char *nb = realloc(buf, ncap);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int rerr = ferror(f);
-    fclose(f);
-    dp_status st = DP_STATUS_OK;
-    if (rerr) {
-        st = dp_error_set(err, DP_STATUS_IO, "%s: read error", path);
-        goto done;
-    }
+    char *file = NULL;
+    size_t n = 0;
+    dp_status st = dp_read_file(path, SIZE_MAX / 2, &file, &n, err);
+    if (st) return st;
+    unsigned char *buf = (unsigned char *)file;
     ckpt_reader r = {buf, n, 0};
     char magic[8];
     uint32_t version, nt;
