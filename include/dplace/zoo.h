@@ -22,6 +22,15 @@ typedef struct dp_zoo_entry {
 } dp_zoo_entry;
 const dp_zoo_entry *dp_zoo_list(void);
 
+/* The human-expert placement the papers describe for a zoo graph (matched by
+ * the graph's name, e.g. "nmt4"): RNNLM/NMT one LSTM layer per GPU with
+ * attention and softmax on the last layer's GPU and embeddings on the first,
+ * GNMT layers round-robin, CNNs on one GPU; CPU-only ops on the CPU.
+ * Fills out[g->n_ops]. Returns DP_STATUS_UNSUPPORTED with a reason in err
+ * when the graph has no expert placement (BERT, graphs not from the zoo). */
+struct dp_devices;
+dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds, int32_t *out, dp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

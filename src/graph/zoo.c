@@ -24,3 +24,10 @@ dp_graph *dp_zoo_build(const char *name, int32_t batch, dp_error *err) {
     dp_error_set(err, DP_STATUS_INVALID, "unknown model \"%s\" (dplace zoo list shows the built-in models)", name);
     return NULL;
 }
+
+dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds, int32_t *out, dp_error *err) {
+    (void)ds;
+    (void)out;
+    return dp_error_set(err, DP_STATUS_UNSUPPORTED, "graph \"%s\": no human-expert placement is known for it",
+                        g->name ? g->name : "");
+}
