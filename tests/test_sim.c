@@ -319,6 +319,31 @@ static void test_determinism_and_protocol(void) {
     dp_graph_free(g);
 }
 
+
+/* A variable (params 100, output 100) read by an Identity and used by m:
+ * neither the variable's output nor its read takes memory on its own device
+ * (they reference the parameters); a copy sent to another device does. */
+#define TOP(name, type, inputs, bytes, cost, extra)                                                              \
+    "{\"name\":\"" name "\",\"type\":\"" type "\",\"inputs\":" inputs ",\"outputs\":[{\"bytes\":" #bytes "}]," \
+    "\"cost\":{\"gpu\":" #cost ",\"cpu\":" #cost "}" extra "}"
+static const char *variable =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"variable\",\"ops\":["
+    TOP("v", "VariableV2", "[]", 100, 1, ",\"param_bytes\":100") ","
+    TOP("v/read", "Identity", "[0]", 100, 1, "") "," TOP("m", "MatMul", "[1]", 50, 1, "") "]}";
+
+static void test_variable_outputs_are_references(void) {
+    fixture f = setup(variable);
+    int32_t p[3] = {G0, G0, G0};
+    run(&f, p);
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 150); /* params 100 + m's 50 */
+    int32_t q[3] = {G0, G0, G1};
+    run(&f, q);
+    CHECK_INT_EQ(f.res.device[G0].peak_bytes, 100);
+    CHECK_INT_EQ(f.res.device[G1].peak_bytes, 150); /* received copy 100 + m's 50 */
+    CHECK_INT_EQ(f.res.transfer_bytes, 100);
+    teardown(&f);
+}
+
 int main(void) {
     TEST_RUN(test_chain_one_device);
     TEST_RUN(test_chain_split_direct_link);
@@ -331,6 +356,7 @@ int main(void) {
     TEST_RUN(test_streams_run_concurrently);
     TEST_RUN(test_impossible_device_set);
     TEST_RUN(test_determinism_and_protocol);
+    TEST_RUN(test_variable_outputs_are_references);
     printf("test_sim: all passed\n");
     return 0;
 }

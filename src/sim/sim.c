@@ -83,6 +83,24 @@ void dp_sim_free(dp_sim *s) {
     free(s);
 }
 
+/* Whether op i's outputs are references to a variable's parameters rather
+ * than new buffers: the outputs of a variable op (VariableV2, Variable,
+ * VarHandleOp) and of an Identity that reads one (TensorFlow's "read" op
+ * forwards the variable's buffer). The parameters are already counted in
+ * param_bytes, so these outputs take no memory on their own device; a copy
+ * sent elsewhere does. */
+static int is_variable_type(const char *type) {
+    return !strcmp(type, "VariableV2") || !strcmp(type, "Variable") || !strcmp(type, "VarHandleOp");
+}
+
+static int is_variable_ref(const dp_graph *g, int32_t i) {
+    const dp_op *o = &g->ops[i];
+    if (is_variable_type(dp_graph_str(g, o->type))) return 1;
+    if (o->n_inputs != 1 || strcmp(dp_graph_str(g, o->type), "Identity")) return 0;
+    int32_t p = g->inputs[o->inputs_at].op;
+    return is_variable_type(dp_graph_str(g, g->ops[p].type));
+}
+
 static int same_cost_params(const dp_device *a, const dp_device *b) {
     return a->kind == b->kind && strcmp(a->model, b->model) == 0 && a->peak_flops == b->peak_flops &&
            a->mem_bandwidth == b->mem_bandwidth && a->launch_overhead_s == b->launch_overhead_s;
@@ -164,10 +182,12 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         }
         so->temp_bytes = o->temp_bytes;
         so->start_bytes = o->temp_bytes;
+        int ref = is_variable_ref(g, i);
         for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1]; t++) {
             s->tensors[t].bytes = g->outputs[t].bytes;
+            s->tensors[t].local_bytes = ref ? 0 : g->outputs[t].bytes;
             s->tensors[t].op = i;
-            so->start_bytes += g->outputs[t].bytes;
+            so->start_bytes += s->tensors[t].local_bytes;
         }
     }
     s->ops[n].out_at = (int32_t)T;
@@ -323,7 +343,7 @@ static void tensor_produced(dp_sim *s, int32_t t, int32_t d) {
         }
     }
     ts->refs = nlocal + ndev;
-    if (nlocal + ndev == 0) mem_free(s, d, ts->bytes);
+    if (nlocal + ndev == 0) mem_free(s, d, ts->local_bytes);
     for (int32_t k = 0; k < ndev; k++) {
         int32_t dst = s->touched[k];
         s->remote_refs[(int64_t)t * s->D + dst] = s->cnt[dst];
@@ -353,7 +373,7 @@ static void op_finish(dp_sim *s, int32_t op) {
         int32_t t = s->in_tensor[e];
         sim_tensor *ts = &s->tensors[t];
         if (ts->dev == d) {
-            if (--ts->refs == 0) mem_free(s, d, ts->bytes);
+            if (--ts->refs == 0) mem_free(s, d, ts->local_bytes);
         } else if (--s->remote_refs[(int64_t)t * s->D + d] == 0) {
             mem_free(s, d, ts->bytes);
         }
@@ -373,7 +393,7 @@ static void hop_finish(dp_sim *s, int32_t x) {
     int32_t from = s->link_from[l];
     s->link_busy[l] = 0;
     if (xf->hop == 0) { /* the data has left the producer's device */
-        if (--ts->refs == 0) mem_free(s, from, ts->bytes);
+        if (--ts->refs == 0) mem_free(s, from, ts->local_bytes);
     } else { /* an intermediate copy (on the host) is no longer needed */
         mem_free(s, from, ts->bytes);
     }

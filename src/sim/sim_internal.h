@@ -27,7 +27,9 @@ typedef struct sim_op {
 
 /* What the event loop reads of one tensor. */
 typedef struct sim_tensor {
-    uint64_t bytes;
+    uint64_t bytes;       /* size on the wire and of a received copy      */
+    uint64_t local_bytes; /* memory its producer's copy takes: 0 for a
+                             reference to a variable's parameters         */
     int32_t cons_at;  /* first consumer edge (cons)            */
     int32_t op;       /* producer                              */
     int32_t refs;     /* uses left of the producer's copy      */
