@@ -1,0 +1,63 @@
+/* Built-in graphs by name: the seed papers' benchmark models (docs/zoo.md)
+ * and the synthetic generator. */
+#include "dplace/zoo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "zoo/models.h"
+
+static const dp_zoo_entry entries[] = {
+    {"inception_v3", "Inception-V3 (TF-slim), batch 1; ColocRL/Hierarchical Planner/Mars; 24,713 ops in the papers"},
+    {"resnet152", "ResNet-152, batch 128; Hierarchical Planner; 20,586 ops in the paper"},
+    {"rnnlm", "2-layer LSTM language model (2048 units, 40 steps), batch 64; 9,021 ops in the paper"},
+    {"nmt2", "attention NMT, 2 LSTM layers of 1024 per side, 40 steps, batch 64; 28,044 ops in the paper"},
+    {"nmt4", "attention NMT, 4 layers per side, batch 64; 46,600 ops in the paper"},
+    {"nmt8", "attention NMT, 8 layers per side, batch 64; 83,712 ops in the paper"},
+    {"gnmt4", "GNMT (tensorflow/nmt), 4 layers of 256 units, batch 256; Mars"},
+    {"bert_base", "BERT-Base, sequence length 384, batch 24; Mars"},
+    {"synthetic", "training-like RNN grid, about 25,000 ops (synthetic-N: about N ops)"},
+    {NULL, NULL},
+};
+
+const dp_zoo_entry *dp_zoo_list(void) { return entries; }
+
+/* Default hyperparameters; docs/zoo.md gives the source of each. */
+#define RNNLM_VOCAB 10000
+#define NMT_VOCAB 40000
+#define GNMT_VOCAB 36548
+#define GNMT_STEPS 50
+
+static int rnn_config(const char *name, int64_t batch, zoo_rnn_config *c) {
+    memset(c, 0, sizeof *c);
+    if (!strcmp(name, "rnnlm")) {
+        *c = (zoo_rnn_config){ZOO_RNN_LM, 2, 2048, RNNLM_VOCAB, 40, 64};
+    } else if (!strcmp(name, "nmt2") || !strcmp(name, "nmt4") || !strcmp(name, "nmt8")) {
+        *c = (zoo_rnn_config){ZOO_RNN_NMT, name[3] - '0', 1024, NMT_VOCAB, 40, 64};
+    } else if (!strcmp(name, "gnmt4")) {
+        *c = (zoo_rnn_config){ZOO_RNN_GNMT, 4, 256, GNMT_VOCAB, GNMT_STEPS, 256};
+    } else {
+        return 0;
+    }
+    if (batch > 0) c->batch = batch;
+    return 1;
+}
+
+dp_graph *dp_zoo_build(const char *name, int32_t batch, dp_error *err) {
+    if (batch < 0 || batch > 65536) {
+        dp_error_set(err, DP_STATUS_INVALID, "model \"%s\": batch %d is out of range 1..65536", name, batch);
+        return NULL;
+    }
+    zoo_rnn_config rc;
+    if (rnn_config(name, batch, &rc)) return zoo_build_rnn(name, &rc, err);
+    if (strcmp(name, "synthetic") == 0) return dp_graph_synth(25000, 1, err);
+    if (strncmp(name, "synthetic-", 10) == 0) {
+        char *end = NULL;
+        long n = strtol(name + 10, &end, 10);
+        if (end && !*end && n >= 200 && n <= 2000000) return dp_graph_synth((int32_t)n, 1, err);
+        dp_error_set(err, DP_STATUS_INVALID, "model \"%s\": N must be a whole number in 200..2000000", name);
+        return NULL;
+    }
+    dp_error_set(err, DP_STATUS_INVALID, "unknown model \"%s\" (dplace zoo list shows the built-in models)", name);
+    return NULL;
+}

@@ -1,0 +1,8 @@
+# The model zoo (issue 3): TensorFlow-style training graphs of the seed
+# papers' benchmark models, their human-expert placements.
+target_sources(dplace PRIVATE
+  ${PROJECT_SOURCE_DIR}/src/zoo/zoo.c
+  ${PROJECT_SOURCE_DIR}/src/zoo/tfb.c
+  ${PROJECT_SOURCE_DIR}/src/zoo/models_rnn.c
+  ${PROJECT_SOURCE_DIR}/src/zoo/expert.c
+)
