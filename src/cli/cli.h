@@ -27,5 +27,6 @@ int cli_parse_double(const char *text, double min, double max, double *out);
 
 int cmd_simulate(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -72,6 +72,7 @@ static void print_help(FILE *f) {
             "  simulate   simulate one training step of a placed graph: step time, memory,\n"
             "             transfers, validity; optional timeline (Chrome trace)\n"
             "  devices    show a device set (preset or file), or write it as a file\n"
+            "  import     convert an MSR dnn-partitioning graph or expert split to dplace files\n"
             "  help       this text (also: dplace --help, dplace COMMAND --help)\n"
             "  version    print the version\n"
             "\n"
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
+    if (!strcmp(cmd, "import")) return cmd_import(argc - 1, argv + 1);
     fprintf(stderr, "dplace: unknown command \"%s\" (see: dplace --help)\n", cmd);
     return CLI_EXIT_INPUT;
 }

@@ -1,0 +1,102 @@
+/* dplace: baseline placers. Each takes a graph and a device set and fills a
+ * placement (one device index per op) that honours every op's device
+ * constraint (dp_placement_allowed) and keeps each colocation group on one
+ * device. Memory is the placers' concern only where the method has it (the
+ * list schedulers m-topo and m-etf); the simulator is the judge of validity.
+ *
+ *   cpu      every op on the first CPU
+ *   gpu      every op on the first GPU (CPU-only ops on the CPU)
+ *   expert   the papers' human placement (dp_zoo_expert_placement)
+ *   scotch   Scotch static mapping onto all devices, weighted by speed
+ *   mincut   the same onto the GPUs only (CPU-only ops stay on the CPU)
+ *   metis    METIS k-way over the GPUs, part weights proportional to speed
+ *   m-topo   Baechi's topological fill of each GPU up to a memory cap
+ *   m-etf    Baechi's earliest-time-first list scheduling with memory limits
+ *
+ * docs/baselines.md describes each method, its parameters and the library
+ * pitfalls handled. */
+#ifndef DPLACE_PLACE_H
+#define DPLACE_PLACE_H
+
+#include "dplace/devices.h"
+#include "dplace/graph.h"
+#include "dplace/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dp_place_method {
+    DP_PLACE_METHOD_CPU = 0,
+    DP_PLACE_METHOD_GPU,
+    DP_PLACE_METHOD_EXPERT,
+    DP_PLACE_METHOD_SCOTCH,
+    DP_PLACE_METHOD_MINCUT,
+    DP_PLACE_METHOD_METIS,
+    DP_PLACE_METHOD_M_TOPO,
+    DP_PLACE_METHOD_M_ETF,
+    DP_PLACE_METHOD_COUNT
+} dp_place_method;
+
+/* Name as the CLI spells it ("m-etf"); "?" when out of range. */
+const char *dp_place_method_name(dp_place_method m);
+/* Looks a method up by name; returns 0 and sets *out, or -1 when unknown. */
+int dp_place_method_from_name(const char *name, dp_place_method *out);
+
+typedef struct dp_place_options {
+    uint64_t seed;          /* seeds Scotch's and METIS's random state       */
+    double memory_fraction; /* m-topo, m-etf: share of each device's memory
+                               they fill (0 < f <= 1; default 0.9)           */
+} dp_place_options;
+
+/* Defaults: seed 1, memory_fraction 0.9. */
+dp_place_options dp_place_options_default(void);
+
+/* Runs one placer: fills out[g->n_ops] with device indices into ds. g must be
+ * finalized. opt may be NULL (defaults). Fails with DP_STATUS_UNSUPPORTED and
+ * a reason when the method cannot apply (no expert placement for the graph,
+ * no GPU in the set, a library that refuses the problem), DP_STATUS_INVALID
+ * when the set cannot host the graph's constraints, DP_STATUS_NOMEM. */
+dp_status dp_place_run(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                       int32_t *out, dp_error *err);
+
+/* The placers one by one; same contract as dp_place_run. */
+dp_status dp_place_cpu(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                       dp_error *err);
+dp_status dp_place_gpu(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                       dp_error *err);
+dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                          dp_error *err);
+dp_status dp_place_scotch(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                          dp_error *err);
+dp_status dp_place_mincut(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                          dp_error *err);
+dp_status dp_place_metis(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err);
+dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                          dp_error *err);
+dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err);
+
+/* One row of a baseline table: a placer's result as the simulator sees it. */
+typedef struct dp_place_report {
+    dp_place_method method;
+    dp_status status;     /* DP_STATUS_OK: placed and simulated; else why not */
+    char reason[1024];    /* the placer's message when status is not OK       */
+    double place_s;       /* wall-clock seconds the placer took               */
+    int32_t n_used;       /* devices with at least one op                     */
+    dp_sim_result sim;    /* the simulated step, when status is OK (sim.link
+                             is owned by the context; valid until its next run) */
+} dp_place_report;
+
+/* Runs placer m (timed) and simulates its placement with sim (a context for
+ * g on ds). placement[g->n_ops] receives the placement. A method that cannot
+ * apply is not an error: rep->status and rep->reason say why. Returns an
+ * error only for out of memory or a placer bug (an index out of range). */
+dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                            const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

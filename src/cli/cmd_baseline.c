@@ -1,0 +1,277 @@
+/* dplace baseline: every baseline placer on one graph and device set, each
+ * placement simulated: one row per method. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "dplace/place.h"
+#include "dplace/placement.h"
+#include "dplace/sim.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: dplace baseline (--graph FILE | --model NAME) --devices SPEC [--methods LIST]\n"
+            "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
+            "\n"
+            "Runs the baseline placers on the graph and the devices, simulates each\n"
+            "placement and prints one row per method: the step time, whether it is valid\n"
+            "(or out of memory, and on which device), how long the method took, the bytes\n"
+            "crossing devices and the peak memory of every device. A method that cannot\n"
+            "apply (no expert placement for the graph, no GPU) says why.\n"
+            "\n"
+            "methods (docs/baselines.md):\n"
+            "  cpu      every op on the CPU\n"
+            "  gpu      every op on the first GPU; CPU-only ops on the CPU\n"
+            "  expert   the papers' human placement of a zoo model\n"
+            "  scotch   Scotch static mapping onto all devices, weighted by speed\n"
+            "  mincut   the same onto the GPUs only\n"
+            "  metis    METIS k-way over the GPUs, part weights by speed\n"
+            "  m-topo   Baechi's topological fill of the GPUs up to a memory cap\n"
+            "  m-etf    Baechi's earliest-time-first scheduling with memory limits\n"
+            "\n"
+            "  --graph FILE         a dplace-graph v1 JSON file\n"
+            "  --model NAME         a built-in graph (dplace --help lists them)\n"
+            "  --devices SPEC       a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with\n"
+            "                       N = 1..8) or a dplace-devices v1 JSON file\n"
+            "  --methods LIST       comma-separated methods (default: all, in the order above)\n"
+            "  --json               print a JSON object instead of the table\n"
+            "  --out-dir DIR        write each placement as DIR/METHOD.json (dplace-placement v1;\n"
+            "                       DIR is created if missing)\n"
+            "  --seed N             seed of Scotch's and METIS's random state (default 1)\n"
+            "  --memory-fraction F  share of each device's memory m-topo and m-etf fill\n"
+            "                       (0 < F <= 1, default 0.9)\n"
+            "  -h, --help           this text\n");
+}
+
+/* The first device over its capacity, -1 when none. */
+static int32_t oom_device(const dp_sim_result *r) {
+    for (int32_t d = 0; d < r->n_devices; d++)
+        if (r->device[d].peak_bytes > r->device[d].memory_bytes) return d;
+    return -1;
+}
+
+static void verdict_text(const dp_devices *ds, const dp_sim_result *r, char *buf, size_t size) {
+    int32_t d = oom_device(r);
+    if (r->valid) snprintf(buf, size, "valid");
+    else if (r->verdict == DP_SIM_VERDICT_OOM && d >= 0) snprintf(buf, size, "OOM %s", ds->devices[d].name);
+    else snprintf(buf, size, "INVALID %s", dp_sim_verdict_name(r->verdict));
+}
+
+static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
+                        const char *out_dir) {
+    dp_graph_stats gs;
+    dp_graph_get_stats(g, &gs);
+    char pb[32];
+    cli_format_bytes((double)gs.total_param_bytes, pb, sizeof pb);
+    printf("graph    %s: %d ops, %lld edges, %.3g GFLOP, parameters %s\n", g->name, gs.n_ops, (long long)gs.n_edges,
+           gs.total_flops / 1e9, pb);
+    printf("devices  %s: %d devices\n\n", ds->name, ds->n_devices);
+    printf("%-8s %12s  %-16s %11s %11s  peak memory:", "method", "step time", "verdict", "place time", "crossing");
+    for (int32_t d = 0; d < ds->n_devices; d++) printf(" %10s", ds->devices[d].name);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        const dp_place_report *r = &reps[i];
+        const char *name = dp_place_method_name(r->method);
+        if (r->status) {
+            printf("%-8s cannot apply: %s\n", name, r->reason);
+            continue;
+        }
+        char verdict[96], cross[32];
+        verdict_text(ds, &r->sim, verdict, sizeof verdict);
+        cli_format_bytes((double)r->sim.transfer_bytes, cross, sizeof cross);
+        printf("%-8s %10.6f s  %-16s %8.1f ms %11s             ", name, r->sim.step_time_s, verdict, r->place_s * 1e3,
+               cross);
+        for (int32_t d = 0; d < ds->n_devices; d++) {
+            char mem[32], cell[40];
+            cli_format_bytes((double)r->sim.device[d].peak_bytes, mem, sizeof mem);
+            snprintf(cell, sizeof cell, "%s%s", mem,
+                     r->sim.device[d].peak_bytes > r->sim.device[d].memory_bytes ? "!" : "");
+            printf(" %10s", cell);
+        }
+        printf("\n");
+    }
+    int notes = 0;
+    for (int i = 0; i < n; i++) {
+        const dp_place_report *r = &reps[i];
+        if (r->status || r->sim.valid) continue;
+        if (!notes++) printf("\n");
+        printf("%-8s %s\n", dp_place_method_name(r->method), r->sim.reason);
+    }
+    printf("\ncrossing: bytes sent between devices in one step; \"!\": over the device's memory\n");
+    if (out_dir) printf("placements written to %s/METHOD.json\n", out_dir);
+}
+
+static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
+                       const char *out_dir) {
+    json_t *o = json_object();
+    json_object_set_new(o, "graph", json_string(g->name));
+    json_object_set_new(o, "ops", json_integer(g->n_ops));
+    json_object_set_new(o, "device_set", json_string(ds->name));
+    json_t *rows = json_array();
+    for (int i = 0; i < n; i++) {
+        const dp_place_report *r = &reps[i];
+        json_t *row = json_object();
+        const char *name = dp_place_method_name(r->method);
+        json_object_set_new(row, "method", json_string(name));
+        json_object_set_new(row, "applied", json_boolean(r->status == DP_STATUS_OK));
+        json_object_set_new(row, "place_seconds", json_real(r->place_s));
+        if (r->status) {
+            json_object_set_new(row, "reason", json_string(r->reason));
+            json_array_append_new(rows, row);
+            continue;
+        }
+        int32_t od = oom_device(&r->sim);
+        json_object_set_new(row, "step_time_s", json_real(r->sim.step_time_s));
+        json_object_set_new(row, "valid", json_boolean(r->sim.valid));
+        json_object_set_new(row, "verdict", json_string(dp_sim_verdict_name(r->sim.verdict)));
+        json_object_set_new(row, "reason", json_string(r->sim.reason));
+        json_object_set_new(row, "oom_device", od >= 0 ? json_string(ds->devices[od].name) : json_null());
+        json_object_set_new(row, "transfer_bytes", json_integer((json_int_t)r->sim.transfer_bytes));
+        json_object_set_new(row, "transfers", json_integer(r->sim.n_transfers));
+        json_object_set_new(row, "devices_used", json_integer(r->n_used));
+        json_t *devs = json_array();
+        for (int32_t d = 0; d < ds->n_devices; d++) {
+            const dp_sim_device_stats *st = &r->sim.device[d];
+            json_array_append_new(devs, json_pack("{s:s, s:i, s:f, s:I, s:I}", "name", ds->devices[d].name, "ops",
+                                                  st->n_ops, "busy_s", st->busy_s, "peak_bytes",
+                                                  (json_int_t)st->peak_bytes, "memory_bytes",
+                                                  (json_int_t)st->memory_bytes));
+        }
+        json_object_set_new(row, "devices", devs);
+        if (out_dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.json", out_dir, name);
+            json_object_set_new(row, "placement_file", json_string(path));
+        }
+        json_array_append_new(rows, row);
+    }
+    json_object_set_new(o, "methods", rows);
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+/* Parses "a,b,c" into methods[]; returns the count, or -1 naming the bad one. */
+static int parse_methods(const char *list, dp_place_method *out, char *bad, size_t bad_size) {
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        dp_place_method m;
+        if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m) || n >= DP_PLACE_METHOD_COUNT) {
+            snprintf(bad, bad_size, "%.*s", (int)len, p);
+            return -1;
+        }
+        out[n++] = m;
+        p = comma ? comma + 1 : p + len;
+    }
+    return n;
+}
+
+int cmd_baseline(int argc, char **argv) {
+    const char *graph_path = NULL, *model = NULL, *devices = NULL, *methods_arg = NULL, *out_dir = NULL, *v;
+    int json = 0;
+    long seed = 1;
+    double fraction = 0.9;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
+            graph_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--model"))) {
+            model = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
+            devices = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--methods"))) {
+            methods_arg = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--out-dir"))) {
+            out_dir = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
+            if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("baseline", "--seed must be >= 0");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--memory-fraction"))) {
+            if (cli_parse_double(v, 1e-6, 1, &fraction))
+                return cli_usage_error("baseline", "--memory-fraction must be in (0, 1]");
+        } else {
+            return cli_usage_error("baseline", "unknown option \"%s\"", argv[i]);
+        }
+    }
+    if (!devices || !*devices) return cli_usage_error("baseline", "--devices SPEC is required");
+    if (out_dir && !*out_dir) return cli_usage_error("baseline", "--out-dir needs a directory name");
+    dp_place_method methods[DP_PLACE_METHOD_COUNT];
+    int n_methods = DP_PLACE_METHOD_COUNT;
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) methods[m] = (dp_place_method)m;
+    if (methods_arg) {
+        char bad[128];
+        n_methods = parse_methods(methods_arg, methods, bad, sizeof bad);
+        if (n_methods <= 0)
+            return cli_usage_error("baseline",
+                                   "--methods: unknown method \"%s\" (cpu, gpu, expert, scotch, mincut, metis, "
+                                   "m-topo, m-etf; comma-separated)",
+                                   n_methods < 0 ? bad : "");
+    }
+
+    dp_error err;
+    dp_error_clear(&err);
+    int rc = CLI_EXIT_OK;
+    dp_graph *g = NULL;
+    dp_devices *ds = NULL;
+    dp_sim *sim = NULL;
+    int32_t *place = NULL;
+    dp_place_report *reps = calloc((size_t)n_methods, sizeof(dp_place_report));
+    if (!reps) {
+        dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
+        rc = cli_report(&err);
+        goto done;
+    }
+    if (!(g = cli_load_graph("baseline", graph_path, model, 0, &err)) || !(ds = dp_devices_load(devices, &err)) ||
+        !(sim = dp_sim_init(g, ds, &err))) {
+        rc = cli_report(&err);
+        goto done;
+    }
+    if (!(place = malloc((size_t)g->n_ops * sizeof(int32_t)))) {
+        dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
+        rc = cli_report(&err);
+        goto done;
+    }
+    if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
+        dp_error_set(&err, DP_STATUS_IO, "%s: cannot create the directory: %s", out_dir, strerror(errno));
+        rc = cli_report(&err);
+        goto done;
+    }
+    dp_place_options opt = dp_place_options_default();
+    opt.seed = (uint64_t)seed;
+    opt.memory_fraction = fraction;
+    for (int i = 0; i < n_methods; i++) {
+        if (dp_place_evaluate(sim, g, ds, methods[i], &opt, place, &reps[i], &err)) {
+            rc = cli_report(&err);
+            goto done;
+        }
+        if (out_dir && reps[i].status == DP_STATUS_OK) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.json", out_dir, dp_place_method_name(methods[i]));
+            if (dp_placement_write_file(path, g, ds, place, &err)) {
+                rc = cli_report(&err);
+                goto done;
+            }
+        }
+    }
+    if (json) print_json(g, ds, reps, n_methods, out_dir);
+    else print_table(g, ds, reps, n_methods, out_dir);
+done:
+    free(reps);
+    free(place);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return rc;
+}

@@ -1,0 +1,138 @@
+/* Shared pieces of the placers and groupers (src/place): colocation units,
+ * device masks, per-device op times, the contracted undirected graph the
+ * partitioners read, integer weight scaling, and the Scotch and METIS calls.
+ * Not part of the public API. */
+#ifndef DPLACE_PLACE_INTERNAL_H
+#define DPLACE_PLACE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "dplace/devices.h"
+#include "dplace/graph.h"
+#include "dplace/place.h"
+
+/* ---- colocation units --------------------------------------------------- */
+
+/* Each colocation group is one unit; an op without a group is a unit of its
+ * own. Units are numbered in the order of their first op. */
+typedef struct place_units {
+    int32_t n_ops, n_units;
+    int32_t *unit_of; /* [n_ops]                                */
+    int32_t *first;   /* [n_units+1] into members               */
+    int32_t *members; /* [n_ops] ops by unit, in op order       */
+} place_units;
+
+/* Builds the units of g (finalized). */
+dp_status place_units_init(place_units *u, const dp_graph *g, dp_error *err);
+void place_units_free(place_units *u);
+
+/* ---- device masks ------------------------------------------------------- */
+
+typedef uint64_t place_mask; /* bit d: device d (DP_MAX_DEVICES == 64) */
+_Static_assert(DP_MAX_DEVICES <= 64, "place_mask holds one bit per device");
+
+static inline place_mask place_bit(int32_t d) { return (place_mask)1 << d; }
+
+/* The GPUs of ds, or every device when it has none. */
+place_mask place_pool_gpus(const dp_devices *ds);
+/* Every device of ds. */
+place_mask place_pool_all(const dp_devices *ds);
+
+/* For every unit, the devices it may go to: the devices every constrained
+ * member allows, narrowed to `pool` when that leaves any (so a CPU-only op
+ * stays on the CPU even when the pool is the GPUs); `pool` itself when no
+ * member is constrained. Fails (DP_STATUS_INVALID, naming the op) when some
+ * unit has no device at all. */
+dp_status place_units_masks(const place_units *u, const dp_graph *g, const dp_devices *ds, place_mask pool,
+                            place_mask *mask, dp_error *err);
+
+/* Lowest device index in a non-empty mask. */
+int32_t place_mask_first(place_mask m);
+int32_t place_mask_count(place_mask m);
+
+/* ---- op times ----------------------------------------------------------- */
+
+/* Op times per device, computed once per class of identical devices. */
+typedef struct place_costs {
+    int32_t n_ops, n_classes;
+    int32_t class_of[DP_MAX_DEVICES];
+    double *t;     /* [n_classes * n_ops] seconds (dp_cost_op_seconds) */
+    double *total; /* [n_devices] seconds of the whole graph on each device */
+} place_costs;
+
+dp_status place_costs_init(place_costs *c, const dp_graph *g, const dp_devices *ds, dp_error *err);
+void place_costs_free(place_costs *c);
+
+static inline double place_costs_op(const place_costs *c, int32_t op, int32_t d) {
+    return c->t[(int64_t)c->class_of[d] * c->n_ops + op];
+}
+
+/* The fastest device of a mask (least total time; lowest index on ties). */
+int32_t place_costs_fastest(const place_costs *c, place_mask m);
+
+/* ---- communication ------------------------------------------------------ */
+
+/* Seconds a tensor of `bytes` takes from device s to device d along the
+ * route (sum of hops' latency + bytes / bandwidth; 0 when s == d). */
+double place_comm_seconds(const dp_devices *ds, int32_t s, int32_t d, double bytes);
+
+/* Bytes of tensor t of g. */
+static inline uint64_t place_tensor_bytes(const dp_graph *g, int64_t t) { return g->outputs[t].bytes; }
+
+/* ---- the contracted undirected graph ------------------------------------ */
+
+/* Vertices are what vertex_of maps ops to; edges merge the bytes of every
+ * input edge between two different vertices, stored in both directions. */
+typedef struct place_wgraph {
+    int32_t n;
+    int64_t n_arcs;
+    int64_t *at;    /* [n+1]                                    */
+    int32_t *adj;   /* [n_arcs] neighbour of each arc           */
+    double *bytes;  /* [n_arcs] bytes between the two ends      */
+    double *vw;     /* [n] sum of op_w over the vertex's ops    */
+} place_wgraph;
+
+/* Builds it: vertex_of[op] in 0..n-1, or -1 to leave the op out (its edges
+ * too). op_w[op] is the op's weight. */
+dp_status place_wgraph_build(place_wgraph *w, const dp_graph *g, const int32_t *vertex_of, int32_t n,
+                             const double *op_w, dp_error *err);
+void place_wgraph_free(place_wgraph *w);
+
+/* Scales non-negative reals into integers >= 1 whose sum is at most
+ * n + budget (each 1 + floor(x * budget / sum)); all 1 when the sum is 0. */
+void place_scale(const double *x, int64_t n, double budget, int64_t *out);
+
+/* ---- partitioners (place_scotch.c, place_metis.c) ----------------------- */
+
+/* Maps w onto n_parts parts with relative target weights tw[n_parts] (NULL:
+ * equal) by Scotch's static mapping onto a weighted complete graph, default
+ * strategy, random state reset to `seed`. fixed[v] >= 0 pins vertex v to a
+ * part (Scotch's fixed vertices); fixed may be NULL. Fills part[w->n]. */
+dp_status place_scotch_map(const place_wgraph *w, int32_t n_parts, const double *tw, const int32_t *fixed,
+                           uint64_t seed, int32_t *part, dp_error *err);
+
+/* Partitions w into n_parts parts with relative target weights tw (NULL:
+ * equal) by METIS k-way (minimum edge cut), seeded. n_parts == 1 and
+ * n_parts >= w->n are answered without METIS (5.1 crashes on the first and
+ * leaves parts empty on the second). Parts may come back empty. */
+dp_status place_metis_part(const place_wgraph *w, int32_t n_parts, const double *tw, uint64_t seed, int32_t *part,
+                           dp_error *err);
+
+/* Asynchronous fluid communities (group_fluid.c): k communities of the
+ * vertices of w (edges unweighted), seeded. Fills part[w->n] with 0..k-1,
+ * every community non-empty; 1 <= k <= w->n. */
+dp_status place_fluid(const place_wgraph *w, int32_t k, uint64_t seed, int32_t *part, dp_error *err);
+
+/* ---- helpers for placers ------------------------------------------------ */
+
+/* Expands a placement of units to ops: out[op] = unit_dev[unit_of[op]]. */
+void place_units_expand(const place_units *u, const int32_t *unit_dev, int32_t *out);
+
+/* Puts every unit whose device is not in its mask on the device of its mask
+ * with the least compute assigned so far (unit weights uw), keeping the
+ * others where they are. Used after partitioners that have no notion of
+ * "any GPU" constraints. */
+void place_units_repair(const place_units *u, const place_mask *mask, const double *uw, int32_t n_devices,
+                        int32_t *unit_dev);
+
+#endif

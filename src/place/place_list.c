@@ -1,0 +1,546 @@
+/* Baechi's list placers (Jeon et al., SoCC 2020), on dplace's cost model:
+ *
+ * m-topo  walks the ops in topological order and fills the GPUs one after
+ *         the other, moving on when the next op would take the current GPU
+ *         over its cap: the smaller of Baechi's uniform cap (the graph's
+ *         memory, each op's parameters + outputs + scratch counted as never
+ *         freed, divided by the number of GPUs, plus the largest op) and
+ *         memory_fraction of the GPU's memory by liveness (below).
+ * m-etf   earliest-time-first list scheduling (Hwang et al. 1989): among
+ *         every ready op and every device it may use, schedule the pair that
+ *         can start soonest (ties: the op with the longer path to the end of
+ *         the graph, then the lower op index, then the lower device index),
+ *         counting transfers along the route with each link direction busy
+ *         for one transfer at a time, as the simulator does; a device is out
+ *         of the running for an op when the op would take it over its
+ *         memory cap.
+ *
+ * Both place on the GPUs (every device when the set has none); CPU-only ops
+ * stay on the CPU, and a colocation group goes where its first op is put.
+ *
+ * Memory by liveness, like the simulator but in placement order: a device
+ * holds the parameters of every colocation group put on it (reserved whole
+ * when the group's first op arrives), the outputs of its ops until every
+ * consumer of them is placed, copies of tensors it received until the same
+ * moment, and an op's scratch while it runs. A device's figure is its
+ * parameters plus the peak of the rest, kept under memory_fraction of its
+ * memory. When no device has room for an op it goes where the most room is
+ * left, and the simulator reports the placement out of memory. */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "place/place_internal.h"
+
+/* ---- memory by liveness -------------------------------------------------- */
+
+typedef struct memtrack {
+    const dp_graph *g;
+    double cap[DP_MAX_DEVICES];
+    double params[DP_MAX_DEVICES]; /* reserved parameters           */
+    double live[DP_MAX_DEVICES];   /* outputs and copies held now   */
+    double peak[DP_MAX_DEVICES];   /* peak of live (+ scratch)      */
+    int64_t *remaining;            /* [n_tensors] consumer edges not placed yet */
+    place_mask *have;              /* [n_tensors] devices holding the tensor    */
+    int32_t *stamp;                /* [n_tensors] dedup of an op's inputs       */
+    int32_t stamp_now;
+} memtrack;
+
+static dp_status memtrack_init(memtrack *mt, const dp_graph *g, const dp_devices *ds, double fraction,
+                               dp_error *err) {
+    memset(mt, 0, sizeof *mt);
+    mt->g = g;
+    for (int32_t d = 0; d < ds->n_devices; d++) mt->cap[d] = fraction * (double)ds->devices[d].memory_bytes;
+    size_t nt = (size_t)g->n_tensors + 1;
+    mt->remaining = malloc(nt * sizeof(int64_t));
+    mt->have = calloc(nt, sizeof(place_mask));
+    mt->stamp = malloc(nt * sizeof(int32_t));
+    if (!mt->remaining || !mt->have || !mt->stamp) {
+        free(mt->remaining);
+        free(mt->have);
+        free(mt->stamp);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%lld tensors)", (long long)g->n_tensors);
+    }
+    for (int64_t t = 0; t < g->n_tensors; t++) {
+        mt->remaining[t] = g->consumers_at[t + 1] - g->consumers_at[t];
+        mt->stamp[t] = -1;
+    }
+    return DP_STATUS_OK;
+}
+
+static void memtrack_free(memtrack *mt) {
+    free(mt->remaining);
+    free(mt->have);
+    free(mt->stamp);
+}
+
+static double op_output_bytes(const dp_graph *g, int32_t op) {
+    double b = 0;
+    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) b += (double)place_tensor_bytes(g, t);
+    return b;
+}
+
+/* Bytes of op's input tensors not yet on d (each tensor once). */
+static double memtrack_recv(memtrack *mt, int32_t op, int32_t d) {
+    const dp_graph *g = mt->g;
+    const dp_op *o = &g->ops[op];
+    double b = 0;
+    int32_t stamp = ++mt->stamp_now;
+    for (int32_t k = 0; k < o->n_inputs; k++) {
+        dp_input in = g->inputs[o->inputs_at + k];
+        int64_t t = dp_graph_tensor(g, in.op, in.slot);
+        if (mt->stamp[t] == stamp || (mt->have[t] & place_bit(d))) continue;
+        mt->stamp[t] = stamp;
+        b += (double)place_tensor_bytes(g, t);
+    }
+    return b;
+}
+
+/* Device d's figure if op went there now, reserving new_params. */
+static double memtrack_need(memtrack *mt, int32_t op, int32_t d, double new_params) {
+    const dp_graph *g = mt->g;
+    double during = mt->live[d] + memtrack_recv(mt, op, d) + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
+    return mt->params[d] + new_params + (during > mt->peak[d] ? during : mt->peak[d]);
+}
+
+static void memtrack_release(memtrack *mt, int64_t t) {
+    double b = (double)place_tensor_bytes(mt->g, t);
+    for (place_mask m = mt->have[t]; m; m &= m - 1) mt->live[place_mask_first(m)] -= b;
+    mt->have[t] = 0;
+}
+
+/* Puts op on d: receives its inputs, allocates its outputs, frees every
+ * tensor whose last consumer this was. */
+static void memtrack_place(memtrack *mt, int32_t op, int32_t d, double new_params) {
+    const dp_graph *g = mt->g;
+    const dp_op *o = &g->ops[op];
+    mt->params[d] += new_params;
+    mt->live[d] += memtrack_recv(mt, op, d);
+    for (int32_t k = 0; k < o->n_inputs; k++) {
+        dp_input in = g->inputs[o->inputs_at + k];
+        mt->have[dp_graph_tensor(g, in.op, in.slot)] |= place_bit(d);
+    }
+    mt->live[d] += op_output_bytes(g, op);
+    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) mt->have[t] = place_bit(d);
+    double during = mt->live[d] + (double)o->temp_bytes;
+    if (during > mt->peak[d]) mt->peak[d] = during;
+    for (int32_t k = 0; k < o->n_inputs; k++) {
+        dp_input in = g->inputs[o->inputs_at + k];
+        int64_t t = dp_graph_tensor(g, in.op, in.slot);
+        assert(mt->remaining[t] > 0);
+        if (--mt->remaining[t] == 0) memtrack_release(mt, t);
+    }
+    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++)
+        if (mt->remaining[t] == 0) memtrack_release(mt, t);
+}
+
+/* ---- shared set-up ------------------------------------------------------- */
+
+typedef struct list_ctx {
+    const dp_graph *g;
+    const dp_devices *ds;
+    place_units u;
+    place_mask *mask;     /* [n_units] */
+    double *unit_params;  /* [n_units] */
+    int32_t *pinned;      /* [n_units] device, -1 none */
+    memtrack mt;
+} list_ctx;
+
+static void list_free(list_ctx *c) {
+    place_units_free(&c->u);
+    free(c->mask);
+    free(c->unit_params);
+    free(c->pinned);
+    memtrack_free(&c->mt);
+}
+
+static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                           dp_error *err) {
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->ds = ds;
+    if (!(opt->memory_fraction > 0 && opt->memory_fraction <= 1))
+        return dp_error_set(err, DP_STATUS_INVALID, "memory fraction %g is not in (0, 1]", opt->memory_fraction);
+    dp_status st = place_units_init(&c->u, g, err);
+    if (st) return st;
+    int32_t nu = c->u.n_units;
+    c->mask = malloc((size_t)nu * sizeof(place_mask));
+    c->unit_params = calloc((size_t)nu, sizeof(double));
+    c->pinned = malloc((size_t)nu * sizeof(int32_t));
+    if (!c->mask || !c->unit_params || !c->pinned) {
+        list_free(c);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%d units)", nu);
+    }
+    if ((st = place_units_masks(&c->u, g, ds, place_pool_gpus(ds), c->mask, err)) ||
+        (st = memtrack_init(&c->mt, g, ds, opt->memory_fraction, err))) {
+        list_free(c);
+        return st;
+    }
+    for (int32_t i = 0; i < g->n_ops; i++) c->unit_params[c->u.unit_of[i]] += (double)g->ops[i].param_bytes;
+    for (int32_t k = 0; k < nu; k++) c->pinned[k] = -1;
+    return DP_STATUS_OK;
+}
+
+/* Parameters op would reserve on arrival: its group's, unless already there. */
+static double list_new_params(const list_ctx *c, int32_t op) {
+    int32_t k = c->u.unit_of[op];
+    return c->pinned[k] < 0 ? c->unit_params[k] : 0;
+}
+
+/* The device of mask with the most room left for op (lowest index on ties). */
+static int32_t list_roomiest(list_ctx *c, int32_t op, place_mask m) {
+    int32_t best = -1;
+    double best_room = 0;
+    for (; m; m &= m - 1) {
+        int32_t d = place_mask_first(m);
+        double room = c->mt.cap[d] - memtrack_need(&c->mt, op, d, list_new_params(c, op));
+        if (best < 0 || room > best_room) {
+            best = d;
+            best_room = room;
+        }
+    }
+    return best;
+}
+
+static void list_put(list_ctx *c, int32_t op, int32_t d, int32_t *out) {
+    int32_t k = c->u.unit_of[op];
+    memtrack_place(&c->mt, op, d, list_new_params(c, op));
+    c->pinned[k] = d;
+    out[op] = d;
+}
+
+/* ---- m-topo -------------------------------------------------------------- */
+
+dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                          dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    list_ctx c;
+    dp_status st = list_init(&c, g, ds, &o, err);
+    if (st) return st;
+    place_mask pool = place_pool_gpus(ds);
+    int32_t pool_dev[DP_MAX_DEVICES], n_pool = 0;
+    for (place_mask m = pool; m; m &= m - 1) pool_dev[n_pool++] = place_mask_first(m);
+
+    /* Baechi's uniform cap over the ops that go to the pool */
+    double total = 0, largest = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        if (!(c.mask[c.u.unit_of[i]] & pool)) continue;
+        double m = (double)g->ops[i].param_bytes + op_output_bytes(g, i) + (double)g->ops[i].temp_bytes;
+        total += m;
+        if (m > largest) largest = m;
+    }
+    double uniform_cap = total / n_pool + largest;
+    double used[DP_MAX_DEVICES] = {0}; /* never freed, as Baechi counts */
+    int32_t cur = 0;                   /* the GPU being filled (index into pool_dev) */
+
+    for (int32_t j = 0; j < g->n_ops; j++) {
+        int32_t op = g->topo[j], k = c.u.unit_of[op];
+        double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
+        int32_t d = c.pinned[k];
+        place_mask cand = c.mask[k] & pool;
+        if (d < 0 && !cand) d = place_mask_first(c.mask[k]); /* CPU-only */
+        if (d < 0) {
+            /* the first GPU from the current one on with room for the op */
+            double need = 0;
+            for (int32_t p = cur; p < n_pool && d < 0; p++) {
+                int32_t e = pool_dev[p];
+                if (!(cand & place_bit(e))) continue;
+                need = memtrack_need(&c.mt, op, e, list_new_params(&c, op));
+                if (used[e] + m <= uniform_cap && need <= c.mt.cap[e]) {
+                    d = e;
+                    if (cand == pool) cur = p; /* a constrained op does not move the fill on */
+                }
+            }
+            if (d < 0) d = list_roomiest(&c, op, cand);
+        }
+        used[d] += m;
+        list_put(&c, op, d, out);
+    }
+    list_free(&c);
+    return DP_STATUS_OK;
+}
+
+/* ---- m-etf --------------------------------------------------------------- */
+
+/* Binary min-heap of (k1, k2, op), compared in that order. */
+typedef struct heap_entry {
+    double k1, k2;
+    int32_t op;
+} heap_entry;
+
+typedef struct heap {
+    heap_entry *a;
+    int64_t n, cap;
+} heap;
+
+static int heap_less(const heap_entry *x, const heap_entry *y) {
+    if (x->k1 != y->k1) return x->k1 < y->k1;
+    if (x->k2 != y->k2) return x->k2 < y->k2;
+    return x->op < y->op;
+}
+
+static int heap_push(heap *h, heap_entry e) {
+    if (dp_reserve((void **)&h->a, &h->cap, h->n + 1, sizeof(heap_entry))) return -1;
+    int64_t i = h->n++;
+    while (i > 0) {
+        int64_t p = (i - 1) / 2;
+        if (!heap_less(&e, &h->a[p])) break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = e;
+    return 0;
+}
+
+static void heap_pop(heap *h) {
+    assert(h->n > 0);
+    heap_entry e = h->a[--h->n];
+    int64_t i = 0;
+    for (;;) {
+        int64_t l = 2 * i + 1, r = l + 1, m = i;
+        const heap_entry *best = &e;
+        if (l < h->n && heap_less(&h->a[l], best)) {
+            m = l;
+            best = &h->a[l];
+        }
+        if (r < h->n && heap_less(&h->a[r], best)) m = r;
+        if (m == i) break;
+        h->a[i] = h->a[m];
+        i = m;
+    }
+    if (h->n > 0) h->a[i] = e;
+}
+
+typedef struct etf {
+    list_ctx c;
+    place_costs costs;
+    double *blevel;      /* [n_ops] longest path to the end, op included */
+    int32_t *pending;    /* [n_ops] input edges whose producer is not placed */
+    double *finish;      /* [n_ops] */
+    uint8_t *done;       /* [n_ops] */
+    place_mask *dropped; /* [n_ops] devices without room for the op */
+    uint8_t *forced;     /* [n_ops] placed without a memory check */
+    double *arrive;      /* [n_tensors * n_devices] when a copy arrives (valid where mt.have says) */
+    int32_t *stamp;      /* [n_tensors] dedup of an op's inputs */
+    int32_t stamp_now;
+    double link_free[2 * DP_MAX_DEVICES * DP_MAX_DEVICES];
+    double stream_free[DP_MAX_DEVICES][DP_MAX_STREAMS];
+    heap wait[DP_MAX_DEVICES];  /* (data ready, -blevel): inputs not all there yet */
+    heap avail[DP_MAX_DEVICES]; /* (-blevel, 0): could start once the device is free */
+} etf;
+
+static double etf_device_free(const etf *e, int32_t d) {
+    double t = e->stream_free[d][0];
+    for (int32_t s = 1; s < e->c.ds->devices[d].streams; s++)
+        if (e->stream_free[d][s] < t) t = e->stream_free[d][s];
+    return t;
+}
+
+/* When tensor t (produced by p) would be on d if sent now; with `commit`,
+ * books the links and records the copy. */
+static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
+    const dp_devices *ds = e->c.ds;
+    int32_t s = (int32_t)e->c.pinned[e->c.u.unit_of[p]];
+    int32_t nd = ds->n_devices;
+    if (s == d) return e->finish[p];
+    if (e->c.mt.have[t] & place_bit(d)) return e->arrive[t * nd + d];
+    int64_t pair = (int64_t)s * nd + d;
+    double bytes = (double)place_tensor_bytes(e->c.g, t), at = e->finish[p];
+    for (int k = 0; k < ds->route_len[pair]; k++) {
+        int32_t l = ds->route[pair * 2 + k];
+        double start = at > e->link_free[l] ? at : e->link_free[l];
+        at = start + ds->links[l].latency_s + bytes / ds->links[l].bandwidth;
+        if (commit) e->link_free[l] = at;
+    }
+    if (commit) e->arrive[t * nd + d] = at;
+    return at;
+}
+
+static double etf_data_ready(etf *e, int32_t op, int32_t d, int commit) {
+    const dp_graph *g = e->c.g;
+    const dp_op *o = &g->ops[op];
+    double ready = 0;
+    int32_t stamp = ++e->stamp_now;
+    for (int32_t k = 0; k < o->n_inputs; k++) {
+        dp_input in = g->inputs[o->inputs_at + k];
+        int64_t t = dp_graph_tensor(g, in.op, in.slot);
+        if (e->stamp[t] == stamp) continue; /* a tensor read twice is sent once */
+        e->stamp[t] = stamp;
+        double at = etf_arrival(e, in.op, t, d, commit);
+        if (at > ready) ready = at;
+    }
+    return ready;
+}
+
+static place_mask etf_candidates(const etf *e, int32_t op) {
+    int32_t k = e->c.u.unit_of[op];
+    place_mask m = e->c.pinned[k] >= 0 ? place_bit(e->c.pinned[k]) : e->c.mask[k];
+    return m & ~e->dropped[op];
+}
+
+static int etf_offer(etf *e, int32_t op, int32_t d) {
+    heap_entry h = {etf_data_ready(e, op, d, 0), -e->blevel[op], op};
+    return heap_push(&e->wait[d], h);
+}
+
+/* Whether heap entry op is still a candidate for d. */
+static int etf_valid(const etf *e, int32_t op, int32_t d) {
+    return !e->done[op] && (etf_candidates(e, op) & place_bit(d));
+}
+
+static void etf_free(etf *e) {
+    list_free(&e->c);
+    place_costs_free(&e->costs);
+    free(e->blevel);
+    free(e->pending);
+    free(e->finish);
+    free(e->done);
+    free(e->dropped);
+    free(e->forced);
+    free(e->arrive);
+    free(e->stamp);
+    for (int32_t d = 0; d < DP_MAX_DEVICES; d++) {
+        free(e->wait[d].a);
+        free(e->avail[d].a);
+    }
+    free(e);
+}
+
+dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    etf *e = calloc(1, sizeof *e);
+    if (!e) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
+    dp_status st = list_init(&e->c, g, ds, &o, err);
+    if (st) {
+        free(e);
+        return st;
+    }
+    int32_t n = g->n_ops, nd = ds->n_devices;
+    if ((st = place_costs_init(&e->costs, g, ds, err))) {
+        etf_free(e);
+        return st;
+    }
+    e->blevel = malloc((size_t)n * sizeof(double));
+    e->pending = malloc((size_t)n * sizeof(int32_t));
+    e->finish = calloc((size_t)n, sizeof(double));
+    e->done = calloc((size_t)n, 1);
+    e->dropped = calloc((size_t)n, sizeof(place_mask));
+    e->forced = calloc((size_t)n, 1);
+    e->arrive = malloc(((size_t)g->n_tensors * (size_t)nd + 1) * sizeof(double));
+    e->stamp = malloc(((size_t)g->n_tensors + 1) * sizeof(int32_t));
+    if (!e->stamp || !e->blevel || !e->pending || !e->finish || !e->done || !e->dropped || !e->forced || !e->arrive) {
+        etf_free(e);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
+    }
+    list_ctx *c = &e->c;
+    for (int64_t t = 0; t < g->n_tensors; t++) e->stamp[t] = -1;
+    /* static priority: mean time over the op's devices + the longest path after it */
+    for (int32_t j = n - 1; j >= 0; j--) {
+        int32_t op = g->topo[j];
+        place_mask m = c->mask[c->u.unit_of[op]];
+        double sum = 0;
+        for (place_mask r = m; r; r &= r - 1) sum += place_costs_op(&e->costs, op, place_mask_first(r));
+        double after = 0;
+        for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++)
+            for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1]; x++)
+                if (e->blevel[g->consumers[x]] > after) after = e->blevel[g->consumers[x]];
+        e->blevel[op] = sum / place_mask_count(m) + after;
+    }
+    place_mask used_devices = 0;
+    for (int32_t k = 0; k < c->u.n_units; k++) used_devices |= c->mask[k];
+    int oom = 0;
+    for (int32_t i = 0; i < n && !oom; i++) {
+        e->pending[i] = g->ops[i].n_inputs;
+        if (e->pending[i] == 0)
+            for (place_mask m = etf_candidates(e, i); m && !oom; m &= m - 1)
+                oom = etf_offer(e, i, place_mask_first(m));
+    }
+
+    int idle = 0;
+    for (int32_t placed = 0; placed < n && !oom;) {
+        /* each device's best candidate: the earliest start, then priority */
+        int32_t best_op = -1, best_dev = -1;
+        double best_start = 0, best_prio = 0;
+        for (place_mask m = used_devices; m && !oom; m &= m - 1) {
+            int32_t d = place_mask_first(m);
+            double free_at = etf_device_free(e, d);
+            heap *w = &e->wait[d], *a = &e->avail[d];
+            while (w->n && w->a[0].k1 <= free_at && !oom) { /* ready by the time d is free */
+                heap_entry h = w->a[0];
+                heap_pop(w);
+                if (etf_valid(e, h.op, d)) oom = heap_push(a, (heap_entry){h.k2, 0, h.op});
+            }
+            while (!oom) {
+                while (a->n && !etf_valid(e, a->a[0].op, d)) heap_pop(a);
+                while (w->n && !etf_valid(e, w->a[0].op, d)) heap_pop(w);
+                heap *src = a->n ? a : w->n ? w : NULL;
+                if (!src) break;
+                int32_t op = src->a[0].op;
+                double start = src == a ? free_at : w->a[0].k1, prio = src == a ? a->a[0].k1 : w->a[0].k2;
+                if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d &&
+                    memtrack_need(&c->mt, op, d, list_new_params(c, op)) > c->mt.cap[d]) {
+                    /* no room on d: d is out of the running for op; when no
+                     * device is left, op goes where the most room is */
+                    heap_pop(src);
+                    e->dropped[op] |= place_bit(d);
+                    if (!etf_candidates(e, op)) {
+                        int32_t f = list_roomiest(c, op, c->mask[c->u.unit_of[op]]);
+                        e->dropped[op] = ~place_bit(f);
+                        e->forced[op] = 1;
+                        oom = etf_offer(e, op, f); /* seen this round if f > d, else the next */
+                    }
+                    continue;
+                }
+                if (best_op < 0 || start < best_start ||
+                    (start == best_start && (prio < best_prio || (prio == best_prio && op < best_op)))) {
+                    best_op = op;
+                    best_dev = d;
+                    best_start = start;
+                    best_prio = prio;
+                }
+                break;
+            }
+        }
+        if (oom) break;
+        if (best_op < 0) { /* only forced ops left, offered to devices already looked at */
+            assert(++idle < 3);
+            continue;
+        }
+        idle = 0;
+        /* schedule best_op on best_dev: book its transfers and a stream */
+        int32_t op = best_op, d = best_dev, k = c->u.unit_of[op];
+        double ready = etf_data_ready(e, op, d, 1);
+        int32_t s = 0;
+        for (int32_t x = 1; x < ds->devices[d].streams; x++)
+            if (e->stream_free[d][x] < e->stream_free[d][s]) s = x;
+        double start = ready > e->stream_free[d][s] ? ready : e->stream_free[d][s];
+        e->finish[op] = start + place_costs_op(&e->costs, op, d);
+        e->stream_free[d][s] = e->finish[op];
+        int newly_pinned = c->pinned[k] < 0;
+        list_put(c, op, d, out);
+        e->done[op] = 1;
+        placed++;
+        if (newly_pinned) {
+            /* members of the group already waiting elsewhere come to d */
+            for (int32_t x = c->u.first[k]; x < c->u.first[k + 1] && !oom; x++) {
+                int32_t mop = c->u.members[x];
+                if (e->done[mop] || e->pending[mop] || !(e->dropped[mop] & place_bit(d))) continue;
+                e->dropped[mop] &= ~place_bit(d);
+                oom = etf_offer(e, mop, d);
+            }
+        }
+        for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && !oom; t++)
+            for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && !oom; x++) {
+                int32_t cons = g->consumers[x];
+                if (--e->pending[cons]) continue;
+                for (place_mask m = etf_candidates(e, cons); m && !oom; m &= m - 1)
+                    oom = etf_offer(e, cons, place_mask_first(m));
+            }
+    }
+    etf_free(e);
+    if (oom) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
+    return DP_STATUS_OK;
+}

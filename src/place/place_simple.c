@@ -1,0 +1,129 @@
+/* The method table, the single-device placers (cpu, gpu), the human expert,
+ * and dp_place_evaluate (a placer timed, then simulated). */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "dplace/zoo.h"
+#include "place/place_internal.h"
+
+typedef dp_status (*place_fn)(const dp_graph *, const dp_devices *, const dp_place_options *, int32_t *,
+                              dp_error *);
+
+static const struct {
+    const char *name;
+    place_fn fn;
+} methods[] = {
+    [DP_PLACE_METHOD_CPU] = {"cpu", dp_place_cpu},
+    [DP_PLACE_METHOD_GPU] = {"gpu", dp_place_gpu},
+    [DP_PLACE_METHOD_EXPERT] = {"expert", dp_place_expert},
+    [DP_PLACE_METHOD_SCOTCH] = {"scotch", dp_place_scotch},
+    [DP_PLACE_METHOD_MINCUT] = {"mincut", dp_place_mincut},
+    [DP_PLACE_METHOD_METIS] = {"metis", dp_place_metis},
+    [DP_PLACE_METHOD_M_TOPO] = {"m-topo", dp_place_m_topo},
+    [DP_PLACE_METHOD_M_ETF] = {"m-etf", dp_place_m_etf},
+};
+_Static_assert(sizeof(methods) / sizeof(methods[0]) == DP_PLACE_METHOD_COUNT, "methods");
+
+const char *dp_place_method_name(dp_place_method m) {
+    return (unsigned)m < DP_PLACE_METHOD_COUNT ? methods[m].name : "?";
+}
+
+int dp_place_method_from_name(const char *name, dp_place_method *out) {
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++)
+        if (strcmp(name, methods[m].name) == 0) {
+            *out = (dp_place_method)m;
+            return 0;
+        }
+    return -1;
+}
+
+dp_place_options dp_place_options_default(void) {
+    dp_place_options o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.memory_fraction = 0.9;
+    return o;
+}
+
+dp_status dp_place_run(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                       int32_t *out, dp_error *err) {
+    if ((unsigned)m >= DP_PLACE_METHOD_COUNT)
+        return dp_error_set(err, DP_STATUS_INVALID, "placement method %d out of range", (int)m);
+    assert(g->finalized);
+    return methods[m].fn(g, ds, opt, out, err);
+}
+
+/* Every unit on `target` when it may go there, else on the first device it
+ * may use (TensorFlow's soft placement, colocation kept). */
+static dp_status place_single(const dp_graph *g, const dp_devices *ds, int32_t target, int32_t *out, dp_error *err) {
+    place_units u;
+    dp_status st = place_units_init(&u, g, err);
+    if (st) return st;
+    place_mask *mask = malloc((size_t)u.n_units * sizeof(place_mask));
+    int32_t *unit_dev = malloc((size_t)u.n_units * sizeof(int32_t));
+    if (!mask || !unit_dev) st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%d units)", u.n_units);
+    if (!st) st = place_units_masks(&u, g, ds, place_bit(target), mask, err);
+    if (!st) {
+        for (int32_t k = 0; k < u.n_units; k++) unit_dev[k] = place_mask_first(mask[k]);
+        place_units_expand(&u, unit_dev, out);
+    }
+    free(mask);
+    free(unit_dev);
+    place_units_free(&u);
+    return st;
+}
+
+dp_status dp_place_cpu(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                       dp_error *err) {
+    (void)opt;
+    int32_t d = dp_devices_nth(ds, DP_DEVKIND_CPU, 0);
+    if (d < 0) return dp_error_set(err, DP_STATUS_UNSUPPORTED, "device set \"%s\" has no CPU", ds->name);
+    return place_single(g, ds, d, out, err);
+}
+
+dp_status dp_place_gpu(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                       dp_error *err) {
+    (void)opt;
+    int32_t d = dp_devices_nth(ds, DP_DEVKIND_GPU, 0);
+    if (d < 0) return dp_error_set(err, DP_STATUS_UNSUPPORTED, "device set \"%s\" has no GPU", ds->name);
+    return place_single(g, ds, d, out, err);
+}
+
+dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                          dp_error *err) {
+    (void)opt;
+    dp_status st = dp_zoo_expert_placement(g, ds, out, err);
+    if (st) return st;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (out[i] < 0 || out[i] >= ds->n_devices)
+            return dp_error_set(err, DP_STATUS_INVALID, "expert placement: op %d \"%s\" has device index %d out of range",
+                                i, g->ops[i].name, out[i]);
+    return DP_STATUS_OK;
+}
+
+dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                            const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
+    memset(rep, 0, sizeof *rep);
+    rep->method = m;
+    dp_error perr;
+    dp_error_clear(&perr);
+    double t0 = dp_now_s();
+    dp_status st = dp_place_run(m, g, ds, opt, placement, &perr);
+    rep->place_s = dp_now_s() - t0;
+    if (st == DP_STATUS_NOMEM) {
+        if (err) *err = perr;
+        return st;
+    }
+    if (st) {
+        rep->status = st;
+        snprintf(rep->reason, sizeof rep->reason, "%s", perr.msg[0] ? perr.msg : dp_status_name(st));
+        return DP_STATUS_OK;
+    }
+    place_mask used = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) used |= place_bit(placement[i]);
+    rep->n_used = place_mask_count(used);
+    return dp_sim_run(sim, placement, NULL, &rep->sim, err);
+}
