@@ -24,9 +24,16 @@ dp_graph *cli_load_graph(const char *cmd, const char *graph_path, const char *mo
 /* Parses a whole number option; returns 0 on success. */
 int cli_parse_long(const char *text, long min, long max, long *out);
 int cli_parse_double(const char *text, double min, double max, double *out);
+/* "--name value" or "--name=value" at argv[*i]: returns the value (advancing
+ * *i past it; "" when it is missing), or NULL when argv[*i] is another option. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
+/* Writes bytes for people: "512 B", "1.50 MiB". */
+void cli_format_bytes(double bytes, char *buf, size_t size);
 
 int cmd_simulate(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
+int cmd_group(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 
 #endif

@@ -51,6 +51,25 @@ int cli_parse_double(const char *text, double min, double max, double *out) {
     return 0;
 }
 
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) return "";
+    return argv[++*i];
+}
+
+void cli_format_bytes(double bytes, char *buf, size_t size) {
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int k = 0;
+    while (bytes >= 1024 && k < 5) {
+        bytes /= 1024;
+        k++;
+    }
+    snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", bytes, unit[k]);
+}
+
 dp_graph *cli_load_graph(const char *cmd, const char *graph_path, const char *model, int32_t batch, dp_error *err) {
     if (graph_path && model) {
         dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME, not both", cmd);
@@ -72,6 +91,9 @@ static void print_help(FILE *f) {
             "  simulate   simulate one training step of a placed graph: step time, memory,\n"
             "             transfers, validity; optional timeline (Chrome trace)\n"
             "  devices    show a device set (preset or file), or write it as a file\n"
+            "  baseline   run the baseline placers (cpu, gpu, expert, scotch, mincut, metis,\n"
+            "             m-topo, m-etf) and simulate each placement: one row per method\n"
+            "  group      group a graph's ops (colocation, metis, scotch, fluid, random)\n"
             "  import     convert an MSR dnn-partitioning graph or expert split to dplace files\n"
             "  help       this text (also: dplace --help, dplace COMMAND --help)\n"
             "  version    print the version\n"
@@ -99,6 +121,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
+    if (!strcmp(cmd, "baseline")) return cmd_baseline(argc - 1, argv + 1);
+    if (!strcmp(cmd, "group")) return cmd_group(argc - 1, argv + 1);
     if (!strcmp(cmd, "import")) return cmd_import(argc - 1, argv + 1);
     fprintf(stderr, "dplace: unknown command \"%s\" (see: dplace --help)\n", cmd);
     return CLI_EXIT_INPUT;
