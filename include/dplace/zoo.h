@@ -1,7 +1,7 @@
-/* dplace: built-in graphs, selected by name with --model.
- * Today: "synthetic" (about 25,000 ops) and "synthetic-N" (about N ops),
- * training-like graphs from dp_graph_synth. The model zoo of the seed papers
- * (inception_v3, resnet152, rnnlm, nmt2/4/8, gnmt4, bert_base) is issue 3. */
+/* dplace: built-in graphs, selected by name with --model: the seed papers'
+ * benchmark models as TensorFlow-style training graphs (inception_v3,
+ * resnet152, rnnlm, nmt2/4/8, gnmt4, bert_base; docs/zoo.md), and the
+ * synthetic generator ("synthetic", "synthetic-N"). */
 #ifndef DPLACE_ZOO_H
 #define DPLACE_ZOO_H
 
@@ -30,6 +30,22 @@ const dp_zoo_entry *dp_zoo_list(void);
  * when the graph has no expert placement (BERT, graphs not from the zoo). */
 struct dp_devices;
 dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds, int32_t *out, dp_error *err);
+
+/* The seed papers' measured step times (seconds per training step) for a
+ * zoo model on a device preset: CPU only, GPU only, human expert. A value
+ * of DP_ZOO_OOM means the paper reports out of memory, DP_ZOO_NONE that it
+ * reports nothing (or no such placement exists). paper_ops: the op count the
+ * papers give, 0 when none. Sources in docs/zoo.md. NULL-terminated. */
+#define DP_ZOO_OOM (-1.0)
+#define DP_ZOO_NONE (-2.0)
+typedef struct dp_zoo_paper_row {
+    const char *model;
+    const char *devices;
+    int32_t paper_ops;
+    double cpu_s, gpu_s, expert_s;
+    const char *source;
+} dp_zoo_paper_row;
+const dp_zoo_paper_row *dp_zoo_paper_table(void);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
 
 /* PCIe 3.0 x16: 8 GT/s x 16 lanes x 128b/130b / 8 bits = 15.75 GB/s per direction. */
 static const double pcie3_x16_bw = 8e9 * 16 * 128.0 / 130.0 / 8.0;
-static const double pcie_latency_s = 10e-6;
+static const double pcie_latency_s = 40e-6;
 
 typedef struct preset_spec {
     const char *prefix;     /* "k40" */

@@ -15,11 +15,11 @@ const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUN
  * is where they are tuned. */
 static const dp_efficiency efficiency_table[DP_OPCLASS_COUNT][DP_DEVKIND_COUNT] = {
     [DP_OPCLASS_META] = {{1.0, 1.0}, {1.0, 1.0}},
-    [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.50}, {0.50, 0.70}},
-    [DP_OPCLASS_MATMUL] = {{0.60, 0.50}, {0.75, 0.70}},
+    [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.70}, {0.30, 0.35}},
+    [DP_OPCLASS_MATMUL] = {{0.27, 0.50}, {0.20, 0.40}},
     [DP_OPCLASS_CONV] = {{0.40, 0.50}, {0.60, 0.70}},
-    [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.30, 0.60}},
-    [DP_OPCLASS_DATA] = {{0.30, 0.40}, {0.50, 0.60}},
+    [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.20, 0.30}},
+    [DP_OPCLASS_DATA] = {{0.30, 0.40}, {0.30, 0.35}},
     [DP_OPCLASS_OPTIMIZER] = {{0.30, 0.50}, {0.50, 0.70}},
 };
 _Static_assert(sizeof(efficiency_table) / sizeof(efficiency_table[0]) == DP_OPCLASS_COUNT, "efficiency_table");

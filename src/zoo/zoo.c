@@ -23,15 +23,15 @@ static const dp_zoo_entry entries[] = {
 const dp_zoo_entry *dp_zoo_list(void) { return entries; }
 
 /* Default hyperparameters; docs/zoo.md gives the source of each. */
-#define RNNLM_VOCAB 10000
-#define NMT_VOCAB 40000
-#define GNMT_VOCAB 36548
+#define RNNLM_VOCAB 40000
+#define NMT_VOCAB 50000
+#define GNMT_VOCAB 100000
 #define GNMT_STEPS 50
 
 static int rnn_config(const char *name, int64_t batch, zoo_rnn_config *c) {
     memset(c, 0, sizeof *c);
     if (!strcmp(name, "rnnlm")) {
-        *c = (zoo_rnn_config){ZOO_RNN_LM, 2, 2048, RNNLM_VOCAB, 40, 64};
+        *c = (zoo_rnn_config){ZOO_RNN_LM, 2, 1500, RNNLM_VOCAB, 40, 64};
     } else if (!strcmp(name, "nmt2") || !strcmp(name, "nmt4") || !strcmp(name, "nmt8")) {
         *c = (zoo_rnn_config){ZOO_RNN_NMT, name[3] - '0', 1024, NMT_VOCAB, 40, 64};
     } else if (!strcmp(name, "gnmt4")) {
@@ -61,3 +61,18 @@ dp_graph *dp_zoo_build(const char *name, int32_t batch, dp_error *err) {
     dp_error_set(err, DP_STATUS_INVALID, "unknown model \"%s\" (dplace zoo list shows the built-in models)", name);
     return NULL;
 }
+
+static const dp_zoo_paper_row paper_rows[] = {
+    {"inception_v3", "k40x2", 24713, 0.61, 0.15, 0.15, "Hierarchical Planner Table 1 (expert: one GPU)"},
+    {"resnet152", "k40x2", 20586, DP_ZOO_NONE, 1.18, 1.18, "Hierarchical Planner Table 1 (expert: one GPU)"},
+    {"rnnlm", "k40x2", 9021, 6.89, 1.57, 1.57, "Hierarchical Planner Table 1"},
+    {"nmt2", "k40x2", 28044, 6.46, DP_ZOO_OOM, 2.13, "Hierarchical Planner Table 1"},
+    {"nmt4", "k40x4", 46600, 10.68, DP_ZOO_OOM, 3.64, "Hierarchical Planner Table 1"},
+    {"nmt8", "k40x8", 83712, 11.52, DP_ZOO_OOM, 3.88, "Hierarchical Planner Table 1"},
+    {"inception_v3", "p100x4", 24713, DP_ZOO_NONE, 0.071, 0.071, "Mars Table 2"},
+    {"gnmt4", "p100x4", 0, DP_ZOO_NONE, DP_ZOO_OOM, 1.661, "Mars Table 2"},
+    {"bert_base", "p100x4", 0, DP_ZOO_NONE, DP_ZOO_OOM, DP_ZOO_NONE, "Mars Table 2 (no expert placement exists)"},
+    {NULL, NULL, 0, 0, 0, 0, NULL},
+};
+
+const dp_zoo_paper_row *dp_zoo_paper_table(void) { return paper_rows; }
