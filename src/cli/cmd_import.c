@@ -43,16 +43,6 @@ static void usage(FILE *f) {
             "the problem, with exit status 2; nothing is written then.\n");
 }
 
-/* "--name value" or "--name=value": returns the value ("" when missing) and
- * advances *i, or NULL when argv[*i] is another option. */
-static const char *take_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    return *i + 1 < argc ? argv[++*i] : "";
-}
-
 static void print_import(const char *path, const dp_import_msr *imp, const char *unit) {
     const dp_import_msr_info *in = &imp->info;
     printf("imported %s: %d nodes (%d backward, %d CPU-only), %d edges, %d colocation groups\n", path, in->n_nodes,
@@ -61,9 +51,11 @@ static void print_import(const char *path, const dp_import_msr *imp, const char 
            in->bandwidth_from_file ? "the median size/cost of the file's edges" : "given or default");
     printf("  edges with bytes from cost: %d; with size and cost off that bandwidth by over 1%%: %d\n",
            in->n_edges_bytes_from_cost, in->n_edges_off_bandwidth);
-    printf("  machine: cpu:0 with %d stream%s (maxCPUs %d), %d accelerator%s of %.6g bytes\n",
+    char mem[32];
+    cli_format_bytes(in->max_size_per_fpga, mem, sizeof mem);
+    printf("  machine: cpu:0 with %d stream%s (maxCPUs %d), %d accelerator%s of %s\n",
            imp->devices->devices[0].streams, imp->devices->devices[0].streams == 1 ? "" : "s", in->max_cpus,
-           in->max_fpgas, in->max_fpgas == 1 ? "" : "s", in->max_size_per_fpga);
+           in->max_fpgas, in->max_fpgas == 1 ? "" : "s", mem);
 }
 
 int cmd_import(int argc, char **argv) {
@@ -74,28 +66,28 @@ int cmd_import(int argc, char **argv) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return CLI_EXIT_OK;
-        } else if ((v = take_value(argc, argv, &i, "--from"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--from"))) {
             from = v;
-        } else if ((v = take_value(argc, argv, &i, "-o"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "-o"))) {
             out = v;
-        } else if ((v = take_value(argc, argv, &i, "--graph"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
             graph = v;
-        } else if ((v = take_value(argc, argv, &i, "--devices-out"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--devices-out"))) {
             devices_out = v;
-        } else if ((v = take_value(argc, argv, &i, "--time-unit"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--time-unit"))) {
             unit = v;
             if (!strcmp(v, "ms")) opt.time_unit_s = 1e-3;
             else if (!strcmp(v, "us")) opt.time_unit_s = 1e-6;
             else if (!strcmp(v, "s")) opt.time_unit_s = 1.0;
             else return cli_usage_error("import", "--time-unit must be ms, us or s, not \"%s\"", v);
-        } else if ((v = take_value(argc, argv, &i, "--bandwidth"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--bandwidth"))) {
             if (cli_parse_double(v, 1.0, 1e18, &opt.bandwidth))
                 return cli_usage_error("import", "--bandwidth must be a number of bytes/s in 1..1e18, not \"%s\"", v);
-        } else if ((v = take_value(argc, argv, &i, "--edge-bytes"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--edge-bytes"))) {
             if (!strcmp(v, "size")) opt.edge_bytes = DP_IMPORT_EDGE_BYTES_SIZE;
             else if (!strcmp(v, "cost")) opt.edge_bytes = DP_IMPORT_EDGE_BYTES_COST;
             else return cli_usage_error("import", "--edge-bytes must be size or cost, not \"%s\"", v);
-        } else if ((v = take_value(argc, argv, &i, "--name"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--name"))) {
             if (!*v) return cli_usage_error("import", "--name needs a name");
             opt.name = v;
         } else if (argv[i][0] == '-' && argv[i][1]) {
