@@ -3,3 +3,4 @@
 dp_add_test(test_nn_layers)
 dp_add_test(test_nn_optim)
 dp_add_test(test_nn_models)
+dp_add_test(test_nn_kernels)

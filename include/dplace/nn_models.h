@@ -100,7 +100,7 @@ typedef struct dp_nn_seq2seq {
     float *enc_acts, *encs, *keys, *h, *c, *gates, *x, *ctx, *att, *act, *qp, *o, *l, *tact,
         *noise, *logp;
     float *enc_scratch, *dG, *dl, *dkeys, *dencs, *dh, *dc, *dx, *dctx, *dout, *dlog, *dlg,
-        *att_scratch;
+        *att_scratch, *dqps;
     int *prev; /* [T + 1, B] decoder inputs: start symbol, then the actions */
     /* decoder state carried between segments (Mars): the final state of the
      * last forward, and whether the next forward starts from it */

@@ -113,19 +113,23 @@ static void spmm(float *y, const dp_nn_graph *g, const float *x, const float *bi
 /* out [N, OC] = Ahat (inp [N, C] @ weight [OC, C]^T) + bias [OC]; xw [N, OC] saved */
 void dp_nn_gcn_forward(float *out, float *xw, const float *inp, const dp_nn_graph *g,
                        const float *weight, const float *bias, int N, int C, int OC) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     assert(g->n == N);
     dp_nn_linear_forward(xw, inp, weight, NULL, N, C, OC);
     spmm(out, g, xw, bias, OC);
+    nn_fp_leave(fp_);
 }
 
 /* dinp [N, C], dweight [OC, C], dbias [OC] += ...; dout [N, OC]; scratch [N, OC] */
 void dp_nn_gcn_backward(float *dinp, float *dweight, float *dbias, float *scratch,
                         const float *dout, const float *inp, const dp_nn_graph *g,
                         const float *weight, int N, int C, int OC) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     assert(g->n == N);
     spmm(scratch, g, dout, NULL, OC); /* Ahat is symmetric */
     dp_nn_linear_backward(dinp, dweight, NULL, scratch, inp, weight, N, C, OC);
     if (dbias) nn_add_colsum(dbias, dout, N, OC, (size_t)OC);
+    nn_fp_leave(fp_);
 }
 
 /* out [C] = sigmoid(mean of rows of inp [N, C]) */

@@ -7,6 +7,41 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#define NN_HAVE_MXCSR 1
+#endif
+
+/* ---- denormals ---------------------------------------------------------------
+ * Saturated LSTM gates give sigmoid outputs near 1e-38 and their products are
+ * subnormal floats; every multiply or FMA with a subnormal operand takes a
+ * microcode assist of ~100 cycles on x86 (measured: the benchmark update ran
+ * 5x slower). The heavy entry points therefore run with flush-to-zero and
+ * denormals-are-zero set (MXCSR, x86 only), restoring the caller's mode on
+ * return, as TensorFlow does in its threads: values below 1.2e-38 become 0.
+ * dp_nn_set_flush_denormals(0) turns this off. The thread pool runs each job
+ * with the caller's MXCSR. */
+int nn_flush_denormals(void);
+
+/* Sets FTZ/DAZ if enabled; returns the mode to restore. */
+static inline unsigned nn_fp_enter(void) {
+#ifdef NN_HAVE_MXCSR
+    unsigned m = _mm_getcsr();
+    if (nn_flush_denormals()) _mm_setcsr(m | 0x8040u); /* FTZ (bit 15) | DAZ (bit 6) */
+    return m;
+#else
+    return 0;
+#endif
+}
+
+/* Restores the mode nn_fp_enter returned. */
+static inline void nn_fp_leave(unsigned m) {
+#ifdef NN_HAVE_MXCSR
+    _mm_setcsr(m);
+#else
+    (void)m;
+#endif
+}
 
 /* exp(x) for float: Cody-Waite reduction by ln 2, degree-6 polynomial on
  * [-ln2/2, ln2/2], scale by 2^n built in the exponent bits. x is clamped to
@@ -62,5 +97,14 @@ void nn_lstm_cell_row(float *h, float *c, float *g, const float *c_prev, int H);
  * of the gate pre-activations. */
 void nn_lstm_cell_row_backward(float *dg, float *dc, const float *dh, const float *g,
                                const float *c, const float *c_prev, int H);
+
+/* Backward of additive attention up to the projected query: dqp [B, A] =
+ * its gradient (overwritten); dkeys [B, T, A], denc [B, T, E], dv [A] +=
+ * (each may be NULL); ds [B, T] scratch. dp_nn_attention_backward is this
+ * plus the query projection's backward; the seq2seq placer batches that
+ * projection's weight gradient over all steps instead (nn_rnn.c). */
+void nn_attention_backward_core(float *dqp, float *dkeys, float *denc, float *dv, float *ds,
+                                const float *dctx, const float *att, const float *act,
+                                const float *enc, const float *v, int B, int T, int A, int E);
 
 #endif

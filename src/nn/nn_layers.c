@@ -4,18 +4,28 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "nn_internal.h"
+#include "nn_kern.h"
 
-/* Sets the BLAS thread count. */
+/* Sets the thread count of the engine's pool and of OpenBLAS. */
 void dp_nn_set_threads(int n) {
     assert(n >= 1);
     openblas_set_num_threads(n);
+    nn_pool_set_threads(n);
 }
 
-/* Returns the BLAS thread count. */
-int dp_nn_get_threads(void) { return openblas_get_num_threads(); }
+/* Returns the thread count. */
+int dp_nn_get_threads(void) { return nn_pool_threads(); }
+
+static atomic_int flush_denormals = 1;
+
+/* Turns flush-to-zero / denormals-are-zero in the engine on or off. */
+void dp_nn_set_flush_denormals(int on) { atomic_store(&flush_denormals, on != 0); }
+
+int nn_flush_denormals(void) { return atomic_load_explicit(&flush_denormals, memory_order_relaxed); }
 
 /* Out-of-line copies of the inline kernels. */
 float dp_nn_exp(float x) { return nn_exp(x); }
@@ -27,20 +37,24 @@ float dp_nn_sigmoid(float x) { return nn_sigmoid(x); }
 /* out [N, OC] = inp [N, C] @ weight [OC, C]^T + bias [OC] */
 void dp_nn_linear_forward(float *out, const float *inp, const float *weight,
                           const float *bias, int N, int C, int OC) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     float beta = 0.0f;
     if (bias) {
         for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, bias, sizeof(float) * OC);
         beta = 1.0f;
     }
     nn_gemm(0, 1, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+    nn_fp_leave(fp_);
 }
 
 /* dinp [N, C] += dout [N, OC] @ weight [OC, C]; dweight += dout^T inp; dbias += sum dout */
 void dp_nn_linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                            const float *inp, const float *weight, int N, int C, int OC) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     if (dinp) nn_gemm(0, 0, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
     if (dweight) nn_gemm(1, 0, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
     if (dbias) nn_add_colsum(dbias, dout, N, OC, (size_t)OC);
+    nn_fp_leave(fp_);
 }
 
 /* ---- embedding ------------------------------------------------------------- */

@@ -91,6 +91,7 @@ void dp_nn_grouper_free(dp_nn_grouper *m) {
 /* Runs the grouper over inp [N, F]; returns sum of log p(actions). */
 float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, const float *inp,
                             dp_nn_decode_mode mode, dp_rng *rng, float noise_amp, int N) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     assert(N <= m->cap);
     int F = m->cfg.in_dim, Hd = m->cfg.hidden, G = m->cfg.groups;
     dp_nn_linear_forward(m->h, inp, m->w1, m->b1, N, F, Hd);
@@ -114,12 +115,15 @@ float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, cons
         for (int n = 0; n < N; n++) h += e[n];
         *entropy = (float)h;
     }
-    return (float)s;
+    float r_ = (float)s;
+    nn_fp_leave(fp_);
+    return r_;
 }
 
 /* Accumulates the gradients of dlogp * logp_sum + dentropy * entropy. */
 void dp_nn_grouper_backward(dp_nn_grouper *m, float *dinp, const int *actions, const float *inp,
                             float dlogp, float dentropy, int N) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     int F = m->cfg.in_dim, Hd = m->cfg.hidden, G = m->cfg.groups;
     size_t nG = (size_t)N * G;
     float *dlp = m->dlogp, *dlg = m->dl;
@@ -137,6 +141,7 @@ void dp_nn_grouper_backward(dp_nn_grouper *m, float *dinp, const int *actions, c
     for (size_t i = 0; i < (size_t)N * Hd; i++)
         if (!(m->h[i] > 0.0f)) m->dh[i] = 0.0f;
     dp_nn_linear_backward(dinp, m->dw1, m->db1, m->dh, inp, m->w1, N, F, Hd);
+    nn_fp_leave(fp_);
 }
 
 /* ---- seq2seq placer --------------------------------------------------------------- */
@@ -196,6 +201,7 @@ dp_status dp_nn_seq2seq_init(dp_nn_seq2seq *m, const dp_nn_seq2seq_config *cfg,
         dp_nn_bilstm_scratch_count(B, T, H), bt * 4 * H, bt * D, /* enc_scratch dG dl */
         bt * A, bt * 2 * H, b * H, b * H, b * ix, b * 2 * H,     /* dkeys dencs dh dc dx dctx */
         b * ox, b * D, b * D, b * (t + A), b * H, b * H,         /* dout dlog dlg att_scratch h_last c_last */
+        bt * A,                                                  /* dqps */
     };
     size_t total = 0;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) total += sizes[i];
@@ -209,8 +215,8 @@ dp_status dp_nn_seq2seq_init(dp_nn_seq2seq *m, const dp_nn_seq2seq_config *cfg,
                       &m->att, &m->act, &m->qp, &m->o, &m->l, &m->tact, &m->noise, &m->logp,
                       &m->enc_scratch, &m->dG, &m->dl, &m->dkeys, &m->dencs, &m->dh, &m->dc,
                       &m->dx, &m->dctx, &m->dout, &m->dlog, &m->dlg, &m->att_scratch, &m->h_last,
-                      &m->c_last};
-    _Static_assert(sizeof ptrs / sizeof ptrs[0] == 31, "one size per workspace array");
+                      &m->c_last, &m->dqps};
+    _Static_assert(sizeof ptrs / sizeof ptrs[0] == 32, "one size per workspace array");
     assert(sizeof ptrs / sizeof ptrs[0] == sizeof sizes / sizeof sizes[0]);
     float *cur = m->mem;
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++) *ptrs[i] = carve(&cur, sizes[i]);
@@ -231,6 +237,7 @@ void dp_nn_seq2seq_free(dp_nn_seq2seq *m) {
 void dp_nn_seq2seq_forward(dp_nn_seq2seq *m, float *logp_sum, float *entropy, int *actions,
                            const float *inp, const float *dec_h0, const float *dec_c0,
                            dp_nn_decode_mode mode, dp_rng *rng, float noise_amp) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     const dp_nn_seq2seq_config *cf = &m->cfg;
     int B = m->B, T = m->T, F = cf->in_dim, H = cf->hidden, A = cf->attn_dim, D = cf->devices;
     int E = cf->emb_dim, ix = m->in_x, ox = m->out_x, H2 = 2 * H;
@@ -294,11 +301,13 @@ void dp_nn_seq2seq_forward(dp_nn_seq2seq *m, float *logp_sum, float *entropy, in
     }
     memcpy(m->h_last, m->h + (size_t)T * bh, sizeof(float) * bh);
     memcpy(m->c_last, m->c + (size_t)T * bh, sizeof(float) * bh);
+    nn_fp_leave(fp_);
 }
 
 /* Backward of dp_nn_seq2seq_forward; see nn_models.h. */
 void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
                             const float *dentropy, const int *actions, const float *inp) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     const dp_nn_seq2seq_config *cf = &m->cfg;
     int B = m->B, T = m->T, F = cf->in_dim, H = cf->hidden, A = cf->attn_dim, D = cf->devices;
     int E = cf->emb_dim, ix = m->in_x, ox = m->out_x, H2 = 2 * H, G4 = 4 * H;
@@ -311,7 +320,6 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
     memset(m->dc, 0, sizeof(float) * bh);
     for (int t = T - 1; t >= 0; t--) {
         size_t tb = (size_t)t * B;
-        const float *hp = m->h + (size_t)t * bh, *hn = hp + bh;
         const float *cp = m->c + (size_t)t * bh, *cn = cp + bh;
         const float *att = m->att + tb * T, *act = m->act + tb * T * A;
         const float *logp = m->logp + tb * D;
@@ -339,9 +347,12 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
             if (ox > H) memcpy(m->dctx + (size_t)b * H2, d + H, sizeof(float) * H2);
             else memset(m->dctx + (size_t)b * H2, 0, sizeof(float) * H2);
         }
-        if (!before)
-            dp_nn_attention_backward(m->dh, m->dkeys, m->dencs, m->dwq, m->dv, m->att_scratch,
-                                     m->dctx, att, act, hn, m->encs, m->wq, m->v, B, T, H, A, H2);
+        if (!before) { /* attention (query projection's weight gradient batched below) */
+            float *dqp = m->dqps + tb * A;
+            nn_attention_backward_core(dqp, m->dkeys, m->dencs, m->dv, m->att_scratch, m->dctx, att,
+                                       act, m->encs, m->v, B, T, A, H2);
+            nn_gemm(0, 0, B, H, A, 1.0f, dqp, A, m->wq, H, 1.0f, m->dh, H);
+        }
         /* decoder cell */
         for (int b = 0; b < B; b++)
             nn_lstm_cell_row_backward(dG + (size_t)b * G4, m->dc + (size_t)b * H, m->dh + (size_t)b * H,
@@ -360,10 +371,15 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
                 const float *dxb = m->dx + (size_t)b * ix + E;
                 for (int j = 0; j < H2; j++) dcb[j] += dxb[j];
             }
-            dp_nn_attention_backward(m->dh, m->dkeys, m->dencs, m->dwq, m->dv, m->att_scratch,
-                                     m->dctx, att, act, hp, m->encs, m->wq, m->v, B, T, H, A, H2);
+            float *dqp = m->dqps + tb * A;
+            nn_attention_backward_core(dqp, m->dkeys, m->dencs, m->dv, m->att_scratch, m->dctx, att,
+                                       act, m->encs, m->v, B, T, A, H2);
+            nn_gemm(0, 0, B, H, A, 1.0f, dqp, A, m->wq, H, 1.0f, m->dh, H);
         }
     }
+    /* query projection: dwq [A, H] += dqps^T [A, TB] queries [TB, H], the
+     * queries being h[0..T-1] (before) or h[1..T] (after) */
+    nn_gemm(1, 0, A, H, T * B, 1.0f, m->dqps, A, m->h + (before ? 0 : bh), H, 1.0f, m->dwq, H);
     /* batched weight gradients of the decoder cell and the output layer */
     float *dw_ih = m->ddec, *dw_hh = m->ddec + (size_t)G4 * ix, *dbias = dw_hh + (size_t)G4 * H;
     int TB = T * B;
@@ -376,6 +392,7 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
     dp_nn_linear_backward(m->dencs, m->dwk, NULL, m->dkeys, m->encs, m->wk, B * T, H2, A);
     dp_nn_bilstm_backward(dinp, NULL, NULL, m->denc_w, m->enc_scratch, m->dencs, NULL, NULL,
                           m->enc_acts, inp, NULL, NULL, m->enc, B, T, F, H);
+    nn_fp_leave(fp_);
 }
 
 /* ---- GCN encoder and DGI ------------------------------------------------------------- */
@@ -501,18 +518,24 @@ static void gcn_pass_backward(dp_nn_gcn *m, int k, float *dinp, const dp_nn_grap
 
 /* Node embeddings of inp [N, F]. */
 const float *dp_nn_gcn_encode(dp_nn_gcn *m, const dp_nn_graph *g, const float *inp) {
-    return gcn_pass(m, 0, g, inp);
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
+    const float *r_ = gcn_pass(m, 0, g, inp);
+    nn_fp_leave(fp_);
+    return r_;
 }
 
 /* Backward of dp_nn_gcn_encode. */
 void dp_nn_gcn_encode_backward(dp_nn_gcn *m, float *dinp, const dp_nn_graph *g, const float *inp,
                                const float *dout) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     gcn_pass_backward(m, 0, dinp, g, inp, dout);
+    nn_fp_leave(fp_);
 }
 
 /* DGI loss of inp against its node-permuted corruption. */
 float dp_nn_gcn_dgi_forward(dp_nn_gcn *m, const dp_nn_graph *g, const float *inp, const int *perm,
                             dp_rng *rng) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     int N = m->N, H = m->cfg.hidden, F = m->cfg.in_dim;
     if (perm) memcpy(m->perm, perm, sizeof(int) * (size_t)N);
     else dp_nn_permutation_sample(m->perm, rng, N);
@@ -526,11 +549,14 @@ float dp_nn_gcn_dgi_forward(dp_nn_gcn *m, const dp_nn_graph *g, const float *inp
         m->labels[n] = 1.0f;
         m->labels[N + n] = 0.0f;
     }
-    return dp_nn_bce_logits_forward(m->scores, m->labels, 2 * N);
+    float r_ = dp_nn_bce_logits_forward(m->scores, m->labels, 2 * N);
+    nn_fp_leave(fp_);
+    return r_;
 }
 
 /* Backward of the DGI loss, scaled by dloss. */
 void dp_nn_gcn_dgi_backward(dp_nn_gcn *m, const dp_nn_graph *g, const float *inp, float dloss) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     int N = m->N, H = m->cfg.hidden, L = m->cfg.layers;
     size_t nh = (size_t)N * H;
     const float *h0 = m->out[0] + (L - 1) * nh, *h1 = m->out[1] + (L - 1) * nh;
@@ -546,4 +572,5 @@ void dp_nn_gcn_dgi_backward(dp_nn_gcn *m, const dp_nn_graph *g, const float *inp
     dp_nn_readout_backward(dh0, m->dsum, m->summary, N, H);
     gcn_pass_backward(m, 1, NULL, g, m->xc, dh1);
     gcn_pass_backward(m, 0, NULL, g, inp, dh0);
+    nn_fp_leave(fp_);
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nn_internal.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "dplace checkpoints are written in host order, which must be little-endian"
 #endif
@@ -120,6 +122,7 @@ dp_nn_adam dp_nn_adam_default(void) {
 
 /* One bias-corrected Adam step at learning rate lr. */
 void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     p->step++;
     /* coefficients in double, as PyTorch forms them from Python floats */
     float b1 = (float)cfg->beta1, b2 = (float)cfg->beta2;
@@ -134,6 +137,7 @@ void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr) {
         v[i] = b2 * v[i] + ob2 * gi * gi;
         w[i] -= lr * (m[i] * ic1) / (sqrtf(v[i]) * isc2 + eps);
     }
+    nn_fp_leave(fp_);
 }
 
 /* Global L2 norm of the gradients. */

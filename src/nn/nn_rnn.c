@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nn_internal.h"
+#include "nn_kern.h"
 
 /* Parameter block of an LSTM: w_ih [4H, C], w_hh [4H, H], bias [4H]. */
 size_t dp_nn_lstm_param_count(int C, int H) {
@@ -76,6 +77,7 @@ void nn_lstm_cell_row_backward(float *dg, float *dc, const float *dh, const floa
 void dp_nn_lstm_forward(float *out, float *h_last, float *c_last, float *cell, float *gates,
                         const float *inp, const float *h0, const float *c0, const float *w,
                         int B, int T, int C, int H, int reverse) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     const float *w_ih = w, *w_hh = w + (size_t)4 * H * C, *bias = w_hh + (size_t)4 * H * H;
     const int G4 = 4 * H;
     /* input contribution for every step at once */
@@ -106,6 +108,7 @@ void dp_nn_lstm_forward(float *out, float *h_last, float *c_last, float *cell, f
         if (h_last) memcpy(h_last + (size_t)b * H, out + bt * H, sizeof(float) * H);
         if (c_last) memcpy(c_last + (size_t)b * H, cell + bt * H, sizeof(float) * H);
     }
+    nn_fp_leave(fp_);
 }
 
 /* backward of dp_nn_lstm_forward; see nn.h for the shapes */
@@ -114,6 +117,7 @@ void dp_nn_lstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float *
                          const float *out, const float *cell, const float *gates,
                          const float *inp, const float *h0, const float *c0, const float *w,
                          int B, int T, int C, int H, int reverse) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     const float *w_ih = w, *w_hh = w + (size_t)4 * H * C;
     const int G4 = 4 * H;
     float *dgates = scratch;
@@ -161,6 +165,7 @@ void dp_nn_lstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float *
         nn_add_colsum(dbias, dgates, B * T, G4, (size_t)G4);
     }
     if (dinp) nn_gemm(0, 0, B * T, C, G4, 1.0f, dgates, G4, w_ih, C, 1.0f, dinp, C);
+    nn_fp_leave(fp_);
 }
 
 /* ---- bidirectional ------------------------------------------------------------ */
@@ -216,12 +221,14 @@ void dp_nn_bilstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float
 void dp_nn_lstm_cell_forward(float *h, float *c, float *gates, const float *x,
                              const float *h_prev, const float *c_prev, const float *w,
                              int B, int C, int H) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     const float *w_ih = w, *w_hh = w + (size_t)4 * H * C, *bias = w_hh + (size_t)4 * H * H;
     dp_nn_linear_forward(gates, x, w_ih, bias, B, C, 4 * H);
     if (h_prev) nn_gemm(0, 1, B, 4 * H, H, 1.0f, h_prev, H, w_hh, H, 1.0f, gates, 4 * H);
     for (int b = 0; b < B; b++)
         nn_lstm_cell_row(h + (size_t)b * H, c + (size_t)b * H, gates + (size_t)b * 4 * H,
                          c_prev ? c_prev + (size_t)b * H : NULL, H);
+    nn_fp_leave(fp_);
 }
 
 /* dx [B, C], dh_prev, dc_prev [B, H], dw += ...; dh, dc [B, H]; scratch [B, 4H] */
@@ -229,6 +236,7 @@ void dp_nn_lstm_cell_backward(float *dx, float *dh_prev, float *dc_prev, float *
                               const float *dh, const float *dc, const float *c, const float *gates,
                               const float *x, const float *h_prev, const float *c_prev,
                               const float *w, int B, int C, int H) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     const float *w_ih = w, *w_hh = w + (size_t)4 * H * C;
     const int G4 = 4 * H;
     float *dg = scratch;
@@ -259,6 +267,7 @@ void dp_nn_lstm_cell_backward(float *dx, float *dh_prev, float *dc_prev, float *
         if (h_prev) nn_gemm(1, 0, G4, H, B, 1.0f, dg, G4, h_prev, H, 1.0f, dw_hh, H);
         nn_add_colsum(dbias, dg, B, G4, (size_t)G4);
     }
+    nn_fp_leave(fp_);
 }
 
 /* h, c [B, H]; x [B, E+X]; gates [B, 4H]; prev [B]; extra [B, X]; table [V, E] */
@@ -266,6 +275,7 @@ void dp_nn_decoder_step_forward(float *h, float *c, float *x, float *gates, cons
                                 const float *extra, const float *h_prev, const float *c_prev,
                                 const float *table, const float *w,
                                 int B, int V, int E, int X, int H) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     for (int b = 0; b < B; b++) {
         assert(prev[b] >= 0 && prev[b] < V);
         float *xb = x + (size_t)b * (E + X);
@@ -273,6 +283,7 @@ void dp_nn_decoder_step_forward(float *h, float *c, float *x, float *gates, cons
         if (X > 0) memcpy(xb + E, extra + (size_t)b * X, sizeof(float) * X);
     }
     dp_nn_lstm_cell_forward(h, c, gates, x, h_prev, c_prev, w, B, E + X, H);
+    nn_fp_leave(fp_);
 }
 
 /* dextra [B, X], dh_prev, dc_prev [B, H], dtable [V, E], dw += ...; scratch [B, 4H+E+X] */
@@ -281,6 +292,7 @@ void dp_nn_decoder_step_backward(float *dextra, float *dh_prev, float *dc_prev, 
                                  const float *c, const float *x, const float *gates,
                                  const int *prev, const float *h_prev, const float *c_prev,
                                  const float *w, int B, int V, int E, int X, int H) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     float *dx = scratch + (size_t)B * 4 * H;
     memset(dx, 0, sizeof(float) * (size_t)B * (E + X));
     dp_nn_lstm_cell_backward(dx, dh_prev, dc_prev, dw, scratch, dh, dc, c, gates, x, h_prev,
@@ -294,6 +306,7 @@ void dp_nn_decoder_step_backward(float *dextra, float *dh_prev, float *dc_prev, 
         if (dextra)
             for (int j = 0; j < X; j++) dextra[(size_t)b * X + j] += dxb[E + j];
     }
+    nn_fp_leave(fp_);
 }
 
 /* ---- additive attention ------------------------------------------------------------ */
@@ -303,17 +316,14 @@ void dp_nn_decoder_step_backward(float *dextra, float *dh_prev, float *dc_prev, 
 void dp_nn_attention_forward(float *ctx, float *att, float *act, float *qp, const float *query,
                              const float *keys, const float *enc, const float *w_q,
                              const float *v, int B, int T, int Q, int A, int E) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
+    const nn_kernels *k = nn_kern_get();
     dp_nn_linear_forward(qp, query, w_q, NULL, B, Q, A);
     for (int b = 0; b < B; b++) {
-        const float *q = qp + (size_t)b * A;
         float *sc = att + (size_t)b * T;
-        for (int j = 0; j < T; j++) {
-            const float *restrict k = keys + ((size_t)b * T + j) * A;
-            float *restrict a = act + ((size_t)b * T + j) * A;
-            for (int m = 0; m < A; m++) a[m] = nn_tanh(k[m] + q[m]);
-        }
-        /* scores [T] = act [T, A] @ v [A] */
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, T, A, 1.0f, act + (size_t)b * T * A, A, v, 1, 0.0f, sc, 1);
+        /* act [T, A] = tanh(keys + q), scores [T] = act v, in one pass */
+        k->attn_score(act + (size_t)b * T * A, sc, keys + (size_t)b * T * A, qp + (size_t)b * A, v,
+                      T, A);
         float mx = sc[0];
         for (int j = 1; j < T; j++) mx = sc[j] > mx ? sc[j] : mx;
         float z = 0.0f;
@@ -323,8 +333,39 @@ void dp_nn_attention_forward(float *ctx, float *att, float *act, float *qp, cons
         }
         float iz = 1.0f / z;
         for (int j = 0; j < T; j++) sc[j] *= iz;
-        cblas_sgemv(CblasRowMajor, CblasTrans, T, E, 1.0f, enc + (size_t)b * T * E, E, sc, 1,
-                    0.0f, ctx + (size_t)b * E, 1);
+        /* ctx [E] = att [T] enc [T, E] */
+        float *cb = ctx + (size_t)b * E;
+        const float *encb = enc + (size_t)b * T * E;
+        memset(cb, 0, sizeof(float) * E);
+        for (int j = 0; j < T; j++) k->axpy(cb, sc[j], encb + (size_t)j * E, E);
+    }
+    nn_fp_leave(fp_);
+}
+
+/* dqp [B, A] = gradient of the projected query (overwritten); dkeys [B, T, A],
+ * denc [B, T, E], dv [A] += ...; ds [B, T] scratch */
+void nn_attention_backward_core(float *dqp, float *dkeys, float *denc, float *dv, float *ds,
+                                const float *dctx, const float *att, const float *act,
+                                const float *enc, const float *v, int B, int T, int A, int E) {
+    const nn_kernels *k = nn_kern_get();
+    memset(dqp, 0, sizeof(float) * (size_t)B * A);
+    for (int b = 0; b < B; b++) {
+        const float *encb = enc + (size_t)b * T * E;
+        const float *ab = att + (size_t)b * T;
+        const float *dcb = dctx + (size_t)b * E;
+        float *dsb = ds + (size_t)b * T;
+        /* ds [T] = enc [T, E] dctx [E]; denc [T, E] += att dctx^T */
+        for (int j = 0; j < T; j++) {
+            dsb[j] = k->dot(encb + (size_t)j * E, dcb, E);
+            if (denc) k->axpy(denc + ((size_t)b * T + j) * E, ab[j], dcb, E);
+        }
+        /* through the softmax */
+        float dot = 0.0f;
+        for (int j = 0; j < T; j++) dot += ab[j] * dsb[j];
+        for (int j = 0; j < T; j++) dsb[j] = ab[j] * (dsb[j] - dot);
+        /* through the scores and the tanh */
+        k->attn_score_backward(dkeys ? dkeys + (size_t)b * T * A : NULL, dqp + (size_t)b * A, dv,
+                               dsb, act + (size_t)b * T * A, v, T, A);
     }
 }
 
@@ -334,36 +375,10 @@ void dp_nn_attention_backward(float *dquery, float *dkeys, float *denc, float *d
                               float *scratch, const float *dctx, const float *att, const float *act,
                               const float *query, const float *enc, const float *w_q,
                               const float *v, int B, int T, int Q, int A, int E) {
-    float *ds = scratch;               /* [B, T] */
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
+    float *ds = scratch;                  /* [B, T] */
     float *dqp = scratch + (size_t)B * T; /* [B, A] */
-    memset(dqp, 0, sizeof(float) * (size_t)B * A);
-    for (int b = 0; b < B; b++) {
-        const float *encb = enc + (size_t)b * T * E;
-        const float *ab = att + (size_t)b * T;
-        const float *dcb = dctx + (size_t)b * E;
-        float *dsb = ds + (size_t)b * T;
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, T, E, 1.0f, encb, E, dcb, 1, 0.0f, dsb, 1);
-        if (denc) cblas_sger(CblasRowMajor, T, E, 1.0f, ab, 1, dcb, 1, denc + (size_t)b * T * E, E);
-        float dot = 0.0f;
-        for (int j = 0; j < T; j++) dot += ab[j] * dsb[j];
-        for (int j = 0; j < T; j++) dsb[j] = ab[j] * (dsb[j] - dot);
-        float *dq = dqp + (size_t)b * A;
-        for (int j = 0; j < T; j++) {
-            const float *a = act + ((size_t)b * T + j) * A;
-            float s = dsb[j];
-            float *dk = dkeys ? dkeys + ((size_t)b * T + j) * A : NULL;
-            if (dv)
-                for (int m = 0; m < A; m++) dv[m] += s * a[m];
-            if (dk) {
-                for (int m = 0; m < A; m++) {
-                    float d = s * v[m] * (1.0f - a[m] * a[m]);
-                    dk[m] += d;
-                    dq[m] += d;
-                }
-            } else {
-                for (int m = 0; m < A; m++) dq[m] += s * v[m] * (1.0f - a[m] * a[m]);
-            }
-        }
-    }
+    nn_attention_backward_core(dqp, dkeys, denc, dv, ds, dctx, att, act, enc, v, B, T, A, E);
     dp_nn_linear_backward(dquery, dw_q, NULL, dqp, query, w_q, B, Q, A);
+    nn_fp_leave(fp_);
 }
