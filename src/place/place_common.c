@@ -262,10 +262,11 @@ dp_status place_wgraph_build(place_wgraph *w, const dp_graph *g, const int32_t *
     free(slot);
     free(deg);
     w->n_arcs = out;
-    w->adj = realloc(radj, (size_t)(out ? out : 1) * sizeof(int32_t));
-    w->bytes = realloc(rbytes, (size_t)(out ? out : 1) * sizeof(double));
-    if (!w->adj) w->adj = radj;
-    if (!w->bytes) w->bytes = rbytes;
+    /* shrink to fit; a failed shrink keeps the larger block */
+    int32_t *sadj = realloc(radj, (size_t)(out ? out : 1) * sizeof(int32_t));
+    w->adj = sadj ? sadj : radj;
+    double *sbytes = realloc(rbytes, (size_t)(out ? out : 1) * sizeof(double));
+    w->bytes = sbytes ? sbytes : rbytes;
     return DP_STATUS_OK;
 nomem:
     free(deg);

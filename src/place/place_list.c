@@ -2,10 +2,16 @@
  *
  * m-topo  walks the ops in topological order and fills the GPUs one after
  *         the other, moving on when the next op would take the current GPU
- *         over its cap: the smaller of Baechi's uniform cap (the graph's
- *         memory, each op's parameters + outputs + scratch counted as never
- *         freed, divided by the number of GPUs, plus the largest op) and
- *         memory_fraction of the GPU's memory by liveness (below).
+ *         over its cap. Memory is counted as Baechi counts it for m-topo:
+ *         every op's parameters, outputs and scratch, plus the tensors the
+ *         GPU receives, never freed. The cap is Baechi's uniform one (the
+ *         graph's memory so counted, divided by the number of GPUs, plus the
+ *         largest op), lowered to memory_fraction of the GPU's memory when
+ *         the whole graph fits in the GPUs counted this way (the placement
+ *         then fits for certain). When it does not, a GPU is also full when
+ *         the op would take its memory by liveness (as m-etf counts it,
+ *         below) over memory_fraction, and ops left over when the last GPU
+ *         is full go where liveness leaves the most room.
  * m-etf   earliest-time-first list scheduling (Hwang et al. 1989): among
  *         every ready op and every device it may use, schedule the pair that
  *         can start soonest (ties: the op with the longer path to the end of
@@ -25,7 +31,10 @@
  * moment, and an op's scratch while it runs. A device's figure is its
  * parameters plus the peak of the rest, kept under memory_fraction of its
  * memory. When no device has room for an op it goes where the most room is
- * left, and the simulator reports the placement out of memory. */
+ * left, and the simulator reports the placement out of memory. In m-etf the
+ * refreshed estimate of an op's start also accounts for transfers booked
+ * after it became ready (estimates only grow, so a lazy refresh of each
+ * device's best candidate is exact for the op chosen). */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -223,39 +232,51 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
     int32_t pool_dev[DP_MAX_DEVICES], n_pool = 0;
     for (place_mask m = pool; m; m &= m - 1) pool_dev[n_pool++] = place_mask_first(m);
 
-    /* Baechi's uniform cap over the ops that go to the pool */
-    double total = 0, largest = 0;
+    /* Baechi's uniform cap over the ops that go to the pool, each op counted
+     * as never freed (parameters + outputs + scratch) */
+    double total = 0, largest = 0, room = 0;
     for (int32_t i = 0; i < g->n_ops; i++) {
         if (!(c.mask[c.u.unit_of[i]] & pool)) continue;
         double m = (double)g->ops[i].param_bytes + op_output_bytes(g, i) + (double)g->ops[i].temp_bytes;
         total += m;
         if (m > largest) largest = m;
     }
-    double uniform_cap = total / n_pool + largest;
-    double used[DP_MAX_DEVICES] = {0}; /* never freed, as Baechi counts */
-    int32_t cur = 0;                   /* the GPU being filled (index into pool_dev) */
-
+    double uniform = total / n_pool + largest;
+    double cap[DP_MAX_DEVICES] = {0};
+    for (int32_t p = 0; p < n_pool; p++) room += c.mt.cap[pool_dev[p]];
+    for (int32_t p = 0; p < n_pool; p++) {
+        int32_t d = pool_dev[p];
+        /* when the graph fits counted this way, a device's share also stays
+         * under its memory, which makes the placement fit for certain;
+         * otherwise the uniform cap alone spreads it evenly */
+        cap[d] = total <= room && c.mt.cap[d] < uniform ? c.mt.cap[d] : uniform;
+    }
+    int fits = total <= room;
+    double used[DP_MAX_DEVICES] = {0};
+    int32_t cur = 0; /* the GPU being filled (index into pool_dev) */
     for (int32_t j = 0; j < g->n_ops; j++) {
         int32_t op = g->topo[j], k = c.u.unit_of[op];
-        double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
         int32_t d = c.pinned[k];
         place_mask cand = c.mask[k] & pool;
+        double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
         if (d < 0 && !cand) d = place_mask_first(c.mask[k]); /* CPU-only */
-        if (d < 0) {
+        for (int32_t p = cur; p < n_pool && d < 0; p++) {
             /* the first GPU from the current one on with room for the op */
-            double need = 0;
-            for (int32_t p = cur; p < n_pool && d < 0; p++) {
-                int32_t e = pool_dev[p];
-                if (!(cand & place_bit(e))) continue;
-                need = memtrack_need(&c.mt, op, e, list_new_params(&c, op));
-                if (used[e] + m <= uniform_cap && need <= c.mt.cap[e]) {
-                    d = e;
-                    if (cand == pool) cur = p; /* a constrained op does not move the fill on */
-                }
+            int32_t e = pool_dev[p];
+            if ((cand & place_bit(e)) && used[e] + memtrack_recv(&c.mt, op, e) + m <= cap[e] &&
+                (fits || memtrack_need(&c.mt, op, e, list_new_params(&c, op)) <= c.mt.cap[e])) {
+                d = e;
+                if (cand == pool) cur = p; /* a constrained op does not move the fill on */
             }
-            if (d < 0) d = list_roomiest(&c, op, cand);
         }
-        used[d] += m;
+        if (d < 0 && fits) { /* no room left: the allowed GPU with the most room */
+            for (place_mask r = cand; r; r &= r - 1) {
+                int32_t e = place_mask_first(r);
+                if (d < 0 || cap[e] - used[e] > cap[d] - used[d]) d = e;
+            }
+        }
+        if (d < 0) d = list_roomiest(&c, op, cand);
+        used[d] += memtrack_recv(&c.mt, op, d) + m;
         list_put(&c, op, d, out);
     }
     list_free(&c);
@@ -468,17 +489,27 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
             int32_t d = place_mask_first(m);
             double free_at = etf_device_free(e, d);
             heap *w = &e->wait[d], *a = &e->avail[d];
-            while (w->n && w->a[0].k1 <= free_at && !oom) { /* ready by the time d is free */
-                heap_entry h = w->a[0];
-                heap_pop(w);
-                if (etf_valid(e, h.op, d)) oom = heap_push(a, (heap_entry){h.k2, 0, h.op});
-            }
             while (!oom) {
+                while (w->n && w->a[0].k1 <= free_at && !oom) { /* ready by the time d is free */
+                    heap_entry h = w->a[0];
+                    heap_pop(w);
+                    if (etf_valid(e, h.op, d)) oom = heap_push(a, (heap_entry){h.k2, 0, h.op});
+                }
+                if (oom) break;
                 while (a->n && !etf_valid(e, a->a[0].op, d)) heap_pop(a);
                 while (w->n && !etf_valid(e, w->a[0].op, d)) heap_pop(w);
                 heap *src = a->n ? a : w->n ? w : NULL;
                 if (!src) break;
                 int32_t op = src->a[0].op;
+                /* links booked since the op was offered make its inputs
+                 * later: refresh the estimate (it only grows) and look again */
+                double ready = etf_data_ready(e, op, d, 0), stored = src == a ? free_at : w->a[0].k1;
+                if (ready > stored) {
+                    heap_entry h = {ready, -e->blevel[op], op};
+                    heap_pop(src);
+                    oom = heap_push(w, h);
+                    continue;
+                }
                 double start = src == a ? free_at : w->a[0].k1, prio = src == a ? a->a[0].k1 : w->a[0].k2;
                 if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d &&
                     memtrack_need(&c->mt, op, d, list_new_params(c, op)) > c->mt.cap[d]) {

@@ -5,8 +5,11 @@
  *  - the library's integer width must match its header's SCOTCH_Num (a
  *    program built against scotch-int64 headers but linked with the int32
  *    library corrupts memory): checked on every call with SCOTCH_numSizeof;
- *  - Scotch's random state is global: it is seeded and reset before every
- *    mapping, so the same seed gives the same mapping;
+ *  - Debian's libscotch is threaded, and its global random state (even
+ *    after SCOTCH_randomSeed and SCOTCH_randomReset) does not make two runs
+ *    agree: every mapping runs in its own Scotch context, one thread,
+ *    deterministic, with a fixed random seed taken from the caller, so the
+ *    same seed gives the same mapping on any machine;
  *  - weights are SCOTCH_Num: vertex weights are scaled to sum to at most
  *    n + 2^20, edge weights to at most n_arcs + 2^24, architecture weights
  *    to 1..256, so no product Scotch forms overflows 32 bits;
@@ -100,35 +103,53 @@ dp_status place_scotch_map(const place_wgraph *w, int32_t n_parts, const double 
         archw[p] = (SCOTCH_Num)(r < 1 ? 1 : r);
     }
 
-    SCOTCH_Graph graph;
+    SCOTCH_Graph graph, bound;
     SCOTCH_Arch arch;
     SCOTCH_Strat strat;
+    SCOTCH_Context ctx;
     scotch_msg[0] = '\0';
-    if (SCOTCH_graphInit(&graph)) {
+    if (SCOTCH_graphInit(&graph) || SCOTCH_graphInit(&bound)) {
         st = scotch_fail(err, "graphInit");
         goto done;
     }
     if (SCOTCH_graphBuild(&graph, 0, (SCOTCH_Num)n, vert, NULL, velo, NULL, (SCOTCH_Num)na, edge, edlo) ||
         SCOTCH_graphCheck(&graph)) {
         st = scotch_fail(err, "graphBuild");
+        SCOTCH_graphExit(&bound);
         SCOTCH_graphExit(&graph);
         goto done;
     }
+    /* A context of one thread, deterministic, with its own seeded random
+     * state: Debian's libscotch is threaded, and with its global state (even
+     * after SCOTCH_randomSeed and SCOTCH_randomReset) two runs differ. */
+    SCOTCH_contextInit(&ctx);
+    SCOTCH_randomSeed((SCOTCH_Num)(seed % 2147483647u));
+    SCOTCH_randomReset();
+    if (SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) ||
+        SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) ||
+        SCOTCH_contextThreadSpawn(&ctx, 1, NULL)) {
+        st = scotch_fail(err, "context set-up");
+        SCOTCH_contextExit(&ctx);
+        SCOTCH_graphExit(&bound);
+        SCOTCH_graphExit(&graph);
+        goto done;
+    }
+    SCOTCH_contextRandomSeed(&ctx, (SCOTCH_Num)(seed % 2147483647u));
     SCOTCH_archInit(&arch);
-    SCOTCH_stratInit(&strat); /* empty: Scotch's default mapping strategy */
-    if (SCOTCH_archCmpltw(&arch, (SCOTCH_Num)n_parts, archw)) {
+    SCOTCH_stratInit(&strat); /* empty: Scotch's default strategy */
+    if (SCOTCH_contextBindGraph(&ctx, &graph, &bound)) {
+        st = scotch_fail(err, "contextBindGraph");
+    } else if (SCOTCH_archCmpltw(&arch, (SCOTCH_Num)n_parts, archw)) {
         st = scotch_fail(err, "archCmpltw");
     } else {
-        SCOTCH_randomSeed((SCOTCH_Num)(seed % 2147483647u));
-        SCOTCH_randomReset();
         int rc;
         if (fixed) {
             for (size_t v = 0; v < n; v++) parttab[v] = fixed[v] >= 0 ? fixed[v] : -1;
-            rc = SCOTCH_graphMapFixed(&graph, &arch, &strat, parttab);
+            rc = SCOTCH_graphMapFixed(&bound, &arch, &strat, parttab);
         } else if (!tw) {
-            rc = SCOTCH_graphPart(&graph, (SCOTCH_Num)n_parts, &strat, parttab); /* equal parts */
+            rc = SCOTCH_graphPart(&bound, (SCOTCH_Num)n_parts, &strat, parttab); /* equal parts */
         } else {
-            rc = SCOTCH_graphMap(&graph, &arch, &strat, parttab);
+            rc = SCOTCH_graphMap(&bound, &arch, &strat, parttab);
         }
         if (rc) st = scotch_fail(err, "graphMap");
         for (size_t v = 0; v < n && !st; v++) {
@@ -138,6 +159,8 @@ dp_status place_scotch_map(const place_wgraph *w, int32_t n_parts, const double 
     }
     SCOTCH_stratExit(&strat);
     SCOTCH_archExit(&arch);
+    SCOTCH_graphExit(&bound);
+    SCOTCH_contextExit(&ctx);
     SCOTCH_graphExit(&graph);
 done:
     free(vert);

@@ -1,0 +1,89 @@
+#!/bin/sh
+# dplace baseline and dplace group as a user sees them: the table, JSON,
+# placement and group files (written atomically, usable by simulate), exit
+# codes and one-line errors.
+# usage: test_cli_place.sh PATH_TO_DPLACE   (run from tests/)
+set -u
+D="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
+
+# expect STATUS PATTERN -- CMD...: exit status and a stdout/stderr pattern
+expect() {
+  want=$1; pat=$2; shift 3
+  "$@" >"$T/out" 2>"$T/err"; got=$?
+  if [ "$got" != "$want" ]; then bad "$* -> exit $got, expected $want"; cat "$T/err" >&2; return; fi
+  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out" "$T/err"; then bad "$* -> output lacks '$pat'"; cat "$T/out" "$T/err" >&2; return; fi
+  ok
+}
+
+expect 0 "baseline" -- "$D" --help
+expect 0 "group" -- "$D" --help
+for flag in --graph --model --devices --methods --json --out-dir --seed --memory-fraction m-etf m-topo mincut; do
+  expect 0 "$flag" -- "$D" baseline --help
+done
+for flag in --graph --model --method --groups --devices --json --seed -o colocation fluid; do
+  expect 0 "$flag" -- "$D" group --help
+done
+
+# baseline: every method has a row; the expert says why it cannot apply
+expect 0 "step time" -- "$D" baseline --model synthetic-2000 --devices k40x2
+for m in cpu gpu expert scotch mincut metis m-topo m-etf; do
+  grep -q "^$m " "$T/out" || bad "baseline table lacks a row for $m"
+done
+grep -q "^expert *cannot apply: " "$T/out" && ok || bad "expert row does not say why it cannot apply"
+expect 0 '"method": "m-etf"' -- "$D" baseline --model synthetic-2000 --devices k40x2 --json --methods gpu,m-etf
+for key in '"step_time_s"' '"valid"' '"oom_device"' '"transfer_bytes"' '"place_seconds"' '"peak_bytes"'; do
+  grep -q -- "$key" "$T/out" || bad "baseline --json lacks $key"
+done
+grep -q '"method": "cpu"' "$T/out" && bad "--methods not honoured" || ok
+
+# --out-dir: one placement file per applied method, accepted by simulate
+expect 0 "placements written" -- "$D" baseline --model synthetic-2000 --devices k40x2 --out-dir "$T/pl"
+for m in cpu gpu scotch mincut metis m-topo m-etf; do
+  [ -s "$T/pl/$m.json" ] && ok || bad "no placement file for $m"
+done
+[ -e "$T/pl/expert.json" ] && bad "placement file for a method that did not apply" || ok
+ls "$T/pl" | grep -q '\.tmp' && bad "temporary file left in --out-dir" || ok
+expect 0 "valid" -- "$D" simulate --model synthetic-2000 --devices k40x2 --placement "$T/pl/m-etf.json"
+
+# same seed, same files
+expect 0 "" -- "$D" baseline --model synthetic-2000 --devices k40x2 --methods scotch,metis --seed 3 --out-dir "$T/a"
+expect 0 "" -- "$D" baseline --model synthetic-2000 --devices k40x2 --methods scotch,metis --seed 3 --out-dir "$T/b"
+cmp -s "$T/a/scotch.json" "$T/b/scotch.json" && cmp -s "$T/a/metis.json" "$T/b/metis.json" && ok || bad "same seed, different placements"
+
+# a set without GPUs: the GPU methods say why
+printf '{"format":"dplace-devices","version":1,"devices":[{"name":"cpu:0","kind":"cpu","peak_flops":1e12,"memory_bandwidth":1e11,"memory_bytes":1e12}]}' > "$T/cpu.json"
+expect 0 "cannot apply: device set" -- "$D" baseline --model synthetic-500 --devices "$T/cpu.json" --methods gpu,mincut,metis,cpu
+
+# baseline usage errors
+expect 2 "unknown method \"nope\"" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods gpu,nope
+expect 2 "--devices SPEC is required" -- "$D" baseline --model synthetic-500
+expect 2 "--memory-fraction" -- "$D" baseline --model synthetic-500 --devices k40x2 --memory-fraction 1.5
+expect 2 "unknown option" -- "$D" baseline --bogus
+expect 2 "unknown model" -- "$D" baseline --model nope --devices k40x2
+expect 2 "cannot create the directory" -- "$D" baseline --model synthetic-500 --devices k40x2 --out-dir "$T/no/such/dir"
+
+# group: figures, JSON, the file
+for m in metis scotch fluid random; do
+  expect 0 "groups     8;" -- "$D" group --model synthetic-2000 --method $m --groups 8
+done
+expect 0 "groups" -- "$D" group --model synthetic-2000 --method colocation
+expect 0 '"cut_bytes"' -- "$D" group --model synthetic-2000 --method fluid --groups 4 --json --seed 2
+for key in '"groups": 4' '"ops_per_group"' '"imbalance"' '"compute_total_s"'; do
+  grep -q -- "$key" "$T/out" || bad "group --json lacks $key"
+done
+expect 0 "written" -- "$D" group --model synthetic-2000 --method metis --groups 8 -o "$T/g.json"
+grep -q '"format": "dplace-groups"' "$T/g.json" && grep -q '"n_groups": 8' "$T/g.json" && ok || bad "groups file"
+expect 2 "--groups N is required" -- "$D" group --model synthetic-500 --method metis
+expect 2 "unknown method" -- "$D" group --model synthetic-500 --method kmeans --groups 2
+expect 2 "--method NAME is required" -- "$D" group --model synthetic-500 --groups 2
+expect 2 "--groups must be" -- "$D" group --model synthetic-500 --method random --groups 0
+expect 2 "cannot write" -- "$D" group --model synthetic-500 --method random --groups 2 -o "$T/no/dir/g.json"
+
+echo "test_cli_place: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,483 @@
+/* Baseline placers on small graphs whose right answer is known, and every
+ * placer on every built-in model and external graph: each finishes with a
+ * placement that keeps constraints and colocation, or says why it cannot. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dplace/import.h"
+#include "dplace/place.h"
+#include "dplace/placement.h"
+#include "dplace/sim.h"
+#include "dplace/zoo.h"
+#include "place/place_internal.h"
+#include "test_util.h"
+
+enum { CPU = 0, G0 = 1, G1 = 2, G2 = 3 };
+
+/* cpu:0 and n_gpus GPUs of gpu_mem bytes; a link of `bw` bytes/s and
+ * 1 ms latency from the CPU to each GPU, and between each pair of GPUs. */
+static dp_devices *devices(int n_gpus, uint64_t gpu_mem, double bw) {
+    dp_error err;
+    dp_devices *ds = dp_devices_init("test");
+    CHECK(ds);
+    dp_device cpu = {"cpu:0", DP_DEVKIND_CPU, "cpu", 1e9, 1e9, (uint64_t)1 << 40, 0, 1, 0};
+    CHECK(dp_devices_add(ds, &cpu, &err) == DP_STATUS_OK);
+    for (int i = 0; i < n_gpus; i++) {
+        dp_device gpu = {"", DP_DEVKIND_GPU, "gpu", 1e12, 1e11, gpu_mem, 0, 1, 0};
+        snprintf(gpu.name, sizeof gpu.name, "gpu:%d", i);
+        CHECK(dp_devices_add(ds, &gpu, &err) == DP_STATUS_OK);
+        CHECK(dp_devices_add_link(ds, "cpu:0", gpu.name, bw, 1e-3, 1, &err) == DP_STATUS_OK);
+        for (int j = 0; j < i; j++) {
+            char other[16];
+            snprintf(other, sizeof other, "gpu:%d", j);
+            CHECK(dp_devices_add_link(ds, other, gpu.name, bw, 1e-3, 1, &err) == DP_STATUS_OK);
+        }
+    }
+    dp_status st = dp_devices_finalize(ds, "test", &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    CHECK(st == DP_STATUS_OK);
+    return ds;
+}
+
+/* Adds an op taking `secs` on a GPU (10x on the CPU) with one output. */
+static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs, uint64_t out_bytes, uint64_t params,
+                   const int32_t *ins, int n_in) {
+    dp_error err;
+    int32_t id = dp_graph_add_op(g, name, "MatMul", NULL, coloc, &err);
+    CHECK(id >= 0);
+    for (int k = 0; k < n_in; k++) CHECK(dp_graph_add_input(g, id, ins[k], 0, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_output_bytes(g, id, out_bytes, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "gpu", secs, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "cpu", 10 * secs, &err) == DP_STATUS_OK);
+    g->ops[id].param_bytes = params;
+    return id;
+}
+
+static void finalize(dp_graph *g) {
+    dp_error err;
+    dp_status st = dp_graph_finalize(g, "test", &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    CHECK(st == DP_STATUS_OK);
+}
+
+static dp_sim_result simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p) {
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    dp_sim_result r;
+    CHECK(dp_sim_run(sim, p, NULL, &r, &err) == DP_STATUS_OK);
+    dp_sim_free(sim);
+    return r;
+}
+
+static void place(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                  int32_t *out) {
+    dp_error err;
+    dp_status st = dp_place_run(m, g, ds, opt, out, &err);
+    if (st) fprintf(stderr, "%s: %s\n", dp_place_method_name(m), err.msg);
+    CHECK_INT_EQ(st, DP_STATUS_OK);
+}
+
+/* Every op allowed where it is, every colocation group on one device. */
+static void check_constraints(const dp_graph *g, const dp_devices *ds, const int32_t *p, const char *what) {
+    int32_t *group_dev = malloc(((size_t)dp_graph_n_strings(g) + 1) * sizeof(int32_t));
+    CHECK(group_dev);
+    for (int32_t s = 0; s < dp_graph_n_strings(g); s++) group_dev[s] = -1;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        CHECK(p[i] >= 0 && p[i] < ds->n_devices);
+        if (!dp_placement_allowed(g, ds, i, p[i])) {
+            fprintf(stderr, "%s: op %d \"%s\" on %s breaks its constraint\n", what, i, g->ops[i].name,
+                    ds->devices[p[i]].name);
+            exit(1);
+        }
+        int32_t c = g->ops[i].colocate;
+        if (c < 0) continue;
+        if (group_dev[c] < 0) group_dev[c] = p[i];
+        if (group_dev[c] != p[i]) {
+            fprintf(stderr, "%s: colocation group \"%s\" split (op %d \"%s\")\n", what, dp_graph_str(g, c), i,
+                    g->ops[i].name);
+            exit(1);
+        }
+    }
+    free(group_dev);
+}
+
+static int32_t devices_used(const dp_graph *g, const int32_t *p) {
+    uint64_t m = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) m |= (uint64_t)1 << p[i];
+    return (int32_t)__builtin_popcountll(m);
+}
+
+/* src -> two independent chains of three 1-second ops -> join; tensors of
+ * 1 KB over 1 GB/s links: m-ETF must run the chains on different GPUs. */
+static void test_etf_two_branches(void) {
+    dp_graph *g = dp_graph_init("two-branch");
+    int32_t src = add(g, "src", NULL, 0.01, 1000, 0, NULL, 0);
+    int32_t a = src, b = src;
+    int32_t as[3], bs[3];
+    for (int i = 0; i < 3; i++) {
+        char na[8], nb[8];
+        snprintf(na, sizeof na, "a%d", i);
+        snprintf(nb, sizeof nb, "b%d", i);
+        as[i] = a = add(g, na, NULL, 1.0, 1000, 0, &a, 1);
+        bs[i] = b = add(g, nb, NULL, 1.0, 1000, 0, &b, 1);
+    }
+    int32_t ab[2] = {a, b};
+    add(g, "join", NULL, 0.01, 1000, 0, ab, 2);
+    finalize(g);
+    dp_devices *ds = devices(2, 1 << 30, 1e9);
+    int32_t p[16];
+    place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, p);
+    check_constraints(g, ds, p, "m-etf two-branch");
+    for (int i = 1; i < 3; i++) {
+        CHECK_INT_EQ(p[as[i]], p[as[0]]);
+        CHECK_INT_EQ(p[bs[i]], p[bs[0]]);
+    }
+    CHECK(p[as[0]] != p[bs[0]]);
+    CHECK(p[as[0]] != CPU && p[bs[0]] != CPU);
+    dp_sim_result r = simulate(g, ds, p);
+    CHECK(r.valid);
+    CHECK(r.step_time_s < 3.2); /* one GPU would take 6.02 s */
+    /* gpu puts both chains on one GPU */
+    place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
+    CHECK_INT_EQ(devices_used(g, p), 1);
+    CHECK(simulate(g, ds, p).step_time_s > 6.0);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* A chain of 1-second ops passing 1 MB tensors over 1 MB/s links: moving
+ * costs more than it gains, so m-ETF keeps the chain on one GPU. */
+static void test_etf_chain(void) {
+    dp_graph *g = dp_graph_init("chain");
+    int32_t prev = -1;
+    for (int i = 0; i < 6; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "c%d", i);
+        prev = add(g, nm, NULL, 1.0, 1000000, 0, &prev, i ? 1 : 0);
+    }
+    finalize(g);
+    dp_devices *ds = devices(3, 1 << 30, 1e6);
+    int32_t p[8];
+    place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, p);
+    CHECK_INT_EQ(devices_used(g, p), 1);
+    CHECK(p[0] != CPU);
+    dp_sim_result r = simulate(g, ds, p);
+    CHECK(r.valid);
+    CHECK_NEAR(r.step_time_s, 6.0, 1e-9);
+    CHECK_INT_EQ(r.n_transfers, 0);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* Eight ops of 300 parameter bytes in a chain on GPUs of 1000 bytes: no GPU
+ * holds the model (2400 bytes), two do. gpu is out of memory; m-topo and
+ * m-etf spread it and fit. */
+static void test_too_large_for_one_gpu(void) {
+    dp_graph *g = dp_graph_init("large");
+    int32_t prev = -1;
+    for (int i = 0; i < 8; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "l%d", i);
+        prev = add(g, nm, NULL, 1.0, 10, 300, &prev, i ? 1 : 0);
+    }
+    finalize(g);
+    dp_devices *ds = devices(4, 1000, 1e9);
+    int32_t p[8];
+    place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
+    dp_sim_result r = simulate(g, ds, p);
+    CHECK(!r.valid);
+    CHECK_INT_EQ(r.verdict, DP_SIM_VERDICT_OOM);
+    dp_place_method spread[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF};
+    for (int k = 0; k < 2; k++) {
+        place(spread[k], g, ds, NULL, p);
+        r = simulate(g, ds, p);
+        if (!r.valid) fprintf(stderr, "%s: %s\n", dp_place_method_name(spread[k]), r.reason);
+        CHECK(r.valid);
+        CHECK(devices_used(g, p) >= 3); /* 0.9 x 1000 holds at most two ops */
+        for (int32_t d = G0; d < ds->n_devices; d++) CHECK(r.device[d].peak_bytes <= 900);
+    }
+    /* m-topo fills the GPUs in order: contiguous runs of the chain */
+    place(DP_PLACE_METHOD_M_TOPO, g, ds, NULL, p);
+    for (int i = 1; i < 8; i++) CHECK(p[i] >= p[i - 1]);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* A graph with colocation groups that mix a CPU-only op with free ops and
+ * groups spread over the graph; every placer keeps both. */
+static dp_graph *constrained_graph(void) {
+    dp_graph *g = dp_graph_init("constrained");
+    int32_t in = add(g, "input", "in", 0.001, 4000, 0, NULL, 0);
+    g->ops[in].device = (dp_devcon){DP_DEVCON_CPU, -1};
+    int32_t prev = add(g, "input/read", "in", 0.001, 4000, 0, &in, 1);
+    int32_t vars[4];
+    for (int l = 0; l < 4; l++) {
+        char nm[32], co[16];
+        snprintf(co, sizeof co, "var%d", l);
+        snprintf(nm, sizeof nm, "var%d", l);
+        vars[l] = add(g, nm, co, 0.0001, 40000, 40000, NULL, 0);
+        snprintf(nm, sizeof nm, "fw%d", l);
+        int32_t x[2] = {prev, vars[l]};
+        prev = add(g, nm, NULL, 0.5, 4000, 0, x, 2);
+    }
+    for (int l = 3; l >= 0; l--) {
+        char nm[32], co[16];
+        snprintf(nm, sizeof nm, "bw%d", l);
+        int32_t x[2] = {prev, vars[l]};
+        prev = add(g, nm, NULL, 0.5, 4000, 0, x, 2);
+        snprintf(nm, sizeof nm, "update%d", l);
+        snprintf(co, sizeof co, "var%d", l);
+        int32_t y[2] = {vars[l], prev};
+        add(g, nm, co, 0.01, 0, 0, y, 2);
+    }
+    int32_t s = add(g, "summary", NULL, 0.001, 8, 0, &prev, 1);
+    g->ops[s].device = (dp_devcon){DP_DEVCON_CPU, 0};
+    int32_t pinned = add(g, "on_gpu1", NULL, 0.001, 8, 0, &prev, 1);
+    g->ops[pinned].device = (dp_devcon){DP_DEVCON_GPU, 1};
+    int32_t any = add(g, "any_gpu", NULL, 0.001, 8, 0, &prev, 1);
+    g->ops[any].device = (dp_devcon){DP_DEVCON_GPU, -1};
+    finalize(g);
+    return g;
+}
+
+static void test_every_placer_keeps_constraints(void) {
+    dp_graph *g = constrained_graph();
+    dp_devices *ds = devices(3, 1 << 30, 1e9);
+    int32_t p[64];
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        dp_error err;
+        dp_status st = dp_place_run((dp_place_method)m, g, ds, NULL, p, &err);
+        if (m == DP_PLACE_METHOD_EXPERT) {
+            CHECK_INT_EQ(st, DP_STATUS_UNSUPPORTED);
+            CHECK(err.msg[0]);
+            continue;
+        }
+        if (st) fprintf(stderr, "%s: %s\n", dp_place_method_name((dp_place_method)m), err.msg);
+        CHECK_INT_EQ(st, DP_STATUS_OK);
+        check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
+        dp_sim_result r = simulate(g, ds, p);
+        CHECK(r.verdict != DP_SIM_VERDICT_CONSTRAINT && r.verdict != DP_SIM_VERDICT_COLOCATION);
+    }
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* METIS 5.1 dies on one part: one GPU, and the internal call with 1 part. */
+static void test_metis_one_part(void) {
+    dp_graph *g = constrained_graph();
+    dp_error err;
+    dp_devices *one = devices(1, 1 << 30, 1e9);
+    dp_devices *two = devices(2, 1 << 30, 1e9);
+    int32_t p[64];
+    /* "on_gpu1" needs a second GPU: the one-GPU set cannot host the graph */
+    CHECK_INT_EQ(dp_place_run(DP_PLACE_METHOD_METIS, g, one, NULL, p, &err), DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "on_gpu1");
+    dp_graph_free(g);
+    g = dp_graph_init("small");
+    int32_t a = add(g, "a", NULL, 1, 10, 0, NULL, 0);
+    int32_t b = add(g, "b", NULL, 1, 10, 0, &a, 1);
+    add(g, "c", NULL, 1, 10, 0, &b, 1);
+    finalize(g);
+    place(DP_PLACE_METHOD_METIS, g, one, NULL, p);
+    for (int i = 0; i < 3; i++) CHECK_INT_EQ(p[i], G0);
+    place(DP_PLACE_METHOD_MINCUT, g, one, NULL, p);
+    for (int i = 0; i < 3; i++) CHECK_INT_EQ(p[i], G0);
+    /* more parts than vertices: each vertex its own part, no METIS call */
+    place(DP_PLACE_METHOD_METIS, g, two, NULL, p);
+    check_constraints(g, two, p, "metis 3 ops on 2 GPUs");
+    place_wgraph w;
+    int32_t vertex_of[3] = {0, 1, 2}, part[3] = {-1, -1, -1};
+    double ow[3] = {1, 2, 3};
+    CHECK(place_wgraph_build(&w, g, vertex_of, 3, ow, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(w.n_arcs, 4);
+    CHECK(place_metis_part(&w, 1, NULL, 1, part, &err) == DP_STATUS_OK);
+    for (int i = 0; i < 3; i++) CHECK_INT_EQ(part[i], 0);
+    CHECK(place_metis_part(&w, 5, NULL, 1, part, &err) == DP_STATUS_OK);
+    CHECK(part[0] != part[1] && part[1] != part[2] && part[0] != part[2]);
+    CHECK(place_scotch_map(&w, 1, NULL, NULL, 1, part, &err) == DP_STATUS_OK);
+    for (int i = 0; i < 3; i++) CHECK_INT_EQ(part[i], 0);
+    place_wgraph_free(&w);
+    dp_devices_free(one);
+    dp_devices_free(two);
+    dp_graph_free(g);
+}
+
+/* The contracted graph merges parallel edges and both directions. */
+static void test_wgraph_merges_edges(void) {
+    dp_graph *g = dp_graph_init("merge");
+    int32_t a = add(g, "a", "ab", 1, 100, 0, NULL, 0);
+    int32_t b = add(g, "b", "ab", 2, 50, 0, &a, 1);
+    int32_t ab[2] = {a, b};
+    int32_t c = add(g, "c", NULL, 4, 7, 0, ab, 2);
+    int32_t ca[2] = {c, a};
+    add(g, "d", NULL, 8, 1, 0, ca, 2);
+    finalize(g);
+    dp_error err;
+    place_units u;
+    CHECK(place_units_init(&u, g, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(u.n_units, 3);
+    CHECK_INT_EQ(u.unit_of[a], u.unit_of[b]);
+    double ow[4] = {1, 2, 4, 8};
+    place_wgraph w;
+    CHECK(place_wgraph_build(&w, g, u.unit_of, u.n_units, ow, &err) == DP_STATUS_OK);
+    /* units: {a,b} - c (100 + 50 bytes), {a,b} - d (100), c - d (7) */
+    CHECK_INT_EQ(w.n_arcs, 6);
+    CHECK_NEAR(w.vw[u.unit_of[a]], 3, 1e-12);
+    for (int32_t v = 0; v < w.n; v++)
+        for (int64_t x = w.at[v]; x < w.at[v + 1]; x++) {
+            int32_t o = w.adj[x];
+            int32_t lo = v < o ? v : o, hi = v < o ? o : v;
+            double want = (lo == u.unit_of[a] && hi == u.unit_of[c]) ? 150 : (lo == u.unit_of[a]) ? 100 : 7;
+            CHECK_NEAR(w.bytes[x], want, 1e-12);
+        }
+    place_wgraph_free(&w);
+    place_units_free(&u);
+    dp_graph_free(g);
+}
+
+/* Same seed, same placement; and the method names round-trip. */
+static void test_determinism(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("synthetic-3000", 0, &err);
+    CHECK(g);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    int32_t *p1 = malloc((size_t)g->n_ops * sizeof(int32_t)), *p2 = malloc((size_t)g->n_ops * sizeof(int32_t));
+    CHECK(p1 && p2);
+    dp_place_options opt = dp_place_options_default();
+    opt.seed = 7;
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        if (m == DP_PLACE_METHOD_EXPERT) continue;
+        place((dp_place_method)m, g, ds, &opt, p1);
+        place((dp_place_method)m, g, ds, &opt, p2);
+        CHECK(memcmp(p1, p2, (size_t)g->n_ops * sizeof(int32_t)) == 0);
+        dp_place_method back;
+        CHECK(dp_place_method_from_name(dp_place_method_name((dp_place_method)m), &back) == 0);
+        CHECK_INT_EQ(back, m);
+    }
+    dp_place_method back;
+    CHECK(dp_place_method_from_name("nope", &back) == -1);
+    free(p1);
+    free(p2);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* Runs every placer on g and ds: each gives a placement that keeps the
+ * constraints and simulates, or a reason. Prints one line per model. */
+static void every_placer(const dp_graph *g, const dp_devices *ds, const char *what) {
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    if (!sim) fprintf(stderr, "%s: %s\n", what, err.msg);
+    CHECK(sim);
+    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    CHECK(p);
+    printf("  %-48s %6d ops:", what, g->n_ops);
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        dp_place_report rep;
+        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, NULL, p, &rep, &err);
+        if (st) fprintf(stderr, "%s %s: %s\n", what, dp_place_method_name((dp_place_method)m), err.msg);
+        CHECK_INT_EQ(st, DP_STATUS_OK);
+        if (rep.status) {
+            /* only the expert may be missing, with a reason */
+            if (m != DP_PLACE_METHOD_EXPERT) fprintf(stderr, "%s %s: %s\n", what, rep.reason, rep.reason);
+            CHECK_INT_EQ(m, DP_PLACE_METHOD_EXPERT);
+            CHECK(rep.reason[0]);
+            printf(" %s -", dp_place_method_name((dp_place_method)m));
+            continue;
+        }
+        if (m != DP_PLACE_METHOD_EXPERT) check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
+        CHECK(rep.sim.step_time_s > 0);
+        printf(" %s %s", dp_place_method_name((dp_place_method)m),
+               rep.sim.valid ? "ok" : dp_sim_verdict_name(rep.sim.verdict));
+    }
+    printf("\n");
+    free(p);
+    dp_sim_free(sim);
+}
+
+/* The device set a zoo model is measured on in the papers. */
+static const char *paper_preset(const char *model) {
+    if (!strcmp(model, "nmt4")) return "k40x4";
+    if (!strcmp(model, "nmt8")) return "k40x8";
+    if (!strcmp(model, "gnmt4") || !strcmp(model, "bert_base")) return "p100x4";
+    return "k40x2";
+}
+
+static void test_every_zoo_model(void) {
+    for (const dp_zoo_entry *z = dp_zoo_list(); z->name; z++) {
+        dp_error err;
+        const char *name = strcmp(z->name, "synthetic") == 0 ? "synthetic-5000" : z->name;
+        dp_graph *g = dp_zoo_build(name, 0, &err);
+        if (!g && strstr(err.msg, "unknown model")) { /* listed, not built yet */
+            printf("  %-48s skipped: %s\n", z->name, err.msg);
+            continue;
+        }
+        if (!g) fprintf(stderr, "%s: %s\n", z->name, err.msg);
+        CHECK(g);
+        dp_devices *ds = dp_devices_preset(paper_preset(z->name), &err);
+        CHECK(ds);
+        char what[96];
+        snprintf(what, sizeof what, "%s on %s", z->name, ds->name);
+        every_placer(g, ds, what);
+        dp_devices_free(ds);
+        dp_graph_free(g);
+    }
+}
+
+/* Every graph of the MSR dnn-partitioning dataset, on the machine its file
+ * describes (the importer's device set). */
+static void test_every_external_graph(void) {
+    const char *shared = getenv("DPLACE_SHARED");
+    char root[1024];
+    snprintf(root, sizeof root, "%s/datasets/msr-dnn-partitioning", shared ? shared : "../../shared");
+    const char *sub[] = {"latency-inputs/LayerGraphs", "latency-inputs/OperatorGraphs", "throughput-inputs/LayerGraphs",
+                         "throughput-inputs/OperatorGraphs"};
+    int seen = 0;
+    for (size_t k = 0; k < sizeof sub / sizeof sub[0]; k++) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/%s", root, sub[k]);
+        DIR *d = opendir(dir);
+        if (!d) {
+            fprintf(stderr, "cannot open %s (set DPLACE_SHARED to the shared folder)\n", dir);
+            exit(1);
+        }
+        /* in name order, so the output is stable */
+        char names[64][256];
+        int n = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) && n < 64)
+            if (strstr(e->d_name, ".json")) snprintf(names[n++], sizeof names[0], "%.255s", e->d_name);
+        closedir(d);
+        qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+        for (int i = 0; i < n; i++) {
+            char path[1536], what[400];
+            snprintf(path, sizeof path, "%.1100s/%.255s", dir, names[i]);
+            dp_error err;
+            dp_import_msr *imp = dp_import_msr_read_file(path, NULL, &err);
+            if (!imp) fprintf(stderr, "%s\n", err.msg);
+            CHECK(imp);
+            snprintf(what, sizeof what, "%.64s/%.255s", sub[k], names[i]);
+            every_placer(imp->graph, imp->devices, what);
+            dp_import_msr_free(imp);
+            seen++;
+        }
+    }
+    CHECK(seen >= 24);
+}
+
+int main(void) {
+    TEST_RUN(test_etf_two_branches);
+    TEST_RUN(test_etf_chain);
+    TEST_RUN(test_too_large_for_one_gpu);
+    TEST_RUN(test_every_placer_keeps_constraints);
+    TEST_RUN(test_metis_one_part);
+    TEST_RUN(test_wgraph_merges_edges);
+    TEST_RUN(test_determinism);
+    TEST_RUN(test_every_zoo_model);
+    TEST_RUN(test_every_external_graph);
+    return 0;
+}
