@@ -21,12 +21,20 @@
 
 #include "dplace/nn.h"
 #include "dplace/nn_models.h"
+#include "nn/nn_kern.h"
 
 enum { TYPES = 200, SHAPE = 16, FIN = 20 + 24 + 12 };
 
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds of this process (all threads) */
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -122,14 +130,14 @@ int main(int argc, char **argv) {
     float *ge = xmalloc(sizeof(float) * (size_t)K * G * GF);
     float *logp_d = xmalloc(sizeof(float) * K), *adv = xmalloc(sizeof(float) * K);
     float *dlogp_d = xmalloc(sizeof(float) * K);
-    double *times = xmalloc(sizeof(double) * ITERS);
+    double *times = xmalloc(sizeof(double) * ITERS), *cpu = xmalloc(sizeof(double) * ITERS);
     enum { PH_GROUPER, PH_EMBED, PH_PLACER_F, PH_PLACER_B, PH_GROUPER_B, PH_OPT, PH_COUNT };
     static const char *const ph_name[] = {"grouper_fwd", "group_embed", "placer_fwd",
                                           "placer_bwd", "grouper_bwd", "clip_adam"};
     _Static_assert(sizeof ph_name / sizeof ph_name[0] == PH_COUNT, "a name per phase");
     double ph[PH_COUNT] = {0};
     for (int it = 0; it < ITERS; it++) {
-        double t0 = now(), tp[PH_COUNT + 1];
+        double c0 = cpu_now(), t0 = now(), tp[PH_COUNT + 1];
         tp[0] = t0;
         float logp_g = dp_nn_grouper_forward(&grouper, groups, NULL, x, DP_NN_DECODE_MODE_SAMPLE,
                                              &rng, 0.0f, OPS);
@@ -163,13 +171,16 @@ int main(int argc, char **argv) {
         tp[6] = now();
         (void)logp_g;
         times[it] = tp[6] - t0;
+        cpu[it] = cpu_now() - c0;
         if (it > 0 || ITERS == 1)
             for (int k = 0; k < PH_COUNT; k++) ph[k] += tp[k + 1] - tp[k];
     }
     int counted = ITERS > 1 ? ITERS - 1 : 1;
     double med = median(ITERS > 1 ? times + 1 : times, counted);
+    double cmed = median(ITERS > 1 ? cpu + 1 : cpu, counted);
     printf("bench_policy ops=%d groups=%d hidden=%d devices=%d k=%d threads=%d median_s=%.4f\n", OPS, G,
            H, D, K, THREADS, med);
+    printf("median cpu_s=%.4f (all threads) kernels=%s\n", cmed, nn_kern_get()->name);
     printf("phases (mean s):");
     for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.4f", ph_name[k], ph[k] / counted);
     printf("\nparams=%zu\n", p.count);
@@ -181,5 +192,6 @@ int main(int argc, char **argv) {
     dp_nn_params_free(&p);
     free(op_type), free(op_shape), free(src), free(dst), free(x), free(groups), free(devices);
     free(counts), free(shapes), free(adj), free(ge), free(logp_d), free(adv), free(dlogp_d), free(times);
+    free(cpu);
     return 0;
 }

@@ -45,6 +45,8 @@ typedef struct nn_kernels {
      * ds_j act_j; dk and dv may be NULL. */
     void (*attn_score_backward)(float *dk, float *dq, float *dv, const float *ds,
                                 const float *act, const float *v, int T, int A);
+    /* returns the sum of exp(x [n] - shift) (nn_exp) */
+    float (*sum_exp)(const float *x, float shift, int n);
 } nn_kernels;
 
 /* Rows up to which nn_gemm uses gemm_skinny. */

@@ -110,6 +110,20 @@ static float k_dot(const float *restrict x, const float *restrict y, int n) {
     return r;
 }
 
+/* sum of exp(x [n] - shift) */
+static float k_sum_exp(const float *restrict x, float shift, int n) {
+    float e[4 * VW];
+    vf s = vzero();
+    int i = 0;
+    for (; i + 4 * VW <= n; i += 4 * VW) {
+        for (int q = 0; q < 4 * VW; q++) e[q] = nn_exp(x[i + q] - shift);
+        for (int q = 0; q < 4; q++) s += vload(e + q * VW);
+    }
+    float r = vsum(s);
+    for (; i < n; i++) r += nn_exp(x[i] - shift);
+    return r;
+}
+
 /* act [T, A] = tanh(keys + q); score [T] = act v */
 static void k_attn_score(float *restrict act, float *restrict score, const float *restrict keys,
                          const float *restrict q, const float *restrict v, int T, int A) {
@@ -447,4 +461,5 @@ const nn_kernels NN_KERNELS = {
     .axpy = k_axpy,
     .dot = k_dot,
     .attn_score_backward = k_attn_score_backward,
+    .sum_exp = k_sum_exp,
 };

@@ -304,14 +304,13 @@ void dp_nn_noise_fill(float *noise, dp_rng *rng, size_t n, float amplitude) {
 
 /* logp [N, D] = log_softmax(inp) per row */
 void dp_nn_log_softmax_forward(float *logp, const float *inp, int N, int D) {
+    const nn_kernels *k = nn_kern_get();
     for (int n = 0; n < N; n++) {
         const float *x = inp + (size_t)n * D;
         float *y = logp + (size_t)n * D;
         float mx = x[0];
         for (int d = 1; d < D; d++) mx = x[d] > mx ? x[d] : mx;
-        float s = 0.0f;
-        for (int d = 0; d < D; d++) s += nn_exp(x[d] - mx);
-        float lse = mx + logf(s);
+        float lse = mx + logf(k->sum_exp(x, mx, D));
         for (int d = 0; d < D; d++) y[d] = x[d] - lse;
     }
 }
@@ -338,7 +337,10 @@ void dp_nn_categorical_sample(int *actions, const float *logp, dp_rng *rng, int 
             double p = exp((double)y[d]);
             if (p > 0.0) last = d;
             acc += p;
-            if (pick < 0 && u < acc) pick = d;
+            if (u < acc) {
+                pick = d;
+                break;
+            }
         }
         actions[n] = pick < 0 ? last : pick; /* rounding left u above the total */
     }

@@ -199,7 +199,7 @@ dp_status dp_nn_seq2seq_init(dp_nn_seq2seq *m, const dp_nn_seq2seq_config *cfg,
         bt * 4 * H, bt * ix, bt * 2 * H, bt * t, bt * t * A,     /* gates x ctx att act */
         bt * A, bt * ox, bt * D, bt * D, bt * D, bt * D,         /* qp o l tact noise logp */
         dp_nn_bilstm_scratch_count(B, T, H), bt * 4 * H, bt * D, /* enc_scratch dG dl */
-        bt * A, bt * 2 * H, b * H, b * H, b * ix, b * 2 * H,     /* dkeys dencs dh dc dx dctx */
+        bt * A, bt * 2 * H, b * H, b * H, b * ix, bt * 2 * H,    /* dkeys dencs dh dc dx dctx */
         b * ox, b * D, b * D, b * (t + A), b * H, b * H,         /* dout dlog dlg att_scratch h_last c_last */
         bt * A,                                                  /* dqps */
     };
@@ -323,7 +323,7 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
         const float *cp = m->c + (size_t)t * bh, *cn = cp + bh;
         const float *att = m->att + tb * T, *act = m->act + tb * T * A;
         const float *logp = m->logp + tb * D;
-        float *dl = m->dl + tb * D, *dG = m->dG + tb * G4;
+        float *dl = m->dl + tb * D, *dG = m->dG + tb * G4, *dctx = m->dctx + tb * H2;
         /* policy head */
         memset(m->dlog, 0, sizeof(float) * (size_t)B * D);
         for (int b = 0; b < B; b++) {
@@ -344,13 +344,13 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
             const float *d = m->dout + (size_t)b * ox;
             float *dhb = m->dh + (size_t)b * H;
             for (int j = 0; j < H; j++) dhb[j] += d[j];
-            if (ox > H) memcpy(m->dctx + (size_t)b * H2, d + H, sizeof(float) * H2);
-            else memset(m->dctx + (size_t)b * H2, 0, sizeof(float) * H2);
+            if (ox > H) memcpy(dctx + (size_t)b * H2, d + H, sizeof(float) * H2);
+            else memset(dctx + (size_t)b * H2, 0, sizeof(float) * H2);
         }
         if (!before) { /* attention (query projection's weight gradient batched below) */
             float *dqp = m->dqps + tb * A;
-            nn_attention_backward_core(dqp, m->dkeys, m->dencs, m->dv, m->att_scratch, m->dctx, att,
-                                       act, m->encs, m->v, B, T, A, H2);
+            nn_attention_backward_core(dqp, m->dkeys, NULL, m->dv, m->att_scratch, dctx, att, act,
+                                       m->encs, m->v, B, T, A, H2);
             nn_gemm(0, 0, B, H, A, 1.0f, dqp, A, m->wq, H, 1.0f, m->dh, H);
         }
         /* decoder cell */
@@ -367,19 +367,23 @@ void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
         }
         if (before) {
             for (int b = 0; b < B; b++) {
-                float *dcb = m->dctx + (size_t)b * H2;
+                float *dcb = dctx + (size_t)b * H2;
                 const float *dxb = m->dx + (size_t)b * ix + E;
                 for (int j = 0; j < H2; j++) dcb[j] += dxb[j];
             }
             float *dqp = m->dqps + tb * A;
-            nn_attention_backward_core(dqp, m->dkeys, m->dencs, m->dv, m->att_scratch, m->dctx, att,
-                                       act, m->encs, m->v, B, T, A, H2);
+            nn_attention_backward_core(dqp, m->dkeys, NULL, m->dv, m->att_scratch, dctx, att, act,
+                                       m->encs, m->v, B, T, A, H2);
             nn_gemm(0, 0, B, H, A, 1.0f, dqp, A, m->wq, H, 1.0f, m->dh, H);
         }
     }
     /* query projection: dwq [A, H] += dqps^T [A, TB] queries [TB, H], the
      * queries being h[0..T-1] (before) or h[1..T] (after) */
     nn_gemm(1, 0, A, H, T * B, 1.0f, m->dqps, A, m->h + (before ? 0 : bh), H, 1.0f, m->dwq, H);
+    /* attention contexts: dencs [b] [T, 2H] += att[:, b]^T [T, T(steps)] dctx[:, b] [T(steps), 2H] */
+    for (int b = 0; b < B; b++)
+        nn_gemm(1, 0, T, H2, T, 1.0f, m->att + (size_t)b * T, B * T, m->dctx + (size_t)b * H2, B * H2,
+                1.0f, m->dencs + (size_t)b * T * H2, H2);
     /* batched weight gradients of the decoder cell and the output layer */
     float *dw_ih = m->ddec, *dw_hh = m->ddec + (size_t)G4 * ix, *dbias = dw_hh + (size_t)G4 * H;
     int TB = T * B;
