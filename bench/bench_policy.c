@@ -5,8 +5,9 @@
  * encoder and an attention LSTM decoder sample one device per group for K
  * samples, REINFORCE loss with a mean baseline on a stand-in reward,
  * backward, global-norm clip 1.0, Adam lr 0.1. Prints the median seconds per
- * update (the first update is not counted), the time per phase, and the
- * machine's sgemm rate for comparison.
+ * update (the first update is not counted) and the CPU seconds, the time
+ * per phase, and the machine's sgemm rate (OpenBLAS and the engine's own
+ * nn_gemm) for comparison. DPLACE_NN_ISA=base|avx2|avx512 forces a kernel set.
  *
  * usage: bench_policy [OPS GROUPS HIDDEN DEVICES K ITERS THREADS]
  *        defaults: 24713 256 256 5 4 5 2 */
@@ -21,6 +22,7 @@
 
 #include "dplace/nn.h"
 #include "dplace/nn_models.h"
+#include "nn/nn_internal.h"
 #include "nn/nn_kern.h"
 
 enum { TYPES = 200, SHAPE = 16, FIN = 20 + 24 + 12 };
@@ -57,8 +59,9 @@ static void *xmalloc(size_t n) {
     return p;
 }
 
-/* GFLOP/s of C [M, N] = A [M, K] B [K, N]^T, best of a few runs */
-static double sgemm_rate(int M, int N, int K) {
+/* GFLOP/s of C [M, N] = A [M, K] B [K, N]^T, best of a few runs, with
+ * OpenBLAS (own = 0) or the engine's nn_gemm (own = 1) */
+static double sgemm_rate(int M, int N, int K, int own) {
     float *a = xmalloc(sizeof(float) * (size_t)M * K), *b = xmalloc(sizeof(float) * (size_t)N * K);
     float *c = xmalloc(sizeof(float) * (size_t)M * N);
     for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (float)(i % 7) * 0.1f;
@@ -67,8 +70,10 @@ static double sgemm_rate(int M, int N, int K) {
     int reps = M < 64 ? 200 : 3;
     for (int r = 0; r < 5; r++) {
         double t0 = now();
-        for (int k = 0; k < reps; k++)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        for (int k = 0; k < reps; k++) {
+            if (own) nn_gemm(0, 1, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+            else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, a, K, b, K, 0.0f, c, N);
+        }
         double t = (now() - t0) / reps;
         best = t < best ? t : best;
     }
@@ -87,6 +92,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     dp_nn_set_threads(THREADS);
+    /* DPLACE_NN_ISA=base|avx2|avx512 runs a narrower kernel set (comparisons) */
+    const char *isa = getenv("DPLACE_NN_ISA");
+    if (isa) {
+        static const char *const names[NN_ISA_COUNT] = {"base", "avx2", "avx512"};
+        int i = 0;
+        while (i < NN_ISA_COUNT && strcmp(isa, names[i]) != 0) i++;
+        if (i == NN_ISA_COUNT || i > (int)nn_kern_best_isa()) {
+            fprintf(stderr, "bench_policy: DPLACE_NN_ISA=%s is not base, avx2 or avx512 supported here\n", isa);
+            return 2;
+        }
+        nn_kern_force((nn_isa)i);
+    }
     dp_rng rng;
     dp_rng_seed(&rng, 0);
 
@@ -184,9 +201,10 @@ int main(int argc, char **argv) {
     printf("phases (mean s):");
     for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.4f", ph_name[k], ph[k] / counted);
     printf("\nparams=%zu\n", p.count);
-    printf("sgemm GFLOP/s (threads=%d): 1024x1024x1024 %.1f, %dx%dx%d %.1f, %dx%dx%d %.1f\n", THREADS,
-           sgemm_rate(1024, 1024, 1024), K, 4 * H, 3 * H, sgemm_rate(K, 4 * H, 3 * H), K * G, 4 * H,
-           GF, sgemm_rate(K * G, 4 * H, GF));
+    for (int own = 0; own < 2; own++)
+        printf("%s GFLOP/s (threads=%d): 1024x1024x1024 %.1f, %dx%dx%d %.1f, %dx%dx%d %.1f\n",
+               own ? "nn_gemm" : "OpenBLAS sgemm", THREADS, sgemm_rate(1024, 1024, 1024, own), K, 4 * H,
+               3 * H, sgemm_rate(K, 4 * H, 3 * H, own), K * G, 4 * H, GF, sgemm_rate(K * G, 4 * H, GF, own));
     dp_nn_grouper_free(&grouper);
     dp_nn_seq2seq_free(&placer);
     dp_nn_params_free(&p);
