@@ -35,6 +35,7 @@ typedef struct cell {
     double step_s, place_s;
 } cell;
 
+/* Bytes for people ("1.50 MiB"). */
 static void fmt_bytes(double b, char *buf, size_t size) {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int k = 0;
@@ -45,6 +46,7 @@ static void fmt_bytes(double b, char *buf, size_t size) {
     snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", b, u[k]);
 }
 
+/* Whether name is in the comma-separated list (NULL: all). */
 static int wanted(const char *list, const char *name) {
     if (!list) return 1;
     size_t n = strlen(name);

@@ -54,6 +54,7 @@ static int32_t oom_device(const dp_sim_result *r) {
     return -1;
 }
 
+/* "valid", "OOM gpu:1" or "INVALID colocation". */
 static void verdict_text(const dp_devices *ds, const dp_sim_result *r, char *buf, size_t size) {
     int32_t d = oom_device(r);
     if (r->valid) snprintf(buf, size, "valid");
@@ -61,6 +62,7 @@ static void verdict_text(const dp_devices *ds, const dp_sim_result *r, char *buf
     else snprintf(buf, size, "INVALID %s", dp_sim_verdict_name(r->verdict));
 }
 
+/* The human table: one row per method, then the reasons of invalid rows. */
 static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
                         const char *out_dir) {
     dp_graph_stats gs;
@@ -105,6 +107,7 @@ static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_
     if (out_dir) printf("placements written to %s/METHOD.json\n", out_dir);
 }
 
+/* The same as one JSON object. */
 static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
                        const char *out_dir) {
     json_t *o = json_object();

@@ -59,7 +59,8 @@ int cmd_group(int argc, char **argv) {
         } else if ((v = cli_opt_value(argc, argv, &i, "-o"))) {
             out = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--groups"))) {
-            if (cli_parse_long(v, 1, 1000000, &groups)) return cli_usage_error("group", "--groups must be in 1..1000000");
+            if (cli_parse_long(v, 1, 1000000, &groups))
+                return cli_usage_error("group", "--groups must be in 1..1000000");
         } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
             if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("group", "--seed must be >= 0");
         } else {
@@ -115,11 +116,13 @@ int cmd_group(int argc, char **argv) {
         json_object_set_new(o, "graph", json_string(g->name));
         json_object_set_new(o, "ops", json_integer(g->n_ops));
         json_object_set_new(o, "method", json_string(method_arg));
-        json_object_set_new(o, "groups_requested", groups > 0 ? json_integer(groups) : json_null());
+        json_object_set_new(o, "groups_requested",
+                            groups > 0 && method != DP_GROUP_METHOD_COLOCATION ? json_integer(groups) : json_null());
         json_object_set_new(o, "groups", json_integer(st.n_groups));
         json_object_set_new(o, "seed", json_integer(seed));
         json_object_set_new(o, "ops_per_group",
-                            json_pack("{s:i, s:i, s:i}", "min", st.min_ops, "median", st.median_ops, "max", st.max_ops));
+                            json_pack("{s:i, s:i, s:i}", "min", st.min_ops, "median", st.median_ops, "max",
+                                      st.max_ops));
         json_object_set_new(o, "cut_bytes", json_integer((json_int_t)st.cut_bytes));
         json_object_set_new(o, "cut_edges", json_integer((json_int_t)st.cut_edges));
         json_object_set_new(o, "reference_device", json_string(reference->model));
@@ -135,8 +138,10 @@ int cmd_group(int argc, char **argv) {
         char cb[32];
         cli_format_bytes((double)st.cut_bytes, cb, sizeof cb);
         printf("graph      %s: %d ops\n", g->name, g->n_ops);
-        if (groups > 0) printf("method     %s, %ld groups asked, seed %ld\n", method_arg, groups, seed);
-        else printf("method     %s\n", method_arg);
+        if (method == DP_GROUP_METHOD_COLOCATION)
+            printf("method     colocation%s\n", groups > 0 ? " (--groups does not apply)" : "");
+        else
+            printf("method     %s, %ld groups asked, seed %ld\n", method_arg, groups, seed);
         printf("groups     %d; ops per group: min %d, median %d, max %d\n", st.n_groups, st.min_ops, st.median_ops,
                st.max_ops);
         printf("cut        %s in %lld edges (bytes once per tensor and consuming group)\n", cb,

@@ -47,6 +47,7 @@ static double op_compute(const dp_graph *g, int32_t op, const dp_device *ref) {
 
 /* ---- colocation: union-find over ops -------------------------------------- */
 
+/* Root of x's set, halving the path on the way. */
 static int32_t uf_find(int32_t *parent, int32_t x) {
     while (parent[x] != x) {
         parent[x] = parent[parent[x]]; /* path halving */
@@ -148,6 +149,8 @@ static dp_status fill_empty_parts(int32_t n, int32_t k, int32_t *part, dp_error 
     return DP_STATUS_OK;
 }
 
+/* Partitions the units into min(n_groups, units) parts (metis, scotch,
+ * fluid, random): fills unit_part[u->n_units]. */
 static dp_status group_units(dp_group_method m, const dp_graph *g, const dp_group_options *opt,
                              const place_units *u, int32_t *unit_part, dp_error *err) {
     int32_t nu = u->n_units, k = opt->n_groups < nu ? opt->n_groups : nu;
@@ -229,6 +232,7 @@ dp_status dp_group_run(dp_group_method m, const dp_graph *g, const dp_group_opti
 
 /* ---- figures and file ---------------------------------------------------- */
 
+/* qsort order of int32_t, ascending. */
 static int cmp_int32(const void *a, const void *b) {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return x < y ? -1 : x > y;

@@ -44,6 +44,7 @@ typedef struct fluid {
     int32_t *queue;    /* [n] breadth-first fill            */
 } fluid;
 
+/* Fisher-Yates shuffle of a[0..n). */
 static void shuffle(dp_rng *rng, int32_t *a, int32_t n) {
     for (int32_t i = n - 1; i > 0; i--) {
         int32_t j = (int32_t)dp_rng_below(rng, (uint64_t)i + 1);

@@ -1,5 +1,5 @@
 /* Shared pieces of the placers and groupers: colocation units, device masks,
- * op-time tables, communication times, the contracted graph, scaling. */
+ * op-time tables, the contracted graph, scaling. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -128,6 +128,7 @@ void place_units_repair(const place_units *u, const place_mask *mask, const doub
 
 /* ---- op times ----------------------------------------------------------- */
 
+/* Whether two devices run every op equally fast (same cost-model inputs). */
 static int same_class(const dp_device *a, const dp_device *b) {
     return a->kind == b->kind && strcmp(a->model, b->model) == 0 && a->peak_flops == b->peak_flops &&
            a->mem_bandwidth == b->mem_bandwidth && a->launch_overhead_s == b->launch_overhead_s;
@@ -174,19 +175,6 @@ int32_t place_costs_fastest(const place_costs *c, place_mask m) {
         if ((m & place_bit(d)) && (best < 0 || c->total[d] < c->total[best])) best = d;
     assert(best >= 0);
     return best;
-}
-
-/* ---- communication ------------------------------------------------------ */
-
-double place_comm_seconds(const dp_devices *ds, int32_t s, int32_t d, double bytes) {
-    if (s == d) return 0;
-    int64_t pair = (int64_t)s * ds->n_devices + d;
-    double t = 0;
-    for (int k = 0; k < ds->route_len[pair]; k++) {
-        const dp_link *l = &ds->links[ds->route[pair * 2 + k]];
-        t += l->latency_s + bytes / l->bandwidth;
-    }
-    return t;
 }
 
 /* ---- the contracted undirected graph ------------------------------------ */

@@ -70,12 +70,6 @@ static inline double place_costs_op(const place_costs *c, int32_t op, int32_t d)
 /* The fastest device of a mask (least total time; lowest index on ties). */
 int32_t place_costs_fastest(const place_costs *c, place_mask m);
 
-/* ---- communication ------------------------------------------------------ */
-
-/* Seconds a tensor of `bytes` takes from device s to device d along the
- * route (sum of hops' latency + bytes / bandwidth; 0 when s == d). */
-double place_comm_seconds(const dp_devices *ds, int32_t s, int32_t d, double bytes);
-
 /* Bytes of tensor t of g. */
 static inline uint64_t place_tensor_bytes(const dp_graph *g, int64_t t) { return g->outputs[t].bytes; }
 

@@ -57,6 +57,8 @@ typedef struct memtrack {
     int32_t stamp_now;
 } memtrack;
 
+/* Caps at fraction x each device's memory; every tensor waits for all its
+ * consumer edges; nothing held yet. */
 static dp_status memtrack_init(memtrack *mt, const dp_graph *g, const dp_devices *ds, double fraction,
                                dp_error *err) {
     memset(mt, 0, sizeof *mt);
@@ -79,12 +81,14 @@ static dp_status memtrack_init(memtrack *mt, const dp_graph *g, const dp_devices
     return DP_STATUS_OK;
 }
 
+/* Frees the tracker's arrays (not the tracker). */
 static void memtrack_free(memtrack *mt) {
     free(mt->remaining);
     free(mt->have);
     free(mt->stamp);
 }
 
+/* Bytes of all of op's outputs. */
 static double op_output_bytes(const dp_graph *g, int32_t op) {
     double b = 0;
     for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) b += (double)place_tensor_bytes(g, t);
@@ -114,6 +118,7 @@ static double memtrack_need(memtrack *mt, int32_t op, int32_t d, double new_para
     return mt->params[d] + new_params + (during > mt->peak[d] ? during : mt->peak[d]);
 }
 
+/* Frees tensor t on every device holding it (its last consumer is placed). */
 static void memtrack_release(memtrack *mt, int64_t t) {
     double b = (double)place_tensor_bytes(mt->g, t);
     for (place_mask m = mt->have[t]; m; m &= m - 1) mt->live[place_mask_first(m)] -= b;
@@ -157,6 +162,7 @@ typedef struct list_ctx {
     memtrack mt;
 } list_ctx;
 
+/* Frees what list_init allocated. */
 static void list_free(list_ctx *c) {
     place_units_free(&c->u);
     free(c->mask);
@@ -165,6 +171,8 @@ static void list_free(list_ctx *c) {
     memtrack_free(&c->mt);
 }
 
+/* Units, their devices (the GPUs, or their constraint), their parameters,
+ * nothing pinned, the memory tracker. */
 static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
                            dp_error *err) {
     memset(c, 0, sizeof *c);
@@ -213,6 +221,7 @@ static int32_t list_roomiest(list_ctx *c, int32_t op, place_mask m) {
     return best;
 }
 
+/* Puts op on d: memory booked, its colocation group pinned to d. */
 static void list_put(list_ctx *c, int32_t op, int32_t d, int32_t *out) {
     int32_t k = c->u.unit_of[op];
     memtrack_place(&c->mt, op, d, list_new_params(c, op));
@@ -296,12 +305,14 @@ typedef struct heap {
     int64_t n, cap;
 } heap;
 
+/* Lexicographic (k1, k2, op). */
 static int heap_less(const heap_entry *x, const heap_entry *y) {
     if (x->k1 != y->k1) return x->k1 < y->k1;
     if (x->k2 != y->k2) return x->k2 < y->k2;
     return x->op < y->op;
 }
 
+/* Adds e; returns -1 (heap unchanged) when out of memory. */
 static int heap_push(heap *h, heap_entry e) {
     if (dp_reserve((void **)&h->a, &h->cap, h->n + 1, sizeof(heap_entry))) return -1;
     int64_t i = h->n++;
@@ -315,6 +326,7 @@ static int heap_push(heap *h, heap_entry e) {
     return 0;
 }
 
+/* Removes the least entry of a non-empty heap. */
 static void heap_pop(heap *h) {
     assert(h->n > 0);
     heap_entry e = h->a[--h->n];
@@ -352,6 +364,7 @@ typedef struct etf {
     heap avail[DP_MAX_DEVICES]; /* (-blevel, 0): could start once the device is free */
 } etf;
 
+/* When d can start its next op: its earliest free stream. */
 static double etf_device_free(const etf *e, int32_t d) {
     double t = e->stream_free[d][0];
     for (int32_t s = 1; s < e->c.ds->devices[d].streams; s++)
@@ -379,6 +392,8 @@ static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
     return at;
 }
 
+/* When all of op's inputs would be on d (each tensor counted once); with
+ * `commit`, books the transfers. */
 static double etf_data_ready(etf *e, int32_t op, int32_t d, int commit) {
     const dp_graph *g = e->c.g;
     const dp_op *o = &g->ops[op];
@@ -395,12 +410,16 @@ static double etf_data_ready(etf *e, int32_t op, int32_t d, int commit) {
     return ready;
 }
 
+/* Devices op may still go to: its group's device once pinned, else its
+ * unit's devices, less those without room for it. */
 static place_mask etf_candidates(const etf *e, int32_t op) {
     int32_t k = e->c.u.unit_of[op];
     place_mask m = e->c.pinned[k] >= 0 ? place_bit(e->c.pinned[k]) : e->c.mask[k];
     return m & ~e->dropped[op];
 }
 
+/* Makes op a candidate for d, keyed by its estimated data-ready time;
+ * -1 when out of memory. */
 static int etf_offer(etf *e, int32_t op, int32_t d) {
     heap_entry h = {etf_data_ready(e, op, d, 0), -e->blevel[op], op};
     return heap_push(&e->wait[d], h);
@@ -411,6 +430,7 @@ static int etf_valid(const etf *e, int32_t op, int32_t d) {
     return !e->done[op] && (etf_candidates(e, op) & place_bit(d));
 }
 
+/* Frees the scheduler and everything it holds. */
 static void etf_free(etf *e) {
     list_free(&e->c);
     place_costs_free(&e->costs);

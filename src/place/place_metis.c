@@ -24,6 +24,7 @@
 
 _Static_assert(sizeof(idx_t) == 4 || sizeof(idx_t) == 8, "idx_t is 32 or 64 bits");
 
+/* Words for a METIS return code. */
 static const char *metis_status_name(int rc) {
     switch (rc) {
     case METIS_ERROR_INPUT: return "input error";

@@ -23,6 +23,9 @@
 
 typedef enum part_lib { PART_LIB_SCOTCH, PART_LIB_METIS } part_lib;
 
+/* Places the units that may go to `pool` by partitioning the contracted
+ * graph with `lib` (one part per pool device, weighted by speed); the others
+ * go to their first allowed device. Fills out[g->n_ops]. */
 static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, place_mask pool,
                                  part_lib lib, int32_t *out, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
@@ -99,6 +102,7 @@ done:
     return st;
 }
 
+/* UNSUPPORTED, naming the method, when ds has no GPU. */
 static dp_status need_gpu(const dp_devices *ds, const char *method, dp_error *err) {
     if (ds->kind_count[DP_DEVKIND_GPU] > 0) return DP_STATUS_OK;
     return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s places over the GPUs and device set \"%s\" has none", method,

@@ -34,6 +34,7 @@
  * is global too). */
 static char scotch_msg[512];
 
+/* Scotch's error hooks, replacing libscotcherr's printing ones. */
 void SCOTCH_errorProg(const char *const name) { (void)name; }
 
 void SCOTCH_errorPrint(const char *const fmt, ...) {
@@ -47,6 +48,7 @@ void SCOTCH_errorPrintW(const char *const fmt, ...) {
     (void)fmt; /* warnings are not errors; nothing to report */
 }
 
+/* An error naming the Scotch call and Scotch's own last message. */
 static dp_status scotch_fail(dp_error *err, const char *what) {
     return dp_error_set(err, DP_STATUS_UNSUPPORTED, "Scotch: %s failed%s%s", what, scotch_msg[0] ? ": " : "",
                         scotch_msg);

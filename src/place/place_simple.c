@@ -99,8 +99,9 @@ dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_plac
     if (st) return st;
     for (int32_t i = 0; i < g->n_ops; i++)
         if (out[i] < 0 || out[i] >= ds->n_devices)
-            return dp_error_set(err, DP_STATUS_INVALID, "expert placement: op %d \"%s\" has device index %d out of range",
-                                i, g->ops[i].name, out[i]);
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "expert placement: op %d \"%s\" has device index %d out of range", i, g->ops[i].name,
+                                out[i]);
     return DP_STATUS_OK;
 }
 
