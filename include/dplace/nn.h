@@ -10,8 +10,9 @@
  *    (+=) into every gradient they are given, so the caller zeroes gradients
  *    once per update. A NULL gradient pointer means "not needed";
  *  - scratch buffers are owned by the caller, their size is stated;
- *  - dense products go through OpenBLAS, whose thread count is set with
- *    dp_nn_set_threads.
+ *  - dense products go through nn_gemm: the engine's own AVX2/AVX-512
+ *    kernels where the CPU has them (checked at run time), else OpenBLAS;
+ *    the thread count is set with dp_nn_set_threads.
  * Linear weights are stored [out, in] like PyTorch. LSTM gate order is
  * i, f, g, o (PyTorch's). */
 #ifndef DPLACE_NN_H
@@ -28,9 +29,10 @@ extern "C" {
 
 /* ---- runtime ------------------------------------------------------------ */
 
-/* Sets the number of threads the BLAS uses (n >= 1). */
+/* Sets the number of threads of the dense products (n >= 1): the engine's
+ * own thread pool and OpenBLAS. Until called, OpenBLAS's default. */
 void dp_nn_set_threads(int n);
-/* Returns the number of threads the BLAS uses. */
+/* Returns that number of threads. */
 int dp_nn_get_threads(void);
 /* The layers and models run with subnormal floats flushed to zero (x86
  * FTZ/DAZ, set on entry and restored on return; a subnormal operand costs

@@ -37,8 +37,13 @@ static inline int imin(int a, int b) { return a < b ? a : b; }
 
 typedef int vi __attribute__((vector_size(VW * 4)));
 
-/* one level of the lane-sum tree: lanes of x and y paired at distance h */
-#define FOLD(x, y, LO, HI) (__builtin_shuffle((x), (y), (vi)LO) + __builtin_shuffle((x), (y), (vi)HI))
+/* one level of the lane-sum tree: the lanes of x and y listed in LO plus
+ * those listed in HI (index VW + i is lane i of y) */
+#if defined(__clang__)
+#define FOLD(x, y, LO, HI) (__builtin_shufflevector((x), (y), LO) + __builtin_shufflevector((x), (y), HI))
+#else
+#define FOLD(x, y, LO, HI) (__builtin_shuffle((x), (y), (vi){LO}) + __builtin_shuffle((x), (y), (vi){HI}))
+#endif
 
 /* Returns the vector whose lane L is the sum of the lanes of v[L], L < VW,
  * by a shuffle tree (VW - 1 pair folds instead of VW scalar reductions). The
@@ -46,14 +51,14 @@ typedef int vi __attribute__((vector_size(VW * 4)));
 static inline vf vsum_lanes(const vf *v) {
 #if VW == 16
     static const int br[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
-#define L1 {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23}
-#define H1 {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}
-#define L2 {0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27}
-#define H2 {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}
-#define L3 {0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29}
-#define H3 {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}
-#define L4 {0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30}
-#define H4 {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}
+#define L1 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define H1 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define L2 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define H2 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define L3 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define H3 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define L4 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define H4 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
     vf a[8], b[4], c[2];
     for (int p = 0; p < 8; p++) a[p] = FOLD(v[br[2 * p]], v[br[2 * p + 1]], L1, H1);
     for (int p = 0; p < 4; p++) b[p] = FOLD(a[2 * p], a[2 * p + 1], L2, H2);
@@ -61,22 +66,22 @@ static inline vf vsum_lanes(const vf *v) {
     return FOLD(c[0], c[1], L4, H4);
 #elif VW == 8
     static const int br[8] = {0, 4, 2, 6, 1, 5, 3, 7};
-#define L1 {0, 1, 2, 3, 8, 9, 10, 11}
-#define H1 {4, 5, 6, 7, 12, 13, 14, 15}
-#define L2 {0, 1, 8, 9, 4, 5, 12, 13}
-#define H2 {2, 3, 10, 11, 6, 7, 14, 15}
-#define L3 {0, 8, 2, 10, 4, 12, 6, 14}
-#define H3 {1, 9, 3, 11, 5, 13, 7, 15}
+#define L1 0, 1, 2, 3, 8, 9, 10, 11
+#define H1 4, 5, 6, 7, 12, 13, 14, 15
+#define L2 0, 1, 8, 9, 4, 5, 12, 13
+#define H2 2, 3, 10, 11, 6, 7, 14, 15
+#define L3 0, 8, 2, 10, 4, 12, 6, 14
+#define H3 1, 9, 3, 11, 5, 13, 7, 15
     vf a[4], b[2];
     for (int p = 0; p < 4; p++) a[p] = FOLD(v[br[2 * p]], v[br[2 * p + 1]], L1, H1);
     for (int p = 0; p < 2; p++) b[p] = FOLD(a[2 * p], a[2 * p + 1], L2, H2);
     return FOLD(b[0], b[1], L3, H3);
 #elif VW == 4
     static const int br[4] = {0, 2, 1, 3};
-#define L1 {0, 1, 4, 5}
-#define H1 {2, 3, 6, 7}
-#define L2 {0, 4, 2, 6}
-#define H2 {1, 5, 3, 7}
+#define L1 0, 1, 4, 5
+#define H1 2, 3, 6, 7
+#define L2 0, 4, 2, 6
+#define H2 1, 5, 3, 7
     vf a[2];
     for (int p = 0; p < 2; p++) a[p] = FOLD(v[br[2 * p]], v[br[2 * p + 1]], L1, H1);
     return FOLD(a[0], a[1], L2, H2);

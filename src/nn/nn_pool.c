@@ -1,11 +1,12 @@
 /* The nn engine's thread pool: nn_parallel runs one function on up to
  * dp_nn_set_threads threads, the caller being thread 0. Workers are created
  * on first use and live until the process exits; between jobs they spin
- * briefly, then sleep on a condition variable. One job at a time: a caller
- * that finds the pool busy runs its job alone. */
+ * briefly, then sleep on a condition variable, and so does the caller
+ * waiting for them (the machine may be shared: no long spinning). Jobs are
+ * split statically. One job at a time: a caller that finds the pool busy
+ * runs its job alone. */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <sched.h>
 
 #include "nn_internal.h"
 #include "nn_kern.h"
@@ -17,18 +18,19 @@
 
 static struct {
     pthread_mutex_t busy; /* held by the caller running a job */
-    pthread_mutex_t lock; /* guards the sleep on wake */
-    pthread_cond_t wake;
+    pthread_mutex_t lock; /* guards the sleeps on wake and done */
+    pthread_cond_t wake;  /* a job is posted */
+    pthread_cond_t done;  /* the last worker finished it */
     int created;          /* workers started (tid 1 .. created) */
-    atomic_int threads;   /* pool size set by dp_nn_set_threads */
+    atomic_int threads;   /* pool size set by dp_nn_set_threads, 0: not set */
     atomic_uint job;      /* bumped for every job */
     atomic_int pending;   /* workers still to finish the current job */
     void (*fn)(void *, int, int);
     void *ctx;
     int nt;
     unsigned fpmode; /* the caller's MXCSR, for the workers */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 1,
-          0, 0, NULL, NULL, 1, 0};
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, NULL, NULL, 1, 0};
 
 /* the job count each worker was created at (its first job is the next) */
 static unsigned start_job[NN_POOL_MAX];
@@ -60,7 +62,11 @@ static void *worker(void *arg) {
             pool.fn(pool.ctx, tid, pool.nt);
 #endif
         }
-        atomic_fetch_sub(&pool.pending, 1);
+        if (atomic_fetch_sub(&pool.pending, 1) == 1) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
     }
     return NULL;
 }
@@ -88,10 +94,19 @@ void nn_pool_set_threads(int n) {
     atomic_store(&pool.threads, n);
 }
 
-int nn_pool_threads(void) { return atomic_load(&pool.threads); }
+/* Until dp_nn_set_threads is called: OpenBLAS's default (OPENBLAS_NUM_THREADS
+ * or the core count), as before the pool existed. */
+int nn_pool_threads(void) {
+    int n = atomic_load(&pool.threads);
+    if (n < 1) {
+        n = openblas_get_num_threads();
+        n = n < 1 ? 1 : n > NN_POOL_MAX ? NN_POOL_MAX : n;
+    }
+    return n;
+}
 
 void nn_parallel(int nt, void (*fn)(void *ctx, int tid, int nt), void *ctx) {
-    int cap = atomic_load(&pool.threads);
+    int cap = nn_pool_threads();
     if (nt > cap) nt = cap;
     if (nt <= 1 || pthread_mutex_trylock(&pool.busy)) {
         fn(ctx, 0, 1);
@@ -116,9 +131,11 @@ void nn_parallel(int nt, void (*fn)(void *ctx, int tid, int nt), void *ctx) {
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
     fn(ctx, 0, nt);
-    for (long s = 0; atomic_load(&pool.pending) > 0; s++) {
-        if (s < NN_POOL_SPIN) cpu_relax();
-        else sched_yield();
+    for (int s = 0; s < NN_POOL_SPIN && atomic_load(&pool.pending) > 0; s++) cpu_relax();
+    if (atomic_load(&pool.pending) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        while (atomic_load(&pool.pending) > 0) pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
     }
     pthread_mutex_unlock(&pool.busy);
 }
