@@ -129,6 +129,14 @@ static void test_methods_on_synthetic(void) {
         CHECK(dp_group_method_from_name(dp_group_method_name((dp_group_method)m), &back) == 0);
         CHECK_INT_EQ(back, m);
     }
+    /* more parts than a device set has devices (the partitioners' arrays are
+     * sized by the request, not by DP_MAX_DEVICES) */
+    for (int m = 1; m < DP_GROUP_METHOD_COUNT; m++) {
+        int32_t made = 0;
+        run((dp_group_method)m, g, 100, 3, g1, &made);
+        CHECK_INT_EQ(made, 100);
+        check_grouping(g, g1, made, dp_group_method_name((dp_group_method)m));
+    }
     /* balanced compute for the partitioners */
     dp_devices *ds = dp_devices_preset("k40x1", &err);
     CHECK(ds);

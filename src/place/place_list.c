@@ -460,6 +460,7 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
         return st;
     }
     int32_t n = g->n_ops, nd = ds->n_devices;
+    assert(ds->n_links <= 2 * DP_MAX_DEVICES * DP_MAX_DEVICES); /* link_free's size */
     if ((st = place_costs_init(&e->costs, g, ds, err))) {
         etf_free(e);
         return st;

@@ -77,9 +77,9 @@ dp_status place_scotch_map(const place_wgraph *w, int32_t n_parts, const double 
     SCOTCH_Num *edlo = malloc((na + 1) * sizeof(SCOTCH_Num));
     SCOTCH_Num *parttab = malloc(n * sizeof(SCOTCH_Num));
     int64_t *scaled = malloc((n > na ? n : na + 1) * sizeof(int64_t));
-    SCOTCH_Num archw[DP_MAX_DEVICES];
+    SCOTCH_Num *archw = malloc((size_t)n_parts * sizeof(SCOTCH_Num)); /* groupers ask for any number of parts */
     dp_status st = DP_STATUS_OK;
-    if (!vert || !velo || !edge || !edlo || !parttab || !scaled) {
+    if (!vert || !velo || !edge || !edlo || !parttab || !scaled || !archw) {
         st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (Scotch input of %d vertices)", w->n);
         goto done;
     }
@@ -171,5 +171,6 @@ done:
     free(edlo);
     free(parttab);
     free(scaled);
+    free(archw);
     return st;
 }
