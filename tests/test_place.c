@@ -338,6 +338,82 @@ static void test_wgraph_merges_edges(void) {
     dp_graph_free(g);
 }
 
+/* Runs every placer; each either places (constraints kept, the placement
+ * simulates) or says why not with DP_STATUS_UNSUPPORTED. Returns how many
+ * placed. */
+static int every_placer_small(const dp_graph *g, const dp_devices *ds) {
+    int32_t p[64];
+    int placed = 0;
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        dp_error err;
+        dp_status st = dp_place_run((dp_place_method)m, g, ds, NULL, p, &err);
+        if (st) {
+            if (st != DP_STATUS_UNSUPPORTED) fprintf(stderr, "%s: %s\n", dp_place_method_name(m), err.msg);
+            CHECK_INT_EQ(st, DP_STATUS_UNSUPPORTED);
+            CHECK(err.msg[0]);
+            continue;
+        }
+        check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
+        dp_sim_result r = simulate(g, ds, p);
+        CHECK(r.step_time_s >= 0);
+        placed++;
+    }
+    return placed;
+}
+
+/* Corner cases: one op; only CPU-only ops (the GPU partitioners get an empty
+ * graph); GPUs without a CPU; GPUs of different speeds with two streams. */
+static void test_corner_cases(void) {
+    dp_devices *ds = devices(2, 1 << 30, 1e9);
+    dp_graph *g = dp_graph_init("one");
+    add(g, "only", NULL, 1, 8, 0, NULL, 0);
+    finalize(g);
+    CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 1); /* all but expert */
+    dp_graph_free(g);
+
+    g = dp_graph_init("cpu-only");
+    int32_t a = add(g, "a", NULL, 1, 8, 0, NULL, 0);
+    int32_t b = add(g, "b", NULL, 1, 8, 0, &a, 1);
+    g->ops[a].device = g->ops[b].device = (dp_devcon){DP_DEVCON_CPU, -1};
+    finalize(g);
+    CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 1);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+
+    /* two GPUs of different speeds and two streams each, no CPU */
+    dp_error err;
+    ds = dp_devices_init("gpus");
+    dp_device fast = {"gpu:0", DP_DEVKIND_GPU, "fast", 4e12, 1e11, 1 << 30, 0, 2, 0};
+    dp_device slow = {"gpu:1", DP_DEVKIND_GPU, "slow", 1e12, 1e11, 1 << 30, 0, 2, 0};
+    CHECK(dp_devices_add(ds, &fast, &err) == DP_STATUS_OK && dp_devices_add(ds, &slow, &err) == DP_STATUS_OK);
+    CHECK(dp_devices_add_link(ds, "gpu:0", "gpu:1", 1e10, 1e-5, 1, &err) == DP_STATUS_OK);
+    CHECK(dp_devices_finalize(ds, "gpus", &err) == DP_STATUS_OK);
+    g = dp_graph_init("fan");
+    int32_t src = dp_graph_add_op(g, "src", "Const", NULL, NULL, &err);
+    CHECK(dp_graph_add_output_bytes(g, src, 1000, &err) == DP_STATUS_OK);
+    for (int i = 0; i < 12; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "mm%d", i);
+        int32_t id = dp_graph_add_op(g, nm, "MatMul", NULL, NULL, &err);
+        CHECK(dp_graph_add_input(g, id, src, 0, &err) == DP_STATUS_OK);
+        CHECK(dp_graph_add_output_bytes(g, id, 1000, &err) == DP_STATUS_OK);
+        g->ops[id].flops = 1e10;
+    }
+    finalize(g);
+    CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 2); /* no CPU, no expert */
+    /* the partitioners and m-etf give the fast GPU more of the work */
+    dp_place_method m_fast[] = {DP_PLACE_METHOD_METIS, DP_PLACE_METHOD_MINCUT, DP_PLACE_METHOD_M_ETF};
+    for (int k = 0; k < 3; k++) {
+        int32_t p[16], on_fast = 0;
+        place(m_fast[k], g, ds, NULL, p);
+        for (int32_t i = 1; i < g->n_ops; i++) on_fast += p[i] == 0;
+        if (on_fast < 7) fprintf(stderr, "%s: %d of 12 on the fast GPU\n", dp_place_method_name(m_fast[k]), on_fast);
+        CHECK(on_fast >= 7);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Same seed, same placement; and the method names round-trip. */
 static void test_determinism(void) {
     dp_error err;
@@ -476,6 +552,7 @@ int main(void) {
     TEST_RUN(test_every_placer_keeps_constraints);
     TEST_RUN(test_metis_one_part);
     TEST_RUN(test_wgraph_merges_edges);
+    TEST_RUN(test_corner_cases);
     TEST_RUN(test_determinism);
     TEST_RUN(test_every_zoo_model);
     TEST_RUN(test_every_external_graph);
