@@ -158,7 +158,10 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_r
     json_decref(o);
 }
 
-/* Parses "a,b,c" into methods[]; returns the count, or -1 naming the bad one. */
+#define MAX_METHODS 64 /* entries of --methods (a method may repeat) */
+
+/* Parses "a,b,c" into out[MAX_METHODS]; returns the count, or -1 naming the
+ * bad entry in bad. */
 static int parse_methods(const char *list, dp_place_method *out, char *bad, size_t bad_size) {
     int n = 0;
     const char *p = list;
@@ -168,8 +171,12 @@ static int parse_methods(const char *list, dp_place_method *out, char *bad, size
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
         dp_place_method m;
-        if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m) || n >= DP_PLACE_METHOD_COUNT) {
-            snprintf(bad, bad_size, "%.*s", (int)len, p);
+        if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m)) {
+            snprintf(bad, bad_size, "unknown method \"%.*s\"", (int)len, p);
+            return -1;
+        }
+        if (n == MAX_METHODS) {
+            snprintf(bad, bad_size, "more than %d methods", MAX_METHODS);
             return -1;
         }
         out[n++] = m;
@@ -210,7 +217,7 @@ int cmd_baseline(int argc, char **argv) {
     }
     if (!devices || !*devices) return cli_usage_error("baseline", "--devices SPEC is required");
     if (out_dir && !*out_dir) return cli_usage_error("baseline", "--out-dir needs a directory name");
-    dp_place_method methods[DP_PLACE_METHOD_COUNT];
+    dp_place_method methods[MAX_METHODS];
     int n_methods = DP_PLACE_METHOD_COUNT;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) methods[m] = (dp_place_method)m;
     if (methods_arg) {
@@ -218,9 +225,9 @@ int cmd_baseline(int argc, char **argv) {
         n_methods = parse_methods(methods_arg, methods, bad, sizeof bad);
         if (n_methods <= 0)
             return cli_usage_error("baseline",
-                                   "--methods: unknown method \"%s\" (cpu, gpu, expert, scotch, mincut, metis, "
-                                   "m-topo, m-etf; comma-separated)",
-                                   n_methods < 0 ? bad : "");
+                                   "--methods: %s (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf; "
+                                   "comma-separated)",
+                                   n_methods < 0 ? bad : "no method given");
     }
 
     dp_error err;
