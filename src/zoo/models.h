@@ -25,7 +25,9 @@ typedef struct zoo_rnn_config {
 
 dp_graph *zoo_build_rnn(const char *name, const zoo_rnn_config *c, dp_error *err);
 
-/* Convolutional models: Inception-V3 (TF-slim) and ResNet-152. */
+/* Convolutional models (models_cnn.c): Inception-V3 (TF-slim, trained as
+ * inception_train.py trains it) at 299x299, 1001 classes; ResNet v1 of
+ * depth 50, 101 or 152 at image x image, 1000 classes. */
 dp_graph *zoo_build_inception_v3(const char *name, int64_t batch, dp_error *err);
 dp_graph *zoo_build_resnet(const char *name, int depth, int64_t batch, int64_t image, dp_error *err);
 

@@ -32,6 +32,7 @@ typedef enum rule {
     RULE_FBN,
     RULE_GATHER,
     RULE_XENT,
+    RULE_L2LOSS, /* dx = x * dy (tfb_l2loss) */
 } rule;
 
 typedef struct tensor {
@@ -82,6 +83,8 @@ struct tfb {
     var *v;
     int64_t n_v, cap_v;
     int backward_done;
+    int32_t coloc_with; /* tfb_colocate: group of the ops created next, -1 none */
+    int gate;           /* tfb_gate_gradients */
 };
 
 /* ---- plumbing ---------------------------------------------------------- */
@@ -104,6 +107,7 @@ tfb *tfb_init(const char *graph_name, dp_error *err) {
         dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
         return NULL;
     }
+    b->coloc_with = -1;
     return b;
 }
 
@@ -195,7 +199,7 @@ static int32_t new_op_in(tfb *b, const char *scope, const char *type, int n_in, 
 }
 
 static int32_t new_op(tfb *b, const char *type, int n_in, const tfb_t *in, double flops) {
-    return new_op_in(b, b->scope, type, n_in, in, -1, flops);
+    return new_op_in(b, b->scope, type, n_in, in, b->coloc_with, flops);
 }
 
 static tfb_t new_tensor(tfb *b, int32_t op, dp_dtype dtype, int rank, const int64_t *dims_in) {
@@ -285,7 +289,7 @@ static tfb_t make_variable(tfb *b, const char *name, int rank, const int64_t *di
     if (b->failed) return -1;
     char full[640];
     snprintf(full, sizeof full, "%s/%s", b->scope, name);
-    int32_t coloc = dp_graph_intern(b->g, full);
+    int32_t coloc = b->coloc_with >= 0 ? b->coloc_with : dp_graph_intern(b->g, full);
     if (coloc < 0) {
         fail_oom(b);
         return -1;
@@ -696,6 +700,7 @@ static tfb_t aggregate(tfb *b, tfb_t t, tfb_t *sparse_idx) {
         fail_shape(b, "mixed sparse and dense gradients");
     } else {
         g = op_like(b, "AddN", n, vals, vals[0], (double)(n - 1) * (double)tfb_numel(b, vals[0]));
+        if (g >= 0) b->c[h] = (contrib){g, -1, -1}; /* built once: tfb_gradient, then tfb_optimizer */
     }
     free(vals);
     return g;
@@ -994,6 +999,11 @@ static void grad_entry(tfb *b, const tape *e, const tfb_t *dys) {
         add_contrib(b, x, vals, idx);
         break;
     }
+    case RULE_L2LOSS: {
+        tfb_t a[2] = {x, dy};
+        add_contrib(b, x, op_like(b, "Mul", 2, a, x, (double)tfb_numel(b, x)), -1);
+        break;
+    }
     case RULE_XENT: {
         tfb_t bp = e->out0 + 1;
         tfb_t pg = op_like(b, "PreventGradient", 1, &bp, bp, 0);
@@ -1006,6 +1016,27 @@ static void grad_entry(tfb *b, const tape *e, const tfb_t *dys) {
         add_contrib(b, x, op_like(b, "Mul", 2, a2, bp, (double)tfb_numel(b, bp)), -1);
         break;
     }
+    }
+}
+
+/* control_flow_ops.tuple of the gradients one op just contributed
+ * (contributions c0..): a NoOp after all of them and an Identity of each
+ * that waits for it (tfb_gate_gradients). */
+static void gate_contribs(tfb *b, int64_t c0) {
+    int n = (int)(b->n_c - c0);
+    tfb_t *in = malloc((size_t)n * sizeof(tfb_t));
+    if (!in) {
+        fail_oom(b);
+        return;
+    }
+    for (int k = 0; k < n; k++) in[k] = b->c[c0 + k].g;
+    int32_t op = new_op(b, "NoOp", n, in, 0);
+    free(in);
+    tfb_t ctl = op >= 0 ? new_tensor(b, op, DP_DTYPE_NONE, -1, NULL) : -1;
+    for (int k = 0; k < n && ctl >= 0; k++) {
+        tfb_t a[2] = {b->c[c0 + k].g, ctl};
+        tfb_t g = op_like(b, "Identity", 2, a, a[0], 0);
+        if (g >= 0) b->c[c0 + k].g = g;
     }
 }
 
@@ -1041,7 +1072,9 @@ void tfb_backward(tfb *b, tfb_t loss) {
             return;
         }
         for (int k = 0; k < e.n_out; k++) dys[k] = aggregate(b, e.out0 + k, NULL);
+        int64_t c0 = b->n_c;
         grad_entry(b, &e, dys);
+        if (b->gate && b->n_c - c0 >= 2) gate_contribs(b, c0);
     }
 }
 
@@ -1197,4 +1230,75 @@ void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm) {
         new_op(b, "NoOp", n_up, updates, 0);
     }
     free(grads);
+}
+
+/* ---- additions for the convolutional models (models_cnn.c) ---------------- */
+
+tfb_t tfb_reduce_axes(tfb *b, const char *type, tfb_t x, int n_axes, const int *axes, int keepdims) {
+    if (b->failed) return -1;
+    tensor s = b->t[x];
+    int drop[TFB_MAX_RANK] = {0};
+    for (int k = 0; k < n_axes; k++) {
+        int ax = norm_axis(&s, axes[k]);
+        if (ax < 0 || ax >= s.rank) {
+            fail_shape(b, "reduction axis out of range");
+            return -1;
+        }
+        drop[ax] = 1;
+    }
+    int r = 0;
+    for (int i = 0; i < s.rank; i++) {
+        if (!drop[i]) s.dims[r++] = s.dims[i];
+        else if (keepdims) s.dims[r++] = 1;
+    }
+    tfb_t ic = int_const(b, n_axes);
+    tfb_t in[2] = {x, ic};
+    tfb_t y = op_shape(b, type, 2, in, s.dtype, r, s.dims, (double)tfb_numel(b, x));
+    if (y >= 0) record(b, b->t[y].op, RULE_REDUCE, 1, &x, y, 1, type, 0);
+    return y;
+}
+
+tfb_t tfb_squeeze(tfb *b, tfb_t x, int rank, const int64_t *dims) {
+    if (b->failed) return -1;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    if (n != tfb_numel(b, x)) {
+        fail_shape(b, "Squeeze changes the element count");
+        return -1;
+    }
+    tfb_t y = op_shape(b, "Squeeze", 1, &x, b->t[x].dtype, rank, dims, 0);
+    if (y >= 0) record(b, b->t[y].op, RULE_RESHAPE, 1, &x, y, 1, NULL, 0);
+    return y;
+}
+
+tfb_t tfb_l2loss(tfb *b, tfb_t x) {
+    if (b->failed) return -1;
+    tfb_t y = op_shape(b, "L2Loss", 1, &x, DP_DTYPE_FLOAT32, 0, NULL, 2.0 * (double)tfb_numel(b, x));
+    if (y >= 0) record(b, b->t[y].op, RULE_L2LOSS, 1, &x, y, 1, NULL, 0);
+    return y;
+}
+
+void tfb_colocate(tfb *b, tfb_t with) {
+    b->coloc_with = with >= 0 && with < b->n_t ? b->g->ops[b->t[with].op].colocate : -1;
+}
+
+tfb_t tfb_gradient(tfb *b, tfb_t v) {
+    if (b->failed || !b->backward_done) return -1;
+    for (int64_t i = 0; i < b->n_v; i++) {
+        if (b->v[i].read != v || !b->v[i].trainable) continue;
+        tfb_scope(b, "gradients/%s", dp_graph_str(b->g, b->v[i].coloc));
+        tfb_t sidx;
+        tfb_t g = aggregate(b, v, &sidx);
+        return sidx >= 0 ? -1 : g;
+    }
+    return -1;
+}
+
+void tfb_gate_gradients(tfb *b, int on) { b->gate = on; }
+
+void tfb_set_gradient(tfb *b, tfb_t v, tfb_t g) {
+    if (b->failed || !b->backward_done || g < 0 || v < 0 || v >= b->cap_head) return;
+    int32_t h = b->head[v];
+    if (h >= 0) b->c[h] = (contrib){g, -1, -1};
+    else add_contrib(b, v, g, -1);
 }

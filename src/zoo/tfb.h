@@ -24,7 +24,7 @@
 
 #include "dplace/graph.h"
 
-#define TFB_MAX_RANK 4
+#define TFB_MAX_RANK 5 /* 5: ExpandDims of conv filters (models_cnn.c) */
 
 typedef int32_t tfb_t;
 
@@ -130,5 +130,32 @@ void tfb_backward(tfb *b, tfb_t loss);
 /* Optional clip_by_global_norm, then the optimizer's update ops and a final
  * NoOp "train_op" that depends on all of them. */
 void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm);
+
+/* ---- additions for the convolutional models (models_cnn.c) ---- */
+/* Sum or Mean over several axes at once (tf.reduce_mean(x, [0, 1, 2]),
+ * keepdims as in tfb_reduce); one reduction-indices Const. */
+tfb_t tfb_reduce_axes(tfb *b, const char *type, tfb_t x, int n_axes, const int *axes, int keepdims);
+/* Squeeze to rank/dims (same element count, no shape Const); its gradient is
+ * Reshape(dy, Shape(x)) as for tfb_reshape. */
+tfb_t tfb_squeeze(tfb *b, tfb_t x, int rank, const int64_t *dims);
+/* tf.nn.l2_loss: sum(x^2) / 2 as a scalar; gradient Mul(x, dy). */
+tfb_t tfb_l2loss(tfb *b, tfb_t x);
+/* tf.colocate_with: ops created next (variables included) join the
+ * colocation group of the op producing `with` (a variable's read);
+ * with = -1 ends it. */
+void tfb_colocate(tfb *b, tfb_t with);
+/* After tfb_backward: the (aggregated) dense gradient of the trainable
+ * variable whose read is v, built once and shared with tfb_optimizer (for
+ * gradient summaries); -1 when it has none or it is sparse. Sets the scope
+ * to "gradients/<variable>". */
+tfb_t tfb_gradient(tfb *b, tfb_t v);
+/* After tfb_backward: makes g the gradient tfb_optimizer applies to the
+ * variable whose read is v (a post-processed gradient, e.g. a tower average). */
+void tfb_set_gradient(tfb *b, tfb_t v, tfb_t g);
+/* Optimizer.compute_gradients' default gate_gradients=GATE_OP: where an op
+ * yields two or more input gradients, tfb_backward wraps them in
+ * control_flow_ops.tuple (a NoOp and an Identity per gradient). Off unless
+ * set; call before tfb_backward. */
+void tfb_gate_gradients(tfb *b, int on);
 
 #endif

@@ -27,6 +27,7 @@ const dp_zoo_entry *dp_zoo_list(void) { return entries; }
 #define NMT_VOCAB 50000
 #define GNMT_VOCAB 100000
 #define GNMT_STEPS 50
+#define RESNET152_IMAGE 224 /* input height and width; docs/zoo.md */
 
 static int rnn_config(const char *name, int64_t batch, zoo_rnn_config *c) {
     memset(c, 0, sizeof *c);
@@ -50,6 +51,8 @@ dp_graph *dp_zoo_build(const char *name, int32_t batch, dp_error *err) {
     }
     zoo_rnn_config rc;
     if (rnn_config(name, batch, &rc)) return zoo_build_rnn(name, &rc, err);
+    if (!strcmp(name, "inception_v3")) return zoo_build_inception_v3(name, batch ? batch : 1, err);
+    if (!strcmp(name, "resnet152")) return zoo_build_resnet(name, 152, batch ? batch : 128, RESNET152_IMAGE, err);
     if (strcmp(name, "synthetic") == 0) return dp_graph_synth(25000, 1, err);
     if (strncmp(name, "synthetic-", 10) == 0) {
         char *end = NULL;

@@ -4,5 +4,6 @@ target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/zoo/zoo.c
   ${PROJECT_SOURCE_DIR}/src/zoo/tfb.c
   ${PROJECT_SOURCE_DIR}/src/zoo/models_rnn.c
+  ${PROJECT_SOURCE_DIR}/src/zoo/models_cnn.c
   ${PROJECT_SOURCE_DIR}/src/zoo/expert.c
 )
