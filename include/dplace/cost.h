@@ -5,7 +5,8 @@
  * bytes moved / (bandwidth x e_m)) + launch overhead, where the efficiencies
  * e_c, e_m depend on the op's class (matmul, conv, elementwise, ...) and the
  * device kind. Ops that only rename or describe tensors (Identity, Shape,
- * Const, NoOp, ...) cost the launch overhead alone. */
+ * Const, NoOp, ...) run on the host: a quarter of the launch overhead.
+ * The efficiencies and overheads are calibrated (docs/calibration.md). */
 #ifndef DPLACE_COST_H
 #define DPLACE_COST_H
 

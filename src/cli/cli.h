@@ -32,6 +32,7 @@ void cli_format_bytes(double bytes, char *buf, size_t size);
 
 int cmd_simulate(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_zoo(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_group(int argc, char **argv);
 int cmd_import(int argc, char **argv);

@@ -11,7 +11,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: dplace simulate (--graph FILE | --model NAME) --devices SPEC --placement PLACEMENT\n"
+            "usage: dplace simulate (--graph FILE | --model NAME [--batch N]) --devices SPEC --placement PLACEMENT\n"
             "                       [--json] [--trace FILE] [--steps N] [--warmup N] [--noise SIGMA] [--seed N]\n"
             "\n"
             "Simulates one training step of the graph placed on the devices and prints the\n"
@@ -19,12 +19,15 @@ static void usage(FILE *f) {
             "memory), and per device the busy time and peak memory.\n"
             "\n"
             "  --graph FILE         a dplace-graph v1 JSON file\n"
-            "  --model NAME         a built-in graph (synthetic, synthetic-N)\n"
+            "  --model NAME         a built-in graph (dplace zoo list): inception_v3, resnet152,\n"
+            "                       rnnlm, nmt2, nmt4, nmt8, gnmt4, bert_base, synthetic[-N]\n"
+            "  --batch N            batch size of a built-in graph (default: the papers')\n"
             "  --devices SPEC       a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with\n"
             "                       N = 1..8) or a dplace-devices v1 JSON file\n"
             "  --placement P        a dplace-placement v1 file, or a device for every op:\n"
             "                       cpu, gpu (the first GPU), or a device name such as gpu:1;\n"
-            "                       with a device, ops constrained elsewhere go where they must\n"
+            "                       with a device, ops constrained elsewhere go where they must;\n"
+            "                       expert: the papers' human placement of a built-in model\n"
             "  --json               print a JSON object instead of the summary\n"
             "  --trace FILE         write the timeline as Chrome trace-event JSON (open it in\n"
             "                       https://ui.perfetto.dev or chrome://tracing)\n"
@@ -86,7 +89,7 @@ static void print_summary(const dp_graph *g, const dp_devices *ds, const char *p
     for (int32_t l = 0; l < r->n_links; l++) {
         if (!r->link[l].n_transfers) continue;
         if (!shown++) printf("\n%-22s %10s %12s %10s\n", "link", "transfers", "bytes", "busy s");
-        char name[64];
+        char name[2 * DP_NAME_MAX + 8];
         snprintf(name, sizeof name, "%s -> %s", ds->devices[ds->links[l].from].name, ds->devices[ds->links[l].to].name);
         human_bytes((double)r->link[l].bytes, tb, sizeof tb);
         printf("%-22s %10d %12s %10.6f\n", name, r->link[l].n_transfers, tb, r->link[l].busy_s);
@@ -136,7 +139,7 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const char *plac
 int cmd_simulate(int argc, char **argv) {
     const char *graph_path = NULL, *model = NULL, *devices = NULL, *placement = NULL, *trace = NULL, *v;
     int json = 0;
-    long steps = 1, warmup = 0, seed = 1;
+    long steps = 1, warmup = 0, seed = 1, batch = 0;
     double noise = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -148,6 +151,8 @@ int cmd_simulate(int argc, char **argv) {
             graph_path = v;
         } else if ((v = opt_value(argc, argv, &i, "--model"))) {
             model = v;
+        } else if ((v = opt_value(argc, argv, &i, "--batch"))) {
+            if (cli_parse_long(v, 1, 65536, &batch)) return cli_usage_error("simulate", "--batch must be in 1..65536");
         } else if ((v = opt_value(argc, argv, &i, "--devices"))) {
             devices = v;
         } else if ((v = opt_value(argc, argv, &i, "--placement"))) {
@@ -178,7 +183,8 @@ int cmd_simulate(int argc, char **argv) {
     dp_devices *ds = NULL;
     dp_sim *sim = NULL;
     int32_t *place = NULL;
-    if (!(g = cli_load_graph("simulate", graph_path, model, 0, &err)) || !(ds = dp_devices_load(devices, &err))) {
+    if (batch && !model) return cli_usage_error("simulate", "--batch applies to --model only");
+    if (!(g = cli_load_graph("simulate", graph_path, model, (int32_t)batch, &err)) || !(ds = dp_devices_load(devices, &err))) {
         rc = cli_report(&err);
         goto done;
     }

@@ -91,6 +91,7 @@ static void print_help(FILE *f) {
             "  simulate   simulate one training step of a placed graph: step time, memory,\n"
             "             transfers, validity; optional timeline (Chrome trace)\n"
             "  devices    show a device set (preset or file), or write it as a file\n"
+            "  zoo        list the built-in models, or build one into a graph file\n"
             "  baseline   run the baseline placers (cpu, gpu, expert, scotch, mincut, metis,\n"
             "             m-topo, m-etf) and simulate each placement: one row per method\n"
             "  group      group a graph's ops (colocation, metis, scotch, fluid, random)\n"
@@ -99,7 +100,7 @@ static void print_help(FILE *f) {
             "  version    print the version\n"
             "\n"
             "Graphs are dplace-graph JSON files (--graph FILE) or built-in models\n"
-            "(--model NAME: synthetic, synthetic-N). Device sets are presets (k40x2, k40x4,\n"
+            "(--model NAME: dplace zoo list). Device sets are presets (k40x2, k40x4,\n"
             "k40x8, p100x4, ...) or dplace-devices JSON files. Formats: docs/formats.md.\n"
             "\n"
             "exit status: 0 success, 1 internal failure, 2 bad input or usage\n");
@@ -121,6 +122,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(cmd, "simulate")) return cmd_simulate(argc - 1, argv + 1);
     if (!strcmp(cmd, "devices")) return cmd_devices(argc - 1, argv + 1);
+    if (!strcmp(cmd, "zoo")) return cmd_zoo(argc - 1, argv + 1);
     if (!strcmp(cmd, "baseline")) return cmd_baseline(argc - 1, argv + 1);
     if (!strcmp(cmd, "group")) return cmd_group(argc - 1, argv + 1);
     if (!strcmp(cmd, "import")) return cmd_import(argc - 1, argv + 1);

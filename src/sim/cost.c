@@ -15,14 +15,19 @@ const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUN
  * is where they are tuned. */
 static const dp_efficiency efficiency_table[DP_OPCLASS_COUNT][DP_DEVKIND_COUNT] = {
     [DP_OPCLASS_META] = {{1.0, 1.0}, {1.0, 1.0}},
-    [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.70}, {0.30, 0.35}},
-    [DP_OPCLASS_MATMUL] = {{0.27, 0.50}, {0.20, 0.40}},
-    [DP_OPCLASS_CONV] = {{0.40, 0.50}, {0.60, 0.70}},
-    [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.20, 0.30}},
+    [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.70}, {0.30, 0.70}},
+    [DP_OPCLASS_MATMUL] = {{0.27, 0.50}, {0.18, 0.40}},
+    [DP_OPCLASS_CONV] = {{0.07, 0.50}, {0.80, 0.70}},
+    [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.20, 0.70}},
     [DP_OPCLASS_DATA] = {{0.30, 0.40}, {0.30, 0.35}},
     [DP_OPCLASS_OPTIMIZER] = {{0.30, 0.50}, {0.50, 0.70}},
 };
 _Static_assert(sizeof(efficiency_table) / sizeof(efficiency_table[0]) == DP_OPCLASS_COUNT, "efficiency_table");
+
+/* Ops that only describe or rename tensors (Shape, Const, Identity, Reshape,
+ * ...) run on the host without a kernel launch: they cost this fraction of
+ * the device's launch overhead (calibrated, docs/calibration.md). */
+#define DP_META_OVERHEAD_FRACTION 0.25
 
 dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind) { return efficiency_table[c][kind]; }
 
@@ -114,7 +119,7 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     double m = measured(g, o, dev);
     if (m >= 0) return m;
     dp_opclass c = dp_opclass_of_type(dp_graph_str(g, o->type));
-    if (c == DP_OPCLASS_META) return dev->launch_overhead_s;
+    if (c == DP_OPCLASS_META) return dev->launch_overhead_s * DP_META_OVERHEAD_FRACTION;
     dp_efficiency e = efficiency_table[c][dev->kind];
     double t_compute = o->flops / (dev->peak_flops * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);

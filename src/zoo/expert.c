@@ -29,13 +29,18 @@ typedef enum family {
     FAMILY_BERT,
 } family;
 
+/* The family of a zoo graph, by its exact name (graphs from elsewhere, such
+ * as imported ones, have none even when their names look alike). */
 static family family_of(const char *name) {
+    static const struct {
+        const char *name;
+        family f;
+    } names[] = {{"rnnlm", FAMILY_RNNLM},       {"nmt2", FAMILY_NMT},         {"nmt4", FAMILY_NMT},
+                 {"nmt8", FAMILY_NMT},          {"gnmt4", FAMILY_GNMT},       {"inception_v3", FAMILY_CNN},
+                 {"resnet152", FAMILY_CNN},     {"bert_base", FAMILY_BERT}};
     if (!name) return FAMILY_NONE;
-    if (!strncmp(name, "rnnlm", 5)) return FAMILY_RNNLM;
-    if (!strncmp(name, "gnmt", 4)) return FAMILY_GNMT;
-    if (!strncmp(name, "nmt", 3)) return FAMILY_NMT;
-    if (!strncmp(name, "inception", 9) || !strncmp(name, "resnet", 6)) return FAMILY_CNN;
-    if (!strncmp(name, "bert", 4)) return FAMILY_BERT;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i].name)) return names[i].f;
     return FAMILY_NONE;
 }
 

@@ -1100,6 +1100,14 @@ static tfb_t update_op(tfb *b, const var *v, const char *type, int n_in, const t
     return new_tensor(b, op, DP_DTYPE_NONE, -1, NULL);
 }
 
+/* An element-wise op colocated with v, output shaped like `like`. */
+static tfb_t update_like(tfb *b, const var *v, const char *type, int n_in, const tfb_t *in, tfb_t like, double flops) {
+    const char *vs = dp_graph_str(b->g, v->coloc);
+    int32_t op = new_op_in(b, vs, type, n_in, in, v->coloc, flops);
+    if (op < 0) return -1;
+    return new_tensor(b, op, DP_DTYPE_FLOAT32, b->t[like].rank, b->t[like].dims);
+}
+
 void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm) {
     if (b->failed) return;
     assert(b->backward_done);
@@ -1190,6 +1198,45 @@ void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm) {
             tfb_t acc = slot(b, v, "Momentum");
             tfb_t in[6] = {v->var, acc, lr, grads[i], h1, sidx[i]};
             u = update_op(b, v, sparse ? "SparseApplyMomentum" : "ApplyMomentum", sparse ? 6 : 5, in, 4.0 * n);
+            break;
+        }
+        case TFB_OPTIM_ADAM_WEIGHT_DECAY: {
+            /* next_m = b1 m + (1-b1) g; next_v = b2 v + (1-b2) g^2;
+             * update = next_m / (sqrt(next_v) + eps) + wd param;
+             * param -= lr update; assign param, m, v */
+            tfb_t m = slot(b, v, "adam_m"), s2 = slot(b, v, "adam_v"), g = grads[i];
+            if (sparse) { /* the sparse gradient is densified first */
+                tfb_t in[2] = {g, sidx[i]};
+                g = update_like(b, v, "UnsortedSegmentSum", 2, in, v->var, n);
+            }
+            tfb_t a1[2] = {h1, m}, a2[2] = {h1, g};
+            tfb_t m1 = update_like(b, v, "Mul", 2, a1, v->var, n), m2 = update_like(b, v, "Mul", 2, a2, v->var, n);
+            tfb_t a3[2] = {m1, m2};
+            tfb_t nm = update_like(b, v, "Add", 2, a3, v->var, n);
+            tfb_t a4[2] = {h2, s2};
+            tfb_t v1 = update_like(b, v, "Mul", 2, a4, v->var, n);
+            tfb_t sq = update_like(b, v, "Square", 1, &g, v->var, n);
+            tfb_t a5[2] = {h2, sq};
+            tfb_t v2 = update_like(b, v, "Mul", 2, a5, v->var, n);
+            tfb_t a6[2] = {v1, v2};
+            tfb_t nvv = update_like(b, v, "Add", 2, a6, v->var, n);
+            tfb_t rt = update_like(b, v, "Sqrt", 1, &nvv, v->var, n);
+            tfb_t a7[2] = {rt, h3};
+            tfb_t den = update_like(b, v, "Add", 2, a7, v->var, n);
+            tfb_t a8[2] = {nm, den};
+            tfb_t up = update_like(b, v, "RealDiv", 2, a8, v->var, n);
+            tfb_t a9[2] = {h3, v->var};
+            tfb_t wd = update_like(b, v, "Mul", 2, a9, v->var, n);
+            tfb_t a10[2] = {up, wd};
+            up = update_like(b, v, "Add", 2, a10, v->var, n);
+            tfb_t a11[2] = {lr, up};
+            tfb_t st = update_like(b, v, "Mul", 2, a11, v->var, n);
+            tfb_t a12[2] = {v->var, st};
+            tfb_t np = update_like(b, v, "Sub", 2, a12, v->var, n);
+            tfb_t as[3][2] = {{v->var, np}, {m, nm}, {s2, nvv}};
+            tfb_t done[3];
+            for (int k = 0; k < 3; k++) done[k] = update_op(b, v, "Assign", 2, as[k], n);
+            u = update_op(b, v, "NoOp", 3, done, 0);
             break;
         }
         case TFB_OPTIM_SGD: {

@@ -35,6 +35,8 @@ typedef enum tfb_optim {
     TFB_OPTIM_RMSPROP,
     TFB_OPTIM_MOMENTUM,
     TFB_OPTIM_SGD,
+    TFB_OPTIM_ADAM_WEIGHT_DECAY, /* BERT's AdamWeightDecayOptimizer: Python-level
+                                    element-wise ops per variable, not one kernel */
 } tfb_optim;
 
 /* ---- builder life cycle ---- */

@@ -5,5 +5,7 @@ target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/zoo/tfb.c
   ${PROJECT_SOURCE_DIR}/src/zoo/models_rnn.c
   ${PROJECT_SOURCE_DIR}/src/zoo/models_cnn.c
+  ${PROJECT_SOURCE_DIR}/src/zoo/models_bert.c
   ${PROJECT_SOURCE_DIR}/src/zoo/expert.c
 )
+target_sources(dplace_cli PRIVATE ${PROJECT_SOURCE_DIR}/src/cli/cmd_zoo.c)

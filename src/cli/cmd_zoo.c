@@ -1,0 +1,82 @@
+/* dplace zoo: list the built-in models, or build one into a dplace-graph
+ * file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "common/util.h"
+#include "dplace/zoo.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: dplace zoo list\n"
+            "       dplace zoo build NAME [--batch N] -o FILE\n"
+            "\n"
+            "The seed papers' benchmark models as TensorFlow-style training graphs\n"
+            "(forward, gradients, optimizer updates; docs/zoo.md). `list` shows each\n"
+            "model with its op count, GFLOP per step and parameter bytes; `build`\n"
+            "writes one as a dplace-graph v1 file (atomically).\n"
+            "\n"
+            "  --batch N    batch size (default: the papers' for that model)\n"
+            "  -o FILE      output file (build)\n"
+            "  -h, --help   this text\n");
+}
+
+static int zoo_list(void) {
+    printf("%-14s %8s %10s %12s  %s\n", "model", "ops", "GFLOP", "params MiB", "description");
+    for (const dp_zoo_entry *e = dp_zoo_list(); e->name; e++) {
+        dp_error err;
+        dp_graph *g = dp_zoo_build(e->name, 0, &err);
+        if (!g) return cli_report(&err);
+        dp_graph_stats st;
+        dp_graph_get_stats(g, &st);
+        printf("%-14s %8d %10.1f %12.1f  %s\n", e->name, st.n_ops, st.total_flops / 1e9,
+               (double)st.total_param_bytes / 1048576.0, e->description);
+        dp_graph_free(g);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cmd_zoo(int argc, char **argv) {
+    const char *action = NULL, *name = NULL, *out = NULL;
+    long batch = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (i + 1 >= argc) return cli_usage_error("zoo", "-o needs a file name");
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--batch")) {
+            if (i + 1 >= argc || cli_parse_long(argv[i + 1], 1, 65536, &batch))
+                return cli_usage_error("zoo", "--batch needs a whole number in 1..65536");
+            i++;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("zoo", "unknown option \"%s\"", argv[i]);
+        } else if (!action) {
+            action = argv[i];
+        } else if (!name) {
+            name = argv[i];
+        } else {
+            return cli_usage_error("zoo", "unexpected argument \"%s\"", argv[i]);
+        }
+    }
+    if (!action) return cli_usage_error("zoo", "give an action: list or build");
+    if (!strcmp(action, "list")) {
+        if (name || out) return cli_usage_error("zoo", "list takes no arguments");
+        return zoo_list();
+    }
+    if (strcmp(action, "build")) return cli_usage_error("zoo", "unknown action \"%s\" (list, build)", action);
+    if (!name) return cli_usage_error("zoo", "build needs a model name (dplace zoo list)");
+    if (!out) return cli_usage_error("zoo", "build needs -o FILE");
+    dp_error err;
+    double t0 = dp_now_s();
+    dp_graph *g = dp_zoo_build(name, (int32_t)batch, &err);
+    if (!g) return cli_report(&err);
+    double built = dp_now_s() - t0;
+    int rc = CLI_EXIT_OK;
+    if (dp_graph_write_file(g, out, &err)) rc = cli_report(&err);
+    else fprintf(stderr, "dplace zoo: built %s (%d ops) in %.3f s, wrote %s\n", name, g->n_ops, built, out);
+    dp_graph_free(g);
+    return rc;
+}
