@@ -79,5 +79,21 @@ expect 2 'unknown device set "k40x99"' -- "$D" devices k40x99
 grep step_time_s "$T/a" > "$T/a1"; grep step_time_s "$T/b" > "$T/b1"
 cmp -s "$T/a1" "$T/b1" && ok || bad "same seed gave different step times"
 
+# the model zoo
+expect 0 "nmt4" -- "$D" zoo list
+for m in inception_v3 resnet152 rnnlm nmt2 nmt8 gnmt4 bert_base; do
+  grep -q "^$m " "$T/out" || bad "zoo list lacks $m"
+done
+expect 0 "" -- "$D" zoo build rnnlm --batch 16 -o "$T/rnnlm.json"
+expect 0 "rnnlm" -- "$D" simulate --graph "$T/rnnlm.json" --devices k40x2 --placement expert
+expect 2 'unknown model "nmt3"' -- "$D" zoo build nmt3 -o "$T/nmt3.json"
+[ -e "$T/nmt3.json" ] && bad "zoo build wrote a file for an unknown model"
+expect 2 "build needs -o FILE" -- "$D" zoo build nmt2
+expect 2 "--batch" -- "$D" zoo build nmt2 --batch 0 -o "$T/x.json"
+expect 2 "no human-expert placement" -- "$D" simulate --model bert_base --devices p100x4 --placement expert
+expect 2 "--batch applies to --model only" -- "$D" simulate --graph data/tiny.json --batch 4 --devices k40x2 --placement gpu
+expect 0 "OOM" -- "$D" simulate --model nmt2 --devices k40x2 --placement gpu
+expect 0 "valid" -- "$D" simulate --model nmt2 --devices k40x2 --placement expert
+
 echo "test_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
