@@ -7,7 +7,8 @@
  * backward, global-norm clip 1.0, Adam lr 0.1. Prints the median seconds per
  * update (the first update is not counted) and the CPU seconds, the time
  * per phase, and the machine's sgemm rate (OpenBLAS and the engine's own
- * nn_gemm) for comparison. DPLACE_NN_ISA=base|avx2|avx512 forces a kernel set.
+ * nn_gemm) for comparison. DPLACE_NN_ISA=base|avx2|avx512 forces a kernel set,
+ * DPLACE_NN_SUBNORMALS=1 turns off the flushing of subnormal floats.
  *
  * usage: bench_policy [OPS GROUPS HIDDEN DEVICES K ITERS THREADS]
  *        defaults: 24713 256 256 5 4 5 2 */
@@ -92,6 +93,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     dp_nn_set_threads(THREADS);
+    /* DPLACE_NN_SUBNORMALS=1 keeps IEEE subnormals (no FTZ/DAZ), for comparison */
+    if (getenv("DPLACE_NN_SUBNORMALS")) dp_nn_set_flush_denormals(0);
     /* DPLACE_NN_ISA=base|avx2|avx512 runs a narrower kernel set (comparisons) */
     const char *isa = getenv("DPLACE_NN_ISA");
     if (isa) {
@@ -197,7 +200,8 @@ int main(int argc, char **argv) {
     double cmed = median(ITERS > 1 ? cpu + 1 : cpu, counted);
     printf("bench_policy ops=%d groups=%d hidden=%d devices=%d k=%d threads=%d median_s=%.4f\n", OPS, G,
            H, D, K, THREADS, med);
-    printf("median cpu_s=%.4f (all threads) kernels=%s\n", cmed, nn_kern_get()->name);
+    printf("median cpu_s=%.4f (all threads) kernels=%s subnormals=%s\n", cmed, nn_kern_get()->name,
+           getenv("DPLACE_NN_SUBNORMALS") ? "kept" : "flushed");
     printf("phases (mean s):");
     for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.4f", ph_name[k], ph[k] / counted);
     printf("\nparams=%zu\n", p.count);
