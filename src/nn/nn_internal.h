@@ -1,5 +1,6 @@
 /* Internal helpers of the neural-network engine: inline float kernels the
- * compiler can vectorise, and a short spelling of the row-major sgemm. */
+ * compiler can vectorise, subnormal flushing, and the engine's row-major
+ * matrix product. */
 #ifndef DPLACE_NN_INTERNAL_H
 #define DPLACE_NN_INTERNAL_H
 
@@ -76,8 +77,9 @@ static inline float nn_tanh(float x) {
 
 static inline float nn_sigmoid(float x) { return 1.0f / (1.0f + nn_exp(-x)); }
 
-/* C [M, N] = alpha op(A) op(B) + beta C, all row-major; ta/tb: transpose
- * (nn_gemm.c, OpenBLAS). */
+/* C [M, N] = alpha op(A) op(B) + beta C, all row-major; ta/tb: transpose;
+ * beta == 0: C is not read (nn_gemm.c: the engine's AVX2/AVX-512 kernels
+ * where the CPU has them, else OpenBLAS; large products use the pool). */
 void nn_gemm(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
              const float *B, int ldb, float beta, float *C, int ldc);
 
