@@ -39,33 +39,13 @@ static void usage(FILE *f) {
             "  -h, --help           this text\n");
 }
 
-/* "--name value" or "--name=value": returns the value and advances *i. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) return "";
-    return argv[++*i];
-}
-
-static void human_bytes(double b, char *buf, size_t size) {
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int k = 0;
-    while (b >= 1024 && k < 5) {
-        b /= 1024;
-        k++;
-    }
-    snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", b, u[k]);
-}
-
 static void print_summary(const dp_graph *g, const dp_devices *ds, const char *placement, const dp_sim_result *r,
                           double sim_s) {
     dp_graph_stats gs;
     dp_graph_get_stats(g, &gs);
     char pb[32], ob[32], tb[32];
-    human_bytes((double)gs.total_param_bytes, pb, sizeof pb);
-    human_bytes((double)r->transfer_bytes, tb, sizeof tb);
+    cli_format_bytes((double)gs.total_param_bytes, pb, sizeof pb);
+    cli_format_bytes((double)r->transfer_bytes, tb, sizeof tb);
     printf("graph      %s: %d ops, %lld edges, %.3g GFLOP, parameters %s\n", g->name, gs.n_ops,
            (long long)gs.n_edges, gs.total_flops / 1e9, pb);
     printf("devices    %s: %d devices, %d links\n", ds->name, ds->n_devices, ds->n_links);
@@ -78,8 +58,8 @@ static void print_summary(const dp_graph *g, const dp_devices *ds, const char *p
            "capacity");
     for (int32_t d = 0; d < ds->n_devices; d++) {
         const dp_sim_device_stats *st = &r->device[d];
-        human_bytes((double)st->peak_bytes, pb, sizeof pb);
-        human_bytes((double)st->memory_bytes, ob, sizeof ob);
+        cli_format_bytes((double)st->peak_bytes, pb, sizeof pb);
+        cli_format_bytes((double)st->memory_bytes, ob, sizeof ob);
         double util = r->step_time_s > 0 ? st->busy_s / (r->step_time_s * ds->devices[d].streams) : 0;
         printf("%-10s %-22s %7d %10.6f %5.1f%% %12s %12s%s\n", ds->devices[d].name, ds->devices[d].model, st->n_ops,
                st->busy_s, 100 * util, pb, ob, st->peak_bytes > st->memory_bytes ? "  OOM" : "");
@@ -91,7 +71,7 @@ static void print_summary(const dp_graph *g, const dp_devices *ds, const char *p
         if (!shown++) printf("\n%-22s %10s %12s %10s\n", "link", "transfers", "bytes", "busy s");
         char name[2 * DP_NAME_MAX + 8];
         snprintf(name, sizeof name, "%s -> %s", ds->devices[ds->links[l].from].name, ds->devices[ds->links[l].to].name);
-        human_bytes((double)r->link[l].bytes, tb, sizeof tb);
+        cli_format_bytes((double)r->link[l].bytes, tb, sizeof tb);
         printf("%-22s %10d %12s %10.6f\n", name, r->link[l].n_transfers, tb, r->link[l].busy_s);
     }
     if (!shown) printf("\n");
@@ -147,25 +127,25 @@ int cmd_simulate(int argc, char **argv) {
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
-        } else if ((v = opt_value(argc, argv, &i, "--graph"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
             graph_path = v;
-        } else if ((v = opt_value(argc, argv, &i, "--model"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--model"))) {
             model = v;
-        } else if ((v = opt_value(argc, argv, &i, "--batch"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--batch"))) {
             if (cli_parse_long(v, 1, 65536, &batch)) return cli_usage_error("simulate", "--batch must be in 1..65536");
-        } else if ((v = opt_value(argc, argv, &i, "--devices"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
             devices = v;
-        } else if ((v = opt_value(argc, argv, &i, "--placement"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--placement"))) {
             placement = v;
-        } else if ((v = opt_value(argc, argv, &i, "--trace"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--trace"))) {
             trace = v;
-        } else if ((v = opt_value(argc, argv, &i, "--steps"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--steps"))) {
             if (cli_parse_long(v, 1, 1024, &steps)) return cli_usage_error("simulate", "--steps must be in 1..1024");
-        } else if ((v = opt_value(argc, argv, &i, "--warmup"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--warmup"))) {
             if (cli_parse_long(v, 0, 1023, &warmup)) return cli_usage_error("simulate", "--warmup must be in 0..1023");
-        } else if ((v = opt_value(argc, argv, &i, "--noise"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--noise"))) {
             if (cli_parse_double(v, 0, 5, &noise)) return cli_usage_error("simulate", "--noise must be in 0..5");
-        } else if ((v = opt_value(argc, argv, &i, "--seed"))) {
+        } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
             if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("simulate", "--seed must be >= 0");
         } else {
             return cli_usage_error("simulate", "unknown option \"%s\"", argv[i]);
