@@ -4,21 +4,7 @@
 # usage: test_cli.sh PATH_TO_DPLACE   (run from tests/)
 set -u
 D="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
-
-# expect STATUS PATTERN -- CMD...: exit status and a stderr/stdout pattern
-expect() {
-  want=$1; pat=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; got=$?
-  if [ "$got" != "$want" ]; then bad "$* -> exit $got, expected $want"; cat "$T/err" >&2; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out" "$T/err"; then bad "$* -> output lacks '$pat'"; cat "$T/out" "$T/err" >&2; return; fi
-  ok
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 expect 0 "simulate" -- "$D" --help
 expect 0 "--placement" -- "$D" simulate --help
@@ -95,5 +81,4 @@ expect 2 "--batch applies to --model only" -- "$D" simulate --graph data/tiny.js
 expect 0 "OOM" -- "$D" simulate --model nmt2 --devices k40x2 --placement gpu
 expect 0 "valid" -- "$D" simulate --model nmt2 --devices k40x2 --placement expert
 
-echo "test_cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish test_cli

@@ -7,23 +7,7 @@
 set -u
 D="$1"
 S="${DPLACE_SHARED:-../../shared}/datasets/msr-dnn-partitioning"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
-
-# expect STATUS PATTERN -- CMD...: exit status and a stderr/stdout pattern
-expect() {
-  want=$1; pat=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; got=$?
-  if [ "$got" != "$want" ]; then bad "$* -> exit $got, expected $want"; cat "$T/out" "$T/err" >&2; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out" "$T/err"; then bad "$* -> output lacks '$pat'"; cat "$T/out" "$T/err" >&2; return; fi
-  ok
-}
-# absent FILE: the file must not exist (nothing written after an error)
-absent() { [ -e "$1" ] && bad "$1 written after an error" || ok; }
+. "$(dirname "$0")/cli_lib.sh"
 
 [ -d "$S" ] || { echo "test_cli_import: no dataset at $S (set DPLACE_SHARED)" >&2; exit 1; }
 G="$S/throughput-inputs/LayerGraphs/bert24_training.json"
@@ -77,5 +61,4 @@ absent "$T/x.json"
 expect 2 "cannot write\|cannot open\|No such file" -- "$D" import --from msr "$G" -o "$T/no/dir/g.json"
 ls "$T" | grep -q '\.tmp' && bad "temporary file left behind" || ok
 
-echo "test_cli_import: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish test_cli_import

@@ -5,21 +5,7 @@
 # usage: test_cli_place.sh PATH_TO_DPLACE   (run from tests/)
 set -u
 D="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { echo "FAIL: $*" >&2; fail=$((fail + 1)); }
-
-# expect STATUS PATTERN -- CMD...: exit status and a stdout/stderr pattern
-expect() {
-  want=$1; pat=$2; shift 3
-  "$@" >"$T/out" 2>"$T/err"; got=$?
-  if [ "$got" != "$want" ]; then bad "$* -> exit $got, expected $want"; cat "$T/err" >&2; return; fi
-  if [ -n "$pat" ] && ! grep -q -- "$pat" "$T/out" "$T/err"; then bad "$* -> output lacks '$pat'"; cat "$T/out" "$T/err" >&2; return; fi
-  ok
-}
+. "$(dirname "$0")/cli_lib.sh"
 
 expect 0 "baseline" -- "$D" --help
 expect 0 "group" -- "$D" --help
@@ -85,5 +71,4 @@ expect 2 "--method NAME is required" -- "$D" group --model synthetic-500 --group
 expect 2 "--groups must be" -- "$D" group --model synthetic-500 --method random --groups 0
 expect 2 "cannot write" -- "$D" group --model synthetic-500 --method random --groups 2 -o "$T/no/dir/g.json"
 
-echo "test_cli_place: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish test_cli_place
