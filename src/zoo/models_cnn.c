@@ -493,6 +493,27 @@ static void average_gradients(cnn *m) {
     }
 }
 
+/* Ends a model: the CPU-only MergeSummary of all summaries (merged_bytes of
+ * serialized output), frees the model's lists and seals the graph (or
+ * reports running out of memory while building). Frees the builder. */
+static dp_graph *finish_model(cnn *m, const char *name, int64_t merged_bytes, dp_error *err) {
+    tfb *b = m->b;
+    scope(m, "summaries");
+    tfb_aux(b, "MergeSummary", (int)m->summ.n, m->summ.v, DP_DTYPE_UINT8, 1, &merged_bytes, 0);
+    tfb_cpu_only(b);
+    int oom = m->oom;
+    free(m->decay.v);
+    free(m->trainable.v);
+    free(m->summ.v);
+    if (oom) {
+        tfb_free(b);
+        dp_error_set(err, DP_STATUS_NOMEM, "model %s: out of memory", name);
+        return NULL;
+    }
+    return tfb_finish(b, err);
+}
+
+
 dp_graph *zoo_build_inception_v3(const char *name, int64_t batch, dp_error *err) {
     tfb *b = tfb_init(name, err);
     if (!b) return NULL;
@@ -568,19 +589,7 @@ dp_graph *zoo_build_inception_v3(const char *name, int64_t batch, dp_error *err)
     average_gradients(&m);
     tfb_optimizer(b, TFB_OPTIM_RMSPROP, 0);
     step_increment(&m, gs);
-    scope(&m, "summaries");
-    tfb_aux(b, "MergeSummary", (int)m.summ.n, m.summ.v, DP_DTYPE_UINT8, 1, (int64_t[]){65536}, 0);
-    tfb_cpu_only(b);
-    int oom = m.oom;
-    free(m.decay.v);
-    free(m.trainable.v);
-    free(m.summ.v);
-    if (oom) {
-        tfb_free(b);
-        dp_error_set(err, DP_STATUS_NOMEM, "model %s: out of memory", name);
-        return NULL;
-    }
-    return tfb_finish(b, err);
+    return finish_model(&m, name, 65536, err);
 }
 
 /* ---- ResNet v1 (He et al. 2016), bottleneck units ---- */
@@ -659,17 +668,5 @@ dp_graph *zoo_build_resnet(const char *name, int depth, int64_t batch, int64_t i
     tfb_backward(b, cost);
     tfb_optimizer(b, TFB_OPTIM_MOMENTUM, 0);
     step_increment(&m, gs);
-    scope(&m, "summaries");
-    tfb_aux(b, "MergeSummary", (int)m.summ.n, m.summ.v, DP_DTYPE_UINT8, 1, (int64_t[]){1024}, 0);
-    tfb_cpu_only(b);
-    int oom = m.oom;
-    free(m.decay.v);
-    free(m.trainable.v);
-    free(m.summ.v);
-    if (oom) {
-        tfb_free(b);
-        dp_error_set(err, DP_STATUS_NOMEM, "model %s: out of memory", name);
-        return NULL;
-    }
-    return tfb_finish(b, err);
+    return finish_model(&m, name, 1024, err);
 }
