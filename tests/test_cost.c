@@ -1,4 +1,5 @@
-/* Cost model: measured costs win, roofline otherwise, meta ops cost the overhead. */
+/* Cost model: measured costs win, roofline otherwise, meta ops and
+ * reductions over no axes cost a fraction of the overhead. */
 #include "dplace/cost.h"
 #include "test_util.h"
 
@@ -10,7 +11,11 @@ static const char *graph =
     "{\"name\":\"relu\",\"type\":\"Relu\",\"inputs\":[1],\"outputs\":[{\"shape\":[1000,1000],\"dtype\":\"float32\"}],"
     "\"flops\":1e6},"
     "{\"name\":\"m\",\"type\":\"MatMul\",\"inputs\":[2,2],\"outputs\":[{\"bytes\":4}],\"flops\":2e9,"
-    "\"cost\":{\"gpu\":0.5,\"K40\":0.25,\"cpu\":3}}]}";
+    "\"cost\":{\"gpu\":0.5,\"K40\":0.25,\"cpu\":3}},"
+    "{\"name\":\"sum0\",\"type\":\"Sum\",\"inputs\":[2],\"outputs\":[{\"shape\":[1000,1000],\"dtype\":\"float32\"}],"
+    "\"flops\":1e6},"
+    "{\"name\":\"sum1\",\"type\":\"Sum\",\"inputs\":[2],\"outputs\":[{\"shape\":[1000],\"dtype\":\"float32\"}],"
+    "\"flops\":1e6}]}";
 
 static void test_cost_model(void) {
     dp_error err;
@@ -35,6 +40,12 @@ static void test_cost_model(void) {
     /* measured: the model key beats the kind key */
     CHECK_NEAR(dp_cost_op_seconds(g, 3, gpu), 0.25, 1e-15);
     CHECK_NEAR(dp_cost_op_seconds(g, 3, cpu), 3.0, 1e-15);
+    /* a Sum over no axes (output as large as its input) forwards the buffer:
+     * the meta cost; a real reduction pays for the bytes it reads */
+    CHECK_NEAR(dp_cost_op_seconds(g, 4, gpu), 0.25 * gpu->launch_overhead_s, 1e-15);
+    e = dp_cost_efficiency(DP_OPCLASS_REDUCTION, DP_DEVKIND_GPU);
+    want = 4.004e6 / (288e9 * e.memory) + gpu->launch_overhead_s;
+    CHECK_NEAR(dp_cost_op_seconds(g, 5, gpu), want, 1e-12);
     CHECK_INT_EQ(dp_opclass_of_type("Conv2DBackpropFilter"), DP_OPCLASS_CONV);
     CHECK_INT_EQ(dp_opclass_of_type("SomethingNew"), DP_OPCLASS_ELEMENTWISE);
     dp_devices_free(ds);

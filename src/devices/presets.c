@@ -28,7 +28,7 @@ static const preset_spec presets[] = {
          1, 0},
         /* NVIDIA Tesla K40: 4.29 TFLOP/s float32 (745 MHz base), 288 GB/s GDDR5,
          * 12 GB of which 11,441 MiB are usable with ECC on. */
-        {"gpu:0", DP_DEVKIND_GPU, "K40", 4.29e12, 288e9, (uint64_t)(11441 * MIB), 7e-6, 1, 0},
+        {"gpu:0", DP_DEVKIND_GPU, "K40", 4.29e12, 288e9, (uint64_t)(11441 * MIB), 7.5e-6, 1, 0},
     },
     {
         "p100",
@@ -39,7 +39,7 @@ static const preset_spec presets[] = {
          5e-6, 1, 0},
         /* NVIDIA Tesla P100 PCIe 12 GB: 9.3 TFLOP/s float32, 549 GB/s HBM2,
          * 12,193 MiB usable. */
-        {"gpu:0", DP_DEVKIND_GPU, "P100", 9.3e12, 549e9, (uint64_t)(12193 * MIB), 3e-6, 1, 0},
+        {"gpu:0", DP_DEVKIND_GPU, "P100", 9.3e12, 549e9, (uint64_t)(12193 * MIB), 3.5e-6, 1, 0},
     },
 };
 

@@ -16,7 +16,7 @@ const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUN
 static const dp_efficiency efficiency_table[DP_OPCLASS_COUNT][DP_DEVKIND_COUNT] = {
     [DP_OPCLASS_META] = {{1.0, 1.0}, {1.0, 1.0}},
     [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.70}, {0.30, 0.70}},
-    [DP_OPCLASS_MATMUL] = {{0.27, 0.50}, {0.18, 0.40}},
+    [DP_OPCLASS_MATMUL] = {{0.26, 0.50}, {0.18, 0.40}},
     [DP_OPCLASS_CONV] = {{0.07, 0.50}, {0.80, 0.70}},
     [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.20, 0.70}},
     [DP_OPCLASS_DATA] = {{0.30, 0.40}, {0.30, 0.35}},
@@ -114,12 +114,23 @@ static double measured(const dp_graph *g, const dp_op *o, const dp_device *dev) 
     return by_kind;
 }
 
+/* Whether op o is a Sum/Mean/Max/Min/Prod whose output is as large as its
+ * input: a reduction over no axes (the gradient of a binary op whose operands
+ * have equal shapes), which TensorFlow answers by forwarding the buffer. */
+static int reduces_nothing(const dp_graph *g, const dp_op *o, dp_opclass c) {
+    if (c != DP_OPCLASS_REDUCTION || o->n_outputs != 1 || o->n_inputs < 1) return 0;
+    const char *t = dp_graph_str(g, o->type);
+    if (strcmp(t, "Sum") && strcmp(t, "Mean") && strcmp(t, "Max") && strcmp(t, "Min") && strcmp(t, "Prod")) return 0;
+    dp_input in = g->inputs[o->inputs_at];
+    return g->outputs[o->outputs_at].bytes == g->outputs[g->ops[in.op].outputs_at + in.slot].bytes;
+}
+
 double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     const dp_op *o = &g->ops[op];
     double m = measured(g, o, dev);
     if (m >= 0) return m;
     dp_opclass c = dp_opclass_of_type(dp_graph_str(g, o->type));
-    if (c == DP_OPCLASS_META) return dev->launch_overhead_s * DP_META_OVERHEAD_FRACTION;
+    if (c == DP_OPCLASS_META || reduces_nothing(g, o, c)) return dev->launch_overhead_s * DP_META_OVERHEAD_FRACTION;
     dp_efficiency e = efficiency_table[c][dev->kind];
     double t_compute = o->flops / (dev->peak_flops * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
