@@ -71,4 +71,10 @@ expect 2 "--method NAME is required" -- "$D" group --model synthetic-500 --group
 expect 2 "--groups must be" -- "$D" group --model synthetic-500 --method random --groups 0
 expect 2 "cannot write" -- "$D" group --model synthetic-500 --method random --groups 2 -o "$T/no/dir/g.json"
 
+# --batch is shared by every command that builds a zoo model
+expect 0 "rnnlm" -- "$D" baseline --model rnnlm --batch 16 --devices k40x2 --methods gpu,expert
+expect 2 "--batch applies to --model only" -- "$D" baseline --graph data/tiny.json --batch 4 --devices k40x2
+expect 2 "--batch must be in 1..65536" -- "$D" group --model rnnlm --batch 0 --method random --groups 4
+expect 0 "groups" -- "$D" group --model rnnlm --batch 16 --method random --groups 4
+
 finish test_cli_place

@@ -18,8 +18,19 @@ int cli_report(const dp_error *err);
 /* Prints a usage error for `cmd` and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Loads --graph FILE or --model NAME (exactly one). */
-dp_graph *cli_load_graph(const char *cmd, const char *graph_path, const char *model, int32_t batch, dp_error *err);
+/* Where a command's graph comes from: --graph FILE, or --model NAME with an
+ * optional --batch N (0: the model's default). */
+typedef struct cli_graph_source {
+    const char *graph_path, *model;
+    long batch;
+} cli_graph_source;
+/* Consumes --graph, --model or --batch at argv[*i] into src: returns 1 when it
+ * did, 0 when argv[*i] is another option, -1 after printing a usage error
+ * for a bad --batch. */
+int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src);
+/* Loads the graph src names: exactly one of --graph and --model, --batch
+ * with --model only. */
+dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err);
 
 /* Parses a whole number option; returns 0 on success. */
 int cli_parse_long(const char *text, long min, long max, long *out);

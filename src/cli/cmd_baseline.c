@@ -14,7 +14,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: dplace baseline (--graph FILE | --model NAME) --devices SPEC [--methods LIST]\n"
+            "usage: dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
             "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
             "\n"
             "Runs the baseline placers on the graph and the devices, simulates each\n"
@@ -34,7 +34,8 @@ static void usage(FILE *f) {
             "  m-etf    Baechi's earliest-time-first scheduling with memory limits\n"
             "\n"
             "  --graph FILE         a dplace-graph v1 JSON file\n"
-            "  --model NAME         a built-in graph (dplace --help lists them)\n"
+            "  --model NAME         a built-in graph (dplace zoo list)\n"
+            "  --batch N            batch size of a built-in graph (default: the papers')\n"
             "  --devices SPEC       a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with\n"
             "                       N = 1..8) or a dplace-devices v1 JSON file\n"
             "  --methods LIST       comma-separated methods (default: all, in the order above)\n"
@@ -186,20 +187,20 @@ static int parse_methods(const char *list, dp_place_method *out, char *bad, size
 }
 
 int cmd_baseline(int argc, char **argv) {
-    const char *graph_path = NULL, *model = NULL, *devices = NULL, *methods_arg = NULL, *out_dir = NULL, *v;
+    const char *devices = NULL, *methods_arg = NULL, *out_dir = NULL, *v;
     int json = 0;
     long seed = 1;
     double fraction = 0.9;
+    cli_graph_source src = {0};
+    int r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
-            graph_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--model"))) {
-            model = v;
+        } else if ((r = cli_graph_option("baseline", argc, argv, &i, &src))) {
+            if (r < 0) return CLI_EXIT_INPUT;
         } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
             devices = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--methods"))) {
@@ -243,7 +244,7 @@ int cmd_baseline(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    if (!(g = cli_load_graph("baseline", graph_path, model, 0, &err)) || !(ds = dp_devices_load(devices, &err)) ||
+    if (!(g = cli_load_graph("baseline", &src, &err)) || !(ds = dp_devices_load(devices, &err)) ||
         !(sim = dp_sim_init(g, ds, &err))) {
         rc = cli_report(&err);
         goto done;

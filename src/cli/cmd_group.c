@@ -10,7 +10,7 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: dplace group (--graph FILE | --model NAME) --method NAME [--groups N]\n"
+            "usage: dplace group (--graph FILE | --model NAME [--batch N]) --method NAME [--groups N]\n"
             "                    [--devices SPEC] [--json] [--seed N] [-o FILE]\n"
             "\n"
             "Groups the graph's ops and prints the number of groups, ops per group (min,\n"
@@ -26,7 +26,8 @@ static void usage(FILE *f) {
             "  random      N groups at random, seeded\n"
             "\n"
             "  --graph FILE     a dplace-graph v1 JSON file\n"
-            "  --model NAME     a built-in graph (dplace --help lists them)\n"
+            "  --model NAME     a built-in graph (dplace zoo list)\n"
+            "  --batch N        batch size of a built-in graph (default: the papers')\n"
             "  --method NAME    one of the methods above\n"
             "  --groups N       groups wanted (1..1000000; required except for colocation);\n"
             "                   fewer come out when the graph has fewer colocation units\n"
@@ -39,19 +40,19 @@ static void usage(FILE *f) {
 }
 
 int cmd_group(int argc, char **argv) {
-    const char *graph_path = NULL, *model = NULL, *method_arg = NULL, *devices = "k40x1", *out = NULL, *v;
+    const char *method_arg = NULL, *devices = "k40x1", *out = NULL, *v;
     int json = 0;
     long seed = 1, groups = -1;
+    cli_graph_source src = {0};
+    int r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
-            graph_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--model"))) {
-            model = v;
+        } else if ((r = cli_graph_option("group", argc, argv, &i, &src))) {
+            if (r < 0) return CLI_EXIT_INPUT;
         } else if ((v = cli_opt_value(argc, argv, &i, "--method"))) {
             method_arg = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
@@ -83,7 +84,7 @@ int cmd_group(int argc, char **argv) {
     dp_graph *g = NULL;
     dp_devices *ds = NULL;
     int32_t *map = NULL;
-    if (!(g = cli_load_graph("group", graph_path, model, 0, &err)) || !(ds = dp_devices_load(devices, &err))) {
+    if (!(g = cli_load_graph("group", &src, &err)) || !(ds = dp_devices_load(devices, &err))) {
         rc = cli_report(&err);
         goto done;
     }

@@ -117,22 +117,20 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const char *plac
 }
 
 int cmd_simulate(int argc, char **argv) {
-    const char *graph_path = NULL, *model = NULL, *devices = NULL, *placement = NULL, *trace = NULL, *v;
+    const char *devices = NULL, *placement = NULL, *trace = NULL, *v;
     int json = 0;
-    long steps = 1, warmup = 0, seed = 1, batch = 0;
+    long steps = 1, warmup = 0, seed = 1;
     double noise = 0;
+    cli_graph_source src = {0};
+    int r;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
             return CLI_EXIT_OK;
         } else if (!strcmp(argv[i], "--json")) {
             json = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
-            graph_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--model"))) {
-            model = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--batch"))) {
-            if (cli_parse_long(v, 1, 65536, &batch)) return cli_usage_error("simulate", "--batch must be in 1..65536");
+        } else if ((r = cli_graph_option("simulate", argc, argv, &i, &src))) {
+            if (r < 0) return CLI_EXIT_INPUT;
         } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
             devices = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--placement"))) {
@@ -163,8 +161,7 @@ int cmd_simulate(int argc, char **argv) {
     dp_devices *ds = NULL;
     dp_sim *sim = NULL;
     int32_t *place = NULL;
-    if (batch && !model) return cli_usage_error("simulate", "--batch applies to --model only");
-    if (!(g = cli_load_graph("simulate", graph_path, model, (int32_t)batch, &err)) || !(ds = dp_devices_load(devices, &err))) {
+    if (!(g = cli_load_graph("simulate", &src, &err)) || !(ds = dp_devices_load(devices, &err))) {
         rc = cli_report(&err);
         goto done;
     }

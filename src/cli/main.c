@@ -70,13 +70,34 @@ void cli_format_bytes(double bytes, char *buf, size_t size) {
     snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", bytes, unit[k]);
 }
 
-dp_graph *cli_load_graph(const char *cmd, const char *graph_path, const char *model, int32_t batch, dp_error *err) {
-    if (graph_path && model) {
+int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src) {
+    const char *v;
+    if ((v = cli_opt_value(argc, argv, i, "--graph"))) {
+        src->graph_path = v;
+    } else if ((v = cli_opt_value(argc, argv, i, "--model"))) {
+        src->model = v;
+    } else if ((v = cli_opt_value(argc, argv, i, "--batch"))) {
+        if (cli_parse_long(v, 1, 65536, &src->batch)) {
+            cli_usage_error(cmd, "--batch must be in 1..65536");
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err) {
+    if (src->graph_path && src->model) {
         dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME, not both", cmd);
         return NULL;
     }
-    if (graph_path) return dp_graph_read_file(graph_path, err);
-    if (model) return dp_zoo_build(model, batch, err);
+    if (src->batch && !src->model) {
+        dp_error_set(err, DP_STATUS_INVALID, "%s: --batch applies to --model only", cmd);
+        return NULL;
+    }
+    if (src->graph_path) return dp_graph_read_file(src->graph_path, err);
+    if (src->model) return dp_zoo_build(src->model, (int32_t)src->batch, err);
     dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME", cmd);
     return NULL;
 }
