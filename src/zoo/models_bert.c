@@ -15,12 +15,8 @@ enum { BERT_LAYERS = 12, BERT_HIDDEN = 768, BERT_HEADS = 12, BERT_FFN = 3072, BE
 
 static tfb_t scalar(tfb *b) { return tfb_const(b, 0, NULL); }
 
-/* Dense layer on x [N, in] -> [N, out], variables "kernel" and "bias". */
-static tfb_t dense(tfb *b, tfb_t x, int64_t out) {
-    int64_t wd[2] = {tfb_dim(b, x, 1), out}, bd[1] = {out};
-    tfb_t w = tfb_variable(b, "kernel", 2, wd);
-    return tfb_bias_add(b, tfb_matmul(b, x, w, 0), tfb_variable(b, "bias", 1, bd));
-}
+/* BERT's dense layers: variables "kernel" and "bias". */
+static tfb_t dense(tfb *b, tfb_t x, int64_t out) { return tfb_dense(b, x, out, "kernel", "bias"); }
 
 /* tf.contrib.layers.layer_norm over the last axis of x [N, H]. */
 static tfb_t layer_norm(tfb *b, tfb_t x) {

@@ -45,14 +45,6 @@ static tfb_t zero_state(tfb *b, int64_t batch, int64_t h) {
     return tfb_aux(b, "Fill", 0, NULL, DP_DTYPE_FLOAT32, 2, d, 1);
 }
 
-/* Dense layer x [N, in] -> [N, out] with its variables in the current scope. */
-static tfb_t dense(tfb *b, tfb_t x, int64_t out, int bias) {
-    int64_t wd[2] = {tfb_dim(b, x, 1), out}, bd[1] = {out};
-    tfb_t w = tfb_variable(b, "weights", 2, wd);
-    tfb_t y = tfb_matmul(b, x, w, 0);
-    return bias ? tfb_bias_add(b, y, tfb_variable(b, "biases", 1, bd)) : y;
-}
-
 /* ---- RNN language model (Zaremba et al. 2014, "large"-style) ---- */
 static tfb_t build_lm(tfb *b, const zoo_rnn_config *c) {
     int64_t B = c->batch, H = c->hidden, V = c->vocab;
@@ -82,7 +74,7 @@ static tfb_t build_lm(tfb *b, const zoo_rnn_config *c) {
     free(in);
     int64_t fd[2] = {B * T, H}, nd[1] = {B * T};
     out = tfb_reshape(b, out, 2, fd);
-    tfb_t logits = dense(b, out, V, 1);
+    tfb_t logits = tfb_dense(b, out, V, "weights", "biases");
     tfb_scope(b, "loss");
     tfb_t labels = tfb_reshape(b, targets, 1, nd);
     tfb_t loss = tfb_xent(b, logits, labels);

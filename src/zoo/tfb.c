@@ -632,6 +632,13 @@ tfb_t tfb_xent(tfb *b, tfb_t logits, tfb_t labels) {
     return loss;
 }
 
+tfb_t tfb_dense(tfb *b, tfb_t x, int64_t out, const char *w_name, const char *b_name) {
+    if (b->failed) return -1;
+    int64_t wd[2] = {tfb_dim(b, x, 1), out}, bd[1] = {out};
+    tfb_t y = tfb_matmul(b, x, tfb_variable(b, w_name, 2, wd), 0);
+    return b_name ? tfb_bias_add(b, y, tfb_variable(b, b_name, 1, bd)) : y;
+}
+
 tfb_t tfb_dropout(tfb *b, tfb_t x) {
     if (b->failed) return -1;
     const tensor X = b->t[x];

@@ -121,6 +121,9 @@ tfb_t tfb_aux(tfb *b, const char *type, int n_in, const tfb_t *in, dp_dtype dtyp
               double flops_per_elem);
 
 /* ---- composite layers TensorFlow 1.x builds from the ops above ---- */
+/* A dense layer x [N, in] -> [N, out]: a variable w_name [in, out] in the
+ * current scope, MatMul, and (b_name not NULL) a BiasAdd of variable b_name. */
+tfb_t tfb_dense(tfb *b, tfb_t x, int64_t out, const char *w_name, const char *b_name);
 /* tf.nn.dropout(x, keep_prob): RandomUniform and its scaling, Add, Floor,
  * RealDiv, Mul. */
 tfb_t tfb_dropout(tfb *b, tfb_t x);
