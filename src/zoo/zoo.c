@@ -9,7 +9,7 @@
 
 static const dp_zoo_entry entries[] = {
     {"inception_v3", "Inception-V3 (TF-slim), batch 1; ColocRL/Hierarchical Planner/Mars; 24,713 ops in the papers"},
-    {"resnet152", "ResNet-152, batch 128; Hierarchical Planner; 20,586 ops in the paper"},
+    {"resnet152", "ResNet-152, 112x112 images, batch 128; Hierarchical Planner; 20,586 ops in the paper"},
     {"rnnlm", "2-layer LSTM language model (1500 units, 40 steps, vocabulary 36k), batch 64; 9,021 ops in the paper"},
     {"nmt2", "attention NMT, 2 LSTM layers of 1024 per side, 40 steps, batch 64; 28,044 ops in the paper"},
     {"nmt4", "attention NMT, 4 layers per side, batch 64; 46,600 ops in the paper"},
