@@ -1,0 +1,13 @@
+# Learned placers (issue 9): the agent framework (features, groupers, placer,
+# algorithm, evaluators), the external measuring command and the SVG training
+# curve, and the `dplace optimize` command.
+find_package(Threads REQUIRED)
+target_sources(dplace PRIVATE
+  ${PROJECT_SOURCE_DIR}/src/agent/measure.c
+  ${PROJECT_SOURCE_DIR}/src/agent/plot.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent.c
+)
+target_link_libraries(dplace PUBLIC Threads::Threads)
+target_sources(dplace_cli PRIVATE
+  ${PROJECT_SOURCE_DIR}/src/cli/cmd_optimize.c
+)

@@ -1,0 +1,2 @@
+/* placeholder (issue 9) */
+int main(void) { return 0; }
