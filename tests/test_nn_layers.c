@@ -2,7 +2,9 @@
  * sampling and determinism checks of the policy head. Each case computes
  * loss = sum_i w_i out_i (in double, fixed random w) over all its outputs and
  * compares the analytic gradient of every input and weight tensor with
- * central differences. Prints the largest relative error per tensor. */
+ * central differences. Prints the largest relative error per tensor. The
+ * checker itself is shown to fail: linear layers with a wrong input gradient
+ * (off by 5%) and a wrong weight gradient (a dropped term) are flagged. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,10 @@
 #define FLOOR 1e-2
 #define TOL 1e-2
 #define MAXPTS 400
+/* A tensor passes only if some numeric gradient exceeds REACH, far above the
+ * float32 noise of the differences (~1e-5): one the loss does not reach
+ * would compare 0 with 0. */
+#define REACH 1e-4
 
 typedef struct lcase lcase;
 struct lcase {
@@ -94,26 +100,20 @@ static void case_grad(void *ctx) {
     c->bwd(c);
 }
 
-static void run_case(const char *name, lcase *c) {
-    dp_nn_check_tensor t[8];
-    dp_nn_check_result r[8];
+/* Runs the checker over c's tensors with kink detection `kink` (0: off);
+ * fills t and r, one entry per tensor. */
+static void check_case(lcase *c, dp_nn_check_tensor *t, dp_nn_check_result *r, double kink) {
     for (int i = 0; i < c->nt; i++) {
         t[i].name = c->tname[i];
         t[i].value = c->val[i];
         t[i].grad = c->grad[i];
         t[i].count = c->cnt[i];
     }
-    dp_nn_gradcheck(r, c, case_loss, case_grad, t, c->nt, EPS, FLOOR, 0.0, MAXPTS, 7);
-    for (int i = 0; i < c->nt; i++) {
-        printf("  %-22s %-8s max rel err %.2e  (%zu checked; at %zu: analytic %.6g numeric %.6g)\n",
-               name, t[i].name, r[i].max_rel, r[i].checked, r[i].worst, r[i].analytic, r[i].numeric);
-        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
-        if (!(r[i].max_rel <= TOL)) {
-            fprintf(stderr, "gradient check failed: %s %s rel err %.3e > %.1e\n", name, t[i].name,
-                    r[i].max_rel, TOL);
-            exit(1);
-        }
-    }
+    dp_nn_gradcheck(r, c, case_loss, case_grad, t, c->nt, EPS, FLOOR, kink, MAXPTS, 7);
+}
+
+/* Frees c's buffers and zeroes it for the next case. */
+static void free_case(lcase *c) {
     for (int i = 0; i < c->nt; i++) free(c->grad[i]);
     for (int i = 0; i < c->nt; i++) free(c->val[i]);
     for (int i = 0; i < 8; i++) free(c->act[i]);
@@ -123,6 +123,32 @@ static void run_case(const char *name, lcase *c) {
     free(c->dout);
     free(c->w);
     memset(c, 0, sizeof *c);
+}
+
+/* Checks every tensor of c, exits on a relative error above TOL or on a
+ * tensor whose numeric gradient stays below REACH everywhere (the loss does
+ * not depend on it, so the comparison would be 0 with 0); frees c. */
+static void run_case(const char *name, lcase *c) {
+    dp_nn_check_tensor t[8];
+    dp_nn_check_result r[8];
+    check_case(c, t, r, 0.0);
+    for (int i = 0; i < c->nt; i++) {
+        printf("  %-22s %-8s max rel err %.2e  (%zu checked, |numeric| <= %.3g; at %zu: analytic %.6g numeric %.6g)\n",
+               name, t[i].name, r[i].max_rel, r[i].checked, r[i].max_numeric, r[i].worst, r[i].analytic,
+               r[i].numeric);
+        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
+        if (!(r[i].max_rel <= TOL)) {
+            fprintf(stderr, "gradient check failed: %s %s rel err %.3e > %.1e\n", name, t[i].name,
+                    r[i].max_rel, TOL);
+            exit(1);
+        }
+        if (!(r[i].max_numeric > REACH)) {
+            fprintf(stderr, "gradient check of %s %s compares nothing: largest |numeric| %.3g <= %.0e\n",
+                    name, t[i].name, r[i].max_numeric, REACH);
+            exit(1);
+        }
+    }
+    free_case(c);
 }
 
 static int *irand(int n, int hi) {
@@ -150,6 +176,85 @@ static void test_linear(void) {
     set_out(&c, (size_t)N * OC);
     c.fwd = linear_f, c.bwd = linear_b;
     run_case("linear", &c);
+}
+
+/* ---- the checker itself: deliberately wrong backwards are reported ---- */
+
+/* linear backward whose input gradient is off by 5% */
+static void linear_b_dinp_scaled(lcase *c) {
+    linear_b(c);
+    for (size_t i = 0; i < c->cnt[0]; i++) c->grad[0][i] *= 1.05f;
+}
+/* linear backward whose weight gradient drops the last row's term of
+ * dweight = sum_n dout[n]^T inp[n] */
+static void linear_b_dweight_dropped(lcase *c) {
+    dp_nn_linear_backward(c->grad[0], NULL, c->grad[2], c->dout, c->val[0], c->val[1], c->s[0], c->s[1], c->s[2]);
+    dp_nn_linear_backward(NULL, c->grad[1], NULL, c->dout, c->val[0], c->val[1], c->s[0] - 1, c->s[1], c->s[2]);
+}
+
+/* Checks a linear layer with backward `bwd` (kink detection `kink`) and
+ * requires the checker to flag exactly tensor `bad`: its largest relative
+ * error above TOL with every element compared (none skipped as a kink), at
+ * an element whose analytic and numeric values differ; the other tensors
+ * within TOL. */
+static void expect_flagged(void (*bwd)(lcase *), int bad, double kink, const char *label) {
+    lcase c = {0};
+    int N = 5, C = 7, OC = 4;
+    c.s[0] = N, c.s[1] = C, c.s[2] = OC;
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    add_tensor(&c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
+    add_tensor(&c, "bias", frand(OC, -1, 1), OC);
+    set_out(&c, (size_t)N * OC);
+    c.fwd = linear_f, c.bwd = bwd;
+    dp_nn_check_tensor t[8];
+    dp_nn_check_result r[8];
+    check_case(&c, t, r, kink);
+    for (int i = 0; i < c.nt; i++) {
+        printf("  %-28s %-8s max rel err %.2e  (%zu checked, %zu skipped; at %zu: analytic %.6g numeric %.6g)\n",
+               label, t[i].name, r[i].max_rel, r[i].checked, r[i].skipped, r[i].worst, r[i].analytic,
+               r[i].numeric);
+        CHECK_INT_EQ(r[i].skipped, 0);
+        CHECK_INT_EQ(r[i].checked, c.cnt[i]);
+        if (i == bad) {
+            if (!(r[i].max_rel > TOL)) {
+                fprintf(stderr, "%s: the checker missed the wrong %s gradient: max rel err %.3e <= %.1e\n",
+                        label, t[i].name, r[i].max_rel, TOL);
+                exit(1);
+            }
+            CHECK(fabs(r[i].analytic - r[i].numeric) > TOL * fabs(r[i].numeric));
+        } else if (!(r[i].max_rel <= TOL)) {
+            fprintf(stderr, "%s: the checker flagged the correct %s gradient: max rel err %.3e > %.1e\n",
+                    label, t[i].name, r[i].max_rel, TOL);
+            exit(1);
+        }
+    }
+    /* the dropped term: the worst element lies in a weight row the last
+     * sample feeds, and its error is that sample's term, dout[N-1, o] inp[N-1, k] */
+    if (bwd == linear_b_dweight_dropped) {
+        size_t o = r[1].worst / (size_t)C, k = r[1].worst % (size_t)C;
+        double term = c.w[(size_t)(N - 1) * OC + o] * c.val[0][(size_t)(N - 1) * C + k];
+        CHECK_NEAR(r[1].numeric - r[1].analytic, term, 1e-3);
+    }
+    free_case(&c);
+}
+
+static void test_checker_flags_wrong_gradients(void) {
+    /* control: the correct backward of the same layer passes */
+    lcase c = {0};
+    int N = 5, C = 7, OC = 4;
+    c.s[0] = N, c.s[1] = C, c.s[2] = OC;
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    add_tensor(&c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
+    add_tensor(&c, "bias", frand(OC, -1, 1), OC);
+    set_out(&c, (size_t)N * OC);
+    c.fwd = linear_f, c.bwd = linear_b;
+    run_case("linear(control)", &c);
+    for (int k = 0; k < 2; k++) {
+        double kink = k ? 0.5 : 0.0; /* with kink detection on, as test_nn_models uses it */
+        expect_flagged(linear_b_dinp_scaled, 0, kink, k ? "wrong dinp x1.05 (kink 0.5)" : "wrong dinp x1.05");
+        expect_flagged(linear_b_dweight_dropped, 1, kink,
+                       k ? "dweight drops a term (kink 0.5)" : "dweight drops a term");
+    }
 }
 
 /* ---- embedding ---- */
@@ -585,6 +690,7 @@ int main(void) {
     dp_rng_seed(&g_rng, 2024);
     dp_nn_set_threads(1);
     TEST_RUN(test_linear);
+    TEST_RUN(test_checker_flags_wrong_gradients);
     TEST_RUN(test_embedding);
     TEST_RUN(test_activations);
     TEST_RUN(test_concat);

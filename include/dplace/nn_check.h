@@ -21,11 +21,15 @@ typedef struct dp_nn_check_tensor {
     size_t count;
 } dp_nn_check_tensor;
 
-/* Largest relative error found in one tensor, at element worst. */
+/* Largest relative error found in one tensor, at element worst. A caller
+ * judges max_rel against its tolerance, and max_numeric against a floor: a
+ * tensor the loss does not depend on has zero numeric and zero analytic
+ * gradients, and a check of it cannot fail. */
 typedef struct dp_nn_check_result {
     double max_rel;
     size_t worst;
     double analytic, numeric; /* the values at worst */
+    double max_numeric;       /* largest |numeric gradient| over the checked elements */
     size_t checked;           /* elements compared */
     size_t skipped;           /* elements skipped as kinks */
 } dp_nn_check_result;

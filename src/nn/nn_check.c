@@ -42,6 +42,7 @@ void dp_nn_gradcheck(dp_nn_check_result *res, void *ctx, dp_nn_check_loss_fn los
             double den = fabs(ana) > fabs(num) ? fabs(ana) : fabs(num);
             if (den < floor) den = floor;
             double rel = fabs(ana - num) / den;
+            if (fabs(num) > r->max_numeric) r->max_numeric = fabs(num);
             if (rel > r->max_rel || r->checked == 0) {
                 r->max_rel = rel;
                 r->worst = i;
