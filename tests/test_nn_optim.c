@@ -38,6 +38,14 @@ static void test_params(void) {
     CHECK(memcmp(p.data, q.data, sizeof(float) * p.count) == 0); /* same seed, same init */
     for (int i = 0; i < 6; i++) CHECK(p.data[i] >= -0.5f && p.data[i] < 0.5f);
     CHECK(p.data[6] == 0.0f && p.data[9] == 0.25f);
+    /* another seed, other random tensors (uniform a.weight, normal c.table):
+     * the equality above is not that of an init that ignores its generator */
+    dp_nn_params o;
+    make(&o, 2);
+    CHECK(memcmp(p.data, o.data, sizeof(float) * 6) != 0);
+    CHECK(memcmp(p.data + 10, o.data + 10, sizeof(float) * 4) != 0);
+    CHECK(memcmp(p.data + 6, o.data + 6, sizeof(float) * 4) == 0); /* zero and const: no draw */
+    dp_nn_params_free(&o);
     dp_nn_params_free(&p);
     dp_nn_params_free(&q);
     dp_nn_params_free(&q); /* twice is safe */
