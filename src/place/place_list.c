@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/heap.h"
 #include "common/util.h"
 #include "place/place_internal.h"
 
@@ -294,58 +295,6 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
 
 /* ---- m-etf --------------------------------------------------------------- */
 
-/* Binary min-heap of (k1, k2, op), compared in that order. */
-typedef struct heap_entry {
-    double k1, k2;
-    int32_t op;
-} heap_entry;
-
-typedef struct heap {
-    heap_entry *a;
-    int64_t n, cap;
-} heap;
-
-/* Lexicographic (k1, k2, op). */
-static int heap_less(const heap_entry *x, const heap_entry *y) {
-    if (x->k1 != y->k1) return x->k1 < y->k1;
-    if (x->k2 != y->k2) return x->k2 < y->k2;
-    return x->op < y->op;
-}
-
-/* Adds e; returns -1 (heap unchanged) when out of memory. */
-static int heap_push(heap *h, heap_entry e) {
-    if (dp_reserve((void **)&h->a, &h->cap, h->n + 1, sizeof(heap_entry))) return -1;
-    int64_t i = h->n++;
-    while (i > 0) {
-        int64_t p = (i - 1) / 2;
-        if (!heap_less(&e, &h->a[p])) break;
-        h->a[i] = h->a[p];
-        i = p;
-    }
-    h->a[i] = e;
-    return 0;
-}
-
-/* Removes the least entry of a non-empty heap. */
-static void heap_pop(heap *h) {
-    assert(h->n > 0);
-    heap_entry e = h->a[--h->n];
-    int64_t i = 0;
-    for (;;) {
-        int64_t l = 2 * i + 1, r = l + 1, m = i;
-        const heap_entry *best = &e;
-        if (l < h->n && heap_less(&h->a[l], best)) {
-            m = l;
-            best = &h->a[l];
-        }
-        if (r < h->n && heap_less(&h->a[r], best)) m = r;
-        if (m == i) break;
-        h->a[i] = h->a[m];
-        i = m;
-    }
-    if (h->n > 0) h->a[i] = e;
-}
-
 typedef struct etf {
     list_ctx c;
     place_costs costs;
@@ -360,8 +309,10 @@ typedef struct etf {
     int32_t stamp_now;
     double link_free[2 * DP_MAX_DEVICES * DP_MAX_DEVICES];
     double stream_free[DP_MAX_DEVICES][DP_MAX_STREAMS];
-    heap wait[DP_MAX_DEVICES];  /* (data ready, -blevel): inputs not all there yet */
-    heap avail[DP_MAX_DEVICES]; /* (-blevel, 0): could start once the device is free */
+    uint32_t *rank;      /* [n_ops] rank of -blevel among the ops (equal blevels, equal ranks) */
+    /* candidates per device, entries (key, tie, op); ties then go to the lower op */
+    dp_heap wait[DP_MAX_DEVICES];  /* (data ready, rank): inputs not all there yet */
+    dp_heap avail[DP_MAX_DEVICES]; /* (-blevel, 0): could start once the device is free */
 } etf;
 
 /* When d can start its next op: its earliest free stream. */
@@ -421,13 +372,44 @@ static place_mask etf_candidates(const etf *e, int32_t op) {
 /* Makes op a candidate for d, keyed by its estimated data-ready time;
  * -1 when out of memory. */
 static int etf_offer(etf *e, int32_t op, int32_t d) {
-    heap_entry h = {etf_data_ready(e, op, d, 0), -e->blevel[op], op};
-    return heap_push(&e->wait[d], h);
+    return dp_heap_push_tie(&e->wait[d], etf_data_ready(e, op, d, 0), e->rank[op], op);
 }
 
 /* Whether heap entry op is still a candidate for d. */
 static int etf_valid(const etf *e, int32_t op, int32_t d) {
     return !e->done[op] && (etf_candidates(e, op) & place_bit(d));
+}
+
+typedef struct etf_prio {
+    double blevel;
+    int32_t op;
+} etf_prio;
+
+/* Longer paths first. */
+static int cmp_prio(const void *x, const void *y) {
+    double a = ((const etf_prio *)x)->blevel, b = ((const etf_prio *)y)->blevel;
+    return (a < b) - (a > b);
+}
+
+/* Fills rank[n]: 0 for the ops with the longest path, +1 for each shorter
+ * path, so ranks order as -blevel does (the waiting lists' tie-break).
+ * Returns -1 when out of memory. */
+static int etf_rank(etf *e, int32_t n) {
+    etf_prio *p = malloc((size_t)n * sizeof *p);
+    e->rank = malloc((size_t)n * sizeof(uint32_t));
+    if (!p || !e->rank) {
+        free(p);
+        return -1;
+    }
+    for (int32_t i = 0; i < n; i++) p[i] = (etf_prio){e->blevel[i], i};
+    qsort(p, (size_t)n, sizeof *p, cmp_prio);
+    uint32_t r = 0;
+    for (int32_t j = 0; j < n; j++) {
+        if (j > 0 && p[j].blevel != p[j - 1].blevel) r++;
+        e->rank[p[j].op] = r;
+    }
+    free(p);
+    return 0;
 }
 
 /* Frees the scheduler and everything it holds. */
@@ -442,9 +424,10 @@ static void etf_free(etf *e) {
     free(e->forced);
     free(e->arrive);
     free(e->stamp);
+    free(e->rank);
     for (int32_t d = 0; d < DP_MAX_DEVICES; d++) {
-        free(e->wait[d].a);
-        free(e->avail[d].a);
+        dp_heap_free(&e->wait[d]);
+        dp_heap_free(&e->avail[d]);
     }
     free(e);
 }
@@ -491,6 +474,10 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
                 if (e->blevel[g->consumers[x]] > after) after = e->blevel[g->consumers[x]];
         e->blevel[op] = sum / place_mask_count(m) + after;
     }
+    if (etf_rank(e, n)) {
+        etf_free(e);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
+    }
     place_mask used_devices = 0;
     for (int32_t k = 0; k < c->u.n_units; k++) used_devices |= c->mask[k];
     int oom = 0;
@@ -509,34 +496,34 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
         for (place_mask m = used_devices; m && !oom; m &= m - 1) {
             int32_t d = place_mask_first(m);
             double free_at = etf_device_free(e, d);
-            heap *w = &e->wait[d], *a = &e->avail[d];
+            dp_heap *w = &e->wait[d], *a = &e->avail[d];
             while (!oom) {
-                while (w->n && w->a[0].k1 <= free_at && !oom) { /* ready by the time d is free */
-                    heap_entry h = w->a[0];
-                    heap_pop(w);
-                    if (etf_valid(e, h.op, d)) oom = heap_push(a, (heap_entry){h.k2, 0, h.op});
+                /* ready by the time d is free */
+                while (w->n && dp_heap_entry_key(dp_heap_top(w)) <= free_at && !oom) {
+                    int32_t op = dp_heap_entry_payload(dp_heap_pop(w));
+                    if (etf_valid(e, op, d)) oom = dp_heap_push_tie(a, -e->blevel[op], 0, op);
                 }
                 if (oom) break;
-                while (a->n && !etf_valid(e, a->a[0].op, d)) heap_pop(a);
-                while (w->n && !etf_valid(e, w->a[0].op, d)) heap_pop(w);
-                heap *src = a->n ? a : w->n ? w : NULL;
+                while (a->n && !etf_valid(e, dp_heap_entry_payload(dp_heap_top(a)), d)) dp_heap_pop(a);
+                while (w->n && !etf_valid(e, dp_heap_entry_payload(dp_heap_top(w)), d)) dp_heap_pop(w);
+                dp_heap *src = a->n ? a : w->n ? w : NULL;
                 if (!src) break;
-                int32_t op = src->a[0].op;
+                dp_heap_entry top = dp_heap_top(src);
+                int32_t op = dp_heap_entry_payload(top);
                 /* links booked since the op was offered make its inputs
                  * later: refresh the estimate (it only grows) and look again */
-                double ready = etf_data_ready(e, op, d, 0), stored = src == a ? free_at : w->a[0].k1;
+                double ready = etf_data_ready(e, op, d, 0), stored = src == a ? free_at : dp_heap_entry_key(top);
                 if (ready > stored) {
-                    heap_entry h = {ready, -e->blevel[op], op};
-                    heap_pop(src);
-                    oom = heap_push(w, h);
+                    dp_heap_pop(src);
+                    oom = dp_heap_push_tie(w, ready, e->rank[op], op);
                     continue;
                 }
-                double start = src == a ? free_at : w->a[0].k1, prio = src == a ? a->a[0].k1 : w->a[0].k2;
+                double start = stored, prio = src == a ? dp_heap_entry_key(top) : -e->blevel[op];
                 if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d &&
                     memtrack_need(&c->mt, op, d, list_new_params(c, op)) > c->mt.cap[d]) {
                     /* no room on d: d is out of the running for op; when no
                      * device is left, op goes where the most room is */
-                    heap_pop(src);
+                    dp_heap_pop(src);
                     e->dropped[op] |= place_bit(d);
                     if (!etf_candidates(e, op)) {
                         int32_t f = list_roomiest(c, op, c->mask[c->u.unit_of[op]]);

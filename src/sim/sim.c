@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/heap.h"
 #include "dplace/cost.h"
 #include "dplace/placement.h"
 #include "sim/sim_internal.h"
@@ -24,62 +25,16 @@ dp_sim_options dp_sim_options_default(void) {
     return o;
 }
 
-/* ---- event heap (binary, ties by insertion counter) ------------------------------ */
-
-static inline unsigned __int128 ev_key(double t, uint64_t seq, int32_t id) {
-    uint64_t bits;
-    memcpy(&bits, &t, sizeof bits);
-    return ((unsigned __int128)bits << 64) | (seq << 32) | (uint32_t)id;
-}
-
-static inline double ev_time(sim_event e) {
-    uint64_t bits = (uint64_t)(e.key >> 64);
-    double t;
-    memcpy(&t, &bits, sizeof t);
-    return t;
-}
-
-static inline int32_t ev_id(sim_event e) { return (int32_t)(uint32_t)e.key; }
-
-static void heap_push(dp_sim *s, double t, int32_t id) {
-    assert(s->heap_n < s->heap_cap);
-    assert(t >= 0 && s->seq < (1ULL << 32));
-    int32_t i = s->heap_n++;
-    sim_event e = {ev_key(t, s->seq++, id)};
-    while (i > 0) {
-        int32_t p = (i - 1) / 2;
-        if (s->heap[p].key <= e.key) break;
-        s->heap[i] = s->heap[p];
-        i = p;
-    }
-    s->heap[i] = e;
-}
-
-static sim_event heap_pop(dp_sim *s) {
-    sim_event top = s->heap[0];
-    sim_event last = s->heap[--s->heap_n];
-    int32_t i = 0, n = s->heap_n;
-    for (;;) {
-        int32_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && s->heap[c + 1].key < s->heap[c].key) c++;
-        if (last.key <= s->heap[c].key) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (n) s->heap[i] = last;
-    return top;
-}
-
 /* ---- context ----------------------------------------------------------------------- */
 
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
     void *arrays[] = {s->cost, s->ops, s->tensors, s->in_tensor, s->cons, s->sources, s->constrained, s->allowed,
                       s->coloc_ops, s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from,
-                      s->remote_refs, s->x, s->link_head, s->link_tail, s->link_busy, s->link_stats, s->heap,
+                      s->remote_refs, s->x, s->link_head, s->link_tail, s->link_busy, s->link_stats,
                       s->tr_start, s->tr_end, s->tr_place, s->hop_x, s->hop_link, s->hop_start, s->hop_end};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
+    dp_heap_free(&s->heap);
     free(s);
 }
 
@@ -149,14 +104,15 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         while (c < d && !same_cost_params(&ds->devices[c], &ds->devices[d])) c++;
         s->dev_class[d] = c < d ? s->dev_class[c] : s->n_classes++;
     }
-    s->heap_cap = L + 1;
-    for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
+    /* at most one event per busy stream and per busy link is pending */
+    int64_t heap_cap = L + 1;
+    for (int32_t d = 0; d < D; d++) heap_cap += ds->devices[d].streams;
     if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->tensors, T + 1) ||
         !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
         !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
         !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L) ||
         !ALLOC(s->remote_refs, T * D) || !ALLOC(s->x, E) || !ALLOC(s->link_head, L) || !ALLOC(s->link_tail, L) ||
-        !ALLOC(s->link_busy, L) || !ALLOC(s->heap, s->heap_cap))
+        !ALLOC(s->link_busy, L) || dp_heap_init(&s->heap, heap_cap, NULL))
         goto oom;
     s->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats));
     if (!s->link_stats) goto oom;
@@ -268,6 +224,15 @@ static inline void mem_free(dp_sim *s, int32_t d, uint64_t bytes) {
     assert(s->mem_cur[d] >= 0);
 }
 
+/* Schedules event id (an op's index, or -x - 1 for transfer x's hop) at t;
+ * the heap has room for every event that can be pending. */
+static inline void sim_event_push(dp_sim *s, double t, int32_t id) {
+    assert(t >= 0 && s->heap.n < s->heap.cap);
+    int rc = dp_heap_push(&s->heap, t, id);
+    assert(rc == 0);
+    (void)rc;
+}
+
 static void op_start(dp_sim *s, int32_t op, int32_t d) {
     sim_op *o = &s->ops[op];
     uint64_t fs = s->free_streams[d];
@@ -276,7 +241,7 @@ static void op_start(dp_sim *s, int32_t op, int32_t d) {
     s->free_streams[d] = fs & (fs - 1);
     mem_alloc(s, d, o->start_bytes);
     if (s->tracing) s->tr_start[op] = s->now;
-    heap_push(s, s->now + o->dur, op);
+    sim_event_push(s, s->now + o->dur, op);
 }
 
 /* op's inputs are all on its device: run it now or queue it (FIFO). */
@@ -308,7 +273,7 @@ static void hop_start(dp_sim *s, int32_t x, int32_t l) {
         s->hop_start[h] = s->now;
         s->hop_end[h] = s->now + dt;
     }
-    heap_push(s, s->now + dt, -x - 1);
+    sim_event_push(s, s->now + dt, -x - 1);
 }
 
 static void hop_enqueue(dp_sim *s, int32_t x) {
@@ -418,8 +383,7 @@ static void hop_finish(dp_sim *s, int32_t x) {
 static double simulate_step(dp_sim *s) {
     int32_t n = s->n, D = s->D;
     s->now = 0;
-    s->seq = 0;
-    s->heap_n = 0;
+    dp_heap_clear(&s->heap);
     s->n_x = 0;
     s->n_hops = 0;
     s->transfer_bytes = 0;
@@ -441,10 +405,10 @@ static double simulate_step(dp_sim *s) {
     for (int32_t i = 0; i < n; i++) ops[i].pending = ops[i + 1].in_at - ops[i].in_at;
     for (int32_t k = 0; k < s->n_sources; k++) op_ready(s, s->sources[k], ops[s->sources[k]].place);
     int32_t done = 0;
-    while (s->heap_n) {
-        sim_event ev = heap_pop(s);
-        int32_t id = ev_id(ev);
-        s->now = ev_time(ev);
+    while (s->heap.n) {
+        dp_heap_entry ev = dp_heap_pop(&s->heap);
+        int32_t id = dp_heap_entry_payload(ev);
+        s->now = dp_heap_entry_key(ev);
         if (id >= 0) {
             op_finish(s, id);
             done++;

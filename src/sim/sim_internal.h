@@ -2,15 +2,8 @@
 #ifndef DPLACE_SIM_INTERNAL_H
 #define DPLACE_SIM_INTERNAL_H
 
+#include "common/heap.h"
 #include "dplace/sim.h"
-
-/* A pending event: an op finishing (id >= 0) or a transfer finishing its
- * current hop (id = -x - 1). Ordered by time, then by insertion counter:
- * times are >= 0, so their IEEE bits order like the numbers, and the key
- * (time bits, counter << 32 | id) orders with one 128-bit comparison. */
-typedef struct sim_event {
-    unsigned __int128 key;
-} sim_event;
 
 /* What the event loop reads of one op, together in one cache line. */
 typedef struct sim_op {
@@ -85,9 +78,9 @@ struct dp_sim {
     uint8_t *link_busy;             /* [L]                                 */
     dp_sim_link_stats *link_stats;  /* [L]                                 */
 
-    sim_event *heap;
-    int32_t heap_n, heap_cap;
-    uint64_t seq;
+    dp_heap heap;             /* pending events: an op finishing (its index)
+                                 or a transfer's hop (-x - 1), by time, ties
+                                 in the order they were scheduled          */
     double now;
     int64_t mem_cur[DP_MAX_DEVICES];
     int64_t mem_peak[DP_MAX_DEVICES];
