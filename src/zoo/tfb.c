@@ -1115,6 +1115,190 @@ static tfb_t update_like(tfb *b, const var *v, const char *type, int n_in, const
     return new_tensor(b, op, DP_DTYPE_FLOAT32, b->t[like].rank, b->t[like].dims);
 }
 
+/* Phase 1: the aggregated gradient of every trainable variable, in grads[i]
+ * (-1 when it receives none), with its sparse indices in sidx[i] (-1: dense).
+ * Returns the first variable with a gradient, -1 when none has one. */
+static int64_t optimizer_gradients(tfb *b, tfb_t *grads, tfb_t *sidx) {
+    int64_t first = -1;
+    for (int64_t i = 0; i < b->n_v; i++) {
+        grads[i] = -1;
+        if (!b->v[i].trainable) continue;
+        tfb_scope(b, "gradients/%s", dp_graph_str(b->g, b->v[i].coloc));
+        grads[i] = aggregate(b, b->v[i].read, &sidx[i]);
+        if (grads[i] >= 0 && first < 0) first = i;
+    }
+    return first;
+}
+
+/* Phase 2: tf.clip_by_global_norm: scale = clip * min(1 / norm, 1 / clip)
+ * with norm = sqrt(2 sum L2Loss(g)), every gradient multiplied by it (and
+ * passed through an Identity). Replaces grads[i] (those >= 0). */
+static void optimizer_clip(tfb *b, tfb_t *grads) {
+    int64_t nv = b->n_v;
+    tfb_scope(b, "clip_by_global_norm");
+    tfb_t *l2 = malloc((size_t)nv * sizeof(tfb_t));
+    if (!l2) {
+        fail_oom(b);
+        return;
+    }
+    int n = 0;
+    for (int64_t i = 0; i < nv; i++)
+        if (grads[i] >= 0)
+            l2[n++] = op_shape(b, "L2Loss", 1, &grads[i], DP_DTYPE_FLOAT32, 0, NULL, 2.0 * (double)tfb_numel(b, grads[i]));
+    tfb_t sum = n > 1 ? op_shape(b, "AddN", n, l2, DP_DTYPE_FLOAT32, 0, NULL, n) : l2[0];
+    free(l2);
+    tfb_t two = scalar_const(b);
+    tfb_t a[2] = {sum, two};
+    tfb_t m = op_shape(b, "Mul", 2, a, DP_DTYPE_FLOAT32, 0, NULL, 1);
+    tfb_t norm = op_shape(b, "Sqrt", 1, &m, DP_DTYPE_FLOAT32, 0, NULL, 1);
+    tfb_t one = scalar_const(b), clip = scalar_const(b);
+    tfb_t a2[2] = {one, norm};
+    tfb_t inv = op_shape(b, "RealDiv", 2, a2, DP_DTYPE_FLOAT32, 0, NULL, 1);
+    tfb_t a3[2] = {inv, one};
+    tfb_t mn = op_shape(b, "Minimum", 2, a3, DP_DTYPE_FLOAT32, 0, NULL, 1);
+    tfb_t a4[2] = {clip, mn};
+    tfb_t scale = op_shape(b, "Mul", 2, a4, DP_DTYPE_FLOAT32, 0, NULL, 1);
+    for (int64_t i = 0; i < nv; i++) {
+        if (grads[i] < 0) continue;
+        tfb_scope(b, "clip_by_global_norm/%s", dp_graph_str(b->g, b->v[i].coloc));
+        tfb_t a5[2] = {grads[i], scale};
+        tfb_t c = op_like(b, "Mul", 2, a5, grads[i], (double)tfb_numel(b, grads[i]));
+        grads[i] = op_like(b, "Identity", 1, &c, c, 0);
+    }
+}
+
+/* The optimizer's scalar inputs: learning rate, up to three
+ * hyperparameters (their meaning depends on the optimizer), and Adam's
+ * beta1^t, beta2^t variables (-1 for the others). */
+typedef struct optim_consts {
+    tfb_t lr, h1, h2, h3;
+    tfb_t b1p, b2p;
+} optim_consts;
+
+/* Phase 3: the optimizer's constants in scope "<first var>/optimizer";
+ * Adam's beta powers live with the first variable fv. */
+static optim_consts optimizer_consts(tfb *b, tfb_optim optim, const var *fv) {
+    optim_consts k;
+    tfb_scope(b, "%s/optimizer", dp_graph_str(b->g, fv->coloc));
+    k.lr = scalar_const(b), k.h1 = scalar_const(b), k.h2 = scalar_const(b), k.h3 = scalar_const(b);
+    k.b1p = -1, k.b2p = -1;
+    if (optim == TFB_OPTIM_ADAM) {
+        int32_t op1 = new_op_in(b, dp_graph_str(b->g, fv->coloc), "VariableV2", 0, NULL, fv->coloc, 0);
+        if (op1 >= 0) k.b1p = new_tensor(b, op1, DP_DTYPE_FLOAT32, 0, NULL);
+        int32_t op2 = new_op_in(b, dp_graph_str(b->g, fv->coloc), "VariableV2", 0, NULL, fv->coloc, 0);
+        if (op2 >= 0) k.b2p = new_tensor(b, op2, DP_DTYPE_FLOAT32, 0, NULL);
+    }
+    return k;
+}
+
+/* BERT's AdamWeightDecayOptimizer for v as element-wise ops (no fused
+ * kernel): next_m = b1 m + (1-b1) g; next_v = b2 v + (1-b2) g^2;
+ * update = next_m / (sqrt(next_v) + eps) + wd param; param -= lr update;
+ * assign param, m, v. Returns the NoOp that groups the three assignments. */
+static tfb_t update_adam_weight_decay(tfb *b, const var *v, tfb_t g, tfb_t sidx, const optim_consts *k) {
+    double n = (double)tfb_numel(b, v->var);
+    tfb_t h1 = k->h1, h2 = k->h2, h3 = k->h3, lr = k->lr;
+    tfb_t m = slot(b, v, "adam_m"), s2 = slot(b, v, "adam_v");
+    if (sidx >= 0) { /* the sparse gradient is densified first */
+        tfb_t in[2] = {g, sidx};
+        g = update_like(b, v, "UnsortedSegmentSum", 2, in, v->var, n);
+    }
+    tfb_t a1[2] = {h1, m}, a2[2] = {h1, g};
+    tfb_t m1 = update_like(b, v, "Mul", 2, a1, v->var, n), m2 = update_like(b, v, "Mul", 2, a2, v->var, n);
+    tfb_t a3[2] = {m1, m2};
+    tfb_t nm = update_like(b, v, "Add", 2, a3, v->var, n);
+    tfb_t a4[2] = {h2, s2};
+    tfb_t v1 = update_like(b, v, "Mul", 2, a4, v->var, n);
+    tfb_t sq = update_like(b, v, "Square", 1, &g, v->var, n);
+    tfb_t a5[2] = {h2, sq};
+    tfb_t v2 = update_like(b, v, "Mul", 2, a5, v->var, n);
+    tfb_t a6[2] = {v1, v2};
+    tfb_t nvv = update_like(b, v, "Add", 2, a6, v->var, n);
+    tfb_t rt = update_like(b, v, "Sqrt", 1, &nvv, v->var, n);
+    tfb_t a7[2] = {rt, h3};
+    tfb_t den = update_like(b, v, "Add", 2, a7, v->var, n);
+    tfb_t a8[2] = {nm, den};
+    tfb_t up = update_like(b, v, "RealDiv", 2, a8, v->var, n);
+    tfb_t a9[2] = {h3, v->var};
+    tfb_t wd = update_like(b, v, "Mul", 2, a9, v->var, n);
+    tfb_t a10[2] = {up, wd};
+    up = update_like(b, v, "Add", 2, a10, v->var, n);
+    tfb_t a11[2] = {lr, up};
+    tfb_t st = update_like(b, v, "Mul", 2, a11, v->var, n);
+    tfb_t a12[2] = {v->var, st};
+    tfb_t np = update_like(b, v, "Sub", 2, a12, v->var, n);
+    tfb_t as[3][2] = {{v->var, np}, {m, nm}, {s2, nvv}};
+    tfb_t done[3];
+    for (int j = 0; j < 3; j++) done[j] = update_op(b, v, "Assign", 2, as[j], n);
+    return update_op(b, v, "NoOp", 3, done, 0);
+}
+
+/* Phase 4: the update of variable v by gradient g (sparse when sidx >= 0):
+ * the optimizer's slot variables and its Apply* op, colocated with v.
+ * Returns the update's control output. */
+static tfb_t optimizer_update(tfb *b, tfb_optim optim, const var *v, tfb_t g, tfb_t sidx, const optim_consts *k) {
+    double n = (double)tfb_numel(b, v->var);
+    int sparse = sidx >= 0;
+    switch (optim) {
+    case TFB_OPTIM_ADAM: {
+        tfb_t m = slot(b, v, "Adam"), s = slot(b, v, "Adam_1");
+        tfb_t in[11] = {v->var, m, s, k->b1p, k->b2p, k->lr, k->h1, k->h2, k->h3, g, sidx};
+        return update_op(b, v, sparse ? "SparseApplyAdam" : "ApplyAdam", sparse ? 11 : 10, in, 12.0 * n);
+    }
+    case TFB_OPTIM_RMSPROP: {
+        tfb_t ms = slot(b, v, "RMSProp"), mom = slot(b, v, "RMSProp_1");
+        tfb_t in[9] = {v->var, ms, mom, k->lr, k->h1, k->h2, k->h3, g, sidx};
+        return update_op(b, v, sparse ? "SparseApplyRMSProp" : "ApplyRMSProp", sparse ? 9 : 8, in, 10.0 * n);
+    }
+    case TFB_OPTIM_MOMENTUM: {
+        tfb_t acc = slot(b, v, "Momentum");
+        tfb_t in[6] = {v->var, acc, k->lr, g, k->h1, sidx};
+        return update_op(b, v, sparse ? "SparseApplyMomentum" : "ApplyMomentum", sparse ? 6 : 5, in, 4.0 * n);
+    }
+    case TFB_OPTIM_ADAM_WEIGHT_DECAY:
+        return update_adam_weight_decay(b, v, g, sidx, k);
+    case TFB_OPTIM_SGD: {
+        tfb_t in[4] = {v->var, k->lr, g, sidx};
+        return update_op(b, v, sparse ? "ScatterSub" : "ApplyGradientDescent", sparse ? 4 : 3, in, 2.0 * n);
+    }
+    }
+    return -1;
+}
+
+/* Phase 5: the train op. For Adam, beta1_power *= beta1 and beta2_power *=
+ * beta2 after every update (control inputs), then a NoOp on both
+ * assignments; otherwise a NoOp on every update. */
+static void optimizer_train_op(tfb *b, tfb_optim optim, const var *fv, const optim_consts *k, const tfb_t *updates,
+                               int n_up) {
+    tfb_scope(b, "%s/optimizer", dp_graph_str(b->g, fv->coloc));
+    if (b->failed) return;
+    if (optim != TFB_OPTIM_ADAM) {
+        tfb_scope(b, "train_op");
+        new_op(b, "NoOp", n_up, updates, 0);
+        return;
+    }
+    tfb_t *in = malloc(((size_t)n_up + 2) * sizeof(tfb_t));
+    if (!in) {
+        fail_oom(b);
+        return;
+    }
+    memcpy(in + 2, updates, (size_t)n_up * sizeof(tfb_t));
+    tfb_t fin[2];
+    for (int j = 0; j < 2; j++) {
+        in[0] = j ? k->b2p : k->b1p;
+        in[1] = j ? k->h2 : k->h1;
+        int32_t op = new_op_in(b, dp_graph_str(b->g, fv->coloc), "Mul", n_up + 2, in, fv->coloc, 1);
+        tfb_t m = op >= 0 ? new_tensor(b, op, DP_DTYPE_FLOAT32, 0, NULL) : -1;
+        tfb_t a[2] = {in[0], m};
+        fin[j] = m >= 0 ? update_op(b, fv, "Assign", 2, a, 1) : -1;
+    }
+    free(in);
+    if (!b->failed) {
+        tfb_scope(b, "train_op");
+        new_op(b, "NoOp", 2, fin, 0);
+    }
+}
+
 void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm) {
     if (b->failed) return;
     assert(b->backward_done);
@@ -1125,164 +1309,23 @@ void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm) {
         return;
     }
     tfb_t *sidx = grads + nv, *updates = grads + 2 * nv;
-    int n_up = 0, first = -1;
-    for (int64_t i = 0; i < nv; i++) {
-        grads[i] = -1;
-        if (!b->v[i].trainable) continue;
-        tfb_scope(b, "gradients/%s", dp_graph_str(b->g, b->v[i].coloc));
-        grads[i] = aggregate(b, b->v[i].read, &sidx[i]);
-        if (grads[i] >= 0 && first < 0) first = (int)i;
-    }
+    int64_t first = optimizer_gradients(b, grads, sidx);
     if (first < 0) {
         free(grads);
         fail_shape(b, "no trainable variable receives a gradient");
         return;
     }
-    if (clip_global_norm) {
-        tfb_scope(b, "clip_by_global_norm");
-        tfb_t *l2 = malloc((size_t)nv * sizeof(tfb_t));
-        if (!l2) {
-            free(grads);
-            fail_oom(b);
-            return;
-        }
-        int n = 0;
-        for (int64_t i = 0; i < nv; i++)
-            if (grads[i] >= 0)
-                l2[n++] = op_shape(b, "L2Loss", 1, &grads[i], DP_DTYPE_FLOAT32, 0, NULL,
-                                   2.0 * (double)tfb_numel(b, grads[i]));
-        tfb_t sum = n > 1 ? op_shape(b, "AddN", n, l2, DP_DTYPE_FLOAT32, 0, NULL, n) : l2[0];
-        free(l2);
-        tfb_t two = scalar_const(b);
-        tfb_t a[2] = {sum, two};
-        tfb_t m = op_shape(b, "Mul", 2, a, DP_DTYPE_FLOAT32, 0, NULL, 1);
-        tfb_t norm = op_shape(b, "Sqrt", 1, &m, DP_DTYPE_FLOAT32, 0, NULL, 1);
-        tfb_t one = scalar_const(b), clip = scalar_const(b);
-        tfb_t a2[2] = {one, norm};
-        tfb_t inv = op_shape(b, "RealDiv", 2, a2, DP_DTYPE_FLOAT32, 0, NULL, 1);
-        tfb_t a3[2] = {inv, one};
-        tfb_t mn = op_shape(b, "Minimum", 2, a3, DP_DTYPE_FLOAT32, 0, NULL, 1);
-        tfb_t a4[2] = {clip, mn};
-        tfb_t scale = op_shape(b, "Mul", 2, a4, DP_DTYPE_FLOAT32, 0, NULL, 1);
-        for (int64_t i = 0; i < nv; i++) {
-            if (grads[i] < 0) continue;
-            tfb_scope(b, "clip_by_global_norm/%s", dp_graph_str(b->g, b->v[i].coloc));
-            tfb_t a5[2] = {grads[i], scale};
-            tfb_t c = op_like(b, "Mul", 2, a5, grads[i], (double)tfb_numel(b, grads[i]));
-            grads[i] = op_like(b, "Identity", 1, &c, c, 0);
-        }
+    if (clip_global_norm) optimizer_clip(b, grads);
+    if (b->failed) {
+        free(grads);
+        return;
     }
-    tfb_scope(b, "%s/optimizer", dp_graph_str(b->g, b->v[first].coloc));
-    tfb_t lr = scalar_const(b), h1 = scalar_const(b), h2 = scalar_const(b), h3 = scalar_const(b);
-    tfb_t b1p = -1, b2p = -1;
-    if (optim == TFB_OPTIM_ADAM) { /* beta powers live with the first variable */
-        const var *fv = &b->v[first];
-        int32_t op1 = new_op_in(b, dp_graph_str(b->g, fv->coloc), "VariableV2", 0, NULL, fv->coloc, 0);
-        if (op1 >= 0) b1p = new_tensor(b, op1, DP_DTYPE_FLOAT32, 0, NULL);
-        int32_t op2 = new_op_in(b, dp_graph_str(b->g, fv->coloc), "VariableV2", 0, NULL, fv->coloc, 0);
-        if (op2 >= 0) b2p = new_tensor(b, op2, DP_DTYPE_FLOAT32, 0, NULL);
-    }
-    for (int64_t i = 0; i < nv && !b->failed; i++) {
-        if (grads[i] < 0) continue;
-        const var *v = &b->v[i];
-        double n = (double)tfb_numel(b, v->var);
-        int sparse = sidx[i] >= 0;
-        tfb_t u = -1;
-        switch (optim) {
-        case TFB_OPTIM_ADAM: {
-            tfb_t m = slot(b, v, "Adam"), s = slot(b, v, "Adam_1");
-            tfb_t in[11] = {v->var, m, s, b1p, b2p, lr, h1, h2, h3, grads[i], sidx[i]};
-            u = update_op(b, v, sparse ? "SparseApplyAdam" : "ApplyAdam", sparse ? 11 : 10, in, 12.0 * n);
-            break;
-        }
-        case TFB_OPTIM_RMSPROP: {
-            tfb_t ms = slot(b, v, "RMSProp"), mom = slot(b, v, "RMSProp_1");
-            tfb_t in[9] = {v->var, ms, mom, lr, h1, h2, h3, grads[i], sidx[i]};
-            u = update_op(b, v, sparse ? "SparseApplyRMSProp" : "ApplyRMSProp", sparse ? 9 : 8, in, 10.0 * n);
-            break;
-        }
-        case TFB_OPTIM_MOMENTUM: {
-            tfb_t acc = slot(b, v, "Momentum");
-            tfb_t in[6] = {v->var, acc, lr, grads[i], h1, sidx[i]};
-            u = update_op(b, v, sparse ? "SparseApplyMomentum" : "ApplyMomentum", sparse ? 6 : 5, in, 4.0 * n);
-            break;
-        }
-        case TFB_OPTIM_ADAM_WEIGHT_DECAY: {
-            /* next_m = b1 m + (1-b1) g; next_v = b2 v + (1-b2) g^2;
-             * update = next_m / (sqrt(next_v) + eps) + wd param;
-             * param -= lr update; assign param, m, v */
-            tfb_t m = slot(b, v, "adam_m"), s2 = slot(b, v, "adam_v"), g = grads[i];
-            if (sparse) { /* the sparse gradient is densified first */
-                tfb_t in[2] = {g, sidx[i]};
-                g = update_like(b, v, "UnsortedSegmentSum", 2, in, v->var, n);
-            }
-            tfb_t a1[2] = {h1, m}, a2[2] = {h1, g};
-            tfb_t m1 = update_like(b, v, "Mul", 2, a1, v->var, n), m2 = update_like(b, v, "Mul", 2, a2, v->var, n);
-            tfb_t a3[2] = {m1, m2};
-            tfb_t nm = update_like(b, v, "Add", 2, a3, v->var, n);
-            tfb_t a4[2] = {h2, s2};
-            tfb_t v1 = update_like(b, v, "Mul", 2, a4, v->var, n);
-            tfb_t sq = update_like(b, v, "Square", 1, &g, v->var, n);
-            tfb_t a5[2] = {h2, sq};
-            tfb_t v2 = update_like(b, v, "Mul", 2, a5, v->var, n);
-            tfb_t a6[2] = {v1, v2};
-            tfb_t nvv = update_like(b, v, "Add", 2, a6, v->var, n);
-            tfb_t rt = update_like(b, v, "Sqrt", 1, &nvv, v->var, n);
-            tfb_t a7[2] = {rt, h3};
-            tfb_t den = update_like(b, v, "Add", 2, a7, v->var, n);
-            tfb_t a8[2] = {nm, den};
-            tfb_t up = update_like(b, v, "RealDiv", 2, a8, v->var, n);
-            tfb_t a9[2] = {h3, v->var};
-            tfb_t wd = update_like(b, v, "Mul", 2, a9, v->var, n);
-            tfb_t a10[2] = {up, wd};
-            up = update_like(b, v, "Add", 2, a10, v->var, n);
-            tfb_t a11[2] = {lr, up};
-            tfb_t st = update_like(b, v, "Mul", 2, a11, v->var, n);
-            tfb_t a12[2] = {v->var, st};
-            tfb_t np = update_like(b, v, "Sub", 2, a12, v->var, n);
-            tfb_t as[3][2] = {{v->var, np}, {m, nm}, {s2, nvv}};
-            tfb_t done[3];
-            for (int k = 0; k < 3; k++) done[k] = update_op(b, v, "Assign", 2, as[k], n);
-            u = update_op(b, v, "NoOp", 3, done, 0);
-            break;
-        }
-        case TFB_OPTIM_SGD: {
-            tfb_t in[4] = {v->var, lr, grads[i], sidx[i]};
-            u = update_op(b, v, sparse ? "ScatterSub" : "ApplyGradientDescent", sparse ? 4 : 3, in, 2.0 * n);
-            break;
-        }
-        }
-        updates[n_up++] = u;
-    }
-    tfb_scope(b, "%s/optimizer", dp_graph_str(b->g, b->v[first].coloc));
-    if (optim == TFB_OPTIM_ADAM && !b->failed) {
-        /* beta1_power *= beta1, beta2_power *= beta2 after every update */
-        const var *fv = &b->v[first];
-        tfb_t *in = malloc(((size_t)n_up + 2) * sizeof(tfb_t));
-        if (!in) {
-            free(grads);
-            fail_oom(b);
-            return;
-        }
-        memcpy(in + 2, updates, (size_t)n_up * sizeof(tfb_t));
-        tfb_t fin[2];
-        for (int k = 0; k < 2; k++) {
-            in[0] = k ? b2p : b1p;
-            in[1] = k ? h2 : h1;
-            int32_t op = new_op_in(b, dp_graph_str(b->g, fv->coloc), "Mul", n_up + 2, in, fv->coloc, 1);
-            tfb_t m = op >= 0 ? new_tensor(b, op, DP_DTYPE_FLOAT32, 0, NULL) : -1;
-            tfb_t a[2] = {in[0], m};
-            fin[k] = m >= 0 ? update_op(b, fv, "Assign", 2, a, 1) : -1;
-        }
-        free(in);
-        if (!b->failed) {
-            tfb_scope(b, "train_op");
-            new_op(b, "NoOp", 2, fin, 0);
-        }
-    } else if (!b->failed) {
-        tfb_scope(b, "train_op");
-        new_op(b, "NoOp", n_up, updates, 0);
-    }
+    const var *fv = &b->v[first];
+    optim_consts k = optimizer_consts(b, optim, fv);
+    int n_up = 0;
+    for (int64_t i = 0; i < nv && !b->failed; i++)
+        if (grads[i] >= 0) updates[n_up++] = optimizer_update(b, optim, &b->v[i], grads[i], sidx[i], &k);
+    optimizer_train_op(b, optim, fv, &k, updates, n_up);
     free(grads);
 }
 

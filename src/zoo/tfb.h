@@ -8,8 +8,8 @@
  * ops, AddN where a tensor's gradient has several contributions, and ZerosLike
  * where a multi-output op has outputs without a gradient), and
  * tfb_optimizer adds gradient clipping and the per-variable update ops
- * (Adam, RMSProp, Momentum) with their slot variables, colocated with the
- * variable as TensorFlow colocates them.
+ * (Adam, RMSProp, Momentum, SGD, BERT's AdamWeightDecay) with their slot
+ * variables, colocated with the variable as TensorFlow colocates them.
  *
  * Op names are "<scope>/<Type>_<index>"; forward ops take the current scope
  * (tfb_scope), gradient ops "gradients/<forward scope>", update ops
@@ -132,8 +132,10 @@ tfb_t tfb_dropout(tfb *b, tfb_t x);
 /* Emits the gradient ops of scalar-ish `loss` ([N] or []) back to every
  * trainable variable. Call once. */
 void tfb_backward(tfb *b, tfb_t loss);
-/* Optional clip_by_global_norm, then the optimizer's update ops and a final
- * NoOp "train_op" that depends on all of them. */
+/* In phases: the aggregated gradient of every trainable variable, an
+ * optional clip_by_global_norm, the optimizer's constants (and Adam's beta
+ * powers), one update per variable, and a final NoOp "train_op" that
+ * depends on all of them. */
 void tfb_optimizer(tfb *b, tfb_optim optim, int clip_global_norm);
 
 /* ---- additions for the convolutional models (models_cnn.c) ---- */
