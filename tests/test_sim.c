@@ -2,6 +2,10 @@
  * worked out by hand below. Device set "hand": links of 1000 B/s and 0.5 s
  * latency, so a 1000-byte tensor takes 0.5 + 1 = 1.5 s on one hop. Op times
  * come from measured costs (no launch overhead is added to those). */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "common/util.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
 #include "test_util.h"
@@ -344,6 +348,188 @@ static void test_variable_outputs_are_references(void) {
     teardown(&f);
 }
 
+/* ---- workspaces and threads ------------------------------------------------ */
+
+/* A result with its link statistics copied out of the workspace. */
+typedef struct kept_result {
+    dp_sim_result res;
+    dp_sim_link_stats link[2 * DP_MAX_DEVICES * DP_MAX_DEVICES];
+} kept_result;
+
+static void keep(kept_result *k, const dp_sim_result *r) {
+    k->res = *r;
+    k->res.link = NULL;
+    memset(k->link, 0, sizeof k->link);
+    memcpy(k->link, r->link, (size_t)r->n_links * sizeof(dp_sim_link_stats));
+}
+
+/* Whether two results are identical, field by field (no tolerance). */
+static int same_result(const kept_result *a, const kept_result *b) {
+    const dp_sim_result *x = &a->res, *y = &b->res;
+    if (x->step_time_s != y->step_time_s || x->valid != y->valid || x->verdict != y->verdict ||
+        strcmp(x->reason, y->reason) || x->n_devices != y->n_devices || x->n_links != y->n_links ||
+        x->transfer_bytes != y->transfer_bytes || x->n_transfers != y->n_transfers ||
+        x->steps_measured != y->steps_measured)
+        return 0;
+    for (int32_t d = 0; d < x->n_devices; d++) {
+        const dp_sim_device_stats *p = &x->device[d], *q = &y->device[d];
+        if (p->busy_s != q->busy_s || p->peak_bytes != q->peak_bytes || p->param_bytes != q->param_bytes ||
+            p->memory_bytes != q->memory_bytes || p->n_ops != q->n_ops)
+            return 0;
+    }
+    for (int32_t l = 0; l < x->n_links; l++)
+        if (a->link[l].busy_s != b->link[l].busy_s || a->link[l].bytes != b->link[l].bytes ||
+            a->link[l].n_transfers != b->link[l].n_transfers)
+            return 0;
+    return 1;
+}
+
+enum { N_OPTS = 2, THREAD_RUNS = 40 };
+
+/* One thread's work: run its placement THREAD_RUNS times with its own
+ * workspace, alternating the options, against the sequential results. */
+typedef struct sim_job {
+    const dp_sim *sim;
+    const int32_t *placement;
+    const dp_sim_options *opt; /* [N_OPTS] */
+    const kept_result *expect; /* [N_OPTS] */
+    dp_sim_workspace *ws;      /* left for the main thread's trace */
+    int runs, mismatches, errors;
+} sim_job;
+
+static void *sim_thread(void *arg) {
+    sim_job *j = arg;
+    dp_error err;
+    kept_result got;
+    j->ws = dp_sim_workspace_init(j->sim, &err);
+    if (!j->ws) {
+        j->errors++;
+        return NULL;
+    }
+    for (int r = 0; r < THREAD_RUNS; r++) {
+        int k = r % N_OPTS;
+        dp_sim_options o = j->opt[k];
+        o.record_trace = r == THREAD_RUNS - 1; /* the last run keeps its timeline */
+        dp_sim_result res;
+        if (dp_sim_run_ws(j->sim, j->ws, j->placement, &o, &res, &err)) {
+            j->errors++;
+            continue;
+        }
+        keep(&got, &res);
+        j->runs++;
+        if (!same_result(&got, &j->expect[k])) j->mismatches++;
+    }
+    return NULL;
+}
+
+/* Whether two files hold the same bytes. */
+static int same_file(const char *a, const char *b) {
+    char *x = NULL, *y = NULL;
+    size_t nx = 0, ny = 0;
+    dp_error err;
+    int same = !dp_read_file(a, (size_t)1 << 30, &x, &nx, &err) && !dp_read_file(b, (size_t)1 << 30, &y, &ny, &err) &&
+               nx == ny && memcmp(x, y, nx) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Two threads, each running a different placement many times on one const
+ * context with a workspace of its own, get exactly the sequential results
+ * (with and without noise), and their traces are the sequential traces. */
+static void test_threads_share_one_context(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_synth(4000, 5, &err);
+    CHECK(g);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    dp_sim *s = dp_sim_init(g, ds, &err);
+    CHECK(s);
+    int32_t n = g->n_ops;
+    int32_t *pl[2];
+    dp_rng rng;
+    dp_rng_seed(&rng, 17);
+    for (int t = 0; t < 2; t++) {
+        pl[t] = malloc((size_t)n * sizeof(int32_t));
+        CHECK(pl[t]);
+        CHECK_INT_EQ(dp_placement_single(g, ds, 1 + t, pl[t], &err), DP_STATUS_OK);
+    }
+    /* thread 1: every free op on a random GPU (many transfers, split groups) */
+    for (int32_t i = 0; i < n; i++)
+        if (g->ops[i].device.kind == DP_DEVCON_NONE) pl[1][i] = 1 + (int32_t)dp_rng_below(&rng, 4);
+    dp_sim_options opt[N_OPTS] = {dp_sim_options_default(), dp_sim_options_default()};
+    opt[1].noise_sigma = 0.2;
+    opt[1].steps = 5;
+    opt[1].warmup = 1;
+    opt[1].seed = 99;
+
+    /* sequential answers, with the context's own workspace */
+    kept_result *expect = malloc(2 * N_OPTS * sizeof *expect);
+    CHECK(expect);
+    char seq_trace[2][96], thr_trace[2][96];
+    for (int t = 0; t < 2; t++) {
+        for (int k = 0; k < N_OPTS; k++) {
+            dp_sim_options o = opt[k];
+            o.record_trace = k == (THREAD_RUNS - 1) % N_OPTS;
+            dp_sim_result res;
+            CHECK_INT_EQ(dp_sim_run(s, pl[t], &o, &res, &err), DP_STATUS_OK);
+            keep(&expect[t * N_OPTS + k], &res);
+            if (!o.record_trace) continue;
+            snprintf(seq_trace[t], sizeof seq_trace[t], "/tmp/dplace_ws_seq%d_%d.json", t, (int)getpid());
+            CHECK_INT_EQ(dp_trace_write(s, seq_trace[t], &err), DP_STATUS_OK);
+        }
+    }
+    CHECK(expect[0].res.valid);
+    CHECK(expect[N_OPTS].res.n_transfers > 100);
+    CHECK(expect[0].res.step_time_s != expect[N_OPTS].res.step_time_s);
+
+    sim_job job[2];
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        job[t] = (sim_job){s, pl[t], opt, &expect[t * N_OPTS], NULL, 0, 0, 0};
+        CHECK_INT_EQ(pthread_create(&th[t], NULL, sim_thread, &job[t]), 0);
+    }
+    /* meanwhile the context's own workspace runs too */
+    dp_sim_result own;
+    kept_result kept;
+    for (int r = 0; r < 10; r++) {
+        CHECK_INT_EQ(dp_sim_run(s, pl[r & 1], &opt[0], &own, &err), DP_STATUS_OK);
+        keep(&kept, &own);
+        CHECK(same_result(&kept, &expect[(r & 1) * N_OPTS]));
+    }
+    for (int t = 0; t < 2; t++) CHECK_INT_EQ(pthread_join(th[t], NULL), 0);
+    for (int t = 0; t < 2; t++) {
+        CHECK_INT_EQ(job[t].errors, 0);
+        CHECK_INT_EQ(job[t].runs, THREAD_RUNS);
+        CHECK_INT_EQ(job[t].mismatches, 0);
+        snprintf(thr_trace[t], sizeof thr_trace[t], "/tmp/dplace_ws_thr%d_%d.json", t, (int)getpid());
+        CHECK_INT_EQ(dp_trace_write_ws(s, job[t].ws, thr_trace[t], &err), DP_STATUS_OK);
+        CHECK(same_file(seq_trace[t], thr_trace[t]));
+        remove(seq_trace[t]);
+        remove(thr_trace[t]);
+    }
+    /* the context's own workspace made no trace in its last run */
+    CHECK_INT_EQ(dp_trace_write(s, thr_trace[0], &err), DP_STATUS_INVALID);
+
+    /* a workspace serves the context it was made for only */
+    dp_sim *other = dp_sim_init(g, ds, &err);
+    CHECK(other);
+    dp_sim_result res;
+    CHECK_INT_EQ(dp_sim_run_ws(other, job[0].ws, pl[0], NULL, &res, &err), DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "another context");
+    CHECK_INT_EQ(dp_trace_write_ws(other, job[0].ws, thr_trace[0], &err), DP_STATUS_INVALID);
+    dp_sim_free(other);
+
+    for (int t = 0; t < 2; t++) {
+        dp_sim_workspace_free(job[t].ws);
+        free(pl[t]);
+    }
+    free(expect);
+    dp_sim_free(s);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(void) {
     TEST_RUN(test_chain_one_device);
     TEST_RUN(test_chain_split_direct_link);
@@ -357,6 +543,7 @@ int main(void) {
     TEST_RUN(test_impossible_device_set);
     TEST_RUN(test_determinism_and_protocol);
     TEST_RUN(test_variable_outputs_are_references);
+    TEST_RUN(test_threads_share_one_context);
     printf("test_sim: all passed\n");
     return 0;
 }

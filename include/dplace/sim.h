@@ -11,7 +11,23 @@
  *    bytes while the op runs, received copies from the start of the transfer
  *    until the last consumer there finished.
  * A context is built once per (graph, device set) and evaluates placements
- * without allocating. */
+ * without allocating.
+ *
+ * Threads. A context holds only what does not depend on the placement and is
+ * never written after dp_sim_init; a run's scratch (event heap, per-op and
+ * per-tensor progress, transfers, link statistics, trace) lives in a
+ * workspace (dp_sim_workspace). So:
+ *  - any number of threads may call dp_sim_run_ws on one context at once,
+ *    each with a workspace of its own, and dp_sim_op_seconds at any time;
+ *  - dp_trace_write_ws reads one workspace: not while that workspace runs;
+ *  - dp_sim_run and dp_trace_write use the context's own workspace: one
+ *    thread at a time calls them on a context (alongside dp_sim_run_ws on
+ *    other workspaces, which is safe);
+ *  - the graph and the device set must not change while the context lives,
+ *    and dp_sim_free runs after every other call on the context and after
+ *    its workspaces are freed (a workspace keeps a pointer to its context).
+ * A workspace is not thread-safe: one run at a time, and its results (link
+ * statistics, trace) are valid until its next run. */
 #ifndef DPLACE_SIM_H
 #define DPLACE_SIM_H
 
@@ -23,6 +39,7 @@ extern "C" {
 #endif
 
 typedef struct dp_sim dp_sim;
+typedef struct dp_sim_workspace dp_sim_workspace;
 
 typedef enum dp_sim_verdict {
     DP_SIM_VERDICT_VALID = 0,
@@ -67,7 +84,8 @@ typedef struct dp_sim_result {
     int32_t n_devices;
     dp_sim_device_stats device[DP_MAX_DEVICES];
     int32_t n_links;
-    const dp_sim_link_stats *link; /* [n_links], owned by the context; valid until the next run */
+    const dp_sim_link_stats *link; /* [n_links], owned by the run's workspace (the context's own
+                                      for dp_sim_run); valid until that workspace's next run */
     uint64_t transfer_bytes;  /* bytes sent between devices (per transfer, not per hop) */
     int32_t n_transfers;
     int32_t steps_measured;
@@ -79,20 +97,40 @@ typedef struct dp_sim_result {
 dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err);
 void dp_sim_free(dp_sim *sim);
 
-/* Simulates placement (one device index per op). Returns an error only for a
- * malformed placement (an index out of range); an invalid placement (against
- * a constraint, split colocation, out of memory) is simulated all the same
- * and reported in res->verdict and res->reason. opt may be NULL. */
+/* Simulates placement (one device index per op) with the context's own
+ * workspace. Returns an error only for a malformed placement (an index out
+ * of range) or bad options; an invalid placement (against a constraint,
+ * split colocation, out of memory) is simulated all the same and reported in
+ * res->verdict and res->reason. opt may be NULL. One thread at a time per
+ * context (see the top of this file). */
 dp_status dp_sim_run(dp_sim *sim, const int32_t *placement, const dp_sim_options *opt, dp_sim_result *res,
                      dp_error *err);
+
+/* Scratch for runs of sim on one thread; NULL with err on NOMEM. Allocates
+ * O(ops + tensors * devices + edges); the first run with record_trace adds
+ * the trace's arrays. sim must outlive it. */
+dp_sim_workspace *dp_sim_workspace_init(const dp_sim *sim, dp_error *err);
+void dp_sim_workspace_free(dp_sim_workspace *ws);
+
+/* As dp_sim_run, with the scratch (and the result's link stats and the trace) in ws:
+ * any number of threads may run one const context at once, each with its own ws.
+ * Same placement and options, same result, whichever workspace runs it.
+ * DP_STATUS_INVALID when ws was made for another context. */
+dp_status dp_sim_run_ws(const dp_sim *sim, dp_sim_workspace *ws, const int32_t *placement,
+                        const dp_sim_options *opt, dp_sim_result *res, dp_error *err);
 
 /* Seconds op takes on device d, as the simulator uses it (without noise). */
 double dp_sim_op_seconds(const dp_sim *sim, int32_t op, int32_t d);
 
-/* Writes the timeline of the last run made with record_trace as a Chrome
- * trace-event JSON file (Perfetto, chrome://tracing), atomically: a process
- * per device with a track per stream, and a process for the links with a
- * track per link direction. */
+/* Writes the timeline of ws's last run, which must have been made with
+ * record_trace, as a Chrome trace-event JSON file (Perfetto,
+ * chrome://tracing), atomically: a process per device with a track per
+ * stream, and a process for the links with a track per link direction.
+ * DP_STATUS_INVALID when that run recorded no trace or ws belongs to another
+ * context. */
+dp_status dp_trace_write_ws(const dp_sim *sim, const dp_sim_workspace *ws, const char *path, dp_error *err);
+
+/* The same for the context's own workspace: the last dp_sim_run. */
 dp_status dp_trace_write(const dp_sim *sim, const char *path, dp_error *err);
 
 #ifdef __cplusplus

@@ -29,12 +29,10 @@ dp_sim_options dp_sim_options_default(void) {
 
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
+    dp_sim_workspace_free(s->own);
     void *arrays[] = {s->cost, s->ops, s->tensors, s->in_tensor, s->cons, s->sources, s->constrained, s->allowed,
-                      s->coloc_ops, s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from,
-                      s->remote_refs, s->x, s->link_head, s->link_tail, s->link_busy, s->link_stats,
-                      s->tr_start, s->tr_end, s->tr_place, s->hop_x, s->hop_link, s->hop_start, s->hop_end};
+                      s->coloc_ops, s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
-    dp_heap_free(&s->heap);
     free(s);
 }
 
@@ -105,17 +103,13 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         s->dev_class[d] = c < d ? s->dev_class[c] : s->n_classes++;
     }
     /* at most one event per busy stream and per busy link is pending */
-    int64_t heap_cap = L + 1;
-    for (int32_t d = 0; d < D; d++) heap_cap += ds->devices[d].streams;
+    s->heap_cap = L + 1;
+    for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
     if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->tensors, T + 1) ||
         !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
         !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
-        !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L) ||
-        !ALLOC(s->remote_refs, T * D) || !ALLOC(s->x, E) || !ALLOC(s->link_head, L) || !ALLOC(s->link_tail, L) ||
-        !ALLOC(s->link_busy, L) || dp_heap_init(&s->heap, heap_cap, NULL))
+        !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L))
         goto oom;
-    s->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats));
-    if (!s->link_stats) goto oom;
 
     /* each class's op times come from its first device */
     for (int32_t c = 0; c < s->n_classes; c++) {
@@ -199,6 +193,8 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     }
     free(group_of);
     free(group_fill);
+    group_of = group_fill = NULL;
+    if (!(s->own = dp_sim_workspace_init(s, NULL))) goto oom;
     return s;
 oom:
     free(group_of);
@@ -212,89 +208,120 @@ double dp_sim_op_seconds(const dp_sim *s, int32_t op, int32_t d) {
     return s->cost[(size_t)op * s->n_classes + s->dev_class[d]];
 }
 
-/* ---- the event loop -------------------------------------------------------------------- */
+/* ---- workspaces ------------------------------------------------------------------------ */
 
-static inline void mem_alloc(dp_sim *s, int32_t d, uint64_t bytes) {
-    s->mem_cur[d] += (int64_t)bytes;
-    if (s->mem_cur[d] > s->mem_peak[d]) s->mem_peak[d] = s->mem_cur[d];
+void dp_sim_workspace_free(dp_sim_workspace *w) {
+    if (!w) return;
+    void *arrays[] = {w->ops,       w->tensors,  w->remote_refs, w->x,        w->link_head, w->link_tail,
+                      w->link_busy, w->link_stats, w->tr_start,  w->tr_end,   w->tr_place,  w->hop_x,
+                      w->hop_link,  w->hop_start, w->hop_end};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
+    dp_heap_free(&w->heap);
+    free(w);
 }
 
-static inline void mem_free(dp_sim *s, int32_t d, uint64_t bytes) {
-    s->mem_cur[d] -= (int64_t)bytes;
-    assert(s->mem_cur[d] >= 0);
+dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
+    int32_t n = s->n, D = s->D, L = s->L;
+    int64_t T = s->T, E = s->E;
+    dp_sim_workspace *w = calloc(1, sizeof *w);
+    if (!w || !ALLOC(w->ops, n + 1) || !ALLOC(w->tensors, T + 1) || !ALLOC(w->remote_refs, T * D) ||
+        !ALLOC(w->x, E) || !ALLOC(w->link_head, L) || !ALLOC(w->link_tail, L) || !ALLOC(w->link_busy, L) ||
+        !(w->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats))) ||
+        dp_heap_init(&w->heap, s->heap_cap, NULL)) {
+        dp_sim_workspace_free(w);
+        dp_error_set(err, DP_STATUS_NOMEM, "out of memory for a simulator workspace (graph \"%s\", %d ops)",
+                     s->g->name, n);
+        return NULL;
+    }
+    w->sim = s;
+    memcpy(w->ops, s->ops, ((size_t)n + 1) * sizeof(sim_op));
+    memcpy(w->tensors, s->tensors, ((size_t)T + 1) * sizeof(sim_tensor));
+    return w;
+}
+
+/* ---- the event loop -------------------------------------------------------------------- */
+
+static inline void mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
+    w->mem_cur[d] += (int64_t)bytes;
+    if (w->mem_cur[d] > w->mem_peak[d]) w->mem_peak[d] = w->mem_cur[d];
+}
+
+static inline void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
+    w->mem_cur[d] -= (int64_t)bytes;
+    assert(w->mem_cur[d] >= 0);
 }
 
 /* Schedules event id (an op's index, or -x - 1 for transfer x's hop) at t;
  * the heap has room for every event that can be pending. */
-static inline void sim_event_push(dp_sim *s, double t, int32_t id) {
-    assert(t >= 0 && s->heap.n < s->heap.cap);
-    int rc = dp_heap_push(&s->heap, t, id);
+static inline void sim_event_push(dp_sim_workspace *w, double t, int32_t id) {
+    assert(t >= 0 && w->heap.n < w->heap.cap);
+    int rc = dp_heap_push(&w->heap, t, id);
     assert(rc == 0);
     (void)rc;
 }
 
-static void op_start(dp_sim *s, int32_t op, int32_t d) {
-    sim_op *o = &s->ops[op];
-    uint64_t fs = s->free_streams[d];
+static void op_start(dp_sim_workspace *w, int32_t op, int32_t d) {
+    sim_op *o = &w->ops[op];
+    uint64_t fs = w->free_streams[d];
     assert(fs);
     o->stream = __builtin_ctzll(fs);
-    s->free_streams[d] = fs & (fs - 1);
-    mem_alloc(s, d, o->start_bytes);
-    if (s->tracing) s->tr_start[op] = s->now;
-    sim_event_push(s, s->now + o->dur, op);
+    w->free_streams[d] = fs & (fs - 1);
+    mem_alloc(w, d, o->start_bytes);
+    if (w->tracing) w->tr_start[op] = w->now;
+    sim_event_push(w, w->now + o->dur, op);
 }
 
 /* op's inputs are all on its device: run it now or queue it (FIFO). */
-static void op_ready(dp_sim *s, int32_t op, int32_t d) {
-    if (s->free_streams[d] && s->ready_head[d] < 0) {
-        op_start(s, op, d);
+static void op_ready(dp_sim_workspace *w, int32_t op, int32_t d) {
+    if (w->free_streams[d] && w->ready_head[d] < 0) {
+        op_start(w, op, d);
         return;
     }
-    s->ops[op].next = -1;
-    if (s->ready_head[d] < 0) s->ready_head[d] = op;
-    else s->ops[s->ready_tail[d]].next = op;
-    s->ready_tail[d] = op;
+    w->ops[op].next = -1;
+    if (w->ready_head[d] < 0) w->ready_head[d] = op;
+    else w->ops[w->ready_tail[d]].next = op;
+    w->ready_tail[d] = op;
 }
 
-static void hop_start(dp_sim *s, int32_t x, int32_t l) {
-    uint64_t bytes = s->tensors[s->x[x].tensor].bytes;
-    s->link_busy[l] = 1;
+static void hop_start(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l) {
+    uint64_t bytes = w->tensors[w->x[x].tensor].bytes;
+    w->link_busy[l] = 1;
     /* the copy on the receiving end of this hop exists from now on */
-    mem_alloc(s, s->link_to[l], bytes);
+    mem_alloc(w, s->link_to[l], bytes);
     double dt = s->link_lat[l] + (double)bytes * s->link_inv_bw[l];
-    dp_sim_link_stats *ls = &s->link_stats[l];
+    dp_sim_link_stats *ls = &w->link_stats[l];
     ls->busy_s += dt;
     ls->bytes += bytes;
     ls->n_transfers++;
-    if (s->tracing) {
-        int32_t h = s->n_hops++;
-        s->hop_x[h] = x;
-        s->hop_link[h] = l;
-        s->hop_start[h] = s->now;
-        s->hop_end[h] = s->now + dt;
+    if (w->tracing) {
+        int32_t h = w->n_hops++;
+        w->hop_x[h] = x;
+        w->hop_link[h] = l;
+        w->hop_start[h] = w->now;
+        w->hop_end[h] = w->now + dt;
     }
-    sim_event_push(s, s->now + dt, -x - 1);
+    sim_event_push(w, w->now + dt, -x - 1);
 }
 
-static void hop_enqueue(dp_sim *s, int32_t x) {
-    sim_xfer *xf = &s->x[x];
+static void hop_enqueue(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
+    sim_xfer *xf = &w->x[x];
     int32_t l = xf->link[xf->hop];
-    if (!s->link_busy[l]) {
-        hop_start(s, x, l);
+    if (!w->link_busy[l]) {
+        hop_start(s, w, x, l);
         return;
     }
     xf->next = -1;
-    if (s->link_head[l] < 0) s->link_head[l] = x;
-    else s->x[s->link_tail[l]].next = x;
-    s->link_tail[l] = x;
+    if (w->link_head[l] < 0) w->link_head[l] = x;
+    else w->x[w->link_tail[l]].next = x;
+    w->link_tail[l] = x;
 }
 
 /* Tensor t was produced on device d: count its users, send it once to each
  * other device that uses it, and wake the local consumers. */
-static void tensor_produced(dp_sim *s, int32_t t, int32_t d) {
-    sim_op *ops = s->ops;
+static void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int32_t d) {
+    sim_op *ops = w->ops;
     const int32_t *cons = s->cons;
-    sim_tensor *ts = &s->tensors[t];
+    sim_tensor *ts = &w->tensors[t];
     int32_t e0 = ts->cons_at, e1 = ts[1].cons_at;
     int32_t nlocal = 0, ndev = 0;
     ts->dev = d;
@@ -302,19 +329,19 @@ static void tensor_produced(dp_sim *s, int32_t t, int32_t d) {
         sim_op *c = &ops[cons[e]];
         if (c->place == d) {
             nlocal++;
-            if (--c->pending == 0) op_ready(s, cons[e], d);
-        } else if (s->cnt[c->place]++ == 0) {
-            s->touched[ndev++] = c->place;
+            if (--c->pending == 0) op_ready(w, cons[e], d);
+        } else if (w->cnt[c->place]++ == 0) {
+            w->touched[ndev++] = c->place;
         }
     }
     ts->refs = nlocal + ndev;
-    if (nlocal + ndev == 0) mem_free(s, d, ts->local_bytes);
+    if (nlocal + ndev == 0) mem_free(w, d, ts->local_bytes);
     for (int32_t k = 0; k < ndev; k++) {
-        int32_t dst = s->touched[k];
-        s->remote_refs[(int64_t)t * s->D + dst] = s->cnt[dst];
-        s->cnt[dst] = 0;
-        int32_t x = s->n_x++;
-        sim_xfer *xf = &s->x[x];
+        int32_t dst = w->touched[k];
+        w->remote_refs[(int64_t)t * s->D + dst] = w->cnt[dst];
+        w->cnt[dst] = 0;
+        int32_t x = w->n_x++;
+        sim_xfer *xf = &w->x[x];
         const int32_t *route = &s->ds->route[((size_t)d * s->D + dst) * 2];
         xf->tensor = t;
         xf->dst = (int16_t)dst;
@@ -322,119 +349,120 @@ static void tensor_produced(dp_sim *s, int32_t t, int32_t d) {
         xf->len = s->ds->route_len[d * s->D + dst];
         xf->link[0] = route[0];
         xf->link[1] = route[1];
-        s->transfer_bytes += ts->bytes;
-        hop_enqueue(s, x);
+        w->transfer_bytes += ts->bytes;
+        hop_enqueue(s, w, x);
     }
 }
 
-static void op_finish(dp_sim *s, int32_t op) {
-    sim_op *o = &s->ops[op];
+static void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t op) {
+    sim_op *o = &w->ops[op];
     int32_t d = o->place;
-    s->busy[d] += o->dur;
-    if (s->tracing) s->tr_end[op] = s->now;
-    mem_free(s, d, o->temp_bytes);
-    s->free_streams[d] |= 1ULL << o->stream;
+    w->busy[d] += o->dur;
+    if (w->tracing) w->tr_end[op] = w->now;
+    mem_free(w, d, o->temp_bytes);
+    w->free_streams[d] |= 1ULL << o->stream;
     for (int32_t e = o->in_at; e < o[1].in_at; e++) {
         int32_t t = s->in_tensor[e];
-        sim_tensor *ts = &s->tensors[t];
+        sim_tensor *ts = &w->tensors[t];
         if (ts->dev == d) {
-            if (--ts->refs == 0) mem_free(s, d, ts->local_bytes);
-        } else if (--s->remote_refs[(int64_t)t * s->D + d] == 0) {
-            mem_free(s, d, ts->bytes);
+            if (--ts->refs == 0) mem_free(w, d, ts->local_bytes);
+        } else if (--w->remote_refs[(int64_t)t * s->D + d] == 0) {
+            mem_free(w, d, ts->bytes);
         }
     }
-    for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, t, d);
-    int32_t next = s->ready_head[d];
-    if (next >= 0 && s->free_streams[d]) {
-        s->ready_head[d] = s->ops[next].next;
-        op_start(s, next, d);
+    for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d);
+    int32_t next = w->ready_head[d];
+    if (next >= 0 && w->free_streams[d]) {
+        w->ready_head[d] = w->ops[next].next;
+        op_start(w, next, d);
     }
 }
 
-static void hop_finish(dp_sim *s, int32_t x) {
-    sim_xfer *xf = &s->x[x];
+static void hop_finish(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
+    sim_xfer *xf = &w->x[x];
     int32_t l = xf->link[xf->hop];
-    sim_tensor *ts = &s->tensors[xf->tensor];
+    sim_tensor *ts = &w->tensors[xf->tensor];
     int32_t from = s->link_from[l];
-    s->link_busy[l] = 0;
+    w->link_busy[l] = 0;
     if (xf->hop == 0) { /* the data has left the producer's device */
-        if (--ts->refs == 0) mem_free(s, from, ts->local_bytes);
+        if (--ts->refs == 0) mem_free(w, from, ts->local_bytes);
     } else { /* an intermediate copy (on the host) is no longer needed */
-        mem_free(s, from, ts->bytes);
+        mem_free(w, from, ts->bytes);
     }
     if (++xf->hop < xf->len) {
-        hop_enqueue(s, x);
+        hop_enqueue(s, w, x);
     } else {
         int32_t dst = xf->dst;
         for (int32_t e = ts->cons_at; e < ts[1].cons_at; e++) {
-            sim_op *c = &s->ops[s->cons[e]];
-            if (c->place == dst && --c->pending == 0) op_ready(s, s->cons[e], dst);
+            sim_op *c = &w->ops[s->cons[e]];
+            if (c->place == dst && --c->pending == 0) op_ready(w, s->cons[e], dst);
         }
     }
-    int32_t next = s->link_head[l];
-    if (next >= 0 && !s->link_busy[l]) {
-        s->link_head[l] = s->x[next].next;
-        hop_start(s, next, l);
+    int32_t next = w->link_head[l];
+    if (next >= 0 && !w->link_busy[l]) {
+        w->link_head[l] = w->x[next].next;
+        hop_start(s, w, next, l);
     }
 }
 
 /* One step with ops[].dur and ops[].place set by the caller. Returns the
  * makespan. */
-static double simulate_step(dp_sim *s) {
+static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
     int32_t n = s->n, D = s->D;
-    s->now = 0;
-    dp_heap_clear(&s->heap);
-    s->n_x = 0;
-    s->n_hops = 0;
-    s->transfer_bytes = 0;
+    w->now = 0;
+    dp_heap_clear(&w->heap);
+    w->n_x = 0;
+    w->n_hops = 0;
+    w->transfer_bytes = 0;
     for (int32_t d = 0; d < D; d++) {
-        s->ready_head[d] = -1;
+        w->ready_head[d] = -1;
         int32_t st = s->ds->devices[d].streams;
-        s->free_streams[d] = st >= 64 ? ~0ULL : ((1ULL << st) - 1);
-        s->mem_cur[d] = (int64_t)s->param_bytes[d];
-        s->mem_peak[d] = s->mem_cur[d];
-        s->busy[d] = 0;
-        s->cnt[d] = 0;
+        w->free_streams[d] = st >= 64 ? ~0ULL : ((1ULL << st) - 1);
+        w->mem_cur[d] = (int64_t)w->param_bytes[d];
+        w->mem_peak[d] = w->mem_cur[d];
+        w->busy[d] = 0;
+        w->cnt[d] = 0;
     }
     for (int32_t l = 0; l < s->L; l++) {
-        s->link_head[l] = -1;
-        s->link_busy[l] = 0;
-        memset(&s->link_stats[l], 0, sizeof s->link_stats[l]);
+        w->link_head[l] = -1;
+        w->link_busy[l] = 0;
+        memset(&w->link_stats[l], 0, sizeof w->link_stats[l]);
     }
-    sim_op *ops = s->ops;
+    sim_op *ops = w->ops;
     for (int32_t i = 0; i < n; i++) ops[i].pending = ops[i + 1].in_at - ops[i].in_at;
-    for (int32_t k = 0; k < s->n_sources; k++) op_ready(s, s->sources[k], ops[s->sources[k]].place);
+    for (int32_t k = 0; k < s->n_sources; k++) op_ready(w, s->sources[k], ops[s->sources[k]].place);
     int32_t done = 0;
-    while (s->heap.n) {
-        dp_heap_entry ev = dp_heap_pop(&s->heap);
+    while (w->heap.n) {
+        dp_heap_entry ev = dp_heap_pop(&w->heap);
         int32_t id = dp_heap_entry_payload(ev);
-        s->now = dp_heap_entry_key(ev);
+        w->now = dp_heap_entry_key(ev);
         if (id >= 0) {
-            op_finish(s, id);
+            op_finish(s, w, id);
             done++;
         } else {
-            hop_finish(s, -id - 1);
+            hop_finish(s, w, -id - 1);
         }
     }
     assert(done == n);
-    return s->now;
+    return w->now;
 }
 
 /* Fills verdict and reason from constraints, colocation and memory peaks. */
-static void judge(dp_sim *s, dp_sim_result *res) {
+static void judge(const dp_sim *s, const dp_sim_workspace *w, dp_sim_result *res) {
     const dp_graph *g = s->g;
     const dp_devices *ds = s->ds;
+    const int32_t *place = w->place;
     int32_t bad = 0, first = -1;
     for (int32_t k = 0; k < s->n_constrained; k++) {
         int32_t i = s->constrained[k];
-        if (!(s->allowed[k] >> s->place[i] & 1) && bad++ == 0) first = i;
+        if (!(s->allowed[k] >> place[i] & 1) && bad++ == 0) first = i;
     }
     if (bad) {
         char buf[32];
         dp_devcon_format(g->ops[first].device, buf, sizeof buf);
         res->verdict = DP_SIM_VERDICT_CONSTRAINT;
         snprintf(res->reason, sizeof res->reason, "op %d \"%.200s\" (%s) must run on %s but is placed on %s%s", first,
-                 g->ops[first].name, dp_graph_str(g, g->ops[first].type), buf, ds->devices[s->place[first]].name,
+                 g->ops[first].name, dp_graph_str(g, g->ops[first].type), buf, ds->devices[place[first]].name,
                  bad > 1 ? " (and more ops break their constraints)" : "");
         return;
     }
@@ -442,20 +470,20 @@ static void judge(dp_sim *s, dp_sim_result *res) {
     for (int32_t k = 0, first_k = 0; k < s->n_coloc_ops; k++) {
         if (k == 0 || s->coloc_ops_group[k] != s->coloc_ops_group[k - 1]) first_k = k;
         int32_t i = s->coloc_ops[k], j = s->coloc_ops[first_k];
-        if (s->place[i] == s->place[j]) continue;
+        if (place[i] == place[j]) continue;
         res->verdict = DP_SIM_VERDICT_COLOCATION;
         snprintf(res->reason, sizeof res->reason,
                  "colocation group \"%.100s\" is split: op %d \"%.100s\" on %s, op %d \"%.100s\" on %s",
-                 dp_graph_str(g, g->ops[i].colocate), j, g->ops[j].name, ds->devices[s->place[j]].name, i,
-                 g->ops[i].name, ds->devices[s->place[i]].name);
+                 dp_graph_str(g, g->ops[i].colocate), j, g->ops[j].name, ds->devices[place[j]].name, i,
+                 g->ops[i].name, ds->devices[place[i]].name);
         return;
     }
     for (int32_t d = 0; d < s->D; d++) {
-        if ((uint64_t)s->mem_peak[d] > ds->devices[d].memory_bytes) {
+        if ((uint64_t)w->mem_peak[d] > ds->devices[d].memory_bytes) {
             res->verdict = DP_SIM_VERDICT_OOM;
             snprintf(res->reason, sizeof res->reason,
                      "out of memory on %s: peak %.3f GiB (%lld bytes) > capacity %.3f GiB (%llu bytes)",
-                     ds->devices[d].name, (double)s->mem_peak[d] / 1073741824.0, (long long)s->mem_peak[d],
+                     ds->devices[d].name, (double)w->mem_peak[d] / 1073741824.0, (long long)w->mem_peak[d],
                      (double)ds->devices[d].memory_bytes / 1073741824.0,
                      (unsigned long long)ds->devices[d].memory_bytes);
             return;
@@ -464,10 +492,10 @@ static void judge(dp_sim *s, dp_sim_result *res) {
 }
 
 /* Sets ops[].place and ops[].dur (with noise for `step` when sigma > 0). */
-static void fill_durations(dp_sim *s, double sigma, uint64_t seed, int32_t step) {
+static void fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step) {
     int32_t C = s->n_classes;
-    const int32_t *place = s->place;
-    sim_op *ops = s->ops;
+    const int32_t *place = w->place;
+    sim_op *ops = w->ops;
     for (int32_t i = 0; i < s->n; i++) {
         ops[i].place = place[i];
         ops[i].dur = s->cost[(size_t)i * C + s->dev_class[place[i]]];
@@ -484,23 +512,26 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static dp_status alloc_trace(dp_sim *s, dp_error *err) {
-    if (s->tr_start) return DP_STATUS_OK;
+static dp_status alloc_trace(const dp_sim *s, dp_sim_workspace *w, dp_error *err) {
+    if (w->tr_start) return DP_STATUS_OK;
     size_t n = (size_t)s->n + 1, h = 2 * (size_t)s->E + 2;
-    s->tr_start = malloc(n * sizeof(double));
-    s->tr_end = malloc(n * sizeof(double));
-    s->tr_place = malloc(n * sizeof(int32_t));
-    s->hop_x = malloc(h * sizeof(int32_t));
-    s->hop_link = malloc(h * sizeof(int32_t));
-    s->hop_start = malloc(h * sizeof(double));
-    s->hop_end = malloc(h * sizeof(double));
-    if (!s->tr_start || !s->tr_end || !s->tr_place || !s->hop_x || !s->hop_link || !s->hop_start || !s->hop_end)
+    w->tr_start = malloc(n * sizeof(double));
+    w->tr_end = malloc(n * sizeof(double));
+    w->tr_place = malloc(n * sizeof(int32_t));
+    w->hop_x = malloc(h * sizeof(int32_t));
+    w->hop_link = malloc(h * sizeof(int32_t));
+    w->hop_start = malloc(h * sizeof(double));
+    w->hop_end = malloc(h * sizeof(double));
+    if (!w->tr_start || !w->tr_end || !w->tr_place || !w->hop_x || !w->hop_link || !w->hop_start || !w->hop_end)
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the trace");
     return DP_STATUS_OK;
 }
 
-dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *opt, dp_sim_result *res,
-                     dp_error *err) {
+dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *placement, const dp_sim_options *opt,
+                        dp_sim_result *res, dp_error *err) {
+    if (w->sim != s)
+        return dp_error_set(err, DP_STATUS_INVALID, "simulator workspace made for another context (graph \"%s\")",
+                            w->sim->g->name);
     dp_sim_options o = opt ? *opt : dp_sim_options_default();
     if (o.steps < 1) o.steps = 1;
     if (o.warmup < 0 || o.warmup >= o.steps)
@@ -511,7 +542,7 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
     if (o.steps > 1024) return dp_error_set(err, DP_STATUS_INVALID, "at most 1024 steps, got %d", o.steps);
     /* one pass: check indices, count ops and parameters per device */
     int32_t n_ops[DP_MAX_DEVICES] = {0};
-    memset(s->param_bytes, 0, sizeof s->param_bytes);
+    memset(w->param_bytes, 0, sizeof w->param_bytes);
     const dp_graph *g = s->g;
     for (int32_t i = 0; i < s->n; i++) {
         int32_t d = placement[i];
@@ -520,15 +551,15 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
                                 "placement of op %d \"%s\" is device %d, but the device set has %d devices (0..%d)", i,
                                 g->ops[i].name, d, s->D, s->D - 1);
         n_ops[d]++;
-        s->param_bytes[d] += g->ops[i].param_bytes;
+        w->param_bytes[d] += g->ops[i].param_bytes;
     }
-    s->have_trace = 0;
+    w->have_trace = 0;
     if (o.record_trace) {
-        dp_status st = alloc_trace(s, err);
+        dp_status st = alloc_trace(s, w, err);
         if (st) return st;
     }
-    s->place = placement;
-    s->tracing = 0;
+    w->place = placement;
+    w->tracing = 0;
 
     int32_t steps = o.noise_sigma > 0 ? o.steps : 1;
     int32_t measured = o.steps - o.warmup;
@@ -537,8 +568,8 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
         /* the papers' protocol: run steps, drop warm-up, take the median */
         double times[1024], sorted[1024];
         for (int32_t k = 0; k < steps; k++) {
-            fill_durations(s, o.noise_sigma, o.seed, k);
-            times[k] = simulate_step(s);
+            fill_durations(s, w, o.noise_sigma, o.seed, k);
+            times[k] = simulate_step(s, w);
         }
         memcpy(sorted, times + o.warmup, (size_t)measured * sizeof(double));
         qsort(sorted, (size_t)measured, sizeof(double), cmp_double);
@@ -547,31 +578,36 @@ dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *
             ;
     }
     /* the reported step (the only one, or the median one) is run last */
-    s->tracing = o.record_trace;
-    fill_durations(s, o.noise_sigma, o.seed, pick);
-    double makespan = simulate_step(s);
-    s->have_trace = o.record_trace;
-    s->tracing = 0;
-    if (o.record_trace) memcpy(s->tr_place, placement, (size_t)s->n * sizeof(int32_t));
+    w->tracing = o.record_trace;
+    fill_durations(s, w, o.noise_sigma, o.seed, pick);
+    double makespan = simulate_step(s, w);
+    w->have_trace = o.record_trace;
+    w->tracing = 0;
+    if (o.record_trace) memcpy(w->tr_place, placement, (size_t)s->n * sizeof(int32_t));
 
     memset(res, 0, sizeof *res);
     res->step_time_s = makespan;
     res->n_devices = s->D;
     for (int32_t d = 0; d < s->D; d++) {
         dp_sim_device_stats *st = &res->device[d];
-        st->busy_s = s->busy[d];
-        st->peak_bytes = (uint64_t)s->mem_peak[d];
+        st->busy_s = w->busy[d];
+        st->peak_bytes = (uint64_t)w->mem_peak[d];
         st->memory_bytes = s->ds->devices[d].memory_bytes;
-        st->param_bytes = s->param_bytes[d];
+        st->param_bytes = w->param_bytes[d];
         st->n_ops = n_ops[d];
     }
     res->n_links = s->L;
-    res->link = s->link_stats;
-    res->transfer_bytes = s->transfer_bytes;
-    res->n_transfers = s->n_x;
+    res->link = w->link_stats;
+    res->transfer_bytes = w->transfer_bytes;
+    res->n_transfers = w->n_x;
     res->steps_measured = measured;
     res->verdict = DP_SIM_VERDICT_VALID;
-    judge(s, res);
+    judge(s, w, res);
     res->valid = res->verdict == DP_SIM_VERDICT_VALID;
     return DP_STATUS_OK;
+}
+
+dp_status dp_sim_run(dp_sim *s, const int32_t *placement, const dp_sim_options *opt, dp_sim_result *res,
+                     dp_error *err) {
+    return dp_sim_run_ws(s, s->own, placement, opt, res, err);
 }

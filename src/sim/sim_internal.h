@@ -38,18 +38,22 @@ typedef struct sim_xfer {
     int8_t hop, len;  /* current hop, number of hops            */
 } sim_xfer;
 
+/* The context: everything that does not depend on the placement, built by
+ * dp_sim_init and only read afterwards (so any number of threads may share
+ * it, each with a workspace of its own). */
 struct dp_sim {
     const dp_graph *g;
     const dp_devices *ds;
     int32_t n, D, L;
     int64_t T, E;
 
-    /* placement-independent, built by dp_sim_init */
     int32_t n_classes;        /* devices with identical cost parameters share a class */
     int32_t dev_class[DP_MAX_DEVICES];
     double *cost;             /* [n * n_classes] seconds                   */
-    sim_op *ops;              /* [n+1] (the extra entry closes the ranges) */
-    sim_tensor *tensors;      /* [T+1]                                     */
+    sim_op *ops;              /* [n+1] (the extra entry closes the ranges):
+                                 the placement-independent fields, copied
+                                 into every workspace                      */
+    sim_tensor *tensors;      /* [T+1] likewise                            */
     int32_t *in_tensor;       /* [E] tensor read by each input edge        */
     int32_t *cons;            /* [E] consuming op                          */
     int32_t n_sources;
@@ -63,8 +67,17 @@ struct dp_sim {
     double *link_inv_bw, *link_lat; /* [L]                                 */
     int32_t *link_to, *link_from;   /* [L]                                 */
     int32_t n_coloc;          /* colocation groups                         */
+    int64_t heap_cap;         /* events that can be pending at once        */
 
-    /* per-run scratch */
+    dp_sim_workspace *own;    /* the context's workspace: dp_sim_run, dp_trace_write */
+};
+
+/* Per-run scratch: one run at a time per workspace. */
+struct dp_sim_workspace {
+    const dp_sim *sim;        /* the context it serves                     */
+    sim_op *ops;              /* [n+1] the context's, with this run's
+                                 placement, times and progress             */
+    sim_tensor *tensors;      /* [T+1] likewise                            */
     const int32_t *place;     /* the caller's placement (also in ops[].place) */
     int32_t ready_head[DP_MAX_DEVICES], ready_tail[DP_MAX_DEVICES];
     uint64_t free_streams[DP_MAX_DEVICES]; /* bit s set: stream s idle     */

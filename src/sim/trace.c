@@ -1,4 +1,4 @@
-/* Chrome trace-event export of the last traced simulation. */
+/* Chrome trace-event export of a workspace's last traced simulation. */
 #include <stdio.h>
 #include <string.h>
 
@@ -24,8 +24,10 @@ static void put_meta(FILE *f, const char *what, int pid, int tid, const char *na
     *first = 0;
 }
 
-dp_status dp_trace_write(const dp_sim *s, const char *path, dp_error *err) {
-    if (!s->have_trace)
+dp_status dp_trace_write_ws(const dp_sim *s, const dp_sim_workspace *w, const char *path, dp_error *err) {
+    if (w->sim != s)
+        return dp_error_set(err, DP_STATUS_INVALID, "%s: the simulator workspace was made for another context", path);
+    if (!w->have_trace)
         return dp_error_set(err, DP_STATUS_INVALID, "%s: no trace: the last simulation did not record one", path);
     const dp_graph *g = s->g;
     const dp_devices *ds = s->ds;
@@ -62,8 +64,8 @@ dp_status dp_trace_write(const dp_sim *s, const char *path, dp_error *err) {
     }
     for (int32_t i = 0; i < s->n; i++) {
         const dp_op *o = &g->ops[i];
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", s->tr_place[i],
-                s->ops[i].stream, s->tr_start[i] * 1e6, (s->tr_end[i] - s->tr_start[i]) * 1e6);
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", w->tr_place[i],
+                w->ops[i].stream, w->tr_start[i] * 1e6, (w->tr_end[i] - w->tr_start[i]) * 1e6);
         put_json_string(f, o->name);
         fputs(",\"cat\":", f);
         put_json_string(f, dp_graph_str(g, o->type));
@@ -74,19 +76,23 @@ dp_status dp_trace_write(const dp_sim *s, const char *path, dp_error *err) {
         }
         fputs("}}", f);
     }
-    for (int32_t h = 0; h < s->n_hops; h++) {
-        int32_t x = s->hop_x[h], l = s->hop_link[h];
-        int32_t t = s->x[x].tensor;
+    for (int32_t h = 0; h < w->n_hops; h++) {
+        int32_t x = w->hop_x[h], l = w->hop_link[h];
+        int32_t t = w->x[x].tensor;
         int32_t op = s->tensors[t].op;
         snprintf(buf, sizeof buf, "%.200s:%lld", g->ops[op].name, (long long)(t - g->tensor_at[op]));
         fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", link_pid, l,
-                s->hop_start[h] * 1e6, (s->hop_end[h] - s->hop_start[h]) * 1e6);
+                w->hop_start[h] * 1e6, (w->hop_end[h] - w->hop_start[h]) * 1e6);
         put_json_string(f, buf);
         fprintf(f, ",\"cat\":\"transfer\",\"args\":{\"bytes\":%llu,\"to\":",
                 (unsigned long long)s->tensors[t].bytes);
-        put_json_string(f, ds->devices[s->x[x].dst].name);
+        put_json_string(f, ds->devices[w->x[x].dst].name);
         fputs("}}", f);
     }
     fputs("\n]}\n", f);
     return dp_atomic_commit(&af, err);
+}
+
+dp_status dp_trace_write(const dp_sim *s, const char *path, dp_error *err) {
+    return dp_trace_write_ws(s, s->own, path, err);
 }
