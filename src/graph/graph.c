@@ -299,11 +299,10 @@ static dp_status report_cycle(const dp_graph *g, const char *what, const int32_t
     return dp_error_set(err, DP_STATUS_INVALID, "%s: the graph has a cycle: %s", what, buf);
 }
 
-dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
-    if (!what) what = g->name;
-    if (g->finalized) return DP_STATUS_OK;
+/* Phase 1 of finalize: every op's numbers are finite and in range, every
+ * input names an existing output, and the graph's total bytes fit 64 bits. */
+static dp_status check_ops(const dp_graph *g, const char *what, dp_error *err) {
     int32_t n = g->n_ops;
-    if (n == 0) return dp_error_set(err, DP_STATUS_INVALID, "%s: the graph has no ops", what);
     double total = 0;
     for (int32_t i = 0; i < n; i++) {
         const dp_op *o = &g->ops[i];
@@ -331,9 +330,13 @@ dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
     }
     if (total >= 9.2e18)
         return dp_error_set(err, DP_STATUS_INVALID, "%s: the graph's total bytes (%.3g) overflow 64 bits", what, total);
+    return DP_STATUS_OK;
+}
 
-    /* colocation groups must not carry conflicting constraints */
-    int32_t ns = (int32_t)g->strings->n;
+/* Phase 2: colocation groups must not carry conflicting constraints. Counts
+ * the groups into g->n_colocate. */
+static dp_status check_colocation(dp_graph *g, const char *what, dp_error *err) {
+    int32_t n = g->n_ops, ns = (int32_t)g->strings->n;
     dp_devcon *gcon = malloc(((size_t)ns + 1) * sizeof(dp_devcon));
     int32_t *gfirst = malloc(((size_t)ns + 1) * sizeof(int32_t));
     if (!gcon || !gfirst) {
@@ -369,17 +372,22 @@ dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
     }
     free(gcon);
     free(gfirst);
-    if (st) return st;
+    return st;
+}
 
-    /* tensor ids and consumer CSR */
+/* Phase 3: tensor ids (tensor_at) and the consumer lists (CSR). */
+static dp_status build_consumers(dp_graph *g, dp_error *err) {
+    int32_t n = g->n_ops;
+    free(g->tensor_at); /* left by an earlier finalize that failed */
+    free(g->consumers_at);
+    free(g->consumers);
     g->n_tensors = g->n_outputs;
     g->tensor_at = malloc(((size_t)n + 1) * sizeof(int64_t));
     g->consumers_at = calloc((size_t)g->n_tensors + 1, sizeof(int64_t));
     g->consumers = malloc(((size_t)g->n_inputs + 1) * sizeof(int32_t));
-    g->topo = malloc((size_t)n * sizeof(int32_t));
-    int32_t *indeg = calloc((size_t)n, sizeof(int32_t));
-    if (!g->tensor_at || !g->consumers_at || !g->consumers || !g->topo || !indeg) {
-        free(indeg);
+    int64_t *fill = malloc(((size_t)g->n_tensors + 1) * sizeof(int64_t));
+    if (!g->tensor_at || !g->consumers_at || !g->consumers || !fill) {
+        free(fill);
         return oom(err);
     }
     for (int32_t i = 0; i <= n; i++) g->tensor_at[i] = i < n ? g->ops[i].outputs_at : g->n_outputs;
@@ -388,26 +396,34 @@ dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
         g->consumers_at[g->tensor_at[in.op] + in.slot + 1]++;
     }
     for (int64_t t = 0; t < g->n_tensors; t++) g->consumers_at[t + 1] += g->consumers_at[t];
-    int64_t *fill = malloc(((size_t)g->n_tensors + 1) * sizeof(int64_t));
-    if (!fill) {
-        free(indeg);
-        return oom(err);
-    }
     memcpy(fill, g->consumers_at, ((size_t)g->n_tensors + 1) * sizeof(int64_t));
     for (int32_t i = 0; i < n; i++) {
         const dp_op *o = &g->ops[i];
-        indeg[i] = o->n_inputs;
         for (int32_t k = 0; k < o->n_inputs; k++) {
             dp_input in = g->inputs[o->inputs_at + k];
             g->consumers[fill[g->tensor_at[in.op] + in.slot]++] = i;
         }
     }
     free(fill);
+    return DP_STATUS_OK;
+}
 
-    /* Kahn's algorithm, FIFO from the lowest index: deterministic order */
+/* Phase 4: the topological order (Kahn's algorithm, FIFO from the lowest
+ * index, so deterministic); a cycle is reported with the ops on it. */
+static dp_status sort_topologically(dp_graph *g, const char *what, dp_error *err) {
+    int32_t n = g->n_ops;
+    free(g->topo);
+    g->topo = malloc((size_t)n * sizeof(int32_t));
+    int32_t *indeg = malloc((size_t)n * sizeof(int32_t));
+    if (!g->topo || !indeg) {
+        free(indeg);
+        return oom(err);
+    }
     int32_t head = 0, tail = 0;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
+        indeg[i] = g->ops[i].n_inputs;
         if (indeg[i] == 0) g->topo[tail++] = i;
+    }
     while (head < tail) {
         int32_t u = g->topo[head++];
         const dp_op *o = &g->ops[u];
@@ -417,12 +433,19 @@ dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
                 if (--indeg[g->consumers[e]] == 0) g->topo[tail++] = g->consumers[e];
         }
     }
-    if (tail < n) {
-        st = report_cycle(g, what, indeg, err);
-        free(indeg);
-        return st;
-    }
+    dp_status st = tail < n ? report_cycle(g, what, indeg, err) : DP_STATUS_OK;
     free(indeg);
+    return st;
+}
+
+dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
+    if (!what) what = g->name;
+    if (g->finalized) return DP_STATUS_OK;
+    if (g->n_ops == 0) return dp_error_set(err, DP_STATUS_INVALID, "%s: the graph has no ops", what);
+    dp_status st;
+    if ((st = check_ops(g, what, err)) || (st = check_colocation(g, what, err)) || (st = build_consumers(g, err)) ||
+        (st = sort_topologically(g, what, err)))
+        return st;
     g->finalized = 1;
     return DP_STATUS_OK;
 }
