@@ -6,6 +6,10 @@ target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/agent/measure.c
   ${PROJECT_SOURCE_DIR}/src/agent/plot.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent_config.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent_features.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent_eval.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent_ckpt.c
 )
 target_link_libraries(dplace PUBLIC Threads::Threads)
 target_sources(dplace_cli PRIVATE

@@ -47,5 +47,6 @@ int cmd_zoo(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_group(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_optimize(int argc, char **argv);
 
 #endif

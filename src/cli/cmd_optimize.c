@@ -1,3 +1,655 @@
-/* placeholder: dplace optimize (issue 9) */
-int cmd_optimize(int argc, char **argv);
-int cmd_optimize(int argc, char **argv) { (void)argc; (void)argv; return 1; }
+/* dplace optimize: trains a learned placer (an agent preset with optional
+ * component overrides) on one graph and device set, and writes the best
+ * placement found, a per-sample log, the training curve, checkpoints and
+ * a summary beside the baselines. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "common/util.h"
+#include "dplace/agent.h"
+#include "dplace/nn.h"
+#include "dplace/place.h"
+#include "dplace/placement.h"
+#include "dplace/plot.h"
+#include "dplace/sim.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: dplace optimize (--graph FILE | --model NAME [--batch N]) --devices SPEC [--agent PRESET]\n"
+            "                       [--grouper G] [--placer P] [--algo A] [--groups N] [--set KEY=VALUE]...\n"
+            "                       [--updates N | --samples N | --time DURATION] [--seed N] [--threads N]\n"
+            "                       [-o FILE] [--log FILE.csv] [--plot FILE.svg] [--trace FILE] [--json]\n"
+            "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE]\n"
+            "                       [--noise SIGMA] [--steps N] [--warmup N] [--no-cache]\n"
+            "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
+            "\n"
+            "Learns a placement with reinforcement learning: the agent samples placements,\n"
+            "each is evaluated (simulated, or measured by --measure), and the step times\n"
+            "train it. Prints progress on stderr and, at the end, the best placement's step\n"
+            "time beside single GPU, the expert and the best baseline placer.\n"
+            "\n"
+            "agents (docs/agents.md lists every hyperparameter and its source):\n"
+            "  hp        Hierarchical Planner (seed 001): learned feed-forward grouper (256 groups),\n"
+            "            seq2seq placer with attention after the decoder, REINFORCE (default)\n"
+            "  colocrl   ColocRL (seed 004): colocation + per-cell/branch groups, seq2seq placer,\n"
+            "            REINFORCE with a simple moving-average baseline and a failing signal\n"
+            "components (override the preset's):\n"
+            "  --grouper G    learned, colocation, metis, scotch, fluid, random, scope, none\n"
+            "  --placer P     seq2seq-after, seq2seq-before\n"
+            "  --algo A       reinforce\n"
+            "  --groups N     groups of the learned and partitioning groupers\n"
+            "  --set KEY=V    any setting (lr, samples, hidden, tanh-c, temperature, noise-amp,\n"
+            "                 noise-updates, valid-only-after, baseline-decay, baseline-window,\n"
+            "                 fail-reward, ...; --set help lists them with the preset's values)\n"
+            "budget (default --updates 1000, the papers'):\n"
+            "  --updates N    policy updates      --samples N   placements evaluated\n"
+            "  --time D       wall time: 90s, 10m, 2h (stops after the update in flight)\n"
+            "outputs:\n"
+            "  -o FILE              the best placement (dplace-placement v1), rewritten\n"
+            "                       atomically whenever it improves\n"
+            "  --log FILE.csv       one row per sampled placement\n"
+            "  --plot FILE.svg      training curve with single GPU, expert and best baseline\n"
+            "  --trace FILE         timeline of the best placement (Chrome trace)\n"
+            "  --json               print a JSON summary instead of the table\n"
+            "  --checkpoint FILE    training state, atomically, every --checkpoint-every updates\n"
+            "                       (default 50), at the end and on SIGINT/SIGTERM\n"
+            "  --resume FILE        continue from a checkpoint (same graph, devices, agent, seed;\n"
+            "                       the budget counts from the start of the first run)\n"
+            "evaluation:\n"
+            "  --threads N          threads for the policy's products and the evaluations (default 1)\n"
+            "  --noise SIGMA        log-normal noise on op times; with --steps N --warmup W the\n"
+            "                       papers' protocol (median of the steps after the warm-up)\n"
+            "  --no-cache           re-evaluate placements seen before\n"
+            "  --measure CMD        evaluate each placement with CMD instead of the simulator\n"
+            "                       (protocol: docs/measure.md; example: scripts/measure-example.sh)\n"
+            "  --measure-timeout S  seconds before a measurement counts as failed (default 600)\n"
+            "  --baselines LIST     baseline placers to compare with (default all; none: skip)\n"
+            "  --seed N             seeds everything (default 1)\n"
+            "  --quiet              no progress on stderr\n"
+            "\n"
+            "exit status: 0 done, 1 internal failure, 2 bad input or usage, 130 interrupted\n"
+            "(the checkpoint and the best placement so far are written first)\n");
+}
+
+static volatile sig_atomic_t g_stop;
+
+#define MAX_SETS 128
+
+/* One override: --set KEY=VALUE (key NULL) or a component flag. */
+typedef struct setting {
+    const char *key, *value;
+} setting;
+
+/* --grouper, --placer, --algo, --groups at argv[*i]: the value, with *key
+ * the setting it overrides; NULL when argv[*i] is another option. */
+static const char *component_option(int argc, char **argv, int *i, const char **key) {
+    static const char *const opts[][2] = {
+        {"--grouper", "grouper"}, {"--placer", "placer"}, {"--algo", "algo"}, {"--groups", "groups"}};
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        const char *v = cli_opt_value(argc, argv, i, opts[k][0]);
+        if (v) {
+            *key = opts[k][1];
+            return v;
+        }
+    }
+    return NULL;
+}
+
+static void on_signal(int sig) {
+    g_stop = sig;
+    signal(sig, SIG_DFL); /* a second one ends the process at once */
+}
+
+/* "90", "90s", "10m", "2h" -> seconds; -1 when malformed. */
+static double parse_duration(const char *s) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || errno || !(v > 0) || !isfinite(v)) return -1;
+    if (!strcmp(end, "") || !strcmp(end, "s")) return v;
+    if (!strcmp(end, "m")) return v * 60;
+    if (!strcmp(end, "h")) return v * 3600;
+    return -1;
+}
+
+static void format_duration(double s, char *buf, size_t size) {
+    if (!isfinite(s) || s < 0) snprintf(buf, size, "?");
+    else if (s < 60) snprintf(buf, size, "%.1fs", s);
+    else if (s < 3600) snprintf(buf, size, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+    fputc('"', f);
+}
+
+static const char LOG_HEADER[] = "update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s\n";
+
+/* Training curve points kept for the plot. */
+typedef struct curve {
+    int64_t n, cap;
+    double *x, *y, *best;
+    unsigned char *valid;
+} curve;
+
+static int curve_add(curve *c, double x, double y, int valid, double best) {
+    if (c->n == c->cap) {
+        int64_t nc = c->cap ? c->cap * 2 : 4096;
+        double *nx = realloc(c->x, sizeof(double) * nc), *ny = nx ? realloc(c->y, sizeof(double) * nc) : NULL;
+        double *nb = ny ? realloc(c->best, sizeof(double) * nc) : NULL;
+        unsigned char *nv = nb ? realloc(c->valid, (size_t)nc) : NULL;
+        if (nx) c->x = nx;
+        if (ny) c->y = ny;
+        if (nb) c->best = nb;
+        if (nv) c->valid = nv;
+        if (!nv) return -1;
+        c->cap = nc;
+    }
+    c->x[c->n] = x, c->y[c->n] = y, c->valid[c->n] = (unsigned char)valid, c->best[c->n] = best;
+    c->n++;
+    return 0;
+}
+
+/* Splits one CSV line into at most max fields (quotes honoured, in place). */
+static int csv_split(char *line, char **fields, int max) {
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        char *out = p;
+        fields[n++] = p;
+        if (*p == '"') {
+            char *r = p + 1;
+            for (;;) {
+                if (!*r) break;
+                if (*r == '"' && r[1] == '"') *out++ = '"', r += 2;
+                else if (*r == '"') { r++; break; }
+                else *out++ = *r++;
+            }
+            fields[n - 1] = p; /* content copied to the front */
+            char *end = r;
+            *out = 0;
+            if (*end == ',') p = end + 1;
+            else return n;
+        } else {
+            char *comma = strchr(p, ',');
+            if (!comma) return n;
+            *comma = 0;
+            p = comma + 1;
+        }
+    }
+    return n;
+}
+
+/* On --resume: keeps the header and the first `rows` rows of the log,
+ * refilling the curve from them. Returns 0, or -1 with err set. */
+static int log_truncate(const char *path, int64_t rows, curve *c, dp_error *err) {
+    FILE *f = fopen(path, "r+");
+    if (!f) {
+        if (rows == 0) return 0;
+        dp_error_set(err, DP_STATUS_IO, "%s: cannot open the log to resume it: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int64_t n = -1; /* the header is row -1 */
+    long keep = 0;
+    while (n < rows && (len = getline(&line, &cap, f)) > 0) {
+        if (n >= 0) {
+            char *fld[9];
+            if (csv_split(line, fld, 9) < 9) break;
+            curve_add(c, (double)atoll(fld[1]) + 1, strtod(fld[2], NULL), atoi(fld[3]), strtod(fld[7], NULL));
+        }
+        n++;
+        keep = ftell(f);
+    }
+    free(line);
+    if (n < rows) {
+        fclose(f);
+        dp_error_set(err, DP_STATUS_INVALID, "%s: the log has %lld rows, the checkpoint %lld; cannot resume it", path,
+                     (long long)(n < 0 ? 0 : n), (long long)rows);
+        return -1;
+    }
+    fflush(f);
+    if (ftruncate(fileno(f), keep) != 0) {
+        fclose(f);
+        dp_error_set(err, DP_STATUS_IO, "%s: cannot truncate the log: %s", path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+typedef struct ref_times {
+    double gpu_s, expert_s, best_s;
+    int gpu_valid, expert_valid, have_best;
+    const char *best_name;
+    int n_reports;
+    dp_place_report reports[DP_PLACE_METHOD_COUNT];
+} ref_times;
+
+/* Runs the listed baselines (simulated) for the comparison. */
+static dp_status run_baselines(const dp_graph *g, const dp_devices *ds, const char *list, ref_times *rt,
+                               dp_error *err) {
+    memset(rt, 0, sizeof *rt);
+    rt->gpu_s = rt->expert_s = rt->best_s = NAN;
+    if (list && !strcmp(list, "none")) return DP_STATUS_OK;
+    int want[DP_PLACE_METHOD_COUNT];
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) want[m] = list == NULL;
+    if (list) {
+        const char *p = list;
+        while (*p) {
+            size_t len = strcspn(p, ",");
+            char name[32];
+            snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+            dp_place_method m;
+            if (!len || dp_place_method_from_name(name, &m))
+                return dp_error_set(err, DP_STATUS_INVALID, "--baselines: unknown method \"%.*s\"", (int)len, p);
+            want[m] = 1;
+            p += len + (p[len] == ',');
+        }
+    }
+    dp_sim *sim = dp_sim_init(g, ds, err);
+    int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    if (!sim || !place) {
+        dp_sim_free(sim);
+        free(place);
+        return sim ? dp_error_set(err, DP_STATUS_NOMEM, "out of memory") : err->status;
+    }
+    dp_place_options opt = dp_place_options_default();
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        if (!want[m]) continue;
+        dp_place_report *r = &rt->reports[rt->n_reports++];
+        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, place, r, err);
+        if (st) {
+            dp_sim_free(sim);
+            free(place);
+            return st;
+        }
+        r->sim.link = NULL;
+        if (r->status) continue;
+        if (m == DP_PLACE_METHOD_GPU) rt->gpu_s = r->sim.step_time_s, rt->gpu_valid = r->sim.valid;
+        if (m == DP_PLACE_METHOD_EXPERT) rt->expert_s = r->sim.step_time_s, rt->expert_valid = r->sim.valid;
+        if (r->sim.valid && (!rt->have_best || r->sim.step_time_s < rt->best_s)) {
+            rt->best_s = r->sim.step_time_s;
+            rt->best_name = dp_place_method_name((dp_place_method)m);
+            rt->have_best = 1;
+        }
+    }
+    dp_sim_free(sim);
+    free(place);
+    return DP_STATUS_OK;
+}
+
+typedef struct progress {
+    int tty, quiet;
+    double every_s, last_s, start_s;
+} progress;
+
+static void progress_show(progress *p, const dp_agent_state *s, int64_t total_updates, double time_budget,
+                          double recent_mean, double valid_pct, int final) {
+    double now = dp_now_s();
+    if (p->quiet || (!final && now - p->last_s < p->every_s)) return;
+    p->last_s = now;
+    double el = now - p->start_s;
+    double rate = el > 0 ? s->samples / (s->elapsed_s > 0 ? s->elapsed_s : el) : 0;
+    double remain = NAN;
+    if (total_updates > 0 && s->updates > 0)
+        remain = (double)(total_updates - s->updates) * (s->elapsed_s / (double)s->updates);
+    if (time_budget > 0) remain = fmin(isfinite(remain) ? remain : INFINITY, time_budget - el);
+    char e[32], r[32], best[32];
+    format_duration(s->elapsed_s, e, sizeof e);
+    format_duration(remain, r, sizeof r);
+    if (isfinite(s->best_s)) snprintf(best, sizeof best, "%.4f s", s->best_s);
+    else snprintf(best, sizeof best, "none yet");
+    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %.4f s  valid %.0f%%  %.1f samples/s  %s  left %s%s",
+            p->tty ? "\r\033[K" : "optimize: ", (long long)s->updates, (long long)s->samples, best, recent_mean,
+            valid_pct, rate, e, r, p->tty && !final ? "" : "\n");
+    fflush(stderr);
+}
+
+int cmd_optimize(int argc, char **argv) {
+    const char *devices = NULL, *agent_name = "hp", *out = NULL, *log_path = NULL, *plot_path = NULL;
+    const char *trace_path = NULL, *ck_path = NULL, *resume_path = NULL, *measure = NULL, *baselines = NULL, *v;
+    long updates = -1, samples = -1, seed = 1, threads = 1, ck_every = 50, steps = 1, warmup = 0;
+    double time_budget = -1, noise = 0, measure_timeout = 600;
+    int json = 0, quiet = 0, no_cache = 0;
+    cli_graph_source src = {0};
+    setting sets[MAX_SETS];
+    const char *key = NULL;
+    int n_sets = 0, r;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(argv[i], "--no-cache")) {
+            no_cache = 1;
+        } else if ((r = cli_graph_option("optimize", argc, argv, &i, &src))) {
+            if (r < 0) return CLI_EXIT_INPUT;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
+            devices = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--agent"))) {
+            agent_name = v;
+        } else if ((v = component_option(argc, argv, &i, &key)) || (v = cli_opt_value(argc, argv, &i, "--set"))) {
+            if (n_sets == MAX_SETS) return cli_usage_error("optimize", "more than %d settings", MAX_SETS);
+            sets[n_sets].key = key, sets[n_sets].value = v, n_sets++;
+            key = NULL;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--updates"))) {
+            if (cli_parse_long(v, 1, 100000000L, &updates)) return cli_usage_error("optimize", "--updates must be >= 1");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--samples"))) {
+            if (cli_parse_long(v, 1, 1000000000L, &samples)) return cli_usage_error("optimize", "--samples must be >= 1");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--time"))) {
+            if ((time_budget = parse_duration(v)) <= 0)
+                return cli_usage_error("optimize", "--time wants a duration such as 90s, 10m or 2h, not \"%s\"", v);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
+            if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("optimize", "--seed must be >= 0");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--threads"))) {
+            if (cli_parse_long(v, 1, 256, &threads)) return cli_usage_error("optimize", "--threads must be in 1..256");
+        } else if ((v = cli_opt_value(argc, argv, &i, "-o")) || (v = cli_opt_value(argc, argv, &i, "--out"))) {
+            out = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--log"))) {
+            log_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--plot"))) {
+            plot_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--trace"))) {
+            trace_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--checkpoint"))) {
+            ck_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--checkpoint-every"))) {
+            if (cli_parse_long(v, 1, 100000000L, &ck_every))
+                return cli_usage_error("optimize", "--checkpoint-every must be >= 1");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--resume"))) {
+            resume_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--noise"))) {
+            if (cli_parse_double(v, 0, 10, &noise)) return cli_usage_error("optimize", "--noise must be in [0, 10]");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--steps"))) {
+            if (cli_parse_long(v, 1, 1000, &steps)) return cli_usage_error("optimize", "--steps must be in 1..1000");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--warmup"))) {
+            if (cli_parse_long(v, 0, 999, &warmup)) return cli_usage_error("optimize", "--warmup must be in 0..999");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--measure"))) {
+            measure = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--measure-timeout"))) {
+            if (cli_parse_double(v, 0.001, 1e6, &measure_timeout))
+                return cli_usage_error("optimize", "--measure-timeout must be > 0 seconds");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--baselines"))) {
+            baselines = v;
+        } else {
+            return cli_usage_error("optimize", "unknown option \"%s\"", argv[i]);
+        }
+    }
+
+    /* the configuration: preset, then the overrides in order */
+    dp_agent_config cfg;
+    if (dp_agent_preset(agent_name, &cfg)) {
+        char list[256] = "";
+        for (const char *const *p = dp_agent_preset_names(); *p; p++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == dp_agent_preset_names() ? "" : ", ", *p);
+        return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %s)", agent_name, list);
+    }
+    dp_error err;
+    dp_error_clear(&err);
+    for (int k = 0; k < n_sets; k++) {
+        const char *kv = sets[k].value;
+        if (sets[k].key) {
+            if (dp_agent_config_set(&cfg, sets[k].key, kv, &err)) return cli_usage_error("optimize", "%s", err.msg);
+            continue;
+        }
+        if (!strcmp(kv, "help")) {
+            char buf[4096];
+            dp_agent_config_format(&cfg, buf, sizeof buf);
+            printf("settings of agent %s (override with --set KEY=VALUE):\n", cfg.preset);
+            for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) printf("  %s\n", t);
+            return CLI_EXIT_OK;
+        }
+        const char *eq = strchr(kv, '=');
+        if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
+        char kname[64];
+        snprintf(kname, sizeof kname, "%.*s",
+                 (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
+        if (dp_agent_config_set(&cfg, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
+    }
+    if (dp_agent_config_check(&cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
+    if (!devices || !*devices) return cli_usage_error("optimize", "--devices SPEC is required");
+    if ((updates > 0) + (samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
+    if (warmup >= steps && warmup > 0) return cli_usage_error("optimize", "--warmup must be less than --steps");
+    if (updates < 0 && samples < 0 && time_budget < 0) updates = 1000;
+    if (samples > 0) updates = (samples + cfg.samples - 1) / cfg.samples;
+    for (const char *p[] = {out, log_path, plot_path, trace_path, ck_path}, **q = p; q < p + 5; q++)
+        if (*q && !**q) return cli_usage_error("optimize", "an output option needs a file name");
+
+    int rc = CLI_EXIT_OK;
+    dp_graph *g = NULL;
+    dp_devices *ds = NULL;
+    dp_agent *agent = NULL;
+    FILE *logf = NULL;
+    curve cv = {0};
+    ref_times rt;
+    memset(&rt, 0, sizeof rt);
+    dp_nn_set_threads((int)threads);
+    if (!(g = cli_load_graph("optimize", &src, &err)) || !(ds = dp_devices_load(devices, &err))) goto fail;
+    if (run_baselines(g, ds, baselines, &rt, &err)) goto fail;
+
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    eo.threads = (int32_t)threads;
+    eo.cache = !no_cache;
+    eo.sim.noise_sigma = noise;
+    eo.sim.steps = (int32_t)steps;
+    eo.sim.warmup = (int32_t)warmup;
+    eo.sim.seed = (uint64_t)seed;
+    eo.measure_cmd = measure;
+    eo.measure_timeout_s = measure_timeout;
+    if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)seed, &err))) goto fail;
+    const dp_agent_state *s = dp_agent_get_state(agent);
+    if (resume_path) {
+        if (dp_agent_load(agent, resume_path, &err)) goto fail;
+        if (log_path && log_truncate(log_path, s->samples, &cv, &err)) goto fail;
+    }
+    if (log_path) {
+        if (!(logf = fopen(log_path, resume_path ? "a" : "w"))) {
+            dp_error_set(&err, DP_STATUS_IO, "%s: cannot write the log: %s", log_path, strerror(errno));
+            goto fail;
+        }
+        if (!resume_path || ftell(logf) == 0) fputs(LOG_HEADER, logf);
+        fflush(logf);
+    }
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s()};
+    if (!quiet && !json)
+        fprintf(stderr, "optimize: %s on %s, agent %s, %d groups, %lld updates done%s\n", g->name, ds->name,
+                cfg.preset, (int)s->n_groups, (long long)s->updates, resume_path ? " (resumed)" : "");
+    double start = dp_now_s(), recent_sum = 0;
+    int64_t recent_n = 0, recent_valid = 0, since_ck = 0;
+    double last_best = s->best_s;
+    while (!g_stop && (updates < 0 || s->updates < updates) && (time_budget < 0 || dp_now_s() - start < time_budget)) {
+        if (dp_agent_update(agent, &err)) goto fail;
+        since_ck++;
+        for (int32_t k = 0; k < s->n_last; k++) {
+            const dp_agent_sample *x = &s->last[k];
+            int64_t idx = s->samples - s->n_last + k;
+            if (logf) {
+                fprintf(logf, "%lld,%lld,%.9g,%d,", (long long)(s->updates - 1), (long long)idx, x->step_time_s, x->valid);
+                csv_field(logf, x->reason);
+                fprintf(logf, ",%.9g,%.9g,%.9g,%.3f\n", x->reward, s->baseline, s->best_s, s->elapsed_s);
+            }
+            if (curve_add(&cv, (double)idx + 1, x->step_time_s, x->valid, s->best_s)) {
+                dp_error_set(&err, DP_STATUS_NOMEM, "out of memory for the training curve");
+                goto fail;
+            }
+            recent_n++;
+            if (x->valid) recent_valid++, recent_sum += x->step_time_s;
+        }
+        if (logf && fflush(logf)) {
+            dp_error_set(&err, DP_STATUS_IO, "%s: cannot write the log", log_path);
+            goto fail;
+        }
+        if (out && s->best_s < last_best && s->best_placement) {
+            if (dp_placement_write_file(out, g, ds, s->best_placement, &err)) goto fail;
+        }
+        last_best = s->best_s;
+        if (ck_path && since_ck >= ck_every) {
+            if (dp_agent_save(agent, ck_path, &err)) goto fail;
+            since_ck = 0;
+        }
+        progress_show(&pg, s, updates, time_budget, recent_valid ? recent_sum / recent_valid : NAN,
+                      recent_n ? 100.0 * recent_valid / recent_n : 0, 0);
+        if (recent_n >= 200) recent_sum = 0, recent_n = recent_valid = 0;
+    }
+    progress_show(&pg, s, updates, time_budget, recent_valid ? recent_sum / recent_valid : NAN,
+                  recent_n ? 100.0 * recent_valid / recent_n : 0, 1);
+    if (ck_path && (since_ck || g_stop) && dp_agent_save(agent, ck_path, &err)) goto fail;
+    if (logf) {
+        fclose(logf);
+        logf = NULL;
+    }
+    if (out && s->best_placement && dp_placement_write_file(out, g, ds, s->best_placement, &err)) goto fail;
+    if (plot_path) {
+        dp_plot_line lines[3];
+        int nl = 0;
+        char lb[3][96];
+        if (rt.gpu_valid) snprintf(lb[nl], sizeof lb[nl], "single GPU %.4g s", rt.gpu_s), lines[nl] = (dp_plot_line){lb[nl], rt.gpu_s}, nl++;
+        if (rt.expert_valid)
+            snprintf(lb[nl], sizeof lb[nl], "expert %.4g s", rt.expert_s), lines[nl] = (dp_plot_line){lb[nl], rt.expert_s}, nl++;
+        if (rt.have_best)
+            snprintf(lb[nl], sizeof lb[nl], "best baseline (%s) %.4g s", rt.best_name, rt.best_s),
+                lines[nl] = (dp_plot_line){lb[nl], rt.best_s}, nl++;
+        char title[256];
+        snprintf(title, sizeof title, "%s on %s: agent %s", g->name, ds->name, cfg.preset);
+        dp_plot_curve pc = {title, "placements sampled", "step time (s)", cv.n, cv.x, cv.y, cv.valid, cv.best, lines, nl};
+        if (dp_plot_write_svg(plot_path, &pc, &err)) goto fail;
+    }
+    if (trace_path && s->best_placement) {
+        dp_sim *sim = dp_sim_init(g, ds, &err);
+        dp_sim_options o = dp_sim_options_default();
+        o.record_trace = 1;
+        dp_sim_result res;
+        if (!sim || dp_sim_run(sim, s->best_placement, &o, &res, &err) || dp_trace_write(sim, trace_path, &err)) {
+            dp_sim_free(sim);
+            goto fail;
+        }
+        dp_sim_free(sim);
+    }
+
+    /* the summary */
+    dp_agent_bound lb = {0, 0};
+    {
+        dp_sim *sim = dp_sim_init(g, ds, &err);
+        if (!sim || dp_agent_lower_bound(g, ds, sim, &lb, &err)) {
+            dp_sim_free(sim);
+            goto fail;
+        }
+        dp_sim_free(sim);
+    }
+    double ref = NAN;
+    const char *ref_name = NULL;
+    if (rt.gpu_valid) ref = rt.gpu_s, ref_name = "single GPU";
+    if (rt.expert_valid && !(rt.expert_s >= ref)) ref = rt.expert_s, ref_name = "expert";
+    double best_any = rt.have_best ? rt.best_s : NAN;
+    const char *best_any_name = rt.best_name;
+    if (json) {
+        json_t *o = json_object();
+        json_object_set_new(o, "graph", json_string(g->name));
+        json_object_set_new(o, "ops", json_integer(g->n_ops));
+        json_object_set_new(o, "device_set", json_string(ds->name));
+        char cbuf[4096];
+        dp_agent_config_format(&cfg, cbuf, sizeof cbuf);
+        json_object_set_new(o, "agent", json_string(cfg.preset));
+        json_object_set_new(o, "settings", json_string(cbuf));
+        json_object_set_new(o, "seed", json_integer(seed));
+        json_object_set_new(o, "updates", json_integer(s->updates));
+        json_object_set_new(o, "samples", json_integer(s->samples));
+        json_object_set_new(o, "groups", json_integer(s->n_groups));
+        json_object_set_new(o, "best_step_time_s", isfinite(s->best_s) ? json_real(s->best_s) : json_null());
+        json_object_set_new(o, "best_update", json_integer(s->best_update));
+        json_object_set_new(o, "best_sample", json_integer(s->best_sample));
+        json_object_set_new(o, "best_found_s", json_real(s->best_elapsed_s));
+        json_object_set_new(o, "train_s", json_real(s->elapsed_s));
+        json_object_set_new(o, "policy_s", json_real(s->policy_s));
+        json_object_set_new(o, "eval_s", json_real(s->eval_s));
+        json_object_set_new(o, "cache_lookups", json_integer(s->cache_lookups));
+        json_object_set_new(o, "cache_hits", json_integer(s->cache_hits));
+        json_object_set_new(o, "single_gpu_s", rt.gpu_valid ? json_real(rt.gpu_s) : json_null());
+        json_object_set_new(o, "expert_s", rt.expert_valid ? json_real(rt.expert_s) : json_null());
+        json_object_set_new(o, "best_baseline", best_any_name ? json_string(best_any_name) : json_null());
+        json_object_set_new(o, "best_baseline_s", isfinite(best_any) ? json_real(best_any) : json_null());
+        json_object_set_new(o, "lower_bound_critical_path_s", json_real(lb.critical_path_s));
+        json_object_set_new(o, "lower_bound_work_s", json_real(lb.work_s));
+        json_object_set_new(o, "interrupted", json_boolean(g_stop != 0));
+        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        fputc('\n', stdout);
+        json_decref(o);
+    } else {
+        char t1[32], t2[32];
+        format_duration(s->elapsed_s, t1, sizeof t1);
+        format_duration(s->best_elapsed_s, t2, sizeof t2);
+        printf("graph      %s: %d ops on %s (%d devices)\n", g->name, g->n_ops, ds->name, ds->n_devices);
+        printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg.preset,
+               dp_agent_grouper_kind_name(cfg.grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg.placer),
+               dp_agent_algo_name(cfg.algo), (int)cfg.samples);
+        printf("trained    %lld updates, %lld placements in %s (policy %.0f%%, evaluator %.0f%%; cache hits %.1f%%)\n",
+               (long long)s->updates, (long long)s->samples, t1,
+               s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0, s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
+               s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
+        printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
+        if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
+        else printf("%-26s %12s  (no valid placement sampled)\n", "learned", "none");
+        char name[64];
+        struct { const char *label; double t; int ok; } rows[3] = {
+            {"single GPU", rt.gpu_s, rt.gpu_valid}, {"expert", rt.expert_s, rt.expert_valid}, {NULL, best_any, rt.have_best}};
+        snprintf(name, sizeof name, "best baseline (%s)", best_any_name ? best_any_name : "none");
+        rows[2].label = name;
+        for (int k = 0; k < 3; k++) {
+            if (rows[k].ok && isfinite(s->best_s))
+                printf("%-26s %10.6f s  %+.1f%%\n", rows[k].label, rows[k].t, 100.0 * (s->best_s - rows[k].t) / rows[k].t);
+            else if (rows[k].ok) printf("%-26s %10.6f s\n", rows[k].label, rows[k].t);
+            else printf("%-26s %12s\n", rows[k].label, baselines && !strcmp(baselines, "none") ? "not run" : "invalid or n/a");
+        }
+        printf("%-26s %10.6f s  (critical path %.6f s, work over all streams %.6f s)\n", "lower bound",
+               fmax(lb.critical_path_s, lb.work_s), lb.critical_path_s, lb.work_s);
+        if (isfinite(s->best_s))
+            printf("\nbest found at update %lld (placement %lld) after %s\n", (long long)s->best_update,
+                   (long long)s->best_sample + 1, t2);
+        if (isfinite(s->best_s) && ref_name)
+            printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,
+                   100.0 * (ref - s->best_s) / ref);
+        if (out && s->best_placement) printf("best placement written to %s\n", out);
+    }
+    if (g_stop) {
+        fprintf(stderr, "optimize: interrupted after update %lld%s%s\n", (long long)s->updates,
+                ck_path ? "; resume with --resume " : "", ck_path ? ck_path : "");
+        rc = 130;
+    }
+    goto done;
+fail:
+    rc = cli_report(&err);
+done:
+    if (logf) fclose(logf);
+    free(cv.x), free(cv.y), free(cv.best), free(cv.valid);
+    dp_agent_free(agent);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return rc;
+}

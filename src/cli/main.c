@@ -117,6 +117,8 @@ static void print_help(FILE *f) {
             "             m-topo, m-etf) and simulate each placement: one row per method\n"
             "  group      group a graph's ops (colocation, metis, scotch, fluid, random)\n"
             "  import     convert an MSR dnn-partitioning graph or expert split to dplace files\n"
+            "  optimize   learn a placement with reinforcement learning (agents hp, colocrl):\n"
+            "             best placement, log, training curve, checkpoints, baseline comparison\n"
             "  help       this text (also: dplace --help, dplace COMMAND --help)\n"
             "  version    print the version\n"
             "\n"
@@ -147,6 +149,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "baseline")) return cmd_baseline(argc - 1, argv + 1);
     if (!strcmp(cmd, "group")) return cmd_group(argc - 1, argv + 1);
     if (!strcmp(cmd, "import")) return cmd_import(argc - 1, argv + 1);
+    if (!strcmp(cmd, "optimize")) return cmd_optimize(argc - 1, argv + 1);
     fprintf(stderr, "dplace: unknown command \"%s\" (see: dplace --help)\n", cmd);
     return CLI_EXIT_INPUT;
 }

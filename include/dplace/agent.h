@@ -1,0 +1,219 @@
+/* dplace: learned placers. An agent is a composition of parts, each
+ * swappable (docs/agents.md lists every preset and every hyperparameter with
+ * its source in the seed papers):
+ *
+ *   features   per-op features as the Hierarchical Planner and ColocRL
+ *              describe them: a learned op-type embedding, the zero- or
+ *              -1-padded output shapes, and adjacency (the BFS indices of the
+ *              op's neighbours); per group: op-type counts (or the mean type
+ *              embedding), summed output shapes, a one-hot group adjacency row
+ *   grouper    the learned feed-forward grouper (Hierarchical Planner), a
+ *              heuristic grouper of src/place (colocation, metis, scotch,
+ *              fluid, random), ColocRL's scope groups, or none
+ *   placer     the seq2seq placer: bi-LSTM encoder over the groups, LSTM
+ *              decoder with additive attention after the decoder cell
+ *              (Hierarchical Planner) or before it (EAGLE)
+ *   algorithm  REINFORCE with a moving-average baseline
+ *   evaluator  the simulator (threads, a cache keyed by the placement, the
+ *              papers' noisy protocol optionally) or an external measuring
+ *              command (include/dplace/measure.h)
+ *
+ * Presets reproduce the papers ("hp", "colocrl"); dp_agent_config_set
+ * overrides one component or hyperparameter, so the papers' ablations are
+ * command lines. Every random choice draws from the agent's seeded
+ * generator: the same seed gives the same run, and a run resumed from a
+ * checkpoint continues exactly as the uninterrupted run would have. */
+#ifndef DPLACE_AGENT_H
+#define DPLACE_AGENT_H
+
+#include "dplace/devices.h"
+#include "dplace/graph.h"
+#include "dplace/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dp_agent_grouper_kind {
+    DP_AGENT_GROUPER_KIND_LEARNED = 0, /* feed-forward grouper, trained jointly */
+    DP_AGENT_GROUPER_KIND_COLOCATION,  /* dp_group colocation (fixed)          */
+    DP_AGENT_GROUPER_KIND_METIS,       /* dp_group metis into `groups`          */
+    DP_AGENT_GROUPER_KIND_SCOTCH,
+    DP_AGENT_GROUPER_KIND_FLUID,
+    DP_AGENT_GROUPER_KIND_RANDOM,
+    DP_AGENT_GROUPER_KIND_SCOPE,       /* colocation joined with the layer scope
+                                          (ColocRL's per-cell / per-branch groups) */
+    DP_AGENT_GROUPER_KIND_NONE,        /* each op its own group                */
+    DP_AGENT_GROUPER_KIND_COUNT
+} dp_agent_grouper_kind;
+
+typedef enum dp_agent_placer_kind {
+    DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER = 0, /* attention after the decoder cell (HP) */
+    DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE,    /* attention before it (EAGLE)           */
+    DP_AGENT_PLACER_KIND_COUNT
+} dp_agent_placer_kind;
+
+typedef enum dp_agent_algo {
+    DP_AGENT_ALGO_REINFORCE = 0,
+    DP_AGENT_ALGO_COUNT
+} dp_agent_algo;
+
+/* What the placer reads about the op types of a group. */
+typedef enum dp_agent_group_types {
+    DP_AGENT_GROUP_TYPES_COUNTS = 0, /* log(1 + count of each type)  (HP)        */
+    DP_AGENT_GROUP_TYPES_EMBEDDING,  /* mean of the learned type embeddings (ColocRL) */
+    DP_AGENT_GROUP_TYPES_COUNT
+} dp_agent_group_types;
+
+typedef struct dp_agent_config {
+    char preset[32];
+    /* op features */
+    int32_t type_vocab;   /* most common op types kept (the rest share one id) */
+    int32_t type_dim;     /* learned type embedding size                      */
+    int32_t out_slots;    /* outputs described per op                          */
+    int32_t out_dims;     /* dimensions described per output                   */
+    int32_t adj_per_dir;  /* neighbours described per direction                */
+    dp_agent_group_types group_types;
+    /* grouper */
+    dp_agent_grouper_kind grouper;
+    int32_t groups;         /* learned and partitioning groupers               */
+    int32_t grouper_hidden;
+    int32_t scope_depth;    /* scope grouper: leading scope components kept    */
+    /* placer */
+    dp_agent_placer_kind placer;
+    int32_t hidden;         /* LSTM units (encoder: per direction)             */
+    int32_t attn_dim;
+    int32_t dev_emb;        /* device embedding size                           */
+    float tanh_c;           /* logits C tanh(l / T); C <= 0: plain logits       */
+    float temperature;
+    float noise_amp;        /* logit noise amplitude for the first updates     */
+    int32_t noise_updates;
+    /* algorithm */
+    dp_agent_algo algo;
+    int32_t samples;        /* placements sampled per update (k)               */
+    float lr;               /* Adam, constant                                   */
+    float clip;             /* global gradient-norm clip                        */
+    float baseline_decay;   /* exponential moving average of the reward        */
+    int32_t baseline_window;/* > 0: simple moving average of the last N instead */
+    int baseline_init_fail; /* start the baseline at the failing reward        */
+    double fail_reward;     /* reward of an invalid placement; 0: automatic,
+                               -sqrt(10 * serial time on the first GPU)        */
+    int32_t valid_only_after; /* from this update on, only valid samples train */
+} dp_agent_config;
+
+/* Names of the presets, NULL-terminated: "hp", "colocrl". */
+const char *const *dp_agent_preset_names(void);
+/* Fills cfg with a preset; returns 0, or -1 for an unknown name. */
+int dp_agent_preset(const char *name, dp_agent_config *cfg);
+/* Overrides one setting: key is a component ("grouper", "placer", "algo",
+ * "group-types") or a hyperparameter ("groups", "hidden", "lr", "samples",
+ * ..., listed by dp_agent_config_keys). Errors (DP_STATUS_INVALID) name the
+ * key and the value. */
+dp_status dp_agent_config_set(dp_agent_config *cfg, const char *key, const char *value, dp_error *err);
+/* The keys dp_agent_config_set takes, NULL-terminated. */
+const char *const *dp_agent_config_keys(void);
+/* Checks a whole configuration (ranges, combinations): DP_STATUS_INVALID
+ * with a message naming the setting. */
+dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err);
+/* Writes every setting as "key=value key=value ..." (the order of
+ * dp_agent_config_keys); returns the length it needed. */
+size_t dp_agent_config_format(const dp_agent_config *cfg, char *buf, size_t size);
+/* Names of the enum values, as dp_agent_config_set spells them. */
+const char *dp_agent_grouper_kind_name(dp_agent_grouper_kind k);
+const char *dp_agent_placer_kind_name(dp_agent_placer_kind k);
+const char *dp_agent_algo_name(dp_agent_algo a);
+
+/* How sampled placements are evaluated. */
+typedef struct dp_agent_eval_options {
+    int32_t threads;        /* evaluations in parallel (>= 1)                  */
+    int cache;              /* reuse the result of a placement seen before     */
+    dp_sim_options sim;     /* noise, steps, warm-up of the simulator; its seed
+                               is mixed with a hash of the placement, so a
+                               placement always gets the same measurement      */
+    const char *measure_cmd;    /* not NULL: run this command instead (measure.h) */
+    double measure_timeout_s;
+    const char *measure_dir;    /* where placement files for it go (NULL: /tmp) */
+} dp_agent_eval_options;
+
+/* Defaults: 1 thread, cache on, the simulator without noise, 1 step. */
+dp_agent_eval_options dp_agent_eval_options_default(void);
+
+/* One evaluated placement of the last update. */
+typedef struct dp_agent_sample {
+    double step_time_s;  /* NaN when it could not be measured               */
+    int valid;
+    char reason[192];    /* "" when valid                                   */
+    double reward;
+    int used;            /* contributed to the update                       */
+    int cached;
+} dp_agent_sample;
+
+/* Where a run stands. */
+typedef struct dp_agent_state {
+    int64_t updates;          /* policy updates done                       */
+    int64_t samples;          /* placements evaluated                      */
+    double baseline;          /* reward baseline after the last update     */
+    double best_s;            /* best valid step time so far (inf: none)    */
+    int64_t best_update, best_sample; /* when it was found (sample index)  */
+    double best_elapsed_s;    /* training seconds when it was found        */
+    double elapsed_s;         /* training seconds in all (across resumes)  */
+    double policy_s, eval_s;  /* of which in the policy / the evaluator    */
+    int64_t cache_lookups, cache_hits;
+    int32_t n_groups;         /* placer sequence length                    */
+    int32_t groups_used;      /* groups holding ops in the last sample     */
+    int32_t n_last;
+    const dp_agent_sample *last;   /* [n_last] the last update's samples   */
+    const int32_t *best_placement; /* [n_ops], NULL until a valid sample   */
+} dp_agent_state;
+
+typedef struct dp_agent dp_agent;
+
+/* Builds an agent for g (finalized) on ds: the features, the grouper's
+ * groups (heuristic groupers run here), the networks initialised from seed,
+ * and the evaluator (simulator contexts or the measuring command). The
+ * agent keeps pointers to g, ds and the strings of eo: they must outlive it.
+ * Errors: DP_STATUS_INVALID (a bad configuration, a device set that cannot
+ * host the graph, too many groups for the placer), UNSUPPORTED, NOMEM. */
+dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_config *cfg,
+                        const dp_agent_eval_options *eo, uint64_t seed, dp_error *err);
+void dp_agent_free(dp_agent *a);
+
+/* One policy update: samples cfg.samples placements, evaluates them, and
+ * trains the networks on their rewards. Errors only for the agent's own
+ * failures (NOMEM, a placement file it cannot write for --measure); a
+ * placement that fails to run is a failed sample, not an error. */
+dp_status dp_agent_update(dp_agent *a, dp_error *err);
+
+/* The current state; valid until the next call on a. */
+const dp_agent_state *dp_agent_get_state(const dp_agent *a);
+
+/* The agent's most likely placement now (greedy decoding of grouper and
+ * placer), into out[n_ops]; no training, no evaluation. */
+dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err);
+
+/* Writes the whole training state (configuration, counters, generator,
+ * baseline, best placement, parameters and Adam moments) to path,
+ * atomically, with a checksum. */
+dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err);
+/* Restores a state saved by dp_agent_save for the same graph, devices and
+ * configuration; the agent is unchanged on error (DP_STATUS_IO: cannot
+ * read; PARSE: not an agent checkpoint, truncated, bad checksum;
+ * UNSUPPORTED: other version; INVALID: made for another graph, device set
+ * or configuration, naming the difference). */
+dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err);
+
+/* Lower bounds of any placement's step time on ds: the critical path with
+ * every op on its fastest allowed device and no transfers, and the total
+ * work (each op on its fastest allowed device) spread evenly over every
+ * stream of every device. */
+typedef struct dp_agent_bound {
+    double critical_path_s;
+    double work_s;
+} dp_agent_bound;
+dp_status dp_agent_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_agent_bound *out,
+                               dp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

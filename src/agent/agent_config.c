@@ -1,0 +1,229 @@
+/* Agent presets and settings: one table of keys, so that every setting can
+ * be overridden by name (dplace optimize --set KEY=VALUE and the component
+ * flags), printed, and compared when a checkpoint is resumed. The values of
+ * the presets and their sources in the seeds: docs/agents.md. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dplace/agent.h"
+
+static const char *const grouper_names[] = {"learned", "colocation", "metis", "scotch",
+                                            "fluid",   "random",     "scope", "none"};
+_Static_assert(sizeof grouper_names / sizeof grouper_names[0] == DP_AGENT_GROUPER_KIND_COUNT, "a name per grouper");
+static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before"};
+_Static_assert(sizeof placer_names / sizeof placer_names[0] == DP_AGENT_PLACER_KIND_COUNT, "a name per placer");
+static const char *const algo_names[] = {"reinforce"};
+_Static_assert(sizeof algo_names / sizeof algo_names[0] == DP_AGENT_ALGO_COUNT, "a name per algorithm");
+static const char *const group_types_names[] = {"counts", "embedding"};
+_Static_assert(sizeof group_types_names / sizeof group_types_names[0] == DP_AGENT_GROUP_TYPES_COUNT,
+               "a name per group-type feature");
+
+const char *dp_agent_grouper_kind_name(dp_agent_grouper_kind k) {
+    return (unsigned)k < DP_AGENT_GROUPER_KIND_COUNT ? grouper_names[k] : "?";
+}
+const char *dp_agent_placer_kind_name(dp_agent_placer_kind k) {
+    return (unsigned)k < DP_AGENT_PLACER_KIND_COUNT ? placer_names[k] : "?";
+}
+const char *dp_agent_algo_name(dp_agent_algo a) { return (unsigned)a < DP_AGENT_ALGO_COUNT ? algo_names[a] : "?"; }
+
+typedef enum key_kind { KEY_INT, KEY_FLOAT, KEY_DOUBLE, KEY_BOOL, KEY_ENUM } key_kind;
+
+typedef struct key_def {
+    const char *name;
+    key_kind kind;
+    size_t offset;
+    double min, max;               /* numbers                   */
+    const char *const *names;      /* enums                     */
+    int n_names;
+    const char *help;
+} key_def;
+
+#define OFF(f) offsetof(dp_agent_config, f)
+static const key_def keys[] = {
+    {"grouper", KEY_ENUM, OFF(grouper), 0, 0, grouper_names, DP_AGENT_GROUPER_KIND_COUNT, "grouper"},
+    {"groups", KEY_INT, OFF(groups), 1, 4096, NULL, 0, "groups of the learned and partitioning groupers"},
+    {"grouper-hidden", KEY_INT, OFF(grouper_hidden), 1, 4096, NULL, 0, "hidden units of the learned grouper"},
+    {"scope-depth", KEY_INT, OFF(scope_depth), 0, 64, NULL, 0, "scope components the scope grouper keeps"},
+    {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT, "placer"},
+    {"hidden", KEY_INT, OFF(hidden), 1, 4096, NULL, 0, "LSTM units of the placer"},
+    {"attn-dim", KEY_INT, OFF(attn_dim), 1, 4096, NULL, 0, "attention units"},
+    {"dev-emb", KEY_INT, OFF(dev_emb), 1, 4096, NULL, 0, "device embedding size"},
+    {"group-types", KEY_ENUM, OFF(group_types), 0, 0, group_types_names, DP_AGENT_GROUP_TYPES_COUNT,
+     "op types in the group embedding"},
+    {"type-vocab", KEY_INT, OFF(type_vocab), 2, 100000, NULL, 0, "op types with an id of their own"},
+    {"type-dim", KEY_INT, OFF(type_dim), 1, 1024, NULL, 0, "type embedding size"},
+    {"out-slots", KEY_INT, OFF(out_slots), 1, 64, NULL, 0, "outputs described per op"},
+    {"out-dims", KEY_INT, OFF(out_dims), 1, 16, NULL, 0, "dimensions described per output"},
+    {"adj-per-dir", KEY_INT, OFF(adj_per_dir), 0, 64, NULL, 0, "neighbours described per direction"},
+    {"tanh-c", KEY_FLOAT, OFF(tanh_c), 0, 1000, NULL, 0, "C of C tanh(l / T); 0: plain logits"},
+    {"temperature", KEY_FLOAT, OFF(temperature), 1e-3, 1000, NULL, 0, "T of C tanh(l / T)"},
+    {"noise-amp", KEY_FLOAT, OFF(noise_amp), 0, 100, NULL, 0, "logit noise amplitude"},
+    {"noise-updates", KEY_INT, OFF(noise_updates), 0, 1e9, NULL, 0, "updates with logit noise"},
+    {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT, "training algorithm"},
+    {"samples", KEY_INT, OFF(samples), 1, 1024, NULL, 0, "placements sampled per update"},
+    {"lr", KEY_FLOAT, OFF(lr), 0, 100, NULL, 0, "Adam learning rate"},
+    {"clip", KEY_FLOAT, OFF(clip), 0, 1e9, NULL, 0, "gradient-norm clip (0: none)"},
+    {"baseline-decay", KEY_FLOAT, OFF(baseline_decay), 0, 1, NULL, 0, "EMA decay of the reward baseline"},
+    {"baseline-window", KEY_INT, OFF(baseline_window), 0, 100000, NULL, 0,
+     "> 0: simple moving average of the last N rewards"},
+    {"baseline-init-fail", KEY_BOOL, OFF(baseline_init_fail), 0, 1, NULL, 0, "start the baseline at the failing reward"},
+    {"fail-reward", KEY_DOUBLE, OFF(fail_reward), -1e9, 0, NULL, 0, "reward of an invalid placement (0: automatic)"},
+    {"valid-only-after", KEY_INT, OFF(valid_only_after), 0, 1e9, NULL, 0, "updates after which only valid samples train"},
+};
+#undef OFF
+enum { N_KEYS = sizeof keys / sizeof keys[0] };
+
+const char *const *dp_agent_config_keys(void) {
+    static const char *names[N_KEYS + 1];
+    for (int i = 0; i < N_KEYS; i++) names[i] = keys[i].name;
+    return names;
+}
+
+static const char *const preset_names[] = {"hp", "colocrl", NULL};
+const char *const *dp_agent_preset_names(void) { return preset_names; }
+
+/* The Hierarchical Planner (seed 001, Sections 2 and 3). */
+static void preset_hp(dp_agent_config *c) {
+    memset(c, 0, sizeof *c);
+    snprintf(c->preset, sizeof c->preset, "hp");
+    c->type_vocab = 200, c->type_dim = 20;            /* "embedding of size 20 ... 200 most common"  */
+    c->out_slots = 6, c->out_dims = 4;                /* "output edges to 6 ... 4 elements"           */
+    c->adj_per_dir = 6;                               /* "12 (6 for each direction)"                  */
+    c->group_types = DP_AGENT_GROUP_TYPES_COUNTS;     /* "count of each operation type in the group"  */
+    c->grouper = DP_AGENT_GROUPER_KIND_LEARNED;
+    c->groups = 256, c->grouper_hidden = 64;          /* "hidden size of 64", "256 in our experiments" */
+    c->scope_depth = 3;
+    c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER;   /* attention after the decoder (EAGLE Fig. 4b)  */
+    c->hidden = 256, c->attn_dim = 256, c->dev_emb = 256; /* "LSTM hidden size of 256"              */
+    c->tanh_c = 5.0f, c->temperature = 10.0f;         /* "C=5.0, and temperature T=10.0"             */
+    c->noise_amp = 0.1f, c->noise_updates = 500;      /* "first 500 ... max amplitude of 0.1"         */
+    c->algo = DP_AGENT_ALGO_REINFORCE;
+    c->samples = 4;                                   /* "m=1 and k=4"                                */
+    c->lr = 0.01f, c->clip = 1.0f;                    /* "norm 1.0"; the paper's lr 0.1 collapses the
+                                                         policy in a few updates here (docs/agents.md):
+                                                         --set lr=0.1 gives it                         */
+    c->baseline_decay = 0.9f;                         /* EMA of the reward; decay not given: ours     */
+    c->fail_reward = -10.0;                           /* "large negative reward of -10"               */
+    c->valid_only_after = 500;                        /* "only for valid placements after 500 steps"  */
+}
+
+/* ColocRL (seed 004, Section 3); numbers the extraction lost come from the
+ * Hierarchical Planner (same authors, same setting): docs/agents.md. */
+static void preset_colocrl(dp_agent_config *c) {
+    preset_hp(c);
+    snprintf(c->preset, sizeof c->preset, "colocrl");
+    c->grouper = DP_AGENT_GROUPER_KIND_SCOPE;         /* colocation groups + per-cell/branch groups   */
+    c->group_types = DP_AGENT_GROUP_TYPES_EMBEDDING;  /* op embedding per group: learned type vector  */
+    c->noise_amp = 0.0f, c->noise_updates = 0;        /* no logit noise in ColocRL                    */
+    c->baseline_decay = 0.0f, c->baseline_window = 10;/* "simple moving average baseline"             */
+    c->baseline_init_fail = 1;                        /* "initializing the baseline with the failing signal" */
+    c->fail_reward = 0.0;                             /* failing signal set per graph: automatic      */
+}
+
+int dp_agent_preset(const char *name, dp_agent_config *cfg) {
+    if (!name) return -1;
+    if (strcmp(name, "hp") == 0) preset_hp(cfg);
+    else if (strcmp(name, "colocrl") == 0) preset_colocrl(cfg);
+    else return -1;
+    return 0;
+}
+
+static const key_def *find_key(const char *name) {
+    for (int i = 0; i < N_KEYS; i++)
+        if (strcmp(keys[i].name, name) == 0) return &keys[i];
+    return NULL;
+}
+
+dp_status dp_agent_config_set(dp_agent_config *cfg, const char *key, const char *value, dp_error *err) {
+    const key_def *k = find_key(key);
+    if (!k) return dp_error_set(err, DP_STATUS_INVALID, "agent: unknown setting \"%.64s\"", key);
+    char *base = (char *)cfg + k->offset;
+    if (k->kind == KEY_ENUM) {
+        for (int i = 0; i < k->n_names; i++)
+            if (strcmp(value, k->names[i]) == 0) {
+                *(int *)base = i;
+                return DP_STATUS_OK;
+            }
+        char list[256] = "";
+        for (int i = 0; i < k->n_names; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", k->names[i]);
+        return dp_error_set(err, DP_STATUS_INVALID, "agent: %s \"%.64s\" is not one of %s", key, value, list);
+    }
+    if (k->kind == KEY_BOOL) {
+        if (strcmp(value, "1") == 0 || strcmp(value, "yes") == 0 || strcmp(value, "true") == 0) *(int *)base = 1;
+        else if (strcmp(value, "0") == 0 || strcmp(value, "no") == 0 || strcmp(value, "false") == 0) *(int *)base = 0;
+        else return dp_error_set(err, DP_STATUS_INVALID, "agent: %s wants yes or no, not \"%.64s\"", key, value);
+        return DP_STATUS_OK;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (!*value || *end || errno || !isfinite(v) || v < k->min || v > k->max ||
+        (k->kind == KEY_INT && v != floor(v)))
+        return dp_error_set(err, DP_STATUS_INVALID, "agent: %s wants %s in [%g, %g], not \"%.64s\"", key,
+                            k->kind == KEY_INT ? "a whole number" : "a number", k->min, k->max, value);
+    if (k->kind == KEY_INT) *(int32_t *)base = (int32_t)v;
+    else if (k->kind == KEY_FLOAT) *(float *)base = (float)v;
+    else *(double *)base = v;
+    return DP_STATUS_OK;
+}
+
+dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
+    char buf[64];
+    for (int i = 0; i < N_KEYS; i++) {
+        const key_def *k = &keys[i];
+        const char *base = (const char *)cfg + k->offset;
+        double v;
+        if (k->kind == KEY_ENUM) {
+            int e = *(const int *)base;
+            if (e < 0 || e >= k->n_names) return dp_error_set(err, DP_STATUS_INVALID, "agent: bad %s %d", k->name, e);
+            continue;
+        }
+        if (k->kind == KEY_BOOL) continue;
+        v = k->kind == KEY_INT ? *(const int32_t *)base
+            : k->kind == KEY_FLOAT ? *(const float *)base : *(const double *)base;
+        if (!isfinite(v) || v < k->min || v > k->max) {
+            snprintf(buf, sizeof buf, "%g", v);
+            return dp_error_set(err, DP_STATUS_INVALID, "agent: %s = %s is outside [%g, %g]", k->name, buf, k->min,
+                                k->max);
+        }
+    }
+    if (cfg->baseline_window == 0 && !(cfg->baseline_decay > 0 && cfg->baseline_decay < 1))
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: the reward baseline needs baseline-decay in (0, 1) or baseline-window > 0");
+    return DP_STATUS_OK;
+}
+
+size_t dp_agent_config_format(const dp_agent_config *cfg, char *buf, size_t size) {
+    size_t len = 0;
+    char one[160];
+    for (int i = 0; i < N_KEYS; i++) {
+        const key_def *k = &keys[i];
+        const char *base = (const char *)cfg + k->offset;
+        switch (k->kind) {
+        case KEY_ENUM: snprintf(one, sizeof one, "%s=%s", k->name, k->names[*(const int *)base]); break;
+        case KEY_BOOL: snprintf(one, sizeof one, "%s=%s", k->name, *(const int *)base ? "yes" : "no"); break;
+        case KEY_INT: snprintf(one, sizeof one, "%s=%d", k->name, (int)*(const int32_t *)base); break;
+        case KEY_FLOAT: snprintf(one, sizeof one, "%s=%.7g", k->name, (double)*(const float *)base); break;
+        case KEY_DOUBLE: snprintf(one, sizeof one, "%s=%.17g", k->name, *(const double *)base); break;
+        }
+        int w = snprintf(buf && len < size ? buf + len : NULL, buf && len < size ? size - len : 0, "%s%s",
+                         i ? " " : "", one);
+        len += (size_t)w;
+    }
+    return len;
+}
+
+dp_agent_eval_options dp_agent_eval_options_default(void) {
+    dp_agent_eval_options o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.cache = 1;
+    o.sim = dp_sim_options_default();
+    o.measure_timeout_s = 600.0;
+    return o;
+}

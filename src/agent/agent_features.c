@@ -1,0 +1,300 @@
+/* The agent's inputs: per-op features as the Hierarchical Planner (seed 001,
+ * Section 2) and ColocRL (seed 004, Section 3.2) describe them, group
+ * embeddings for the placer, and the fixed groupings (heuristic groupers,
+ * ColocRL's scope groups, none). docs/agents.md says how each number is
+ * scaled. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent_internal.h"
+#include "common/util.h"
+#include "dplace/group.h"
+
+static inline size_t alloc_count(int64_t n) { return n > 0 ? (size_t)n : 1; }
+#define ALLOC(p, n) ((p) = calloc(alloc_count(n), sizeof *(p)))
+
+void agent_features_free(agent_features *f) {
+    free(f->type_id);
+    free(f->rest);
+    free(f->shape_sum);
+    free(f->src);
+    free(f->dst);
+    memset(f, 0, sizeof *f);
+}
+
+typedef struct type_count {
+    int32_t id, count;
+} type_count;
+
+static int cmp_type_count(const void *a, const void *b) {
+    const type_count *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* type_id[op]: 1..V-1 for the V-1 most common types (ties by first
+ * interning), 0 for the rest; returns V or -1 on NOMEM. */
+static int32_t assign_type_ids(const dp_graph *g, int32_t vocab, int32_t *type_id) {
+    int32_t ns = dp_graph_n_strings(g);
+    type_count *tc;
+    if (!ALLOC(tc, ns)) return -1;
+    for (int32_t s = 0; s < ns; s++) tc[s].id = s;
+    for (int32_t i = 0; i < g->n_ops; i++) tc[g->ops[i].type].count++;
+    qsort(tc, (size_t)ns, sizeof *tc, cmp_type_count);
+    int32_t *rank;
+    if (!ALLOC(rank, ns)) {
+        free(tc);
+        return -1;
+    }
+    int32_t V = 1;
+    for (int32_t s = 0; s < ns && tc[s].count > 0 && V < vocab; s++) rank[tc[s].id] = V++;
+    for (int32_t i = 0; i < g->n_ops; i++) type_id[i] = rank[g->ops[i].type];
+    free(rank);
+    free(tc);
+    return V;
+}
+
+/* bfs[op]: position in a breadth-first walk from the ops without inputs
+ * along producer -> consumer edges (every op of a DAG is reached). */
+static int bfs_order(const dp_graph *g, int32_t *bfs) {
+    int32_t n = g->n_ops, *queue, head = 0, tail = 0;
+    if (!ALLOC(queue, n)) return -1;
+    for (int32_t i = 0; i < n; i++) bfs[i] = -1;
+    for (int32_t i = 0; i < n; i++)
+        if (g->ops[i].n_inputs == 0) bfs[i] = tail, queue[tail++] = i;
+    while (head < tail) {
+        int32_t op = queue[head++];
+        for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++)
+            for (int64_t c = g->consumers_at[t]; c < g->consumers_at[t + 1]; c++) {
+                int32_t v = g->consumers[c];
+                if (bfs[v] < 0) bfs[v] = tail, queue[tail++] = v;
+            }
+    }
+    for (int32_t i = 0; i < n; i++) /* unreachable cannot happen in a DAG; be safe */
+        if (bfs[i] < 0) bfs[i] = tail++;
+    free(queue);
+    return 0;
+}
+
+/* Largest dimension (or 4-byte element count of a bytes-only output). */
+static double max_dim(const dp_graph *g) {
+    double m = 1.0;
+    for (int64_t t = 0; t < g->n_outputs; t++) {
+        const dp_output *o = &g->outputs[t];
+        if (o->rank < 0) m = fmax(m, (double)o->bytes / 4.0);
+        for (int32_t j = 0; j < o->rank; j++) m = fmax(m, (double)g->dims[o->dims_at + j]);
+    }
+    return m;
+}
+
+dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_agent_config *cfg, dp_error *err) {
+    memset(f, 0, sizeof *f);
+    int32_t n = g->n_ops;
+    f->n_ops = n;
+    f->S = cfg->out_slots * cfg->out_dims;
+    int32_t R = f->S + 2 * cfg->adj_per_dir;
+    f->F = cfg->type_dim + R;
+    f->n_edges = g->n_inputs;
+    int32_t *bfs = NULL, *seen = NULL;
+    if (!ALLOC(f->type_id, n) || !ALLOC(f->rest, (int64_t)n * R) || !ALLOC(f->shape_sum, (int64_t)n * f->S) ||
+        !ALLOC(f->src, f->n_edges) || !ALLOC(f->dst, f->n_edges) || !ALLOC(bfs, n) || !ALLOC(seen, n))
+        goto nomem;
+    f->V = assign_type_ids(g, cfg->type_vocab, f->type_id);
+    if (f->V < 0 || bfs_order(g, bfs)) goto nomem;
+    for (int32_t i = 0; i < n; i++) seen[i] = -1;
+
+    double inv_log = 1.0 / log1p(max_dim(g));
+    for (int32_t i = 0; i < n; i++) {
+        const dp_op *op = &g->ops[i];
+        float *row = f->rest + (int64_t)i * R, *sum = f->shape_sum + (int64_t)i * f->S;
+        for (int32_t k = 0; k < R; k++) row[k] = -1.0f;
+        /* output shapes: log(1 + dim) / log(1 + largest dim in the graph) */
+        for (int32_t s = 0; s < cfg->out_slots && s < op->n_outputs; s++) {
+            const dp_output *o = &g->outputs[op->outputs_at + s];
+            float *cell = row + s * cfg->out_dims, *scell = sum + s * cfg->out_dims;
+            if (o->rank < 0) {
+                cell[0] = scell[0] = (float)(log1p((double)o->bytes / 4.0) * inv_log);
+            } else if (o->rank == 0) {
+                cell[0] = scell[0] = (float)(log1p(1.0) * inv_log);
+            } else {
+                for (int32_t j = 0; j < cfg->out_dims && j < o->rank; j++)
+                    cell[j] = scell[j] = (float)(log1p((double)g->dims[o->dims_at + j]) * inv_log);
+            }
+        }
+        /* adjacency: BFS positions of up to adj_per_dir distinct producers,
+         * then of consumers, as (position + 1) / n */
+        float *adj = row + f->S;
+        int32_t k = 0;
+        for (int32_t e = 0; e < op->n_inputs && k < cfg->adj_per_dir; e++) {
+            int32_t p = g->inputs[op->inputs_at + e].op;
+            if (seen[p] == i) continue;
+            seen[p] = i;
+            adj[k++] = (float)(bfs[p] + 1) / (float)n;
+        }
+        k = 0;
+        for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1] && k < cfg->adj_per_dir; t++)
+            for (int64_t c = g->consumers_at[t]; c < g->consumers_at[t + 1] && k < cfg->adj_per_dir; c++) {
+                int32_t v = g->consumers[c];
+                if (seen[v] == -2 - i) continue;
+                seen[v] = -2 - i;
+                adj[cfg->adj_per_dir + k++] = (float)(bfs[v] + 1) / (float)n;
+            }
+        for (int32_t e = 0; e < op->n_inputs; e++) {
+            int64_t at = op->inputs_at + e;
+            f->src[at] = g->inputs[at].op;
+            f->dst[at] = i;
+        }
+    }
+    free(bfs);
+    free(seen);
+    return DP_STATUS_OK;
+nomem:
+    free(bfs);
+    free(seen);
+    agent_features_free(f);
+    return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the features of %d ops", n);
+}
+
+void agent_features_op_rows(const agent_features *f, const float *trows, int32_t type_dim, float *x) {
+    int32_t R = f->F - type_dim;
+    for (int32_t i = 0; i < f->n_ops; i++) {
+        float *row = x + (int64_t)i * f->F;
+        memcpy(row, trows + (int64_t)i * type_dim, sizeof(float) * (size_t)type_dim);
+        memcpy(row + type_dim, f->rest + (int64_t)i * R, sizeof(float) * (size_t)R);
+    }
+}
+
+int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G) {
+    int32_t tw = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? f->V : cfg->type_dim;
+    return tw + f->S + G;
+}
+
+void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, const int32_t *group, int32_t G,
+                       const float *trows, float *ge, float *count, float *scratch) {
+    int32_t N = f->n_ops, S = f->S;
+    int counts = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS;
+    int32_t tw = counts ? f->V : cfg->type_dim;
+    float *tpart = scratch, *spart = tpart + (int64_t)G * tw, *apart = spart + (int64_t)G * S;
+    if (counts) {
+        dp_nn_group_histogram_forward(tpart, group, f->type_id, N, G, f->V);
+        for (int64_t k = 0; k < (int64_t)G * tw; k++) tpart[k] = log1pf(tpart[k]);
+    } else {
+        dp_nn_group_mean_forward(tpart, count, trows, group, N, tw, G);
+    }
+    dp_nn_group_sum_forward(spart, f->shape_sum, group, N, S, G);
+    for (int64_t k = 0; k < (int64_t)G * S; k++) spart[k] = log1pf(spart[k]);
+    dp_nn_group_adjacency_forward(apart, group, f->src, f->dst, f->n_edges, G);
+    const float *parts[3] = {tpart, spart, apart};
+    const int widths[3] = {tw, S, G};
+    dp_nn_concat_forward(ge, parts, widths, 3, G);
+}
+
+/* Scope key of an op: its scope without leading "gradients/" (TensorFlow
+ * puts an op's gradient under gradients/<its scope>), cut to `depth`
+ * components (0: whole). Writes into buf; returns 0 when the op has none. */
+static int scope_key(const dp_graph *g, int32_t op, int32_t depth, char *buf, size_t size) {
+    const char *s = dp_graph_str(g, g->ops[op].scope);
+    while (strncmp(s, "gradients/", 10) == 0) s += 10;
+    if (!*s || strcmp(s, "gradients") == 0) return 0;
+    size_t len = 0;
+    int32_t comps = 0;
+    while (s[len]) {
+        if (s[len] == '/' && depth > 0 && ++comps >= depth) break;
+        len++;
+    }
+    if (len >= size) len = size - 1;
+    memcpy(buf, s, len);
+    buf[len] = 0;
+    return 1;
+}
+
+static int32_t uf_find(int32_t *parent, int32_t x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* ColocRL's groups: the colocation grouping joined with the layer scope cut
+ * to depth components ("each LSTM cell, each embedding lookup, each
+ * attention step, each softmax step" of the RNNs, "each branch" of
+ * Inception, seed 004 Section 4.1, as the zoo's scopes name them). */
+static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint64_t seed, int32_t *group,
+                             int32_t *n_groups, dp_error *err) {
+    dp_group_options o = dp_group_options_default();
+    o.seed = seed;
+    int32_t n0 = 0, n = g->n_ops;
+    dp_status st = dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &o, group, &n0, err);
+    if (st) return st;
+    int32_t *parent = NULL, *scope_rep = NULL, *dense = NULL;
+    dp_strtab *keys = dp_strtab_init();
+    if (!keys || !ALLOC(parent, n0) || !ALLOC(scope_rep, n) || !ALLOC(dense, n0)) goto nomem;
+    for (int32_t k = 0; k < n0; k++) parent[k] = k, dense[k] = -1;
+    for (int32_t k = 0; k < n; k++) scope_rep[k] = -1;
+    char buf[1024];
+    for (int32_t i = 0; i < n; i++) {
+        if (!scope_key(g, i, cfg->scope_depth, buf, sizeof buf)) continue;
+        int32_t id = dp_strtab_intern(keys, buf); /* dense ids: at most one per op */
+        if (id < 0) goto nomem;
+        int32_t r = uf_find(parent, group[i]);
+        if (scope_rep[id] < 0) scope_rep[id] = r;
+        else {
+            int32_t q = uf_find(parent, scope_rep[id]);
+            if (q != r) parent[q < r ? r : q] = q < r ? q : r;
+        }
+    }
+    int32_t m = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t r = uf_find(parent, group[i]);
+        if (dense[r] < 0) dense[r] = m++;
+        group[i] = dense[r];
+    }
+    *n_groups = m;
+    dp_strtab_free(keys);
+    free(parent);
+    free(scope_rep);
+    free(dense);
+    return DP_STATUS_OK;
+nomem:
+    dp_strtab_free(keys);
+    free(parent);
+    free(scope_rep);
+    free(dense);
+    return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for scope groups");
+}
+
+dp_status agent_group_fixed(const dp_graph *g, const dp_devices *ds, const dp_agent_config *cfg, uint64_t seed,
+                            int32_t *group, int32_t *n_groups, dp_error *err) {
+    static const dp_group_method methods[DP_AGENT_GROUPER_KIND_COUNT] = {
+        [DP_AGENT_GROUPER_KIND_COLOCATION] = DP_GROUP_METHOD_COLOCATION,
+        [DP_AGENT_GROUPER_KIND_METIS] = DP_GROUP_METHOD_METIS,
+        [DP_AGENT_GROUPER_KIND_SCOTCH] = DP_GROUP_METHOD_SCOTCH,
+        [DP_AGENT_GROUPER_KIND_FLUID] = DP_GROUP_METHOD_FLUID,
+        [DP_AGENT_GROUPER_KIND_RANDOM] = DP_GROUP_METHOD_RANDOM,
+    };
+    switch (cfg->grouper) {
+    case DP_AGENT_GROUPER_KIND_NONE:
+        for (int32_t i = 0; i < g->n_ops; i++) group[i] = i;
+        *n_groups = g->n_ops;
+        return DP_STATUS_OK;
+    case DP_AGENT_GROUPER_KIND_SCOPE:
+        return group_scope(g, cfg, seed, group, n_groups, err);
+    case DP_AGENT_GROUPER_KIND_COLOCATION:
+    case DP_AGENT_GROUPER_KIND_METIS:
+    case DP_AGENT_GROUPER_KIND_SCOTCH:
+    case DP_AGENT_GROUPER_KIND_FLUID:
+    case DP_AGENT_GROUPER_KIND_RANDOM: {
+        dp_group_options o = dp_group_options_default();
+        o.n_groups = cfg->groups;
+        o.seed = seed;
+        int32_t ref = dp_devices_nth(ds, DP_DEVKIND_GPU, 0);
+        o.reference = &ds->devices[ref >= 0 ? ref : 0];
+        return dp_group_run(methods[cfg->grouper], g, &o, group, n_groups, err);
+    }
+    default:
+        return dp_error_set(err, DP_STATUS_INVALID, "agent: grouper %s is not a fixed grouping",
+                            dp_agent_grouper_kind_name(cfg->grouper));
+    }
+}

@@ -1,0 +1,102 @@
+#!/bin/sh
+# dplace optimize as a user sees it: outputs (placement, log, plot, trace,
+# checkpoint, JSON), checkpoint then --resume equal to the run that was not
+# interrupted, SIGINT and SIGKILL leave a usable checkpoint and placement,
+# --measure with commands that fail, hang or print garbage, and one-line
+# errors for bad input. Small networks keep it fast.
+# usage: test_cli_optimize.sh PATH_TO_DPLACE   (run from tests/)
+set -u
+D="$1"
+. "$(dirname "$0")/cli_lib.sh"
+M="$(cd "$(dirname "$0")" && pwd)/data/measure"
+SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16 --set type-dim=4 --groups 8"
+G="--model synthetic-600 --devices k40x2"
+
+expect 0 "optimize" -- "$D" --help
+for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --measure --plot --log --trace hp colocrl; do
+  expect 0 "$flag" -- "$D" optimize --help
+done
+expect 0 "lr=0.01" -- "$D" optimize --set help
+
+# a run with every output
+# shellcheck disable=SC2086
+expect 0 "best baseline" -- "$D" optimize $G $SMALL --updates 6 --seed 3 -o "$T/best.json" --log "$T/log.csv" \
+  --plot "$T/curve.svg" --trace "$T/trace.json" --checkpoint "$T/ck" --quiet
+grep -q '"format": "dplace-placement"' "$T/best.json" && ok || bad "-o is not a placement file"
+[ "$(wc -l <"$T/log.csv")" = 25 ] && ok || bad "log should have a header and 24 rows, has $(wc -l <"$T/log.csv") lines"
+head -1 "$T/log.csv" | grep -q '^update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s$' && ok || bad "log header"
+grep -q '<svg' "$T/curve.svg" && ok || bad "--plot wrote no SVG"
+grep -q 'traceEvents' "$T/trace.json" && ok || bad "--trace wrote no trace"
+[ -s "$T/ck" ] && ok || bad "no checkpoint"
+expect 0 "step time" -- "$D" simulate $G --placement "$T/best.json"
+# shellcheck disable=SC2086
+expect 0 '"best_step_time_s"' -- "$D" optimize $G $SMALL --updates 2 --json --baselines gpu,m-etf
+grep -q '"single_gpu_s"' "$T/out" && ok || bad "--json lacks single_gpu_s"
+
+# the same seed, the same run; checkpoint + resume = the run in one go
+# shellcheck disable=SC2086
+"$D" optimize $G $SMALL --agent colocrl --updates 8 --seed 5 --log "$T/a.csv" -o "$T/a.json" --quiet >/dev/null 2>&1
+# shellcheck disable=SC2086
+"$D" optimize $G $SMALL --agent colocrl --updates 3 --seed 5 --log "$T/b.csv" -o "$T/b.json" --checkpoint "$T/b.ck" \
+  --checkpoint-every 2 --quiet >/dev/null 2>&1
+# shellcheck disable=SC2086
+expect 0 "" -- "$D" optimize $G $SMALL --agent colocrl --updates 8 --seed 5 --log "$T/b.csv" -o "$T/b.json" \
+  --checkpoint "$T/b.ck" --resume "$T/b.ck" --quiet
+cut -d, -f1-8 "$T/a.csv" >"$T/a.cut"; cut -d, -f1-8 "$T/b.csv" >"$T/b.cut"
+cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "resumed log differs from the uninterrupted one"
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
+# a checkpoint of another run is refused, naming the difference
+# shellcheck disable=SC2086
+expect 2 "seed=" -- "$D" optimize $G $SMALL --agent colocrl --updates 9 --seed 6 --resume "$T/b.ck" --quiet
+# shellcheck disable=SC2086
+expect 2 "not a dplace agent checkpoint" -- "$D" optimize $G $SMALL --resume "$T/best.json" --quiet
+
+# SIGINT: stops after the update in flight, checkpoint written, exit 130
+# shellcheck disable=SC2086
+"$D" optimize $G $SMALL --updates 100000 --checkpoint "$T/int.ck" -o "$T/int.json" --quiet >/dev/null 2>"$T/int.err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+[ $? = 130 ] && ok || bad "SIGINT should exit 130"
+grep -q "resume with --resume" "$T/int.err" && ok || bad "SIGINT message"
+# shellcheck disable=SC2086
+expect 0 "" -- "$D" optimize $G $SMALL --updates 1 --checkpoint "$T/int.ck" --resume "$T/int.ck" --quiet
+
+# SIGKILL: the last checkpoint and best placement stay whole
+# shellcheck disable=SC2086
+"$D" optimize $G $SMALL --updates 100000 --checkpoint "$T/kill.ck" --checkpoint-every 1 -o "$T/kill.json" --quiet \
+  >/dev/null 2>&1 &
+pid=$!
+sleep 2
+kill -KILL $pid
+wait $pid 2>/dev/null
+expect 0 "step time" -- "$D" simulate $G --placement "$T/kill.json"
+# shellcheck disable=SC2086
+expect 0 "" -- "$D" optimize $G $SMALL --updates 1 --checkpoint "$T/kill.ck" --resume "$T/kill.ck" --quiet
+
+# --measure: good, failing, hanging and garbage commands; failed samples are
+# logged with their reason, the run goes on
+# shellcheck disable=SC2086
+expect 0 "learned" -- "$D" optimize $G $SMALL --updates 2 --measure "$M/good.sh \"\$1\"" --log "$T/m.csv" --baselines none
+grep -q ',0.125,1,' "$T/m.csv" && ok || bad "measured time not in the log"
+for cmd in fail.sh garbage.sh hang.sh; do
+  # shellcheck disable=SC2086
+  expect 0 "no valid placement" -- "$D" optimize $G $SMALL --updates 1 --measure "$M/$cmd" --measure-timeout 0.5 \
+    --log "$T/m.csv" --baselines none
+  grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd: failure reason not logged"
+done
+
+# bad input: one line, exit 2, nothing written
+# shellcheck disable=SC2086
+expect 2 'unknown agent "nope"' -- "$D" optimize $G --agent nope -o "$T/no.json"
+absent "$T/no.json"
+expect 2 "grouper" -- "$D" optimize $G --grouper bogus
+expect 2 "lr" -- "$D" optimize $G --set lr=-1
+expect 2 "unknown setting" -- "$D" optimize $G --set nope=1
+expect 2 "--time" -- "$D" optimize $G --time soon
+expect 2 "--devices" -- "$D" optimize --model synthetic-600
+expect 2 "one of --updates and --samples" -- "$D" optimize $G --updates 3 --samples 4
+expect 2 "at most 4096" -- "$D" optimize --model synthetic-6000 --devices k40x2 --grouper none -o "$T/no.json"
+absent "$T/no.json"
+finish test_cli_optimize
