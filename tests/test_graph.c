@@ -109,6 +109,7 @@ static void test_read_tiny(void) {
     CHECK_INT_EQ(g->ops[0].device.kind, DP_DEVCON_CPU);
     CHECK(g->ops[1].colocate >= 0 && g->ops[1].colocate == g->ops[4].colocate);
     CHECK_INT_EQ(g->n_colocate, 1);
+    for (int32_t i = 0; i < 5; i++) CHECK_INT_EQ(g->coloc_group[i], i == 1 || i == 4 ? 0 : -1);
     CHECK(strcmp(dp_graph_str(g, g->ops[2].scope), "dense") == 0);
     CHECK_INT_EQ(g->ops[2].n_costs, 2);
     CHECK_INT_EQ(dp_graph_find_op(g, "loss"), 3);

@@ -4,7 +4,8 @@
  * named by (producer op, output slot)) and produces tensors of known size.
  * Graphs are built with the builder calls (dp_graph_add_*) and then sealed
  * with dp_graph_finalize, which validates them and computes the topological
- * order and the consumer lists every later module uses. */
+ * order, the consumer lists and the colocation groups every later module
+ * uses. */
 #ifndef DPLACE_GRAPH_H
 #define DPLACE_GRAPH_H
 
@@ -118,6 +119,11 @@ typedef struct dp_graph {
     int64_t *consumers_at;   /* [n_tensors+1] CSR over consumer edges  */
     int32_t *consumers;      /* [n_inputs] consuming op of each edge   */
     int32_t n_colocate;      /* number of distinct colocation groups   */
+    int32_t *coloc_group;    /* [n_ops] colocation group of each op:
+                                0..n_colocate-1, numbered in the order
+                                of each group's first op; -1 none. The
+                                one place groups are computed: the
+                                simulator, dp_units and the zoo read it */
 
     /* builder state (capacities) */
     int64_t cap_ops;
@@ -142,10 +148,12 @@ dp_status dp_graph_add_output_shape(dp_graph *g, int32_t op, dp_dtype dtype, con
                                     int32_t rank, dp_error *err);
 dp_status dp_graph_add_cost(dp_graph *g, int32_t op, const char *key, double seconds, dp_error *err);
 
-/* Validates the whole graph and computes topo order and consumer lists.
- * Errors name the op (index and name): input out of range, cycle (listing
- * the ops on it), negative or non-finite numbers. `what` prefixes messages
- * (usually the file name). After success the graph must not be modified. */
+/* Validates the whole graph and computes topo order, consumer lists and
+ * colocation groups (coloc_group). Errors name the op (index and name):
+ * input out of range, cycle (listing the ops on it), negative or non-finite
+ * numbers, conflicting constraints in a colocation group. `what` prefixes
+ * messages (usually the file name). After success the graph must not be
+ * modified. */
 dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err);
 
 /* Interned string access. */

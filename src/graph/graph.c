@@ -101,6 +101,7 @@ void dp_graph_free(dp_graph *g) {
     free(g->tensor_at);
     free(g->consumers_at);
     free(g->consumers);
+    free(g->coloc_group);
     free(g);
 }
 
@@ -333,28 +334,31 @@ static dp_status check_ops(const dp_graph *g, const char *what, dp_error *err) {
     return DP_STATUS_OK;
 }
 
-/* Phase 2: colocation groups must not carry conflicting constraints. Counts
- * the groups into g->n_colocate. */
-static dp_status check_colocation(dp_graph *g, const char *what, dp_error *err) {
+/* Phase 2: the colocation groups, numbered by first appearance into
+ * g->coloc_group (g->n_colocate of them); a group's ops must not carry
+ * conflicting constraints. */
+static dp_status build_colocation(dp_graph *g, const char *what, dp_error *err) {
     int32_t n = g->n_ops, ns = (int32_t)g->strings->n;
-    dp_devcon *gcon = malloc(((size_t)ns + 1) * sizeof(dp_devcon));
-    int32_t *gfirst = malloc(((size_t)ns + 1) * sizeof(int32_t));
-    if (!gcon || !gfirst) {
+    free(g->coloc_group); /* left by an earlier finalize that failed */
+    g->coloc_group = malloc((size_t)n * sizeof(int32_t));
+    int32_t *group_of = malloc(((size_t)ns + 1) * sizeof(int32_t)); /* by the group's name */
+    dp_devcon *gcon = malloc(((size_t)n + 1) * sizeof(dp_devcon));  /* constraint of each group so far */
+    if (!g->coloc_group || !group_of || !gcon) {
+        free(group_of);
         free(gcon);
-        free(gfirst);
         return oom(err);
     }
-    for (int32_t s = 0; s < ns; s++) gfirst[s] = -1;
+    for (int32_t s = 0; s < ns; s++) group_of[s] = -1;
     g->n_colocate = 0;
     dp_status st = DP_STATUS_OK;
     for (int32_t i = 0; i < n && !st; i++) {
         const dp_op *o = &g->ops[i];
+        g->coloc_group[i] = -1;
         if (o->colocate < 0) continue;
-        int32_t c = o->colocate;
-        if (gfirst[c] < 0) {
-            gfirst[c] = i;
+        int32_t c = group_of[o->colocate];
+        if (c < 0) {
+            c = group_of[o->colocate] = g->n_colocate++;
             gcon[c] = o->device;
-            g->n_colocate++;
         } else if (o->device.kind != DP_DEVCON_NONE) {
             dp_devcon h = gcon[c];
             if (h.kind == DP_DEVCON_NONE || (h.kind == o->device.kind && h.index < 0)) {
@@ -366,12 +370,13 @@ static dp_status check_colocation(dp_graph *g, const char *what, dp_error *err) 
                 st = dp_error_set(err, DP_STATUS_INVALID,
                                   "%s: op %d \"%s\": device \"%s\" conflicts with \"%s\" required by another op of "
                                   "colocation group \"%s\"",
-                                  what, i, o->name, b, a, dp_graph_str(g, c));
+                                  what, i, o->name, b, a, dp_graph_str(g, o->colocate));
             }
         }
+        g->coloc_group[i] = c;
     }
+    free(group_of);
     free(gcon);
-    free(gfirst);
     return st;
 }
 
@@ -443,7 +448,7 @@ dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {
     if (g->finalized) return DP_STATUS_OK;
     if (g->n_ops == 0) return dp_error_set(err, DP_STATUS_INVALID, "%s: the graph has no ops", what);
     dp_status st;
-    if ((st = check_ops(g, what, err)) || (st = check_colocation(g, what, err)) || (st = build_consumers(g, err)) ||
+    if ((st = check_ops(g, what, err)) || (st = build_colocation(g, what, err)) || (st = build_consumers(g, err)) ||
         (st = sort_topologically(g, what, err)))
         return st;
     g->finalized = 1;

@@ -5,6 +5,7 @@
  * the listed nodes of their colorClass are (docs/import.md). */
 #include "dplace/import.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,15 +90,15 @@ static dp_status read_list(split_state *s, const json_t *root, uint8_t list, dp_
 
 /* Checks the listed nodes keep each colorClass together, then places the
  * unlisted nodes with their colorClass. group_dev/group_op are indexed by the
- * graph's colocation-group string id. */
+ * graph's colocation group (coloc_group). */
 static dp_status infer(split_state *s, int32_t *group_dev, int32_t *group_op, dp_import_split_info *info,
                        dp_error *err) {
     const dp_import_msr *imp = s->imp;
     const dp_graph *g = imp->graph;
-    int32_t n = g->n_ops, ns = dp_graph_n_strings(g);
-    for (int32_t c = 0; c < ns; c++) group_dev[c] = group_op[c] = -1;
+    int32_t n = g->n_ops;
+    for (int32_t c = 0; c < g->n_colocate; c++) group_dev[c] = group_op[c] = -1;
     for (int32_t i = 0; i < n; i++) {
-        int32_t c = g->ops[i].colocate;
+        int32_t c = g->coloc_group[i];
         if (c < 0 || s->dev[i] < 0) continue;
         if (group_dev[c] < 0) {
             group_dev[c] = s->dev[i];
@@ -117,7 +118,7 @@ static dp_status infer(split_state *s, int32_t *group_dev, int32_t *group_op, dp
     int32_t n_left = 0, first = -1;
     for (int32_t i = 0; i < n; i++) {
         if (s->dev[i] >= 0) continue;
-        int32_t c = g->ops[i].colocate;
+        int32_t c = g->coloc_group[i];
         if (c >= 0 && group_dev[c] >= 0) {
             s->dev[i] = group_dev[c];
             info->n_inferred++;
@@ -150,7 +151,8 @@ static dp_status read_split(const json_t *root, const char *what, const dp_impor
         return dp_error_set(err, DP_STATUS_PARSE,
                             "%s: missing field \"fpgas\"; this looks like a graph (nodes/edges), not a split", what);
     const dp_graph *g = imp->graph;
-    int32_t n = g->n_ops, ns = dp_graph_n_strings(g);
+    int32_t n = g->n_ops, ng = g->n_colocate;
+    assert(g->finalized);
     split_state s;
     memset(&s, 0, sizeof s);
     s.what = what;
@@ -158,8 +160,8 @@ static dp_status read_split(const json_t *root, const char *what, const dp_impor
     s.dev = malloc((size_t)n * sizeof(int32_t));
     s.list = calloc((size_t)n, 1);
     s.entry = malloc((size_t)n * sizeof(int32_t));
-    int32_t *group_dev = malloc(((size_t)ns + 1) * sizeof(int32_t));
-    int32_t *group_op = malloc(((size_t)ns + 1) * sizeof(int32_t));
+    int32_t *group_dev = malloc(((size_t)ng + 1) * sizeof(int32_t));
+    int32_t *group_op = malloc(((size_t)ng + 1) * sizeof(int32_t));
     dp_status st = DP_STATUS_OK;
     if (!s.dev || !s.list || !s.entry || !group_dev || !group_op) {
         st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", what);

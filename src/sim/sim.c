@@ -61,16 +61,12 @@ static int same_cost_params(const dp_device *a, const dp_device *b) {
 
 #define ALLOC(ptr, count) ((ptr) = malloc(((size_t)(count) + 1) * sizeof *(ptr)))
 
-dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
-    if (!g->finalized) {
-        dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" is not finalized", g->name);
-        return NULL;
-    }
-    if (g->n_tensors >= INT32_MAX || g->n_inputs >= INT32_MAX) {
-        dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or edges", g->name);
-        return NULL;
-    }
-    /* every constraint must be satisfiable by some device of the set */
+/* Whether ds can host g: g finalized, small enough for the compact arrays,
+ * and every constraint satisfiable by some device of the set. */
+static dp_status check_device_set(const dp_graph *g, const dp_devices *ds, dp_error *err) {
+    if (!g->finalized) return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" is not finalized", g->name);
+    if (g->n_tensors >= INT32_MAX || g->n_inputs >= INT32_MAX)
+        return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or edges", g->name);
     for (int32_t i = 0; i < g->n_ops; i++) {
         if (g->ops[i].device.kind == DP_DEVCON_NONE) continue;
         int32_t d = 0;
@@ -78,46 +74,41 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
         if (d == ds->n_devices) {
             char buf[32];
             dp_devcon_format(g->ops[i].device, buf, sizeof buf);
-            dp_error_set(err, DP_STATUS_INVALID,
-                         "device set \"%s\" cannot run graph \"%s\": op %d \"%s\" must run on %s, which the set lacks",
-                         ds->name, g->name, i, g->ops[i].name, buf);
-            return NULL;
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "device set \"%s\" cannot run graph \"%s\": op %d \"%s\" must run on %s, which the set "
+                                "lacks",
+                                ds->name, g->name, i, g->ops[i].name, buf);
         }
     }
-    dp_sim *s = calloc(1, sizeof *s);
-    int32_t *group_of = NULL, *group_fill = NULL;
-    if (!s) goto oom;
-    s->g = g;
-    s->ds = ds;
-    s->n = g->n_ops;
-    s->D = ds->n_devices;
-    s->L = ds->n_links;
-    s->T = g->n_tensors;
-    s->E = g->n_inputs;
-    int32_t n = s->n, D = s->D, L = s->L;
-    int64_t T = s->T, E = s->E;
+    return DP_STATUS_OK;
+}
 
-    for (int32_t d = 0; d < D; d++) {
+/* Device classes: devices with identical cost parameters share one. */
+static void fill_device_classes(dp_sim *s) {
+    const dp_devices *ds = s->ds;
+    for (int32_t d = 0; d < s->D; d++) {
         int32_t c = 0;
         while (c < d && !same_cost_params(&ds->devices[c], &ds->devices[d])) c++;
         s->dev_class[d] = c < d ? s->dev_class[c] : s->n_classes++;
     }
-    /* at most one event per busy stream and per busy link is pending */
-    s->heap_cap = L + 1;
-    for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
-    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->tensors, T + 1) ||
-        !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
-        !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
-        !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L))
-        goto oom;
+}
 
-    /* each class's op times come from its first device */
+/* Each class's op times, taken from its first device. */
+static void fill_costs(dp_sim *s) {
     for (int32_t c = 0; c < s->n_classes; c++) {
         int32_t d = 0;
         while (s->dev_class[d] != c) d++;
-        for (int32_t i = 0; i < n; i++) s->cost[(size_t)i * s->n_classes + c] = dp_cost_op_seconds(g, i, &ds->devices[d]);
+        for (int32_t i = 0; i < s->n; i++)
+            s->cost[(size_t)i * s->n_classes + c] = dp_cost_op_seconds(s->g, i, &s->ds->devices[d]);
     }
-    /* compact graph arrays */
+}
+
+/* The compact op, tensor and edge arrays the event loop reads, and the
+ * sources in topological order. */
+static void fill_graph_arrays(dp_sim *s) {
+    const dp_graph *g = s->g;
+    int32_t n = s->n;
+    int64_t T = s->T;
     memset(s->ops, 0, ((size_t)n + 1) * sizeof(sim_op));
     memset(s->tensors, 0, ((size_t)T + 1) * sizeof(sim_tensor));
     int64_t e = 0;
@@ -143,62 +134,78 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     s->ops[n].out_at = (int32_t)T;
     s->ops[n].in_at = (int32_t)e;
     for (int64_t t = 0; t <= T; t++) s->tensors[t].cons_at = (int32_t)g->consumers_at[t];
-    memcpy(s->cons, g->consumers, (size_t)E * sizeof(int32_t));
+    memcpy(s->cons, g->consumers, (size_t)s->E * sizeof(int32_t));
     for (int32_t k = 0; k < n; k++) {
         int32_t i = g->topo[k];
         if (g->ops[i].n_inputs == 0) s->sources[s->n_sources++] = i;
     }
-    for (int32_t i = 0; i < n; i++) {
+}
+
+/* The constrained ops with the devices each allows, and the links. */
+static void fill_constraints_and_links(dp_sim *s) {
+    const dp_graph *g = s->g;
+    const dp_devices *ds = s->ds;
+    for (int32_t i = 0; i < s->n; i++) {
         if (g->ops[i].device.kind == DP_DEVCON_NONE) continue;
         uint64_t mask = 0;
-        for (int32_t d = 0; d < D; d++)
+        for (int32_t d = 0; d < s->D; d++)
             if (dp_placement_allowed(g, ds, i, d)) mask |= 1ULL << d;
         s->allowed[s->n_constrained] = mask;
         s->constrained[s->n_constrained++] = i;
     }
-    for (int32_t l = 0; l < L; l++) {
+    for (int32_t l = 0; l < s->L; l++) {
         s->link_inv_bw[l] = 1.0 / ds->links[l].bandwidth;
         s->link_lat[l] = ds->links[l].latency_s;
         s->link_to[l] = ds->links[l].to;
         s->link_from[l] = ds->links[l].from;
     }
+}
 
-    /* colocated ops grouped by group (groups numbered by first appearance) */
-    int32_t ns = dp_graph_n_strings(g);
-    ALLOC(group_of, ns);
-    ALLOC(group_fill, n);
-    if (!group_of || !group_fill) goto oom;
-    for (int32_t k = 0; k < ns; k++) group_of[k] = -1;
-    for (int32_t i = 0; i < n; i++) { /* count the ops of each group ... */
-        int32_t c = g->ops[i].colocate;
-        if (c < 0) continue;
-        if (group_of[c] < 0) {
-            group_of[c] = s->n_coloc;
-            group_fill[s->n_coloc++] = 0;
-        }
-        group_fill[group_of[c]]++;
-        s->n_coloc_ops++;
-    }
-    for (int32_t c = 0, at = 0; c < s->n_coloc; c++) { /* ... and turn counts into offsets */
-        int32_t cnt = group_fill[c];
-        group_fill[c] = at;
-        at += cnt;
-    }
-    for (int32_t i = 0; i < n; i++) {
-        int32_t c = g->ops[i].colocate;
-        if (c < 0) continue;
-        int32_t at = group_fill[group_of[c]]++;
-        s->coloc_ops[at] = i;
-        s->coloc_ops_group[at] = group_of[c];
-    }
-    free(group_of);
-    free(group_fill);
-    group_of = group_fill = NULL;
+/* The colocated ops grouped by group (the graph's coloc_group), in op order
+ * within a group: a counting sort, with coloc_ops_group as the counts. */
+static void fill_colocation(dp_sim *s) {
+    const int32_t *group = s->g->coloc_group;
+    int32_t n = s->n, *at = s->coloc_ops_group; /* offsets first, groups after */
+    s->n_coloc = s->g->n_colocate;
+    memset(at, 0, ((size_t)s->n_coloc + 1) * sizeof(int32_t));
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] >= 0) at[group[i] + 1]++;
+    for (int32_t c = 0; c < s->n_coloc; c++) at[c + 1] += at[c];
+    s->n_coloc_ops = at[s->n_coloc];
+    for (int32_t i = 0; i < n; i++)
+        if (group[i] >= 0) s->coloc_ops[at[group[i]]++] = i;
+    for (int32_t k = 0; k < s->n_coloc_ops; k++) s->coloc_ops_group[k] = group[s->coloc_ops[k]];
+}
+
+dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
+    if (check_device_set(g, ds, err)) return NULL;
+    dp_sim *s = calloc(1, sizeof *s);
+    if (!s) goto oom;
+    s->g = g;
+    s->ds = ds;
+    s->n = g->n_ops;
+    s->D = ds->n_devices;
+    s->L = ds->n_links;
+    s->T = g->n_tensors;
+    s->E = g->n_inputs;
+    int32_t n = s->n, D = s->D, L = s->L;
+    int64_t T = s->T, E = s->E;
+    fill_device_classes(s);
+    /* at most one event per busy stream and per busy link is pending */
+    s->heap_cap = L + 1;
+    for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
+    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->tensors, T + 1) ||
+        !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
+        !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
+        !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L))
+        goto oom;
+    fill_costs(s);
+    fill_graph_arrays(s);
+    fill_constraints_and_links(s);
+    fill_colocation(s);
     if (!(s->own = dp_sim_workspace_init(s, NULL))) goto oom;
     return s;
 oom:
-    free(group_of);
-    free(group_fill);
     dp_sim_free(s);
     dp_error_set(err, DP_STATUS_NOMEM, "out of memory building the simulator for graph \"%s\"", g->name);
     return NULL;

@@ -110,11 +110,11 @@ dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds
     }
     /* a colocation group goes where its first op (the variable) went */
     if (g->n_colocate > 0) {
-        int32_t *dev = malloc((size_t)dp_graph_n_strings(g) * sizeof(int32_t));
+        int32_t *dev = malloc((size_t)g->n_colocate * sizeof(int32_t));
         if (!dev) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
-        for (int32_t k = 0; k < dp_graph_n_strings(g); k++) dev[k] = -1;
+        for (int32_t k = 0; k < g->n_colocate; k++) dev[k] = -1;
         for (int32_t i = 0; i < g->n_ops; i++) {
-            int32_t c = g->ops[i].colocate;
+            int32_t c = g->coloc_group[i];
             if (c < 0) continue;
             if (dev[c] < 0) dev[c] = out[i];
             out[i] = dev[c];
