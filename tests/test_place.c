@@ -316,8 +316,8 @@ static void test_wgraph_merges_edges(void) {
     add(g, "d", NULL, 8, 1, 0, ca, 2);
     finalize(g);
     dp_error err;
-    place_units u;
-    CHECK(place_units_init(&u, g, &err) == DP_STATUS_OK);
+    dp_units u;
+    CHECK(dp_units_init(&u, g, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.n_units, 3);
     CHECK_INT_EQ(u.unit_of[a], u.unit_of[b]);
     double ow[4] = {1, 2, 4, 8};
@@ -334,7 +334,7 @@ static void test_wgraph_merges_edges(void) {
             CHECK_NEAR(w.bytes[x], want, 1e-12);
         }
     place_wgraph_free(&w);
-    place_units_free(&u);
+    dp_units_free(&u);
     dp_graph_free(g);
 }
 

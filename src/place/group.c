@@ -83,7 +83,7 @@ static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, i
  * chain whose every op feeds only the next collapses into one group. Two
  * groups whose ops carry different device constraints are not joined by the
  * rule (so every group can be placed). Fills set[op] with its root. */
-static dp_status group_colocation(const dp_graph *g, const place_units *u, int32_t *set, dp_error *err) {
+static dp_status group_colocation(const dp_graph *g, const dp_units *u, int32_t *set, dp_error *err) {
     int32_t n = g->n_ops;
     int32_t *size = malloc((size_t)n * sizeof(int32_t));
     dp_devcon *con = malloc((size_t)n * sizeof(dp_devcon));
@@ -152,7 +152,7 @@ static dp_status fill_empty_parts(int32_t n, int32_t k, int32_t *part, dp_error 
 /* Partitions the units into min(n_groups, units) parts (metis, scotch,
  * fluid, random): fills unit_part[u->n_units]. */
 static dp_status group_units(dp_group_method m, const dp_graph *g, const dp_group_options *opt,
-                             const place_units *u, int32_t *unit_part, dp_error *err) {
+                             const dp_units *u, int32_t *unit_part, dp_error *err) {
     int32_t nu = u->n_units, k = opt->n_groups < nu ? opt->n_groups : nu;
     if (m == DP_GROUP_METHOD_RANDOM) {
         /* k random units seed the k groups (none empty); the rest are uniform */
@@ -210,8 +210,8 @@ dp_status dp_group_run(dp_group_method m, const dp_graph *g, const dp_group_opti
     if (m != DP_GROUP_METHOD_COLOCATION && o.n_groups < 1)
         return dp_error_set(err, DP_STATUS_INVALID, "group count %d: must be at least 1", o.n_groups);
     assert(g->finalized);
-    place_units u;
-    dp_status st = place_units_init(&u, g, err);
+    dp_units u;
+    dp_status st = dp_units_init(&u, g, err);
     if (st) return st;
     if (m == DP_GROUP_METHOD_COLOCATION) {
         st = group_colocation(g, &u, out, err);
@@ -221,12 +221,12 @@ dp_status dp_group_run(dp_group_method m, const dp_graph *g, const dp_group_opti
         if (!unit_part) st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
         if (!st) st = group_units(m, g, &o, &u, unit_part, err);
         if (!st) {
-            place_units_expand(&u, unit_part, out);
+            dp_units_expand(&u, unit_part, out);
             st = renumber(g->n_ops, u.n_units, out, n_groups, err);
         }
         free(unit_part);
     }
-    place_units_free(&u);
+    dp_units_free(&u);
     return st;
 }
 

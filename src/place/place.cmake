@@ -10,6 +10,7 @@ find_path(DPLACE_METIS_INCLUDE_DIR metis.h REQUIRED)
 find_library(DPLACE_METIS_LIBRARY metis REQUIRED)
 
 target_sources(dplace PRIVATE
+  ${PROJECT_SOURCE_DIR}/src/place/units.c
   ${PROJECT_SOURCE_DIR}/src/place/place_common.c
   ${PROJECT_SOURCE_DIR}/src/place/place_simple.c
   ${PROJECT_SOURCE_DIR}/src/place/place_partition.c

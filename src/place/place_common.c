@@ -1,125 +1,25 @@
-/* Shared pieces of the placers and groupers: colocation units, device masks,
- * op-time tables, the contracted graph, scaling. */
+/* Shared pieces of the placers and groupers: unit repair, op-time tables,
+ * the contracted graph, scaling. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dplace/cost.h"
-#include "dplace/placement.h"
 #include "place/place_internal.h"
 
-/* ---- colocation units --------------------------------------------------- */
+/* ---- helpers for placers ------------------------------------------------ */
 
-dp_status place_units_init(place_units *u, const dp_graph *g, dp_error *err) {
-    assert(g->finalized);
-    memset(u, 0, sizeof *u);
-    int32_t n = g->n_ops, n_strings = dp_graph_n_strings(g);
-    u->n_ops = n;
-    u->unit_of = malloc((size_t)n * sizeof(int32_t));
-    u->members = malloc((size_t)n * sizeof(int32_t));
-    u->first = malloc(((size_t)n + 1) * sizeof(int32_t));
-    int32_t *of_string = malloc(((size_t)n_strings + 1) * sizeof(int32_t));
-    if (!u->unit_of || !u->members || !u->first || !of_string) {
-        free(of_string);
-        place_units_free(u);
-        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (colocation units of %d ops)", n);
-    }
-    for (int32_t s = 0; s < n_strings; s++) of_string[s] = -1;
-    int32_t k = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t c = g->ops[i].colocate;
-        if (c < 0) {
-            u->unit_of[i] = k++;
-        } else {
-            assert(c < n_strings);
-            if (of_string[c] < 0) of_string[c] = k++;
-            u->unit_of[i] = of_string[c];
-        }
-    }
-    free(of_string);
-    u->n_units = k;
-    /* counting sort of ops by unit, stable (op order within a unit) */
-    memset(u->first, 0, ((size_t)k + 1) * sizeof(int32_t));
-    for (int32_t i = 0; i < n; i++) u->first[u->unit_of[i] + 1]++;
-    for (int32_t j = 0; j < k; j++) u->first[j + 1] += u->first[j];
-    for (int32_t i = 0; i < n; i++) u->members[u->first[u->unit_of[i]]++] = i;
-    for (int32_t j = k; j > 0; j--) u->first[j] = u->first[j - 1];
-    u->first[0] = 0;
-    return DP_STATUS_OK;
-}
-
-void place_units_free(place_units *u) {
-    if (!u) return;
-    free(u->unit_of);
-    free(u->first);
-    free(u->members);
-    memset(u, 0, sizeof *u);
-}
-
-void place_units_expand(const place_units *u, const int32_t *unit_dev, int32_t *out) {
-    for (int32_t i = 0; i < u->n_ops; i++) out[i] = unit_dev[u->unit_of[i]];
-}
-
-/* ---- device masks ------------------------------------------------------- */
-
-place_mask place_pool_all(const dp_devices *ds) {
-    return ds->n_devices >= 64 ? ~(place_mask)0 : place_bit(ds->n_devices) - 1;
-}
-
-place_mask place_pool_gpus(const dp_devices *ds) {
-    place_mask m = 0;
-    for (int32_t d = 0; d < ds->n_devices; d++)
-        if (ds->devices[d].kind == DP_DEVKIND_GPU) m |= place_bit(d);
-    return m ? m : place_pool_all(ds);
-}
-
-int32_t place_mask_first(place_mask m) {
-    assert(m);
-    return (int32_t)__builtin_ctzll(m);
-}
-
-int32_t place_mask_count(place_mask m) { return (int32_t)__builtin_popcountll(m); }
-
-dp_status place_units_masks(const place_units *u, const dp_graph *g, const dp_devices *ds, place_mask pool,
-                            place_mask *mask, dp_error *err) {
-    place_mask all = place_pool_all(ds);
-    for (int32_t k = 0; k < u->n_units; k++) {
-        place_mask allowed = all;
-        int constrained = 0;
-        for (int32_t j = u->first[k]; j < u->first[k + 1]; j++) {
-            int32_t op = u->members[j];
-            if (g->ops[op].device.kind == DP_DEVCON_NONE) continue;
-            constrained = 1;
-            place_mask m = 0;
-            for (int32_t d = 0; d < ds->n_devices; d++)
-                if (dp_placement_allowed(g, ds, op, d)) m |= place_bit(d);
-            allowed &= m;
-            if (!allowed) {
-                char buf[32];
-                dp_devcon_format(g->ops[op].device, buf, sizeof buf);
-                return dp_error_set(err, DP_STATUS_INVALID,
-                                    "op %d \"%s\" must run on %s, which device set \"%s\" lacks%s", op,
-                                    g->ops[op].name, buf, ds->name,
-                                    u->first[k + 1] - u->first[k] > 1 ? " (or its colocation group cannot meet it)"
-                                                                      : "");
-            }
-        }
-        mask[k] = !constrained ? pool : (allowed & pool) ? (allowed & pool) : allowed;
-    }
-    return DP_STATUS_OK;
-}
-
-void place_units_repair(const place_units *u, const place_mask *mask, const double *uw, int32_t n_devices,
+void place_units_repair(const dp_units *u, const dp_mask *mask, const double *uw, int32_t n_devices,
                         int32_t *unit_dev) {
     double load[DP_MAX_DEVICES] = {0};
     for (int32_t k = 0; k < u->n_units; k++)
-        if (mask[k] & place_bit(unit_dev[k])) load[unit_dev[k]] += uw[k];
+        if (mask[k] & dp_mask_bit(unit_dev[k])) load[unit_dev[k]] += uw[k];
     for (int32_t k = 0; k < u->n_units; k++) {
-        if (mask[k] & place_bit(unit_dev[k])) continue;
+        if (mask[k] & dp_mask_bit(unit_dev[k])) continue;
         int32_t best = -1;
         for (int32_t d = 0; d < n_devices; d++)
-            if ((mask[k] & place_bit(d)) && (best < 0 || load[d] < load[best])) best = d;
+            if ((mask[k] & dp_mask_bit(d)) && (best < 0 || load[d] < load[best])) best = d;
         assert(best >= 0);
         unit_dev[k] = best;
         load[best] += uw[k];
@@ -169,10 +69,10 @@ void place_costs_free(place_costs *c) {
     memset(c, 0, sizeof *c);
 }
 
-int32_t place_costs_fastest(const place_costs *c, place_mask m) {
+int32_t place_costs_fastest(const place_costs *c, dp_mask m) {
     int32_t best = -1;
     for (int32_t d = 0; d < DP_MAX_DEVICES; d++)
-        if ((m & place_bit(d)) && (best < 0 || c->total[d] < c->total[best])) best = d;
+        if ((m & dp_mask_bit(d)) && (best < 0 || c->total[d] < c->total[best])) best = d;
     assert(best >= 0);
     return best;
 }

@@ -1,7 +1,7 @@
-/* Shared pieces of the placers and groupers (src/place): colocation units,
- * device masks, per-device op times, the contracted undirected graph the
- * partitioners read, integer weight scaling, and the Scotch and METIS calls.
- * Not part of the public API. */
+/* Shared pieces of the placers and groupers (src/place): per-device op
+ * times, the contracted undirected graph the partitioners read, integer
+ * weight scaling, and the Scotch and METIS calls. Not part of the public
+ * API; units and device masks are (dplace/units.h). */
 #ifndef DPLACE_PLACE_INTERNAL_H
 #define DPLACE_PLACE_INTERNAL_H
 
@@ -10,45 +10,7 @@
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/place.h"
-
-/* ---- colocation units --------------------------------------------------- */
-
-/* Each colocation group is one unit; an op without a group is a unit of its
- * own. Units are numbered in the order of their first op. */
-typedef struct place_units {
-    int32_t n_ops, n_units;
-    int32_t *unit_of; /* [n_ops]                                */
-    int32_t *first;   /* [n_units+1] into members               */
-    int32_t *members; /* [n_ops] ops by unit, in op order       */
-} place_units;
-
-/* Builds the units of g (finalized). */
-dp_status place_units_init(place_units *u, const dp_graph *g, dp_error *err);
-void place_units_free(place_units *u);
-
-/* ---- device masks ------------------------------------------------------- */
-
-typedef uint64_t place_mask; /* bit d: device d (DP_MAX_DEVICES == 64) */
-_Static_assert(DP_MAX_DEVICES <= 64, "place_mask holds one bit per device");
-
-static inline place_mask place_bit(int32_t d) { return (place_mask)1 << d; }
-
-/* The GPUs of ds, or every device when it has none. */
-place_mask place_pool_gpus(const dp_devices *ds);
-/* Every device of ds. */
-place_mask place_pool_all(const dp_devices *ds);
-
-/* For every unit, the devices it may go to: the devices every constrained
- * member allows, narrowed to `pool` when that leaves any (so a CPU-only op
- * stays on the CPU even when the pool is the GPUs); `pool` itself when no
- * member is constrained. Fails (DP_STATUS_INVALID, naming the op) when some
- * unit has no device at all. */
-dp_status place_units_masks(const place_units *u, const dp_graph *g, const dp_devices *ds, place_mask pool,
-                            place_mask *mask, dp_error *err);
-
-/* Lowest device index in a non-empty mask. */
-int32_t place_mask_first(place_mask m);
-int32_t place_mask_count(place_mask m);
+#include "dplace/units.h"
 
 /* ---- op times ----------------------------------------------------------- */
 
@@ -68,7 +30,7 @@ static inline double place_costs_op(const place_costs *c, int32_t op, int32_t d)
 }
 
 /* The fastest device of a mask (least total time; lowest index on ties). */
-int32_t place_costs_fastest(const place_costs *c, place_mask m);
+int32_t place_costs_fastest(const place_costs *c, dp_mask m);
 
 /* Bytes of tensor t of g. */
 static inline uint64_t place_tensor_bytes(const dp_graph *g, int64_t t) { return g->outputs[t].bytes; }
@@ -119,14 +81,11 @@ dp_status place_fluid(const place_wgraph *w, int32_t k, uint64_t seed, int32_t *
 
 /* ---- helpers for placers ------------------------------------------------ */
 
-/* Expands a placement of units to ops: out[op] = unit_dev[unit_of[op]]. */
-void place_units_expand(const place_units *u, const int32_t *unit_dev, int32_t *out);
-
 /* Puts every unit whose device is not in its mask on the device of its mask
  * with the least compute assigned so far (unit weights uw), keeping the
  * others where they are. Used after partitioners that have no notion of
  * "any GPU" constraints. */
-void place_units_repair(const place_units *u, const place_mask *mask, const double *uw, int32_t n_devices,
+void place_units_repair(const dp_units *u, const dp_mask *mask, const double *uw, int32_t n_devices,
                         int32_t *unit_dev);
 
 #endif

@@ -53,7 +53,7 @@ typedef struct memtrack {
     double live[DP_MAX_DEVICES];   /* outputs and copies held now   */
     double peak[DP_MAX_DEVICES];   /* peak of live (+ scratch)      */
     int64_t *remaining;            /* [n_tensors] consumer edges not placed yet */
-    place_mask *have;              /* [n_tensors] devices holding the tensor    */
+    dp_mask *have;              /* [n_tensors] devices holding the tensor    */
     int32_t *stamp;                /* [n_tensors] dedup of an op's inputs       */
     int32_t stamp_now;
 } memtrack;
@@ -67,7 +67,7 @@ static dp_status memtrack_init(memtrack *mt, const dp_graph *g, const dp_devices
     for (int32_t d = 0; d < ds->n_devices; d++) mt->cap[d] = fraction * (double)ds->devices[d].memory_bytes;
     size_t nt = (size_t)g->n_tensors + 1;
     mt->remaining = malloc(nt * sizeof(int64_t));
-    mt->have = calloc(nt, sizeof(place_mask));
+    mt->have = calloc(nt, sizeof(dp_mask));
     mt->stamp = malloc(nt * sizeof(int32_t));
     if (!mt->remaining || !mt->have || !mt->stamp) {
         free(mt->remaining);
@@ -105,7 +105,7 @@ static double memtrack_recv(memtrack *mt, int32_t op, int32_t d) {
     for (int32_t k = 0; k < o->n_inputs; k++) {
         dp_input in = g->inputs[o->inputs_at + k];
         int64_t t = dp_graph_tensor(g, in.op, in.slot);
-        if (mt->stamp[t] == stamp || (mt->have[t] & place_bit(d))) continue;
+        if (mt->stamp[t] == stamp || (mt->have[t] & dp_mask_bit(d))) continue;
         mt->stamp[t] = stamp;
         b += (double)place_tensor_bytes(g, t);
     }
@@ -122,7 +122,7 @@ static double memtrack_need(memtrack *mt, int32_t op, int32_t d, double new_para
 /* Frees tensor t on every device holding it (its last consumer is placed). */
 static void memtrack_release(memtrack *mt, int64_t t) {
     double b = (double)place_tensor_bytes(mt->g, t);
-    for (place_mask m = mt->have[t]; m; m &= m - 1) mt->live[place_mask_first(m)] -= b;
+    for (dp_mask m = mt->have[t]; m; m &= m - 1) mt->live[dp_mask_first(m)] -= b;
     mt->have[t] = 0;
 }
 
@@ -135,10 +135,10 @@ static void memtrack_place(memtrack *mt, int32_t op, int32_t d, double new_param
     mt->live[d] += memtrack_recv(mt, op, d);
     for (int32_t k = 0; k < o->n_inputs; k++) {
         dp_input in = g->inputs[o->inputs_at + k];
-        mt->have[dp_graph_tensor(g, in.op, in.slot)] |= place_bit(d);
+        mt->have[dp_graph_tensor(g, in.op, in.slot)] |= dp_mask_bit(d);
     }
     mt->live[d] += op_output_bytes(g, op);
-    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) mt->have[t] = place_bit(d);
+    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) mt->have[t] = dp_mask_bit(d);
     double during = mt->live[d] + (double)o->temp_bytes;
     if (during > mt->peak[d]) mt->peak[d] = during;
     for (int32_t k = 0; k < o->n_inputs; k++) {
@@ -156,8 +156,8 @@ static void memtrack_place(memtrack *mt, int32_t op, int32_t d, double new_param
 typedef struct list_ctx {
     const dp_graph *g;
     const dp_devices *ds;
-    place_units u;
-    place_mask *mask;     /* [n_units] */
+    dp_units u;
+    dp_mask *mask;     /* [n_units] */
     double *unit_params;  /* [n_units] */
     int32_t *pinned;      /* [n_units] device, -1 none */
     memtrack mt;
@@ -165,7 +165,7 @@ typedef struct list_ctx {
 
 /* Frees what list_init allocated. */
 static void list_free(list_ctx *c) {
-    place_units_free(&c->u);
+    dp_units_free(&c->u);
     free(c->mask);
     free(c->unit_params);
     free(c->pinned);
@@ -181,17 +181,17 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
     c->ds = ds;
     if (!(opt->memory_fraction > 0 && opt->memory_fraction <= 1))
         return dp_error_set(err, DP_STATUS_INVALID, "memory fraction %g is not in (0, 1]", opt->memory_fraction);
-    dp_status st = place_units_init(&c->u, g, err);
+    dp_status st = dp_units_init(&c->u, g, err);
     if (st) return st;
     int32_t nu = c->u.n_units;
-    c->mask = malloc((size_t)nu * sizeof(place_mask));
+    c->mask = malloc((size_t)nu * sizeof(dp_mask));
     c->unit_params = calloc((size_t)nu, sizeof(double));
     c->pinned = malloc((size_t)nu * sizeof(int32_t));
     if (!c->mask || !c->unit_params || !c->pinned) {
         list_free(c);
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%d units)", nu);
     }
-    if ((st = place_units_masks(&c->u, g, ds, place_pool_gpus(ds), c->mask, err)) ||
+    if ((st = dp_units_masks(&c->u, g, ds, dp_mask_gpus(ds), c->mask, err)) ||
         (st = memtrack_init(&c->mt, g, ds, opt->memory_fraction, err))) {
         list_free(c);
         return st;
@@ -208,11 +208,11 @@ static double list_new_params(const list_ctx *c, int32_t op) {
 }
 
 /* The device of mask with the most room left for op (lowest index on ties). */
-static int32_t list_roomiest(list_ctx *c, int32_t op, place_mask m) {
+static int32_t list_roomiest(list_ctx *c, int32_t op, dp_mask m) {
     int32_t best = -1;
     double best_room = 0;
     for (; m; m &= m - 1) {
-        int32_t d = place_mask_first(m);
+        int32_t d = dp_mask_first(m);
         double room = c->mt.cap[d] - memtrack_need(&c->mt, op, d, list_new_params(c, op));
         if (best < 0 || room > best_room) {
             best = d;
@@ -238,9 +238,9 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
     list_ctx c;
     dp_status st = list_init(&c, g, ds, &o, err);
     if (st) return st;
-    place_mask pool = place_pool_gpus(ds);
+    dp_mask pool = dp_mask_gpus(ds);
     int32_t pool_dev[DP_MAX_DEVICES], n_pool = 0;
-    for (place_mask m = pool; m; m &= m - 1) pool_dev[n_pool++] = place_mask_first(m);
+    for (dp_mask m = pool; m; m &= m - 1) pool_dev[n_pool++] = dp_mask_first(m);
 
     /* Baechi's uniform cap over the ops that go to the pool, each op counted
      * as never freed (parameters + outputs + scratch) */
@@ -267,21 +267,21 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
     for (int32_t j = 0; j < g->n_ops; j++) {
         int32_t op = g->topo[j], k = c.u.unit_of[op];
         int32_t d = c.pinned[k];
-        place_mask cand = c.mask[k] & pool;
+        dp_mask cand = c.mask[k] & pool;
         double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
-        if (d < 0 && !cand) d = place_mask_first(c.mask[k]); /* CPU-only */
+        if (d < 0 && !cand) d = dp_mask_first(c.mask[k]); /* CPU-only */
         for (int32_t p = cur; p < n_pool && d < 0; p++) {
             /* the first GPU from the current one on with room for the op */
             int32_t e = pool_dev[p];
-            if ((cand & place_bit(e)) && used[e] + memtrack_recv(&c.mt, op, e) + m <= cap[e] &&
+            if ((cand & dp_mask_bit(e)) && used[e] + memtrack_recv(&c.mt, op, e) + m <= cap[e] &&
                 (fits || memtrack_need(&c.mt, op, e, list_new_params(&c, op)) <= c.mt.cap[e])) {
                 d = e;
                 if (cand == pool) cur = p; /* a constrained op does not move the fill on */
             }
         }
         if (d < 0 && fits) { /* no room left: the allowed GPU with the most room */
-            for (place_mask r = cand; r; r &= r - 1) {
-                int32_t e = place_mask_first(r);
+            for (dp_mask r = cand; r; r &= r - 1) {
+                int32_t e = dp_mask_first(r);
                 if (d < 0 || cap[e] - used[e] > cap[d] - used[d]) d = e;
             }
         }
@@ -302,7 +302,7 @@ typedef struct etf {
     int32_t *pending;    /* [n_ops] input edges whose producer is not placed */
     double *finish;      /* [n_ops] */
     uint8_t *done;       /* [n_ops] */
-    place_mask *dropped; /* [n_ops] devices without room for the op */
+    dp_mask *dropped; /* [n_ops] devices without room for the op */
     uint8_t *forced;     /* [n_ops] placed without a memory check */
     double *arrive;      /* [n_tensors * n_devices] when a copy arrives (valid where mt.have says) */
     int32_t *stamp;      /* [n_tensors] dedup of an op's inputs */
@@ -330,7 +330,7 @@ static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
     int32_t s = (int32_t)e->c.pinned[e->c.u.unit_of[p]];
     int32_t nd = ds->n_devices;
     if (s == d) return e->finish[p];
-    if (e->c.mt.have[t] & place_bit(d)) return e->arrive[t * nd + d];
+    if (e->c.mt.have[t] & dp_mask_bit(d)) return e->arrive[t * nd + d];
     int64_t pair = (int64_t)s * nd + d;
     double bytes = (double)place_tensor_bytes(e->c.g, t), at = e->finish[p];
     for (int k = 0; k < ds->route_len[pair]; k++) {
@@ -363,9 +363,9 @@ static double etf_data_ready(etf *e, int32_t op, int32_t d, int commit) {
 
 /* Devices op may still go to: its group's device once pinned, else its
  * unit's devices, less those without room for it. */
-static place_mask etf_candidates(const etf *e, int32_t op) {
+static dp_mask etf_candidates(const etf *e, int32_t op) {
     int32_t k = e->c.u.unit_of[op];
-    place_mask m = e->c.pinned[k] >= 0 ? place_bit(e->c.pinned[k]) : e->c.mask[k];
+    dp_mask m = e->c.pinned[k] >= 0 ? dp_mask_bit(e->c.pinned[k]) : e->c.mask[k];
     return m & ~e->dropped[op];
 }
 
@@ -377,7 +377,7 @@ static int etf_offer(etf *e, int32_t op, int32_t d) {
 
 /* Whether heap entry op is still a candidate for d. */
 static int etf_valid(const etf *e, int32_t op, int32_t d) {
-    return !e->done[op] && (etf_candidates(e, op) & place_bit(d));
+    return !e->done[op] && (etf_candidates(e, op) & dp_mask_bit(d));
 }
 
 typedef struct etf_prio {
@@ -452,7 +452,7 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
     e->pending = malloc((size_t)n * sizeof(int32_t));
     e->finish = calloc((size_t)n, sizeof(double));
     e->done = calloc((size_t)n, 1);
-    e->dropped = calloc((size_t)n, sizeof(place_mask));
+    e->dropped = calloc((size_t)n, sizeof(dp_mask));
     e->forced = calloc((size_t)n, 1);
     e->arrive = malloc(((size_t)g->n_tensors * (size_t)nd + 1) * sizeof(double));
     e->stamp = malloc(((size_t)g->n_tensors + 1) * sizeof(int32_t));
@@ -465,27 +465,27 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
     /* static priority: mean time over the op's devices + the longest path after it */
     for (int32_t j = n - 1; j >= 0; j--) {
         int32_t op = g->topo[j];
-        place_mask m = c->mask[c->u.unit_of[op]];
+        dp_mask m = c->mask[c->u.unit_of[op]];
         double sum = 0;
-        for (place_mask r = m; r; r &= r - 1) sum += place_costs_op(&e->costs, op, place_mask_first(r));
+        for (dp_mask r = m; r; r &= r - 1) sum += place_costs_op(&e->costs, op, dp_mask_first(r));
         double after = 0;
         for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++)
             for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1]; x++)
                 if (e->blevel[g->consumers[x]] > after) after = e->blevel[g->consumers[x]];
-        e->blevel[op] = sum / place_mask_count(m) + after;
+        e->blevel[op] = sum / dp_mask_count(m) + after;
     }
     if (etf_rank(e, n)) {
         etf_free(e);
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
     }
-    place_mask used_devices = 0;
+    dp_mask used_devices = 0;
     for (int32_t k = 0; k < c->u.n_units; k++) used_devices |= c->mask[k];
     int oom = 0;
     for (int32_t i = 0; i < n && !oom; i++) {
         e->pending[i] = g->ops[i].n_inputs;
         if (e->pending[i] == 0)
-            for (place_mask m = etf_candidates(e, i); m && !oom; m &= m - 1)
-                oom = etf_offer(e, i, place_mask_first(m));
+            for (dp_mask m = etf_candidates(e, i); m && !oom; m &= m - 1)
+                oom = etf_offer(e, i, dp_mask_first(m));
     }
 
     int idle = 0;
@@ -493,8 +493,8 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
         /* each device's best candidate: the earliest start, then priority */
         int32_t best_op = -1, best_dev = -1;
         double best_start = 0, best_prio = 0;
-        for (place_mask m = used_devices; m && !oom; m &= m - 1) {
-            int32_t d = place_mask_first(m);
+        for (dp_mask m = used_devices; m && !oom; m &= m - 1) {
+            int32_t d = dp_mask_first(m);
             double free_at = etf_device_free(e, d);
             dp_heap *w = &e->wait[d], *a = &e->avail[d];
             while (!oom) {
@@ -524,10 +524,10 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
                     /* no room on d: d is out of the running for op; when no
                      * device is left, op goes where the most room is */
                     dp_heap_pop(src);
-                    e->dropped[op] |= place_bit(d);
+                    e->dropped[op] |= dp_mask_bit(d);
                     if (!etf_candidates(e, op)) {
                         int32_t f = list_roomiest(c, op, c->mask[c->u.unit_of[op]]);
-                        e->dropped[op] = ~place_bit(f);
+                        e->dropped[op] = ~dp_mask_bit(f);
                         e->forced[op] = 1;
                         oom = etf_offer(e, op, f); /* seen this round if f > d, else the next */
                     }
@@ -566,8 +566,8 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
             /* members of the group already waiting elsewhere come to d */
             for (int32_t x = c->u.first[k]; x < c->u.first[k + 1] && !oom; x++) {
                 int32_t mop = c->u.members[x];
-                if (e->done[mop] || e->pending[mop] || !(e->dropped[mop] & place_bit(d))) continue;
-                e->dropped[mop] &= ~place_bit(d);
+                if (e->done[mop] || e->pending[mop] || !(e->dropped[mop] & dp_mask_bit(d))) continue;
+                e->dropped[mop] &= ~dp_mask_bit(d);
                 oom = etf_offer(e, mop, d);
             }
         }
@@ -575,8 +575,8 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
             for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && !oom; x++) {
                 int32_t cons = g->consumers[x];
                 if (--e->pending[cons]) continue;
-                for (place_mask m = etf_candidates(e, cons); m && !oom; m &= m - 1)
-                    oom = etf_offer(e, cons, place_mask_first(m));
+                for (dp_mask m = etf_candidates(e, cons); m && !oom; m &= m - 1)
+                    oom = etf_offer(e, cons, dp_mask_first(m));
             }
     }
     etf_free(e);

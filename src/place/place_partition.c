@@ -26,18 +26,18 @@ typedef enum part_lib { PART_LIB_SCOTCH, PART_LIB_METIS } part_lib;
 /* Places the units that may go to `pool` by partitioning the contracted
  * graph with `lib` (one part per pool device, weighted by speed); the others
  * go to their first allowed device. Fills out[g->n_ops]. */
-static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, place_mask pool,
+static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, dp_mask pool,
                                  part_lib lib, int32_t *out, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
-    place_units u;
+    dp_units u;
     place_costs costs;
     place_wgraph w;
     memset(&w, 0, sizeof w);
     memset(&costs, 0, sizeof costs);
-    dp_status st = place_units_init(&u, g, err);
+    dp_status st = dp_units_init(&u, g, err);
     if (st) return st;
     int32_t nu = u.n_units;
-    place_mask *mask = malloc((size_t)nu * sizeof(place_mask));
+    dp_mask *mask = malloc((size_t)nu * sizeof(dp_mask));
     int32_t *vertex_of = malloc((size_t)g->n_ops * sizeof(int32_t));
     int32_t *unit_vertex = malloc((size_t)nu * sizeof(int32_t));
     int32_t *vertex_unit = malloc((size_t)nu * sizeof(int32_t));
@@ -50,13 +50,13 @@ static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const 
         st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (partitioning %d ops)", g->n_ops);
         goto done;
     }
-    if ((st = place_units_masks(&u, g, ds, pool, mask, err)) || (st = place_costs_init(&costs, g, ds, err))) goto done;
+    if ((st = dp_units_masks(&u, g, ds, pool, mask, err)) || (st = place_costs_init(&costs, g, ds, err))) goto done;
 
     int32_t pool_dev[DP_MAX_DEVICES], part_of_dev[DP_MAX_DEVICES], n_pool = 0;
     double tw[DP_MAX_DEVICES];
     for (int32_t d = 0; d < ds->n_devices; d++) part_of_dev[d] = -1;
-    for (place_mask m = pool; m; m &= m - 1) {
-        int32_t d = place_mask_first(m);
+    for (dp_mask m = pool; m; m &= m - 1) {
+        int32_t d = dp_mask_first(m);
         part_of_dev[d] = n_pool;
         tw[n_pool] = costs.total[d] > 0 ? 1.0 / costs.total[d] : 1.0;
         pool_dev[n_pool++] = d;
@@ -71,11 +71,11 @@ static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const 
     for (int32_t k = 0; k < nu; k++) {
         if (mask[k] & ~pool) { /* outside the pool: stays on its device */
             unit_vertex[k] = -1;
-            unit_dev[k] = place_mask_first(mask[k]);
+            unit_dev[k] = dp_mask_first(mask[k]);
             continue;
         }
         unit_vertex[k] = nv;
-        fixed[nv] = place_mask_count(mask[k]) == 1 ? part_of_dev[place_mask_first(mask[k])] : -1;
+        fixed[nv] = dp_mask_count(mask[k]) == 1 ? part_of_dev[dp_mask_first(mask[k])] : -1;
         vertex_unit[nv++] = k;
     }
     for (int32_t i = 0; i < g->n_ops; i++) vertex_of[i] = unit_vertex[u.unit_of[i]];
@@ -85,11 +85,11 @@ static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const 
     if (st) goto done;
     for (int32_t v = 0; v < nv; v++) unit_dev[vertex_unit[v]] = pool_dev[part[v]];
     place_units_repair(&u, mask, uw, ds->n_devices, unit_dev);
-    place_units_expand(&u, unit_dev, out);
+    dp_units_expand(&u, unit_dev, out);
 done:
     place_wgraph_free(&w);
     place_costs_free(&costs);
-    place_units_free(&u);
+    dp_units_free(&u);
     free(mask);
     free(vertex_of);
     free(unit_vertex);
@@ -111,17 +111,17 @@ static dp_status need_gpu(const dp_devices *ds, const char *method, dp_error *er
 
 dp_status dp_place_scotch(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err) {
-    return place_partition(g, ds, opt, place_pool_all(ds), PART_LIB_SCOTCH, out, err);
+    return place_partition(g, ds, opt, dp_mask_all(ds), PART_LIB_SCOTCH, out, err);
 }
 
 dp_status dp_place_mincut(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err) {
     dp_status st = need_gpu(ds, "mincut", err);
-    return st ? st : place_partition(g, ds, opt, place_pool_gpus(ds), PART_LIB_SCOTCH, out, err);
+    return st ? st : place_partition(g, ds, opt, dp_mask_gpus(ds), PART_LIB_SCOTCH, out, err);
 }
 
 dp_status dp_place_metis(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                          dp_error *err) {
     dp_status st = need_gpu(ds, "metis", err);
-    return st ? st : place_partition(g, ds, opt, place_pool_gpus(ds), PART_LIB_METIS, out, err);
+    return st ? st : place_partition(g, ds, opt, dp_mask_gpus(ds), PART_LIB_METIS, out, err);
 }

@@ -59,20 +59,20 @@ dp_status dp_place_run(dp_place_method m, const dp_graph *g, const dp_devices *d
 /* Every unit on `target` when it may go there, else on the first device it
  * may use (TensorFlow's soft placement, colocation kept). */
 static dp_status place_single(const dp_graph *g, const dp_devices *ds, int32_t target, int32_t *out, dp_error *err) {
-    place_units u;
-    dp_status st = place_units_init(&u, g, err);
+    dp_units u;
+    dp_status st = dp_units_init(&u, g, err);
     if (st) return st;
-    place_mask *mask = malloc((size_t)u.n_units * sizeof(place_mask));
+    dp_mask *mask = malloc((size_t)u.n_units * sizeof(dp_mask));
     int32_t *unit_dev = malloc((size_t)u.n_units * sizeof(int32_t));
     if (!mask || !unit_dev) st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%d units)", u.n_units);
-    if (!st) st = place_units_masks(&u, g, ds, place_bit(target), mask, err);
+    if (!st) st = dp_units_masks(&u, g, ds, dp_mask_bit(target), mask, err);
     if (!st) {
-        for (int32_t k = 0; k < u.n_units; k++) unit_dev[k] = place_mask_first(mask[k]);
-        place_units_expand(&u, unit_dev, out);
+        for (int32_t k = 0; k < u.n_units; k++) unit_dev[k] = dp_mask_first(mask[k]);
+        dp_units_expand(&u, unit_dev, out);
     }
     free(mask);
     free(unit_dev);
-    place_units_free(&u);
+    dp_units_free(&u);
     return st;
 }
 
@@ -123,8 +123,8 @@ dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds
         snprintf(rep->reason, sizeof rep->reason, "%s", perr.msg[0] ? perr.msg : dp_status_name(st));
         return DP_STATUS_OK;
     }
-    place_mask used = 0;
-    for (int32_t i = 0; i < g->n_ops; i++) used |= place_bit(placement[i]);
-    rep->n_used = place_mask_count(used);
+    dp_mask used = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) used |= dp_mask_bit(placement[i]);
+    rep->n_used = dp_mask_count(used);
     return dp_sim_run(sim, placement, NULL, &rep->sim, err);
 }
