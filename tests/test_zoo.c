@@ -26,7 +26,7 @@ static int simulate(const dp_graph *g, const char *preset, const char *spec, dp_
     CHECK(sim);
     int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
     CHECK(p);
-    dp_status st = dp_placement_resolve(spec, g, ds, p, &err);
+    dp_status st = dp_zoo_resolve_placement(spec, g, ds, p, &err);
     if (st) fprintf(stderr, "%s on %s, %s: %s\n", g->name, preset, spec, err.msg);
     CHECK_INT_EQ(st, DP_STATUS_OK);
     st = dp_sim_run(sim, p, NULL, res, &err);
@@ -169,6 +169,13 @@ static void test_paper_verdicts(void) {
     dp_error err;
     CHECK_INT_EQ(dp_zoo_expert_placement(g, ds, p, &err), DP_STATUS_UNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no human-expert placement");
+    CHECK_INT_EQ(dp_zoo_resolve_placement("expert", g, ds, p, &err), DP_STATUS_UNSUPPORTED);
+    /* the zoo's resolver defers the rest to the placement module's... */
+    CHECK_INT_EQ(dp_zoo_resolve_placement("gpu:2", g, ds, p, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(p[g->n_ops - 1], dp_devices_find(ds, "gpu:2"));
+    /* ...which, below the zoo, knows no "expert" */
+    CHECK_INT_EQ(dp_placement_resolve("expert", g, ds, p, &err), DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "dp_zoo_resolve_placement");
     free(p);
     dp_devices_free(ds);
     dp_graph_free(g);

@@ -28,9 +28,9 @@ dp_status dp_placement_write_file(const char *path, const dp_graph *g, const dp_
 dp_status dp_placement_single(const dp_graph *g, const dp_devices *ds, int32_t dev, int32_t *out, dp_error *err);
 
 /* Resolves a PLACEMENT argument: a device name ("gpu:1"), a kind ("cpu",
- * "gpu" = the first of that kind) for a single-device placement, "expert"
- * (the papers' human placement of a zoo graph, dp_zoo_expert_placement), or
- * a file. */
+ * "gpu" = the first of that kind) for a single-device placement, or a file.
+ * The papers' human placement ("expert") belongs to the zoo, a layer above:
+ * dp_zoo_resolve_placement (zoo.h) resolves it and then defers to this. */
 dp_status dp_placement_resolve(const char *spec, const dp_graph *g, const dp_devices *ds, int32_t *out,
                                dp_error *err);
 

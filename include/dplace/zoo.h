@@ -31,6 +31,12 @@ const dp_zoo_entry *dp_zoo_list(void);
 struct dp_devices;
 dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds, int32_t *out, dp_error *err);
 
+/* Resolves a PLACEMENT argument as the CLI takes it: "expert" is
+ * dp_zoo_expert_placement; anything else goes to dp_placement_resolve
+ * (placement.h: a device name, "cpu", "gpu", or a placement file). */
+dp_status dp_zoo_resolve_placement(const char *spec, const dp_graph *g, const struct dp_devices *ds, int32_t *out,
+                                   dp_error *err);
+
 /* The seed papers' measured step times (seconds per training step) for a
  * zoo model on a device preset: CPU only, GPU only, human expert. A value
  * of DP_ZOO_OOM means the paper reports out of memory, DP_ZOO_NONE that it

@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
+#include "dplace/zoo.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -171,7 +172,7 @@ int cmd_simulate(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    if (!(sim = dp_sim_init(g, ds, &err)) || dp_placement_resolve(placement, g, ds, place, &err)) {
+    if (!(sim = dp_sim_init(g, ds, &err)) || dp_zoo_resolve_placement(placement, g, ds, place, &err)) {
         rc = cli_report(&err);
         goto done;
     }

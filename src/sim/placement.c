@@ -1,6 +1,5 @@
 /* Placements: single-device shorthands and dplace-placement v1 files. */
 #include "dplace/placement.h"
-#include "dplace/zoo.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,7 +46,6 @@ dp_status dp_placement_resolve(const char *spec, const dp_graph *g, const dp_dev
                                 spec);
     }
     if (d >= 0) return dp_placement_single(g, ds, d, out, err);
-    if (strcmp(spec, "expert") == 0) return dp_zoo_expert_placement(g, ds, out, err);
     struct stat sb;
     if (stat(spec, &sb) != 0) {
         char names[512];
@@ -55,8 +53,9 @@ dp_status dp_placement_resolve(const char *spec, const dp_graph *g, const dp_dev
         for (int32_t i = 0; i < ds->n_devices && pos < sizeof names - 80; i++)
             pos += (size_t)snprintf(names + pos, sizeof names - pos, "%s%s", i ? ", " : "", ds->devices[i].name);
         return dp_error_set(err, DP_STATUS_INVALID,
-                            "placement \"%s\": not a file (%s), nor expert, nor a device of \"%s\" (cpu, gpu, %s)", spec,
-                            strerror(errno), ds->name, names);
+                            "placement \"%s\": not a file (%s), nor a device of \"%s\" (cpu, gpu, %s)%s", spec,
+                            strerror(errno), ds->name, names,
+                            strcmp(spec, "expert") ? "" : "; \"expert\" is the zoo's (dp_zoo_resolve_placement)");
     }
     return dp_placement_read_file(spec, g, ds, out, err);
 }

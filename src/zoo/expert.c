@@ -123,3 +123,9 @@ dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds
     }
     return DP_STATUS_OK;
 }
+
+dp_status dp_zoo_resolve_placement(const char *spec, const dp_graph *g, const struct dp_devices *ds, int32_t *out,
+                                   dp_error *err) {
+    if (strcmp(spec, "expert") == 0) return dp_zoo_expert_placement(g, ds, out, err);
+    return dp_placement_resolve(spec, g, ds, out, err);
+}
