@@ -26,6 +26,8 @@
 #ifndef DPLACE_AGENT_H
 #define DPLACE_AGENT_H
 
+#include <signal.h>
+
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/sim.h"
@@ -133,6 +135,10 @@ typedef struct dp_agent_eval_options {
     const char *measure_cmd;    /* not NULL: run this command instead (measure.h) */
     double measure_timeout_s;
     const char *measure_dir;    /* where placement files for it go (NULL: /tmp) */
+    /* NULL, or a flag (set by a SIGINT handler, say): once non-zero, running
+     * measurements are stopped and the update in flight is abandoned,
+     * leaving the agent as it was before it */
+    const volatile sig_atomic_t *cancel;
 } dp_agent_eval_options;
 
 /* Defaults: 1 thread, cache on, the simulator without noise, 1 step. */
@@ -181,7 +187,9 @@ void dp_agent_free(dp_agent *a);
 /* One policy update: samples cfg.samples placements, evaluates them, and
  * trains the networks on their rewards. Errors only for the agent's own
  * failures (NOMEM, a placement file it cannot write for --measure); a
- * placement that fails to run is a failed sample, not an error. */
+ * placement that fails to run is a failed sample, not an error. When the
+ * evaluator's cancel flag stops a measurement, the update is abandoned: the
+ * agent is left exactly as before it (the state's n_last is 0). */
 dp_status dp_agent_update(dp_agent *a, dp_error *err);
 
 /* The current state; valid until the next call on a. */

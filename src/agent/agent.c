@@ -16,51 +16,33 @@
 #include "agent/agent_internal.h"
 #include "common/util.h"
 #include "dplace/placement.h"
+#include "dplace/units.h"
 
 static inline size_t alloc_count(int64_t n) { return n > 0 ? (size_t)n : 1; }
 #define ALLOC(p, n) ((p) = calloc(alloc_count(n), sizeof *(p)))
 
 /* ---- units: TensorFlow colocation and soft placement ----------------------- */
 
-/* unit_of[op], unit_first[unit] and unit_mask[unit] from the graph's
- * colocation groups and the ops' device constraints. */
+/* The graph's colocation units (dp_units), the lowest op of each, and the
+ * devices each may use. */
 static dp_status units_init(dp_agent *a, dp_error *err) {
-    const dp_graph *g = a->g;
-    int32_t n = g->n_ops, ns = dp_graph_n_strings(g);
-    int32_t *of_name;
-    if (!ALLOC(a->unit_of, n) || !ALLOC(a->unit_first, n) || !ALLOC(a->unit_mask, n) || !ALLOC(of_name, ns + 1))
+    dp_status st = dp_units_init(&a->units, a->g, err);
+    if (st) return st;
+    int32_t m = a->units.n_units;
+    if (!ALLOC(a->unit_first, m) || !ALLOC(a->unit_mask, m))
         return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the colocation units");
-    for (int32_t s = 0; s < ns; s++) of_name[s] = -1;
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t c = g->ops[i].colocate, u;
-        if (c >= 0 && of_name[c] >= 0) u = of_name[c];
-        else {
-            u = m++;
-            a->unit_first[u] = i;
-            a->unit_mask[u] = a->ds->n_devices >= 64 ? ~0ull : ((1ull << a->ds->n_devices) - 1);
-            if (c >= 0) of_name[c] = u;
-        }
-        a->unit_of[i] = u;
-        for (int32_t d = 0; d < a->ds->n_devices; d++)
-            if (!dp_placement_allowed(g, a->ds, i, d)) a->unit_mask[u] &= ~(1ull << d);
-    }
-    free(of_name);
+    for (int32_t k = 0; k < m; k++) a->unit_first[k] = a->units.members[a->units.first[k]];
+    a->unit_of = a->units.unit_of;
     a->n_units = m;
-    for (int32_t u = 0; u < m; u++)
-        if (!a->unit_mask[u])
-            return dp_error_set(err, DP_STATUS_INVALID,
-                                "agent: op %d (%s) and its colocation group allow no device of %s", a->unit_first[u],
-                                g->ops[a->unit_first[u]].name, a->ds->name);
-    return DP_STATUS_OK;
+    return dp_units_masks(&a->units, a->g, a->ds, dp_mask_all(a->ds), a->unit_mask, err);
 }
 
 void agent_expand(const dp_agent *a, const int32_t *group, const int32_t *dev, int32_t *out) {
     for (int32_t i = 0; i < a->N; i++) {
         int32_t u = a->unit_of[i];
         int32_t d = dev[group[a->unit_first[u]]];
-        uint64_t m = a->unit_mask[u];
-        if (!(m >> d & 1)) d = __builtin_ctzll(m);
+        dp_mask m = a->unit_mask[u];
+        if (!(m & dp_mask_bit(d))) d = dp_mask_first(m);
         out[i] = d;
     }
 }
@@ -74,7 +56,8 @@ void dp_agent_free(dp_agent *a) {
     if (a->learned_grouper) dp_nn_grouper_free(&a->grouper);
     dp_nn_seq2seq_free(&a->placer);
     dp_nn_params_free(&a->params);
-    free(a->unit_of), free(a->unit_first), free(a->unit_mask);
+    dp_units_free(&a->units);
+    free(a->unit_first), free(a->unit_mask);
     free(a->group), free(a->x), free(a->dx), free(a->trows), free(a->dtype_rows);
     free(a->ge), free(a->dge), free(a->gcount), free(a->gscratch), free(a->dgpart);
     free(a->devs), free(a->logp), free(a->dlogp), free(a->place), free(a->res), free(a->cached);
@@ -261,6 +244,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     int64_t u = a->st.updates;
     double t0 = dp_now_s();
     float noise = agent_noise_at(c, u);
+    dp_rng saved_rng = a->rng; /* restored when the update is abandoned */
 
     forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
     dp_nn_seq2seq_forward(&a->placer, a->logp, NULL, a->devs, a->ge, NULL, NULL, DP_NN_DECODE_MODE_SAMPLE, &a->rng,
@@ -268,8 +252,14 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     for (int32_t k = 0; k < K; k++) agent_expand(a, a->group, a->devs + (int64_t)k * a->G, a->place + (int64_t)k * N);
 
     double te0 = dp_now_s();
-    dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, err);
+    int cancelled = 0;
+    dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
     if (st) return st;
+    if (cancelled) {
+        a->rng = saved_rng;
+        a->st.n_last = 0;
+        return DP_STATUS_OK;
+    }
     double te1 = dp_now_s();
 
     /* rewards and advantages against the baseline before this update */

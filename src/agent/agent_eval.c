@@ -143,6 +143,7 @@ static void eval_sim_one(agent_eval *e, dp_sim_workspace *ws, const int32_t *p, 
     }
     r->step_time_s = sr.step_time_s;
     r->valid = sr.valid;
+    r->cancelled = 0;
     snprintf(r->reason, sizeof r->reason, "%.190s", sr.valid ? "" : sr.reason);
 }
 
@@ -156,12 +157,15 @@ static void eval_measure_one(agent_eval *e, int32_t t, const int32_t *p, agent_r
         return;
     }
     dp_measure_result mr;
-    s = dp_measure_run(e->eo.measure_cmd, path, e->eo.measure_timeout_s, &mr, err);
+    dp_measure_options mo = dp_measure_options_default(e->eo.measure_timeout_s);
+    mo.cancel = e->eo.cancel;
+    s = dp_measure_run_opts(e->eo.measure_cmd, path, &mo, &mr, err);
     remove(path);
     if (s) {
         *st = s;
         return;
     }
+    r->cancelled = mr.outcome == DP_MEASURE_OUTCOME_CANCELLED;
     r->valid = mr.outcome == DP_MEASURE_OUTCOME_OK;
     r->step_time_s = r->valid ? mr.step_time_s : NAN;
     if (mr.outcome == DP_MEASURE_OUTCOME_OOM)
@@ -185,7 +189,8 @@ static void *eval_thread(void *arg) {
 }
 
 dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_result *res, int *cached,
-                         dp_error *err) {
+                         int *cancelled, dp_error *err) {
+    *cancelled = 0;
     int32_t n = e->g->n_ops;
     uint64_t h1[K], h2[K];
     int todo[K];
@@ -229,6 +234,9 @@ dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_r
             if (err) *err = jobs[t].err;
             return jobs[t].st;
         }
+    for (int32_t k = 0; k < K; k++)
+        if (todo[k] && res[k].cancelled) *cancelled = 1;
+    if (*cancelled) return DP_STATUS_OK; /* cache nothing from an abandoned batch */
     for (int32_t k = 0; k < K; k++) {
         if (cached[k] == 2) { /* duplicate of an earlier sample of this batch */
             for (int32_t j = 0; j < k; j++)

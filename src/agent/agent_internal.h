@@ -5,6 +5,7 @@
 #include "dplace/agent.h"
 #include "dplace/nn.h"
 #include "dplace/nn_models.h"
+#include "dplace/units.h"
 
 /* ---- features (agent_features.c) ------------------------------------------ */
 
@@ -49,6 +50,7 @@ typedef struct agent_eval agent_eval;
 typedef struct agent_result {
     double step_time_s;
     int valid;
+    int cancelled; /* stopped by the cancel flag: not a measurement */
     char reason[192];
 } agent_result;
 
@@ -56,9 +58,11 @@ agent_eval *agent_eval_init(const dp_graph *g, const dp_devices *ds, const dp_ag
                             uint64_t seed, dp_error *err);
 void agent_eval_free(agent_eval *e);
 /* Evaluates K placements place[K, n_ops] into res[K] (cached[k] set when the
- * cache answered), in parallel over the evaluator's threads. */
+ * cache answered), in parallel over the evaluator's threads. *cancelled is
+ * set when the cancel flag stopped a measurement (res then means nothing,
+ * and nothing was cached). */
 dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_result *res, int *cached,
-                         dp_error *err);
+                         int *cancelled, dp_error *err);
 void agent_eval_cache_stats(const agent_eval *e, int64_t *lookups, int64_t *hits);
 const dp_sim *agent_eval_sim(const agent_eval *e);
 
@@ -84,10 +88,11 @@ struct dp_agent {
     dp_nn_adam adam;
 
     /* units: TensorFlow colocation groups, and the devices each may use */
+    dp_units units;
     int32_t n_units;
-    int32_t *unit_of;   /* [N] */
+    const int32_t *unit_of; /* [N] = units.unit_of */
     int32_t *unit_first;/* [n_units] lowest op of each unit */
-    uint64_t *unit_mask;/* [n_units] devices every member allows */
+    dp_mask *unit_mask; /* [n_units] devices every member allows */
 
     /* per-update buffers */
     int32_t *group;     /* [N] grouping of this update (fixed groupers: constant) */

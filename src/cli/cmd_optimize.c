@@ -460,6 +460,7 @@ int cmd_optimize(int argc, char **argv) {
     eo.sim.seed = (uint64_t)seed;
     eo.measure_cmd = measure;
     eo.measure_timeout_s = measure_timeout;
+    eo.cancel = &g_stop;
     if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)seed, &err))) goto fail;
     const dp_agent_state *s = dp_agent_get_state(agent);
     if (resume_path) {
@@ -529,13 +530,13 @@ int cmd_optimize(int argc, char **argv) {
     if (plot_path) {
         dp_plot_line lines[3];
         int nl = 0;
-        char lb[3][96];
-        if (rt.gpu_valid) snprintf(lb[nl], sizeof lb[nl], "single GPU %.4g s", rt.gpu_s), lines[nl] = (dp_plot_line){lb[nl], rt.gpu_s}, nl++;
-        if (rt.expert_valid)
-            snprintf(lb[nl], sizeof lb[nl], "expert %.4g s", rt.expert_s), lines[nl] = (dp_plot_line){lb[nl], rt.expert_s}, nl++;
-        if (rt.have_best)
-            snprintf(lb[nl], sizeof lb[nl], "best baseline (%s) %.4g s", rt.best_name, rt.best_s),
-                lines[nl] = (dp_plot_line){lb[nl], rt.best_s}, nl++;
+        char lb[1][96];
+        if (rt.gpu_valid) lines[nl++] = (dp_plot_line){"single GPU", rt.gpu_s};
+        if (rt.expert_valid) lines[nl++] = (dp_plot_line){"expert", rt.expert_s};
+        if (rt.have_best) {
+            snprintf(lb[0], sizeof lb[0], "best baseline (%s)", rt.best_name);
+            lines[nl++] = (dp_plot_line){lb[0], rt.best_s};
+        }
         char title[256];
         snprintf(title, sizeof title, "%s on %s: agent %s", g->name, ds->name, cfg.preset);
         dp_plot_curve pc = {title, "placements sampled", "step time (s)", cv.n, cv.x, cv.y, cv.valid, cv.best, lines, nl};
