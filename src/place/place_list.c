@@ -432,12 +432,14 @@ static void etf_free(etf *e) {
     free(e);
 }
 
-dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
-                         dp_error *err) {
-    dp_place_options o = opt ? *opt : dp_place_options_default();
+/* Allocates the scheduler for g on ds: units, masks, memory tracker (list
+ * context), op times, per-op and per-tensor state. */
+static dp_status etf_init(etf **out, const dp_graph *g, const dp_devices *ds, const dp_place_options *o,
+                          dp_error *err) {
+    *out = NULL;
     etf *e = calloc(1, sizeof *e);
     if (!e) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
-    dp_status st = list_init(&e->c, g, ds, &o, err);
+    dp_status st = list_init(&e->c, g, ds, o, err);
     if (st) {
         free(e);
         return st;
@@ -460,10 +462,18 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
         etf_free(e);
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
     }
-    list_ctx *c = &e->c;
     for (int64_t t = 0; t < g->n_tensors; t++) e->stamp[t] = -1;
-    /* static priority: mean time over the op's devices + the longest path after it */
-    for (int32_t j = n - 1; j >= 0; j--) {
+    for (int32_t i = 0; i < n; i++) e->pending[i] = g->ops[i].n_inputs;
+    *out = e;
+    return DP_STATUS_OK;
+}
+
+/* The static priority: an op's mean time over its devices plus the longest
+ * path after it (blevel), and its rank. Returns -1 when out of memory. */
+static int etf_priorities(etf *e) {
+    const dp_graph *g = e->c.g;
+    const list_ctx *c = &e->c;
+    for (int32_t j = g->n_ops - 1; j >= 0; j--) {
         int32_t op = g->topo[j];
         dp_mask m = c->mask[c->u.unit_of[op]];
         double sum = 0;
@@ -474,110 +484,137 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
                 if (e->blevel[g->consumers[x]] > after) after = e->blevel[g->consumers[x]];
         e->blevel[op] = sum / dp_mask_count(m) + after;
     }
-    if (etf_rank(e, n)) {
-        etf_free(e);
-        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
-    }
-    dp_mask used_devices = 0;
-    for (int32_t k = 0; k < c->u.n_units; k++) used_devices |= c->mask[k];
-    int oom = 0;
-    for (int32_t i = 0; i < n && !oom; i++) {
-        e->pending[i] = g->ops[i].n_inputs;
-        if (e->pending[i] == 0)
-            for (dp_mask m = etf_candidates(e, i); m && !oom; m &= m - 1)
-                oom = etf_offer(e, i, dp_mask_first(m));
-    }
+    return etf_rank(e, g->n_ops);
+}
 
-    int idle = 0;
-    for (int32_t placed = 0; placed < n && !oom;) {
-        /* each device's best candidate: the earliest start, then priority */
-        int32_t best_op = -1, best_dev = -1;
-        double best_start = 0, best_prio = 0;
-        for (dp_mask m = used_devices; m && !oom; m &= m - 1) {
-            int32_t d = dp_mask_first(m);
-            double free_at = etf_device_free(e, d);
-            dp_heap *w = &e->wait[d], *a = &e->avail[d];
-            while (!oom) {
-                /* ready by the time d is free */
-                while (w->n && dp_heap_entry_key(dp_heap_top(w)) <= free_at && !oom) {
-                    int32_t op = dp_heap_entry_payload(dp_heap_pop(w));
-                    if (etf_valid(e, op, d)) oom = dp_heap_push_tie(a, -e->blevel[op], 0, op);
-                }
-                if (oom) break;
-                while (a->n && !etf_valid(e, dp_heap_entry_payload(dp_heap_top(a)), d)) dp_heap_pop(a);
-                while (w->n && !etf_valid(e, dp_heap_entry_payload(dp_heap_top(w)), d)) dp_heap_pop(w);
-                dp_heap *src = a->n ? a : w->n ? w : NULL;
-                if (!src) break;
-                dp_heap_entry top = dp_heap_top(src);
-                int32_t op = dp_heap_entry_payload(top);
-                /* links booked since the op was offered make its inputs
-                 * later: refresh the estimate (it only grows) and look again */
-                double ready = etf_data_ready(e, op, d, 0), stored = src == a ? free_at : dp_heap_entry_key(top);
-                if (ready > stored) {
-                    dp_heap_pop(src);
-                    oom = dp_heap_push_tie(w, ready, e->rank[op], op);
-                    continue;
-                }
-                double start = stored, prio = src == a ? dp_heap_entry_key(top) : -e->blevel[op];
-                if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d &&
-                    memtrack_need(&c->mt, op, d, list_new_params(c, op)) > c->mt.cap[d]) {
-                    /* no room on d: d is out of the running for op; when no
-                     * device is left, op goes where the most room is */
-                    dp_heap_pop(src);
-                    e->dropped[op] |= dp_mask_bit(d);
-                    if (!etf_candidates(e, op)) {
-                        int32_t f = list_roomiest(c, op, c->mask[c->u.unit_of[op]]);
-                        e->dropped[op] = ~dp_mask_bit(f);
-                        e->forced[op] = 1;
-                        oom = etf_offer(e, op, f); /* seen this round if f > d, else the next */
-                    }
-                    continue;
-                }
-                if (best_op < 0 || start < best_start ||
-                    (start == best_start && (prio < best_prio || (prio == best_prio && op < best_op)))) {
-                    best_op = op;
-                    best_dev = d;
-                    best_start = start;
-                    best_prio = prio;
-                }
-                break;
-            }
+/* Offers op, whose inputs are all placed, to each device it may go to.
+ * Returns -1 when out of memory. */
+static int etf_offer_all(etf *e, int32_t op) {
+    int oom = 0;
+    for (dp_mask m = etf_candidates(e, op); m && !oom; m &= m - 1) oom = etf_offer(e, op, dp_mask_first(m));
+    return oom;
+}
+
+/* A candidate: op on dev, when it could start, its priority (-blevel). */
+typedef struct etf_pick {
+    int32_t op, dev;
+    double start, prio;
+} etf_pick;
+
+/* Finds device d's best candidate (the earliest start, then the priority),
+ * dropping stale entries, refreshing estimates and taking d out of the
+ * running for ops it has no room for, and keeps it in *best when it beats
+ * the best so far (start, then priority, then the lower op). Returns -1
+ * when out of memory. */
+static int etf_best_on_device(etf *e, int32_t d, etf_pick *best) {
+    list_ctx *c = &e->c;
+    double free_at = etf_device_free(e, d);
+    dp_heap *w = &e->wait[d], *a = &e->avail[d];
+    int oom = 0;
+    while (!oom) {
+        /* ready by the time d is free */
+        while (w->n && dp_heap_entry_key(dp_heap_top(w)) <= free_at && !oom) {
+            int32_t op = dp_heap_entry_payload(dp_heap_pop(w));
+            if (etf_valid(e, op, d)) oom = dp_heap_push_tie(a, -e->blevel[op], 0, op);
         }
         if (oom) break;
-        if (best_op < 0) { /* only forced ops left, offered to devices already looked at */
+        while (a->n && !etf_valid(e, dp_heap_entry_payload(dp_heap_top(a)), d)) dp_heap_pop(a);
+        while (w->n && !etf_valid(e, dp_heap_entry_payload(dp_heap_top(w)), d)) dp_heap_pop(w);
+        dp_heap *src = a->n ? a : w->n ? w : NULL;
+        if (!src) break;
+        dp_heap_entry top = dp_heap_top(src);
+        int32_t op = dp_heap_entry_payload(top);
+        /* links booked since the op was offered make its inputs
+         * later: refresh the estimate (it only grows) and look again */
+        double ready = etf_data_ready(e, op, d, 0), stored = src == a ? free_at : dp_heap_entry_key(top);
+        if (ready > stored) {
+            dp_heap_pop(src);
+            oom = dp_heap_push_tie(w, ready, e->rank[op], op);
+            continue;
+        }
+        double start = stored, prio = src == a ? dp_heap_entry_key(top) : -e->blevel[op];
+        if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d &&
+            memtrack_need(&c->mt, op, d, list_new_params(c, op)) > c->mt.cap[d]) {
+            /* no room on d: d is out of the running for op; when no
+             * device is left, op goes where the most room is */
+            dp_heap_pop(src);
+            e->dropped[op] |= dp_mask_bit(d);
+            if (!etf_candidates(e, op)) {
+                int32_t f = list_roomiest(c, op, c->mask[c->u.unit_of[op]]);
+                e->dropped[op] = ~dp_mask_bit(f);
+                e->forced[op] = 1;
+                oom = etf_offer(e, op, f); /* seen this round if f > d, else the next */
+            }
+            continue;
+        }
+        if (best->op < 0 || start < best->start ||
+            (start == best->start && (prio < best->prio || (prio == best->prio && op < best->op))))
+            *best = (etf_pick){op, d, start, prio};
+        break;
+    }
+    return oom;
+}
+
+/* Schedules op on d: books its transfers and a stream, pins its colocation
+ * group (members waiting elsewhere come to d), and offers the consumers
+ * whose inputs are now all placed. Returns -1 when out of memory. */
+static int etf_schedule(etf *e, int32_t op, int32_t d, int32_t *out) {
+    list_ctx *c = &e->c;
+    const dp_graph *g = c->g;
+    int32_t k = c->u.unit_of[op];
+    double ready = etf_data_ready(e, op, d, 1);
+    int32_t s = 0;
+    for (int32_t x = 1; x < c->ds->devices[d].streams; x++)
+        if (e->stream_free[d][x] < e->stream_free[d][s]) s = x;
+    double start = ready > e->stream_free[d][s] ? ready : e->stream_free[d][s];
+    e->finish[op] = start + place_costs_op(&e->costs, op, d);
+    e->stream_free[d][s] = e->finish[op];
+    int newly_pinned = c->pinned[k] < 0;
+    list_put(c, op, d, out);
+    e->done[op] = 1;
+    int oom = 0;
+    if (newly_pinned) {
+        /* members of the group already waiting elsewhere come to d */
+        for (int32_t x = c->u.first[k]; x < c->u.first[k + 1] && !oom; x++) {
+            int32_t mop = c->u.members[x];
+            if (e->done[mop] || e->pending[mop] || !(e->dropped[mop] & dp_mask_bit(d))) continue;
+            e->dropped[mop] &= ~dp_mask_bit(d);
+            oom = etf_offer(e, mop, d);
+        }
+    }
+    for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && !oom; t++)
+        for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && !oom; x++) {
+            int32_t cons = g->consumers[x];
+            if (--e->pending[cons] == 0) oom = etf_offer_all(e, cons);
+        }
+    return oom;
+}
+
+dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    etf *e;
+    dp_status st = etf_init(&e, g, ds, &o, err);
+    if (st) return st;
+    int32_t n = g->n_ops;
+    int oom = etf_priorities(e);
+    dp_mask used_devices = 0;
+    for (int32_t k = 0; k < e->c.u.n_units; k++) used_devices |= e->c.mask[k];
+    for (int32_t i = 0; i < n && !oom; i++)
+        if (e->pending[i] == 0) oom = etf_offer_all(e, i);
+    int idle = 0;
+    for (int32_t placed = 0; placed < n && !oom;) {
+        /* each device's best candidate; the best of them is scheduled */
+        etf_pick best = {-1, -1, 0, 0};
+        for (dp_mask m = used_devices; m && !oom; m &= m - 1) oom = etf_best_on_device(e, dp_mask_first(m), &best);
+        if (oom) break;
+        if (best.op < 0) { /* only forced ops left, offered to devices already looked at */
             assert(++idle < 3);
             continue;
         }
         idle = 0;
-        /* schedule best_op on best_dev: book its transfers and a stream */
-        int32_t op = best_op, d = best_dev, k = c->u.unit_of[op];
-        double ready = etf_data_ready(e, op, d, 1);
-        int32_t s = 0;
-        for (int32_t x = 1; x < ds->devices[d].streams; x++)
-            if (e->stream_free[d][x] < e->stream_free[d][s]) s = x;
-        double start = ready > e->stream_free[d][s] ? ready : e->stream_free[d][s];
-        e->finish[op] = start + place_costs_op(&e->costs, op, d);
-        e->stream_free[d][s] = e->finish[op];
-        int newly_pinned = c->pinned[k] < 0;
-        list_put(c, op, d, out);
-        e->done[op] = 1;
+        oom = etf_schedule(e, best.op, best.dev, out);
         placed++;
-        if (newly_pinned) {
-            /* members of the group already waiting elsewhere come to d */
-            for (int32_t x = c->u.first[k]; x < c->u.first[k + 1] && !oom; x++) {
-                int32_t mop = c->u.members[x];
-                if (e->done[mop] || e->pending[mop] || !(e->dropped[mop] & dp_mask_bit(d))) continue;
-                e->dropped[mop] &= ~dp_mask_bit(d);
-                oom = etf_offer(e, mop, d);
-            }
-        }
-        for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && !oom; t++)
-            for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && !oom; x++) {
-                int32_t cons = g->consumers[x];
-                if (--e->pending[cons]) continue;
-                for (dp_mask m = etf_candidates(e, cons); m && !oom; m &= m - 1)
-                    oom = etf_offer(e, cons, dp_mask_first(m));
-            }
     }
     etf_free(e);
     if (oom) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
