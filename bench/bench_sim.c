@@ -48,8 +48,7 @@ static int32_t layer_gpu(const dp_graph *g, int32_t i, int32_t ngpu) {
 /* A placement of the given kind that keeps constraints and colocation. */
 static void make_placement(kind kd, const dp_graph *g, const dp_devices *ds, dp_rng *rng, int32_t *p,
                            int32_t *group_dev) {
-    int32_t ns = dp_graph_n_strings(g);
-    for (int32_t k = 0; k < ns; k++) group_dev[k] = -1;
+    for (int32_t k = 0; k < g->n_colocate; k++) group_dev[k] = -1;
     int32_t ngpu = ds->kind_count[DP_DEVKIND_GPU];
     for (int32_t i = 0; i < g->n_ops; i++) {
         const dp_op *o = &g->ops[i];
@@ -60,9 +59,10 @@ static void make_placement(kind kd, const dp_graph *g, const dp_devices *ds, dp_
         int32_t d = kd == KIND_ONE_GPU  ? 1
                     : kd == KIND_LAYERS ? layer_gpu(g, i, ngpu)
                                        : 1 + (int32_t)dp_rng_below(rng, (uint64_t)ngpu);
-        if (o->colocate >= 0) {
-            if (group_dev[o->colocate] < 0) group_dev[o->colocate] = d;
-            d = group_dev[o->colocate];
+        int32_t c = g->coloc_group[i];
+        if (c >= 0) {
+            if (group_dev[c] < 0) group_dev[c] = d;
+            d = group_dev[c];
         }
         p[i] = d;
     }
@@ -88,7 +88,7 @@ static int bench(int32_t n_ops, int reps) {
     }
     int32_t n = g->n_ops;
     int32_t *p = malloc((size_t)n * sizeof(int32_t) * 8);
-    int32_t *group_dev = malloc(((size_t)dp_graph_n_strings(g) + 1) * sizeof(int32_t));
+    int32_t *group_dev = malloc(((size_t)g->n_colocate + 1) * sizeof(int32_t));
     int32_t *indeg = malloc((size_t)n * sizeof(int32_t)), *queue = malloc((size_t)n * sizeof(int32_t));
     double *t_sim = malloc((size_t)reps * sizeof(double)), *t_topo = malloc((size_t)reps * sizeof(double));
     for (int k = 0; k < KIND_COUNT; k++) {
