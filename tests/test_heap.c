@@ -113,6 +113,29 @@ static void test_caller_ties(void) {
     dp_heap_free(&h);
 }
 
+/* dp_heap_push_nonneg makes the entries dp_heap_push makes, -0.0 included. */
+static void test_nonneg(void) {
+    dp_heap a, b;
+    CHECK_INT_EQ(dp_heap_init(&a, 0, NULL), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_heap_init(&b, 0, NULL), DP_STATUS_OK);
+    dp_rng rng;
+    dp_rng_seed(&rng, 9);
+    for (int32_t i = 0; i < 2000; i++) {
+        double key = i % 7 == 0 ? -0.0 : 0.25 * (double)dp_rng_below(&rng, 40);
+        int32_t payload = (int32_t)dp_rng_below(&rng, 100) - 50;
+        CHECK_INT_EQ(dp_heap_push(&a, key, payload), 0);
+        CHECK_INT_EQ(dp_heap_push_nonneg(&b, key, payload), 0);
+    }
+    while (a.n) {
+        dp_heap_entry x = dp_heap_pop(&a), y = dp_heap_pop(&b);
+        CHECK(x == y);
+        CHECK(dp_heap_entry_key(x) == dp_heap_entry_key_nonneg(y));
+    }
+    CHECK_INT_EQ(b.n, 0);
+    dp_heap_free(&a);
+    dp_heap_free(&b);
+}
+
 /* Room reserved up front is used without reallocating. */
 static void test_reserved(void) {
     dp_heap h;
@@ -138,6 +161,7 @@ int main(void) {
     TEST_RUN(test_fields);
     TEST_RUN(test_fifo_ties);
     TEST_RUN(test_caller_ties);
+    TEST_RUN(test_nonneg);
     TEST_RUN(test_reserved);
     return 0;
 }

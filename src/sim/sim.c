@@ -261,10 +261,8 @@ static inline void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
 /* Schedules event id (an op's index, or -x - 1 for transfer x's hop) at t;
  * the heap has room for every event that can be pending. */
 static inline void sim_event_push(dp_sim_workspace *w, double t, int32_t id) {
-    assert(t >= 0 && w->heap.n < w->heap.cap);
-    int rc = dp_heap_push(&w->heap, t, id);
-    assert(rc == 0);
-    (void)rc;
+    assert(w->heap.n < w->heap.cap); /* so the push cannot fail */
+    (void)dp_heap_push_nonneg(&w->heap, t, id);
 }
 
 static void op_start(dp_sim_workspace *w, int32_t op, int32_t d) {
@@ -439,10 +437,10 @@ static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
     for (int32_t i = 0; i < n; i++) ops[i].pending = ops[i + 1].in_at - ops[i].in_at;
     for (int32_t k = 0; k < s->n_sources; k++) op_ready(w, s->sources[k], ops[s->sources[k]].place);
     int32_t done = 0;
-    while (w->heap.n) {
+    while (w->heap.n > 0) {
         dp_heap_entry ev = dp_heap_pop(&w->heap);
         int32_t id = dp_heap_entry_payload(ev);
-        w->now = dp_heap_entry_key(ev);
+        w->now = dp_heap_entry_key_nonneg(ev);
         if (id >= 0) {
             op_finish(s, w, id);
             done++;
