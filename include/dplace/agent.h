@@ -94,7 +94,9 @@ typedef struct dp_agent_config {
     dp_agent_algo algo;
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */
-    float clip;             /* global gradient-norm clip                        */
+    float clip;             /* gradient-norm clip                              */
+    int clip_per_network;   /* clip the grouper (with the type embedding) and
+                               the placer each on its own, not all at once   */
     float baseline_decay;   /* exponential moving average of the reward        */
     int32_t baseline_window;/* > 0: simple moving average of the last N instead */
     int baseline_init_fail; /* start the baseline at the failing reward        */

@@ -366,6 +366,9 @@ double dp_nn_grad_norm(const dp_nn_params *p);
 /* Scales all gradients by max_norm / norm when norm > max_norm; returns the
  * norm before clipping. */
 double dp_nn_grad_clip(dp_nn_params *p, double max_norm);
+/* The same over tensors first .. first + n - 1 only (contiguous in p): one
+ * clip per network of a model whose networks share one store. */
+double dp_nn_grad_clip_range(dp_nn_params *p, int first, int n, double max_norm);
 
 typedef enum dp_nn_lr_kind {
     DP_NN_LR_KIND_CONSTANT = 0,

@@ -9,6 +9,7 @@
  * with B a moving average of the rewards, logit noise for the first updates
  * and, after valid_only_after updates, only valid samples in the sums and
  * the baseline. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,8 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     dp_rng_seed(&init_rng, seed ^ 0x5eed5eed5eedULL);
     if (dp_nn_params_init(&a->params, specs, ns, &init_rng, err)) goto fail;
     a->i_type_emb = dp_nn_params_find(&a->params, "agent.type_emb");
+    a->i_placer = dp_nn_params_find(&a->params, "placer.enc"); /* the placer's tensors come last */
+    assert(a->i_type_emb == 0 && a->i_placer > 0);
     if (a->learned_grouper && dp_nn_grouper_init(&a->grouper, &gc, &a->params, a->N, err)) {
         a->learned_grouper = 0; /* not initialised: nothing to free */
         goto fail;
@@ -294,7 +297,12 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         dp_nn_params_zero_grad(&a->params);
         for (int32_t k = 0; k < K; k++) a->dlogp[k] = (float)(-adv[k] / K);
         backward(a, (float)(-sum_adv / K));
-        if (c->clip > 0) dp_nn_grad_clip(&a->params, c->clip);
+        if (c->clip > 0 && c->clip_per_network) {
+            dp_nn_grad_clip_range(&a->params, 0, a->i_placer, c->clip);
+            dp_nn_grad_clip_range(&a->params, a->i_placer, a->params.ntensors - a->i_placer, c->clip);
+        } else if (c->clip > 0) {
+            dp_nn_grad_clip(&a->params, c->clip);
+        }
         dp_nn_adam_update(&a->params, &a->adam, c->lr);
     }
 

@@ -67,6 +67,8 @@ static const key_def keys[] = {
     {"samples", KEY_INT, OFF(samples), 1, 1024, NULL, 0, "placements sampled per update"},
     {"lr", KEY_FLOAT, OFF(lr), 0, 100, NULL, 0, "Adam learning rate"},
     {"clip", KEY_FLOAT, OFF(clip), 0, 1e9, NULL, 0, "gradient-norm clip (0: none)"},
+    {"clip-per-network", KEY_BOOL, OFF(clip_per_network), 0, 1, NULL, 0,
+     "clip grouper and placer gradients each on its own"},
     {"baseline-decay", KEY_FLOAT, OFF(baseline_decay), 0, 1, NULL, 0, "EMA decay of the reward baseline"},
     {"baseline-window", KEY_INT, OFF(baseline_window), 0, 100000, NULL, 0,
      "> 0: simple moving average of the last N rewards"},
@@ -106,6 +108,7 @@ static void preset_hp(dp_agent_config *c) {
     c->lr = 0.01f, c->clip = 1.0f;                    /* "norm 1.0"; the paper's lr 0.1 collapses the
                                                          policy in a few updates here (docs/agents.md):
                                                          --set lr=0.1 gives it                         */
+    c->clip_per_network = 1;                          /* "We train both policies ... clipping of norm 1.0" */
     c->baseline_decay = 0.9f;                         /* EMA of the reward; decay not given: ours     */
     c->fail_reward = -10.0;                           /* "large negative reward of -10"               */
     c->valid_only_after = 500;                        /* "only for valid placements after 500 steps"  */

@@ -84,7 +84,8 @@ struct dp_agent {
     int learned_grouper;
     dp_nn_grouper grouper;
     dp_nn_seq2seq placer;
-    int i_type_emb;     /* tensor index of the type embedding */
+    int i_type_emb;     /* tensor index of the type embedding (0)            */
+    int i_placer;       /* first tensor of the placer; the grouper's before  */
     dp_nn_adam adam;
 
     /* units: TensorFlow colocation groups, and the devices each may use */

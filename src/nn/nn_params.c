@@ -147,15 +147,24 @@ double dp_nn_grad_norm(const dp_nn_params *p) {
     return sqrt(s);
 }
 
-/* Clips the global gradient norm to max_norm; returns the norm before. */
-double dp_nn_grad_clip(dp_nn_params *p, double max_norm) {
-    double norm = dp_nn_grad_norm(p);
+/* Clips the gradient norm of tensors first .. first + n - 1 to max_norm;
+ * returns the norm before. */
+double dp_nn_grad_clip_range(dp_nn_params *p, int first, int n, double max_norm) {
+    assert(first >= 0 && n >= 0 && first + n <= p->ntensors);
+    if (n == 0) return 0.0;
+    size_t lo = p->offset[first], hi = p->offset[first + n - 1] + p->size[first + n - 1];
+    double s2 = 0.0;
+    for (size_t i = lo; i < hi; i++) s2 += (double)p->grad[i] * p->grad[i];
+    double norm = sqrt(s2);
     if (norm > max_norm && norm > 0.0) {
         float s = (float)(max_norm / (norm + 1e-6));
-        for (size_t i = 0; i < p->count; i++) p->grad[i] *= s;
+        for (size_t i = lo; i < hi; i++) p->grad[i] *= s;
     }
     return norm;
 }
+
+/* Clips the global gradient norm to max_norm; returns the norm before. */
+double dp_nn_grad_clip(dp_nn_params *p, double max_norm) { return dp_nn_grad_clip_range(p, 0, p->ntensors, max_norm); }
 
 /* Learning rate at step under schedule s. */
 float dp_nn_lr_at(const dp_nn_lr_schedule *s, int64_t step) {
