@@ -229,10 +229,98 @@ static void test_checkpoint(void) {
     dp_nn_params_free(&o);
 }
 
+/* CRC-32 (the checkpoint's polynomial) to forge checkpoints that pass the checksum. */
+static uint32_t crc32_of(const unsigned char *b, size_t n) {
+    uint32_t c = ~0u;
+    for (size_t i = 0; i < n; i++) {
+        c ^= b[i];
+        for (int k = 0; k < 8; k++) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    }
+    return ~c;
+}
+
+/* Copies src to dst with `len` bytes at `at` replaced by `bytes`, checksum recomputed. */
+static void forge(const char *src, const char *dst, long at, const void *bytes, size_t len) {
+    FILE *f = fopen(src, "rb");
+    CHECK(f != NULL);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc((size_t)n);
+    CHECK(fread(buf, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    memcpy(buf + at, bytes, len);
+    uint32_t crc = crc32_of(buf, (size_t)n - 4);
+    memcpy(buf + n - 4, &crc, 4);
+    f = fopen(dst, "wb");
+    CHECK(fwrite(buf, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    free(buf);
+}
+
+/* Issue 14, fault 1: a checkpoint with a valid checksum but an absurd Adam
+ * step (or a NaN weight) is refused; dp_nn_adam_update saturates the step. */
+static void test_checkpoint_absurd_step(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/dp_nn_step_XXXXXX");
+    CHECK(mkdtemp(tmpdir) != NULL);
+    char path[128], bad[128];
+    path_in(path, sizeof path, "model.ckpt");
+    path_in(bad, sizeof bad, "bad.ckpt");
+    dp_nn_params p, r;
+    make(&p, 5);
+    make(&r, 7);
+    for (size_t i = 0; i < p.count; i++) p.grad[i] = 0.01f * (float)i;
+    dp_nn_adam cfg = dp_nn_adam_default();
+    dp_nn_adam_update(&p, &cfg, 0.01f);
+    dp_error err;
+    CHECK(dp_nn_checkpoint_save(&p, path, &err) == DP_STATUS_OK);
+    int64_t steps[] = {INT64_MAX, -1, INT64_MIN, DP_NN_MAX_STEP + 1};
+    float keep0 = r.data[0];
+    for (int k = 0; k < 4; k++) {
+        forge(path, bad, 16, &steps[k], 8); /* the step follows magic, version, ntensors */
+        CHECK_INT_EQ(dp_nn_checkpoint_load(&r, bad, &err), DP_STATUS_PARSE);
+        CHECK_STR_CONTAINS(err.msg, "impossible Adam step");
+        CHECK_STR_CONTAINS(err.msg, bad);
+        CHECK(r.data[0] == keep0);
+    }
+    int64_t most = DP_NN_MAX_STEP;
+    forge(path, bad, 16, &most, 8);
+    CHECK_INT_EQ(dp_nn_checkpoint_load(&r, bad, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(r.step, DP_NN_MAX_STEP);
+    /* a NaN weight, an infinite first moment, a negative second moment */
+    long body = file_size(path) - 4 - (long)(3 * sizeof(float) * p.count);
+    float nan_ = NAN, inf_ = INFINITY, neg = -1.0f;
+    forge(path, bad, body, &nan_, 4);
+    CHECK_INT_EQ(dp_nn_checkpoint_load(&r, bad, &err), DP_STATUS_PARSE);
+    CHECK_STR_CONTAINS(err.msg, "value 0");
+    forge(path, bad, body + (long)(sizeof(float) * p.count), &inf_, 4);
+    CHECK_INT_EQ(dp_nn_checkpoint_load(&r, bad, &err), DP_STATUS_PARSE);
+    CHECK_STR_CONTAINS(err.msg, "Adam m 0");
+    forge(path, bad, body + (long)(2 * sizeof(float) * p.count), &neg, 4);
+    CHECK_INT_EQ(dp_nn_checkpoint_load(&r, bad, &err), DP_STATUS_PARSE);
+    CHECK_STR_CONTAINS(err.msg, "Adam v 0");
+    printf("  refused: %s\n", err.msg);
+    /* the update itself: no overflow at the top, no NaN from a negative step */
+    int64_t starts[] = {INT64_MAX, DP_NN_MAX_STEP, -1, INT64_MIN};
+    int64_t after[] = {DP_NN_MAX_STEP, DP_NN_MAX_STEP, 1, 1};
+    for (int k = 0; k < 4; k++) {
+        p.step = starts[k];
+        dp_nn_adam_update(&p, &cfg, 0.01f);
+        CHECK_INT_EQ(p.step, after[k]);
+        for (size_t i = 0; i < p.count; i++) CHECK(isfinite(p.data[i]));
+    }
+    remove(bad);
+    remove(path);
+    rmdir(tmpdir);
+    dp_nn_params_free(&p);
+    dp_nn_params_free(&r);
+}
+
 int main(void) {
     TEST_RUN(test_params);
     TEST_RUN(test_adam);
     TEST_RUN(test_clip_and_lr);
     TEST_RUN(test_checkpoint);
+    TEST_RUN(test_checkpoint_absurd_step);
     return 0;
 }

@@ -357,6 +357,11 @@ typedef struct dp_nn_adam {
 
 /* PyTorch's defaults: beta1 0.9, beta2 0.999, eps 1e-8, no weight decay. */
 dp_nn_adam dp_nn_adam_default(void);
+/* Adam steps a parameter store may hold: 0 .. DP_NN_MAX_STEP (2^40, as the
+ * agent checkpoint allows); checkpoints outside it are refused, and
+ * dp_nn_adam_update saturates there (a negative step restarts at 1). */
+#define DP_NN_MAX_STEP ((int64_t)1 << 40)
+
 /* One Adam step with bias correction at learning rate lr: step += 1, then
  * m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
  * w -= lr (m / (1-b1^step)) / (sqrt(v / (1-b2^step)) + eps). */
@@ -395,7 +400,8 @@ float dp_nn_lr_at(const dp_nn_lr_schedule *s, int64_t step);
 dp_status dp_nn_checkpoint_save(const dp_nn_params *p, const char *path, dp_error *err);
 /* Reads a checkpoint into p, whose tensor names and sizes must match.
  * Errors: DP_STATUS_IO (cannot open or read, truncated), DP_STATUS_PARSE (not
- * a dplace checkpoint, corrupt checksum), DP_STATUS_UNSUPPORTED (other
+ * a dplace checkpoint, corrupt checksum, a step outside 0..DP_NN_MAX_STEP,
+ * a non-finite value or moment, a negative second moment), DP_STATUS_UNSUPPORTED (other
  * version), DP_STATUS_INVALID (tensors do not match p). p is unchanged on
  * error. */
 dp_status dp_nn_checkpoint_load(dp_nn_params *p, const char *path, dp_error *err);

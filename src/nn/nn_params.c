@@ -123,7 +123,9 @@ dp_nn_adam dp_nn_adam_default(void) {
 /* One bias-corrected Adam step at learning rate lr. */
 void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr) {
     unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
-    p->step++;
+    /* the step saturates in 1..DP_NN_MAX_STEP: past it the bias corrections
+     * are 1 to float precision, and it can neither overflow nor go <= 0 */
+    p->step = p->step < 0 ? 1 : p->step < DP_NN_MAX_STEP ? p->step + 1 : DP_NN_MAX_STEP;
     /* coefficients in double, as PyTorch forms them from Python floats */
     float b1 = (float)cfg->beta1, b2 = (float)cfg->beta2;
     float ob1 = (float)(1.0 - cfg->beta1), ob2 = (float)(1.0 - cfg->beta2);
@@ -345,6 +347,22 @@ dp_status dp_nn_checkpoint_load(dp_nn_params *p, const char *path, dp_error *err
     if (crc32_update(0, buf, r.pos + body) != want) {
         st = dp_error_set(err, DP_STATUS_PARSE, "%s: checkpoint checksum mismatch (corrupt)", path);
         goto done;
+    }
+    if (step < 0 || step > DP_NN_MAX_STEP) {
+        st = dp_error_set(err, DP_STATUS_PARSE, "%s: impossible Adam step %lld (expected 0..%lld)", path,
+                          (long long)step, (long long)DP_NN_MAX_STEP);
+        goto done;
+    }
+    /* values and moments must be finite, second moments >= 0 */
+    for (size_t i = 0; i < 3 * p->count; i++) {
+        float x;
+        memcpy(&x, buf + r.pos + sizeof(float) * i, sizeof x);
+        if (!isfinite(x) || (i >= 2 * p->count && x < 0)) {
+            const char *part = i < p->count ? "value" : i < 2 * p->count ? "Adam m" : "Adam v";
+            st = dp_error_set(err, DP_STATUS_PARSE, "%s: %s %zu is %g (expected a finite number%s)", path, part,
+                              i % p->count, (double)x, i >= 2 * p->count ? " >= 0" : "");
+            goto done;
+        }
     }
     take(&r, p->data, sizeof(float) * p->count);
     take(&r, p->m, sizeof(float) * p->count);
