@@ -20,7 +20,16 @@ static const struct {
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":-4,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
      "bad.json: device 0 \"x\": field \"peak_flops\" must be >= 0, got -4"},
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":0,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
-     "bad.json: device \"x\": peak_flops must be a finite number > 0"},
+     "bad.json: device \"x\": peak_flops must be in 1..1e20 (got 0)"},
+    /* issue 14, fault 2: tiny positive (subnormal) and absurd rates made times infinite */
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1e-320,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
+     "bad.json: device \"x\": peak_flops must be in 1..1e20 (got 9.99989e-321)"},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1e12,\"memory_bandwidth\":1e-320,\"memory_bytes\":1}]}",
+     "bad.json: device \"x\": memory_bandwidth must be in 1..1e20"},
+    {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1e300,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
+     "bad.json: device \"x\": peak_flops must be in 1..1e20 (got 1e+300)"},
+    {DHDR CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1e-320}]}",
+     "link cpu:0 -> gpu:0: bandwidth must be in 1..1e20"},
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1}]}",
      "bad.json: device 0 \"x\": missing field \"memory_bytes\""},
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":0}]}",
@@ -38,7 +47,7 @@ static const struct {
     {DHDR GPU(0) "," GPU(1) "]}",
      "bad.json: devices \"gpu:0\" and \"gpu:1\" have no link, and there is no host CPU to route through"},
     {DHDR CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":0}]}",
-     "link cpu:0 -> gpu:0: bandwidth must be a finite number > 0"},
+     "link cpu:0 -> gpu:0: bandwidth must be in 1..1e20 (got 0)"},
     {DHDR CPU0 "],\"links\":{}}", "bad.json: field \"links\" must be an array, got an object"},
 };
 

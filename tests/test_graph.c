@@ -39,6 +39,10 @@ static const bad_case bad_graphs[] = {
      "the graph has a cycle: 0 \"s\" -> 0 \"s\""},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":-5}]}", "op 0 \"a\": field \"flops\" must be >= 0, got -5"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":1e999}]}", "bad.json:1:"},
+    /* issue 14: the largest flops and measured cost keep every simulated time finite */
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":1e300}]}", "op 0 \"a\": flops must be in 0..1e24 (got 1e+300)"},
+    {HDR "{\"name\":\"a\",\"type\":\"Const\",\"cost\":{\"gpu\":1e300}}]}",
+     "op 0 \"a\": cost \"gpu\" must be in 0..1e9 seconds (got 1e+300)"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":\"many\"}]}", "op 0 \"a\": field \"flops\" must be a number, got a string"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"param_bytes\":-1}]}", "op 0 \"a\": field \"param_bytes\" must not be negative, got -1"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"temp_bytes\":2.5}]}", "op 0 \"a\": field \"temp_bytes\" must be a whole number, got 2.5"},

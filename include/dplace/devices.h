@@ -13,6 +13,11 @@ extern "C" {
 #define DP_MAX_DEVICES 64
 #define DP_MAX_STREAMS 64
 #define DP_NAME_MAX 64
+/* Rates a device or link may have (peak_flops, memory_bandwidth, link
+ * bandwidth): 1 .. 1e20 per second. Outside it, times overflow to infinity
+ * (a subnormal speed) or round to nothing. */
+#define DP_DEVICES_MIN_RATE 1.0
+#define DP_DEVICES_MAX_RATE 1e20
 
 typedef enum dp_devkind {
     DP_DEVKIND_CPU = 0,

@@ -15,6 +15,12 @@
 extern "C" {
 #endif
 
+/* Largest "flops" of one op and largest measured "cost" of one op (seconds):
+ * with the device rates' bounds (devices.h) every time the simulator forms
+ * stays finite. */
+#define DP_GRAPH_MAX_FLOPS 1e24
+#define DP_GRAPH_MAX_COST_S 1e9
+
 typedef enum dp_dtype {
     DP_DTYPE_NONE = 0, /* output given in bytes only */
     DP_DTYPE_FLOAT16,

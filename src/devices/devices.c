@@ -42,7 +42,7 @@ int32_t dp_devices_nth(const dp_devices *ds, dp_devkind kind, int32_t n) {
     return -1;
 }
 
-static int bad_positive(double x) { return !isfinite(x) || x <= 0; }
+static int bad_rate(double x) { return !(x >= DP_DEVICES_MIN_RATE && x <= DP_DEVICES_MAX_RATE); }
 
 dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err) {
     const char *nm = dev->name;
@@ -53,10 +53,12 @@ dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err) {
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": duplicate name", nm);
     if ((unsigned)dev->kind >= DP_DEVKIND_COUNT)
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": unknown kind", nm);
-    if (bad_positive(dev->peak_flops))
-        return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": peak_flops must be a finite number > 0", nm);
-    if (bad_positive(dev->mem_bandwidth))
-        return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": memory_bandwidth must be a finite number > 0", nm);
+    if (bad_rate(dev->peak_flops))
+        return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": peak_flops must be in 1..1e20 (got %g)", nm,
+                            dev->peak_flops);
+    if (bad_rate(dev->mem_bandwidth))
+        return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": memory_bandwidth must be in 1..1e20 (got %g)", nm,
+                            dev->mem_bandwidth);
     if (dev->memory_bytes == 0 || dev->memory_bytes > (1ULL << 56))
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": memory_bytes must be in 1..2^56", nm);
     if (!isfinite(dev->launch_overhead_s) || dev->launch_overhead_s < 0 || dev->launch_overhead_s > 1)
@@ -89,8 +91,9 @@ dp_status dp_devices_add_link(dp_devices *ds, const char *from, const char *to, 
     if (a < 0) return dp_error_set(err, DP_STATUS_INVALID, "link %s -> %s: unknown device \"%s\"", from, to, from);
     if (b < 0) return dp_error_set(err, DP_STATUS_INVALID, "link %s -> %s: unknown device \"%s\"", from, to, to);
     if (a == b) return dp_error_set(err, DP_STATUS_INVALID, "link %s -> %s: a link joins two different devices", from, to);
-    if (bad_positive(bandwidth))
-        return dp_error_set(err, DP_STATUS_INVALID, "link %s -> %s: bandwidth must be a finite number > 0", from, to);
+    if (bad_rate(bandwidth))
+        return dp_error_set(err, DP_STATUS_INVALID, "link %s -> %s: bandwidth must be in 1..1e20 (got %g)", from, to,
+                            bandwidth);
     if (!isfinite(latency_s) || latency_s < 0 || latency_s > 10)
         return dp_error_set(err, DP_STATUS_INVALID, "link %s -> %s: latency_s must be in 0..10 seconds", from, to);
     dp_status st = add_directed(ds, a, b, bandwidth, latency_s, err);

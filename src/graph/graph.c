@@ -237,8 +237,8 @@ dp_status dp_graph_add_output_shape(dp_graph *g, int32_t op, dp_dtype dtype, con
 dp_status dp_graph_add_cost(dp_graph *g, int32_t op, const char *key, double seconds, dp_error *err) {
     dp_status st = check_last(g, op, err);
     if (st) return st;
-    if (!isfinite(seconds) || seconds < 0)
-        return dp_error_set(err, DP_STATUS_INVALID, "op %d \"%s\": cost \"%s\" must be a finite number >= 0 (got %g)",
+    if (!(seconds >= 0 && seconds <= DP_GRAPH_MAX_COST_S))
+        return dp_error_set(err, DP_STATUS_INVALID, "op %d \"%s\": cost \"%s\" must be in 0..1e9 seconds (got %g)",
                             op, g->ops[op].name, key, seconds);
     int32_t k = dp_strtab_intern(g->strings, key);
     if (k < 0) return oom(err);
@@ -307,8 +307,8 @@ static dp_status check_ops(const dp_graph *g, const char *what, dp_error *err) {
     double total = 0;
     for (int32_t i = 0; i < n; i++) {
         const dp_op *o = &g->ops[i];
-        if (!isfinite(o->flops) || o->flops < 0)
-            return dp_error_set(err, DP_STATUS_INVALID, "%s: op %d \"%s\": flops must be a finite number >= 0 (got %g)",
+        if (!(o->flops >= 0 && o->flops <= DP_GRAPH_MAX_FLOPS))
+            return dp_error_set(err, DP_STATUS_INVALID, "%s: op %d \"%s\": flops must be in 0..1e24 (got %g)",
                                 what, i, o->name, o->flops);
         if (o->param_bytes > DP_MAX_BYTES || o->temp_bytes > DP_MAX_BYTES)
             return dp_error_set(err, DP_STATUS_INVALID, "%s: op %d \"%s\": param_bytes or temp_bytes over 2^50", what,

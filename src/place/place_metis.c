@@ -12,6 +12,9 @@
  *    at most n + 2^26 and edge weights to at most n_arcs + 2^28;
  *  - tpwgts are single-precision and must sum to 1 within METIS's tolerance:
  *    the last part takes 1 minus the others;
+ *  - it prints to stdout and fails on a target weight <= 0 (a device
+ *    so slow that its share rounds to 0): each part's weight is at least
+ *    METIS_MIN_TPWGT;
  *  - the seed is METIS_OPTION_SEED, so the same seed gives the same parts. */
 #include <assert.h>
 #include <stdint.h>
@@ -21,6 +24,8 @@
 #include <metis.h>
 
 #include "place/place_internal.h"
+
+#define METIS_MIN_TPWGT 1e-4 /* smallest target weight of a part */
 
 _Static_assert(sizeof(idx_t) == 4 || sizeof(idx_t) == 8, "idx_t is 32 or 64 bits");
 
@@ -99,9 +104,23 @@ dp_status place_metis_part(const place_wgraph *w, int32_t n_parts, const double 
     }
     double sum = 0;
     for (int32_t p = 0; p < n_parts; p++) sum += tw ? tw[p] : 1;
+    /* METIS refuses a target weight <= 0 (printing to stdout): when a part's
+     * share is under METIS_MIN_TPWGT (a device far slower than the others),
+     * every part gets at least that, the rest shared by weight */
+    int tiny = 0;
+    double rest = 0;
+    for (int32_t p = 0; p < n_parts; p++) {
+        double x = (tw ? tw[p] : 1) / sum;
+        if (!(x >= METIS_MIN_TPWGT)) tiny = 1;
+        else rest += x;
+    }
     real_t acc = 0;
     for (int32_t p = 0; p < n_parts; p++) {
-        tpwgts[p] = p + 1 < n_parts ? (real_t)((tw ? tw[p] : 1) / sum) : (real_t)1 - acc;
+        double x = (tw ? tw[p] : 1) / sum;
+        if (tiny) x = x >= METIS_MIN_TPWGT ? METIS_MIN_TPWGT + x / rest * (1.0 - METIS_MIN_TPWGT * n_parts)
+                                           : METIS_MIN_TPWGT;
+        tpwgts[p] = p + 1 < n_parts ? (real_t)x : (real_t)1 - acc;
+        if (tiny && tpwgts[p] < (real_t)METIS_MIN_TPWGT) tpwgts[p] = (real_t)METIS_MIN_TPWGT;
         acc += tpwgts[p];
     }
     idx_t options[METIS_NOPTIONS];
