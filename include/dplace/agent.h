@@ -94,6 +94,7 @@ typedef struct dp_agent_config {
     dp_agent_algo algo;
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */
+    float entropy;          /* bonus on the mean entropy per decision (0: none) */
     float clip;             /* gradient-norm clip                              */
     int clip_per_network;   /* clip the grouper (with the type embedding) and
                                the placer each on its own, not all at once   */

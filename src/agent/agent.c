@@ -61,7 +61,7 @@ void dp_agent_free(dp_agent *a) {
     free(a->unit_first), free(a->unit_mask);
     free(a->group), free(a->x), free(a->dx), free(a->trows), free(a->dtype_rows);
     free(a->ge), free(a->dge), free(a->gcount), free(a->gscratch), free(a->dgpart);
-    free(a->devs), free(a->logp), free(a->dlogp), free(a->place), free(a->res), free(a->cached);
+    free(a->devs), free(a->logp), free(a->dlogp), free(a->entropy), free(a->dentropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->window), free(a->best);
     free(a);
 }
@@ -146,7 +146,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
         !ALLOC(a->ge, (int64_t)K * G * a->GF) || !ALLOC(a->dge, (int64_t)K * G * a->GF) ||
         !ALLOC(a->gcount, G) || !ALLOC(a->gscratch, (int64_t)G * (tw + a->feat.S + G)) ||
         !ALLOC(a->dgpart, (int64_t)G * tw) || !ALLOC(a->devs, (int64_t)K * G) || !ALLOC(a->logp, K) ||
-        !ALLOC(a->dlogp, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
+        !ALLOC(a->dlogp, K) || !ALLOC(a->entropy, K) || !ALLOC(a->dentropy, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
         !ALLOC(a->last, K) || !ALLOC(a->window, cfg->baseline_window) || !ALLOC(a->best, a->N))
         goto nomem;
 
@@ -185,7 +185,7 @@ static float forward_groups(dp_agent *a, dp_nn_decode_mode mode, float noise) {
     float logp = 0.0f;
     if (a->learned_grouper) {
         agent_features_op_rows(&a->feat, a->trows, c->type_dim, a->x);
-        logp = dp_nn_grouper_forward(&a->grouper, a->group, NULL, a->x, mode, &a->rng, noise, a->N);
+        logp = dp_nn_grouper_forward(&a->grouper, a->group, &a->grouper_entropy, a->x, mode, &a->rng, noise, a->N);
     }
     agent_group_embed(&a->feat, c, a->group, a->G, a->trows, a->ge, a->gcount, a->gscratch);
     size_t one = (size_t)a->G * a->GF;
@@ -200,7 +200,10 @@ static void backward(dp_agent *a, float dlogp_g) {
     int embed = c->group_types == DP_AGENT_GROUP_TYPES_EMBEDDING;
     size_t one = (size_t)a->G * a->GF;
     if (embed) memset(a->dge, 0, sizeof(float) * one * a->K);
-    dp_nn_seq2seq_backward(&a->placer, embed ? a->dge : NULL, a->dlogp, NULL, a->devs, a->ge);
+    /* entropy bonus: loss -= entropy * (mean entropy per decision) */
+    for (int32_t k = 0; k < a->K; k++) a->dentropy[k] = -c->entropy / (float)(a->K * a->G);
+    dp_nn_seq2seq_backward(&a->placer, embed ? a->dge : NULL, a->dlogp, c->entropy > 0 ? a->dentropy : NULL, a->devs,
+                           a->ge);
     memset(a->dtype_rows, 0, sizeof(float) * (size_t)a->N * c->type_dim);
     if (embed) {
         /* the group embedding is shared by the K samples: sum their gradients,
@@ -216,7 +219,7 @@ static void backward(dp_agent *a, float dlogp_g) {
     }
     if (a->learned_grouper) {
         memset(a->dx, 0, sizeof(float) * (size_t)a->N * a->feat.F);
-        dp_nn_grouper_backward(&a->grouper, a->dx, a->group, a->x, dlogp_g, 0.0f, a->N);
+        dp_nn_grouper_backward(&a->grouper, a->dx, a->group, a->x, dlogp_g, -c->entropy / (float)a->N, a->N);
         int32_t tdim = c->type_dim;
         for (int32_t i = 0; i < a->N; i++)
             for (int32_t j = 0; j < tdim; j++) a->dtype_rows[(int64_t)i * tdim + j] += a->dx[(int64_t)i * a->feat.F + j];
@@ -250,8 +253,8 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     dp_rng saved_rng = a->rng; /* restored when the update is abandoned */
 
     forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
-    dp_nn_seq2seq_forward(&a->placer, a->logp, NULL, a->devs, a->ge, NULL, NULL, DP_NN_DECODE_MODE_SAMPLE, &a->rng,
-                          noise);
+    dp_nn_seq2seq_forward(&a->placer, a->logp, a->entropy, a->devs, a->ge, NULL, NULL, DP_NN_DECODE_MODE_SAMPLE,
+                          &a->rng, noise);
     for (int32_t k = 0; k < K; k++) agent_expand(a, a->group, a->devs + (int64_t)k * a->G, a->place + (int64_t)k * N);
 
     double te0 = dp_now_s();

@@ -66,6 +66,7 @@ static const key_def keys[] = {
     {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT, "training algorithm"},
     {"samples", KEY_INT, OFF(samples), 1, 1024, NULL, 0, "placements sampled per update"},
     {"lr", KEY_FLOAT, OFF(lr), 0, 100, NULL, 0, "Adam learning rate"},
+    {"entropy", KEY_FLOAT, OFF(entropy), 0, 100, NULL, 0, "entropy bonus per decision (0: none)"},
     {"clip", KEY_FLOAT, OFF(clip), 0, 1e9, NULL, 0, "gradient-norm clip (0: none)"},
     {"clip-per-network", KEY_BOOL, OFF(clip_per_network), 0, 1, NULL, 0,
      "clip grouper and placer gradients each on its own"},

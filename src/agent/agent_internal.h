@@ -106,6 +106,8 @@ struct dp_agent {
     int32_t GF;
     int32_t *devs;      /* [K, G]                                               */
     float *logp, *dlogp;/* [K]                                                  */
+    float *entropy, *dentropy; /* [K] placer entropies (summed over groups)      */
+    float grouper_entropy;
     int32_t *place;     /* [K, N]                                               */
     agent_result *res;  /* [K]                                                  */
     int *cached;        /* [K]                                                  */
