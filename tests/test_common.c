@@ -1,4 +1,5 @@
 /* Common helpers: seeded RNG, error records, interning, atomic files. */
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -96,6 +97,17 @@ static void test_error(void) {
     big[sizeof big - 1] = 0;
     dp_error_prefix(&e, big);
     CHECK(strlen(e.msg) < sizeof e.msg);
+    /* issue 14, fault 5: control characters from the input are escaped */
+    dp_error_set(&e, DP_STATUS_PARSE, "x.json:1:2: JSON syntax error: near '%s'", "\033[31m\n\t\177");
+    CHECK_STR_CONTAINS(e.msg, "near '\\x1b[31m\\x0a\\x09\\x7f'");
+    dp_error_prefix(&e, "we\rird");
+    CHECK_STR_CONTAINS(e.msg, "we\\x0dird: x.json");
+    for (const char *p = e.msg; *p; p++) CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
+    /* a message full of control bytes still ends inside the record */
+    memset(big, '\001', sizeof big - 1);
+    dp_error_set(&e, DP_STATUS_PARSE, "%s", big);
+    CHECK(strlen(e.msg) < sizeof e.msg);
+    CHECK_STR_CONTAINS(e.msg, "\\x01\\x01");
 }
 
 static void test_strtab(void) {
@@ -139,12 +151,47 @@ static void test_atomic(void) {
     CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/x.json: cannot write");
 }
 
+/* Issue 14, fault 6: a killed writer's PATH.tmp.PID is removed by the next
+ * dp_atomic_open of PATH; a live process's temporary file is left alone. */
+static void test_atomic_stale(void) {
+    char path[64], dead_tmp[96], live_tmp[96], other_tmp[96];
+    snprintf(path, sizeof path, "/tmp/dplace_stale_%d.json", (int)getpid());
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) _exit(0);
+    int wst;
+    CHECK(waitpid(child, &wst, 0) == child); /* reaped: its pid names no process */
+    snprintf(dead_tmp, sizeof dead_tmp, "%s.tmp.%ld", path, (long)child);
+    snprintf(live_tmp, sizeof live_tmp, "%s.tmp.%ld", path, (long)getppid());
+    snprintf(other_tmp, sizeof other_tmp, "%s.tmp.12x", path); /* not a pid: not ours */
+    const char *files[3] = {dead_tmp, live_tmp, other_tmp};
+    for (int i = 0; i < 3; i++) {
+        FILE *f = fopen(files[i], "w");
+        CHECK(f);
+        fputs("partial", f);
+        fclose(f);
+    }
+    dp_atomic_file af;
+    dp_error err;
+    CHECK_INT_EQ(dp_atomic_open(&af, path, &err), DP_STATUS_OK);
+    fputs("whole", af.f);
+    CHECK_INT_EQ(dp_atomic_commit(&af, &err), DP_STATUS_OK);
+    CHECK(access(dead_tmp, F_OK) != 0);
+    CHECK(access(live_tmp, F_OK) == 0);
+    CHECK(access(other_tmp, F_OK) == 0);
+    CHECK_INT_EQ(dp_atomic_sweep(path), 0);
+    remove(live_tmp);
+    remove(other_tmp);
+    remove(path);
+}
+
 int main(void) {
     TEST_RUN(test_rng_expected);
     TEST_RUN(test_rng);
     TEST_RUN(test_error);
     TEST_RUN(test_strtab);
     TEST_RUN(test_atomic);
+    TEST_RUN(test_atomic_stale);
     printf("test_common: all passed\n");
     return 0;
 }

@@ -43,6 +43,11 @@ static const bad_case bad_graphs[] = {
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":1e300}]}", "op 0 \"a\": flops must be in 0..1e24 (got 1e+300)"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"cost\":{\"gpu\":1e300}}]}",
      "op 0 \"a\": cost \"gpu\" must be in 0..1e9 seconds (got 1e+300)"},
+    /* issue 14, fault 5: names hold no control characters */
+    {HDR "{\"name\":\"a\\u001b[2J\",\"type\":\"Const\"}]}", "op 0: name \"a\\x1b[2J\" holds control character 0x1b at byte 1"},
+    {HDR "{\"name\":\"a\",\"type\":\"Co\\nst\"}]}", "op 0: type \"Co\\x0ast\" holds control character 0x0a at byte 2"},
+    {"{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"g\\u0007\",\"ops\":[]}",
+     "bad.json: graph name \"g\\x07\" holds control character 0x07"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":\"many\"}]}", "op 0 \"a\": field \"flops\" must be a number, got a string"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"param_bytes\":-1}]}", "op 0 \"a\": field \"param_bytes\" must not be negative, got -1"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"temp_bytes\":2.5}]}", "op 0 \"a\": field \"temp_bytes\" must be a whole number, got 2.5"},
@@ -67,6 +72,40 @@ static const bad_case bad_graphs[] = {
      "op 1 \"b\": device \"gpu\" conflicts with \"cpu\" required by another op of colocation group \"g\""},
     {HDR "7]}", "bad.json: op 0 must be an object, got an integer"},
 };
+
+/* Issue 14, fault 5: names longer than DP_GRAPH_NAME_MAX bytes are refused
+ * with a message that quotes only their start. */
+static void test_long_names(void) {
+    size_t n = DP_GRAPH_NAME_MAX + 1;
+    char *name = malloc(n + 1);
+    memset(name, 'n', n);
+    name[n] = '\0';
+    const char *fmt[2] = {"{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"%s\",\"ops\":[" A "]}",
+                          HDR "{\"name\":\"%s\",\"type\":\"Const\"}]}"};
+    const char *expect[2] = {"bad.json: graph name \"nnnn", "bad.json: op 0: name \"nnnn"};
+    char *text = malloc(n + 200);
+    for (int k = 0; k < 2; k++) {
+        for (size_t len = n - 1; len <= n; len++) {
+            name[len] = '\0';
+            snprintf(text, n + 200, fmt[k], name);
+            dp_error err;
+            dp_graph *g = dp_graph_read_string(text, "bad.json", &err);
+            if (len < n) { /* exactly the limit: accepted */
+                if (!g) fprintf(stderr, "%s\n", err.msg);
+                CHECK(g != NULL);
+                dp_graph_free(g);
+            } else {
+                CHECK(g == NULL);
+                CHECK_STR_CONTAINS(err.msg, expect[k]);
+                CHECK_STR_CONTAINS(err.msg, "is longer than 4096 bytes");
+                CHECK(strlen(err.msg) < 200);
+            }
+            name[len] = 'n';
+        }
+    }
+    free(text);
+    free(name);
+}
 
 static void test_bad_graphs(void) {
     size_t n = sizeof bad_graphs / sizeof bad_graphs[0];
@@ -236,6 +275,7 @@ static void test_devcon_parse(void) {
 
 int main(void) {
     TEST_RUN(test_bad_graphs);
+    TEST_RUN(test_long_names);
     TEST_RUN(test_bad_files);
     TEST_RUN(test_read_tiny);
     TEST_RUN(test_roundtrip);

@@ -20,6 +20,9 @@ extern "C" {
  * stays finite. */
 #define DP_GRAPH_MAX_FLOPS 1e24
 #define DP_GRAPH_MAX_COST_S 1e9
+/* Longest name of a graph, op, type, scope or colocation group, in bytes;
+ * names hold no control characters (below 0x20, 0x7f). */
+#define DP_GRAPH_NAME_MAX 4096
 
 typedef enum dp_dtype {
     DP_DTYPE_NONE = 0, /* output given in bytes only */
@@ -141,8 +144,14 @@ typedef struct dp_graph {
 dp_graph *dp_graph_init(const char *name);
 void dp_graph_free(dp_graph *g);
 
+/* Checks one name (of a graph, op, type, scope, group): at most
+ * DP_GRAPH_NAME_MAX bytes, no control characters; NULL passes. Errors
+ * (DP_STATUS_INVALID) name it as `what`, quoting its first 40 bytes. */
+dp_status dp_graph_check_name(const char *s, const char *what, dp_error *err);
+
 /* Adds an op and returns its index (>= 0), or -1 with err filled (duplicate
- * name, out of memory). type may be NULL (""), scope/colocate NULL (none). */
+ * name, a name dp_graph_check_name refuses, out of memory). type may be NULL
+ * (""), scope/colocate NULL (none). */
 int32_t dp_graph_add_op(dp_graph *g, const char *name, const char *type, const char *scope,
                         const char *colocate, dp_error *err);
 /* The following add to the most recently added op `op` only (builder order):

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "common/util.h"
 #include "dplace/place.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
@@ -238,6 +239,7 @@ int cmd_baseline(int argc, char **argv) {
     dp_devices *ds = NULL;
     dp_sim *sim = NULL;
     int32_t *place = NULL;
+    dp_stage stage = {0};
     dp_place_report *reps = calloc((size_t)n_methods, sizeof(dp_place_report));
     if (!reps) {
         dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
@@ -270,15 +272,21 @@ int cmd_baseline(int argc, char **argv) {
         if (out_dir && reps[i].status == DP_STATUS_OK) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.json", out_dir, dp_place_method_name(methods[i]));
-            if (dp_placement_write_file(path, g, ds, place, &err)) {
+            const char *tmp = dp_stage_add(&stage, path, &err); /* all placements or none */
+            if (!tmp || dp_placement_write_file(tmp, g, ds, place, &err)) {
                 rc = cli_report(&err);
                 goto done;
             }
         }
     }
+    if (out_dir && dp_stage_commit(&stage, &err)) {
+        rc = cli_report(&err);
+        goto done;
+    }
     if (json) print_json(g, ds, reps, n_methods, out_dir);
     else print_table(g, ds, reps, n_methods, out_dir);
 done:
+    dp_stage_abort(&stage);
     free(reps);
     free(place);
     dp_sim_free(sim);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/util.h"
 #include "dplace/import.h"
 #include "dplace/placement.h"
 
@@ -115,6 +116,7 @@ int cmd_import(int argc, char **argv) {
     int rc = CLI_EXIT_OK;
     int32_t *place = NULL;
     dp_import_split_info sinfo;
+    dp_stage stage = {0};
     dp_import_msr *imp = dp_import_msr_read_file(placement ? graph : in, &opt, &err);
     if (!imp) return cli_report(&err);
     if (placement) {
@@ -124,31 +126,33 @@ int cmd_import(int argc, char **argv) {
             rc = cli_report(&err);
             goto done;
         }
-        if (dp_import_msr_read_split(in, imp, place, &sinfo, &err) ||
-            dp_placement_write_file(out, imp->graph, imp->devices, place, &err)) {
+        if (dp_import_msr_read_split(in, imp, place, &sinfo, &err)) {
             rc = cli_report(&err);
             goto done;
         }
+    }
+    /* both outputs or neither: staged, then renamed into place together */
+    const char *out_tmp = dp_stage_add(&stage, out, &err);
+    const char *dev_tmp = out_tmp && devices_out ? dp_stage_add(&stage, devices_out, &err) : NULL;
+    if (!out_tmp || (devices_out && !dev_tmp) ||
+        (placement ? dp_placement_write_file(out_tmp, imp->graph, imp->devices, place, &err)
+                   : dp_graph_write_file(imp->graph, out_tmp, &err)) ||
+        (devices_out && dp_devices_write_file(imp->devices, dev_tmp, &err)) || dp_stage_commit(&stage, &err)) {
+        rc = cli_report(&err);
+        goto done;
+    }
+    if (placement) {
         printf("placed the %d ops of %s from %s: %d listed, %d placed with their colorClass; %d accelerator%s used, "
                "%d ops on cpu:0\n",
                imp->graph->n_ops, graph, in, sinfo.n_listed, sinfo.n_inferred, sinfo.n_gpus,
                sinfo.n_gpus == 1 ? "" : "s", sinfo.n_on_cpu);
     } else {
-        if (dp_graph_write_file(imp->graph, out, &err)) {
-            rc = cli_report(&err);
-            goto done;
-        }
         print_import(in, imp, unit);
     }
     printf("wrote %s\n", out);
-    if (devices_out) {
-        if (dp_devices_write_file(imp->devices, devices_out, &err)) {
-            rc = cli_report(&err);
-            goto done;
-        }
-        printf("wrote %s\n", devices_out);
-    }
+    if (devices_out) printf("wrote %s\n", devices_out);
 done:
+    dp_stage_abort(&stage);
     free(place);
     dp_import_msr_free(imp);
     return rc;

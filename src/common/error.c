@@ -10,19 +10,44 @@ static const char *const status_names[] = {
 _Static_assert(sizeof(status_names) / sizeof(status_names[0]) == DP_STATUS_COUNT,
                "status_names must list every dp_status");
 
+/* Copies src into dst (cap bytes, NUL-terminated, cut at the end) with every
+ * control byte (below 0x20, and 0x7f) written as \xNN, so a message is one
+ * printable line whatever the input held. */
+static void escape_controls(char *dst, size_t cap, const char *src) {
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)src; *p && o + 1 < cap; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            dst[o++] = (char)*p;
+        } else {
+            if (o + 4 >= cap) break;
+            dst[o++] = '\\';
+            dst[o++] = 'x';
+            dst[o++] = hex[*p >> 4];
+            dst[o++] = hex[*p & 15];
+        }
+    }
+    dst[o] = '\0';
+}
+
 dp_status dp_error_set(dp_error *err, dp_status status, const char *fmt, ...) {
     if (err) {
         err->status = status;
+        char raw[sizeof err->msg];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
+        escape_controls(err->msg, sizeof err->msg, raw);
     }
     return status;
 }
 
 dp_status dp_error_prefix(dp_error *err, const char *prefix) {
     if (!err) return DP_STATUS_INVALID;
+    char safe[sizeof err->msg];
+    escape_controls(safe, sizeof safe, prefix);
+    prefix = safe;
     size_t plen = strlen(prefix) + 2, mlen = strlen(err->msg), cap = sizeof err->msg - 1;
     if (plen > cap) plen = cap;
     if (plen + mlen > cap) mlen = cap - plen;

@@ -1,8 +1,12 @@
 #include "common/util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,8 +127,46 @@ int32_t dp_strtab_intern(dp_strtab *t, const char *s) {
     return (int32_t)t->n++;
 }
 
+int dp_atomic_sweep(const char *path) {
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = slash ? (size_t)(slash - path) : 1, blen = strlen(base);
+    char *dir = malloc(dlen + 1);
+    if (!dir || !*base) {
+        free(dir);
+        return 0;
+    }
+    if (slash) memcpy(dir, path, dlen);
+    else dir[0] = '.';
+    if (slash && dlen == 0) dir[dlen++] = '/'; /* a file in / */
+    dir[dlen] = '\0';
+    DIR *d = opendir(dir);
+    int removed = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        const char *nm = e->d_name;
+        if (strncmp(nm, base, blen) != 0 || strncmp(nm + blen, ".tmp.", 5) != 0) continue;
+        const char *digits = nm + blen + 5;
+        char *end = NULL;
+        errno = 0;
+        long pid = strtol(digits, &end, 10);
+        if (!*digits || *end || errno || pid <= 0 || pid == (long)getpid() || (long)(pid_t)pid != pid) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        size_t n = dlen + 1 + strlen(nm) + 1;
+        char *full = malloc(n);
+        if (!full) break;
+        snprintf(full, n, "%s/%s", dir, nm);
+        if (unlink(full) == 0) removed++;
+        free(full);
+    }
+    if (d) closedir(d);
+    free(dir);
+    return removed;
+}
+
 dp_status dp_atomic_open(dp_atomic_file *af, const char *path, dp_error *err) {
     memset(af, 0, sizeof *af);
+    dp_atomic_sweep(path);
     size_t n = strlen(path) + 32;
     af->path = dp_strdup(path);
     af->tmp_path = malloc(n);
@@ -171,6 +213,78 @@ void dp_atomic_abort(dp_atomic_file *af) {
     free(af->path);
     free(af->tmp_path);
     memset(af, 0, sizeof *af);
+}
+
+const char *dp_stage_add(dp_stage *s, const char *path, dp_error *err) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 4;
+        char **f = realloc(s->final, (size_t)cap * sizeof *f);
+        if (f) s->final = f;
+        char **t = f ? realloc(s->tmp, (size_t)cap * sizeof *t) : NULL;
+        if (!t) {
+            dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
+            return NULL;
+        }
+        s->tmp = t;
+        s->cap = cap;
+    }
+    size_t n = strlen(path) + 32;
+    char *fin = dp_strdup(path), *tmp = malloc(n);
+    if (!fin || !tmp) {
+        free(fin);
+        free(tmp);
+        dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    dp_atomic_sweep(path);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        dp_error_set(err, DP_STATUS_IO, "%s: cannot write: is a directory", path);
+        free(fin);
+        free(tmp);
+        return NULL;
+    }
+    FILE *probe = fopen(tmp, "wb");
+    if (!probe) {
+        dp_error_set(err, DP_STATUS_IO, "%s: cannot write: %s", path, strerror(errno));
+        free(fin);
+        free(tmp);
+        return NULL;
+    }
+    fclose(probe);
+    s->final[s->n] = fin;
+    s->tmp[s->n++] = tmp;
+    return tmp;
+}
+
+static void stage_free(dp_stage *s) {
+    for (int i = 0; i < s->n; i++) {
+        free(s->final[i]);
+        free(s->tmp[i]);
+    }
+    free(s->final);
+    free(s->tmp);
+    memset(s, 0, sizeof *s);
+}
+
+dp_status dp_stage_commit(dp_stage *s, dp_error *err) {
+    dp_status st = DP_STATUS_OK;
+    int i = 0;
+    for (; i < s->n; i++) {
+        if (rename(s->tmp[i], s->final[i]) != 0) {
+            st = dp_error_set(err, DP_STATUS_IO, "%s: cannot rename temporary file: %s", s->final[i], strerror(errno));
+            break;
+        }
+    }
+    for (; i < s->n; i++) remove(s->tmp[i]);
+    stage_free(s);
+    return st;
+}
+
+void dp_stage_abort(dp_stage *s) {
+    for (int i = 0; i < s->n; i++) remove(s->tmp[i]);
+    stage_free(s);
 }
 
 double dp_now_s(void) {

@@ -39,9 +39,33 @@ typedef struct dp_atomic_file {
     char *tmp_path;
 } dp_atomic_file;
 
+/* Temporary files are named PATH.tmp.PID. dp_atomic_open first removes the
+ * ones of PATH whose process no longer exists (a killed run's leftovers). */
 dp_status dp_atomic_open(dp_atomic_file *af, const char *path, dp_error *err);
+/* Removes PATH.tmp.PID files beside path whose PID names no live process
+ * (never this process's); returns how many it removed. Errors are ignored. */
+int dp_atomic_sweep(const char *path);
 dp_status dp_atomic_commit(dp_atomic_file *af, dp_error *err);
 void dp_atomic_abort(dp_atomic_file *af);
+
+/* Several outputs of one command, all or nothing: each output is written
+ * (by any writer, itself atomic) to the temporary name dp_stage_add returns;
+ * dp_stage_commit then renames them all into place; on a failure before it,
+ * dp_stage_abort removes them, so no output appears. Both free the stage. */
+typedef struct dp_stage {
+    int n, cap;
+    char **final, **tmp;
+} dp_stage;
+
+/* Registers path and checks it can be written (creating its temporary file);
+ * returns the name to write it to (owned by s), or NULL with err filled
+ * ("PATH: cannot write: REASON", OOM). Zero-initialise s before the first
+ * call; add every output before writing any. */
+const char *dp_stage_add(dp_stage *s, const char *path, dp_error *err);
+/* Renames every staged file over its path; on a failure names the file and
+ * removes the staged files not yet renamed. */
+dp_status dp_stage_commit(dp_stage *s, dp_error *err);
+void dp_stage_abort(dp_stage *s);
 
 /* Reads a whole file into a malloc'd buffer (*buf, *len; free with free()).
  * Errors name the path: cannot open, read error, larger than max_bytes, OOM. */

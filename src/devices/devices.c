@@ -49,6 +49,9 @@ dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err) {
     if (!nm[0]) return dp_error_set(err, DP_STATUS_INVALID, "device %d: empty name", ds->n_devices);
     if (ds->n_devices >= DP_MAX_DEVICES)
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": too many devices (at most %d)", nm, DP_MAX_DEVICES);
+    for (const char *s = nm; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": name holds a control character", nm);
     if (dp_devices_find(ds, nm) >= 0)
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": duplicate name", nm);
     if ((unsigned)dev->kind >= DP_DEVKIND_COUNT)

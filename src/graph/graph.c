@@ -115,6 +115,21 @@ int32_t dp_graph_find_op(const dp_graph *g, const char *name) { return dp_strtab
 
 static dp_status oom(dp_error *err) { return dp_error_set(err, DP_STATUS_NOMEM, "out of memory"); }
 
+/* Checks a name's length and bytes (see DP_GRAPH_NAME_MAX); NULL passes. */
+dp_status dp_graph_check_name(const char *s, const char *what, dp_error *err) {
+    if (!s) return DP_STATUS_OK;
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++, n++) {
+        if (n >= DP_GRAPH_NAME_MAX)
+            return dp_error_set(err, DP_STATUS_INVALID, "%s \"%.40s...\" is longer than %d bytes", what, s,
+                                DP_GRAPH_NAME_MAX);
+        if (*p < 0x20 || *p == 0x7f)
+            return dp_error_set(err, DP_STATUS_INVALID, "%s \"%.40s\" holds control character 0x%02x at byte %zu", what,
+                                s, *p, n);
+    }
+    return DP_STATUS_OK;
+}
+
 int32_t dp_graph_add_op(dp_graph *g, const char *name, const char *type, const char *scope, const char *colocate,
                         dp_error *err) {
     if (g->finalized) {
@@ -124,6 +139,16 @@ int32_t dp_graph_add_op(dp_graph *g, const char *name, const char *type, const c
     if (!name || !*name) {
         dp_error_set(err, DP_STATUS_INVALID, "op %d: empty name", g->n_ops);
         return -1;
+    }
+    const char *const fields[4] = {name, type, scope, colocate};
+    const char *const field_names[4] = {"name", "type", "scope", "colocate"};
+    for (int f = 0; f < 4; f++) {
+        if (dp_graph_check_name(fields[f], field_names[f], err)) {
+            char what[64];
+            snprintf(what, sizeof what, "op %d", g->n_ops);
+            dp_error_prefix(err, what);
+            return -1;
+        }
     }
     int32_t prev = dp_strtab_find(g->names, name);
     if (prev >= 0) {

@@ -139,6 +139,10 @@ static dp_graph *graph_from_json(json_t *root, const char *what, dp_error *err) 
     if (dp_json_check_header(root, what, "dplace-graph", 1, err)) return NULL;
     const char *name = NULL;
     if (dp_json_get_string(root, "name", 0, &name, what, err)) return NULL;
+    if (dp_graph_check_name(name, "graph name", err)) {
+        dp_error_prefix(err, what);
+        return NULL;
+    }
     const json_t *ops = NULL;
     if (dp_json_get_array(root, "ops", 1, &ops, what, err)) return NULL;
     dp_graph *g = dp_graph_init(name ? name : "");

@@ -222,6 +222,7 @@ dp_status dp_nn_checkpoint_save(const dp_nn_params *p, const char *path, dp_erro
     char *tmp = malloc(plen + 32);
     if (!tmp) return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    dp_atomic_sweep(path); /* a killed run's temporary files */
     ckpt_writer w = {fopen(tmp, "wb"), 0, 0};
     if (!w.f) {
         dp_status st = dp_error_set(err, DP_STATUS_IO, "%s: cannot create: %s", tmp, strerror(errno));
