@@ -264,6 +264,57 @@ static void test_failing_signal_and_valid_only(void) {
     dp_devices_free(ds);
 }
 
+/* Rewards: -sqrt(t) when valid; the failing reward when not; with
+ * oom-shaped, an out-of-memory placement the simulator timed gets
+ * -sqrt(t) (1.25 + 4 (r - 1)). And the entropy bonus trains even when every
+ * advantage is zero. */
+static void test_rewards_and_entropy(void) {
+    dp_devices *ds = devices(16 * GIB);
+    dp_graph *g = heavy_chain();
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("hp");
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
+    CHECK(a);
+    agent_result ok = {4.0, 1, 0, 0.0, ""}, oom = {4.0, 0, 0, 1.5, "out of memory"}, bad = {NAN, 0, 0, 0.0, "x"};
+    CHECK_NEAR(agent_reward(a, &ok), -2.0, 1e-12);
+    CHECK_NEAR(agent_reward(a, &oom), -10.0, 1e-12);
+    CHECK_NEAR(agent_reward(a, &bad), -10.0, 1e-12);
+    a->cfg.oom_shaped = 1;
+    CHECK_NEAR(agent_reward(a, &oom), -2.0 * (1.25 + 4.0 * 0.5), 1e-12);
+    CHECK_NEAR(agent_reward(a, &bad), -10.0, 1e-12); /* no time: still the failing reward */
+    dp_agent_free(a);
+
+    /* a one-op graph constrained to the GPUs: 1 s on either, so every
+     * placement has the same reward */
+    dp_graph *one = dp_graph_init("one");
+    int32_t only = add(one, "only", NULL, 1.0, 16, 0, -1);
+    one->ops[only].device.kind = DP_DEVCON_GPU;
+    one->ops[only].device.index = -1;
+    finalize(one);
+    for (int e = 0; e < 2; e++) {
+        dp_agent_config h = small("hp");
+        CHECK(dp_agent_config_set(&h, "entropy", e ? "0.5" : "0", &err) == 0);
+        CHECK(dp_agent_config_set(&h, "noise-updates", "0", &err) == 0);
+        dp_agent *b = dp_agent_init(one, ds, &h, &eo, 1, &err);
+        CHECK(b);
+        /* the first update: the baseline starts at the mean reward, so with
+         * equal rewards every advantage is zero */
+        float *before = malloc(sizeof(float) * b->params.count);
+        memcpy(before, b->params.data, sizeof(float) * b->params.count);
+        CHECK(dp_agent_update(b, &err) == 0);
+        const dp_agent_state *s = dp_agent_get_state(b);
+        for (int k = 1; k < s->n_last; k++) CHECK(s->last[k].reward == s->last[0].reward);
+        int changed = memcmp(before, b->params.data, sizeof(float) * b->params.count) != 0;
+        CHECK_INT_EQ(changed, e); /* zero advantages: only the entropy bonus moves the weights */
+        free(before);
+        dp_agent_free(b);
+    }
+    dp_graph_free(one);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Logit noise only for the first noise_updates updates, and it changes what
  * is sampled. */
 static void test_noise_schedule(void) {
@@ -420,6 +471,7 @@ static void test_config(void) {
 int main(void) {
     TEST_RUN(test_config);
     TEST_RUN(test_noise_schedule);
+    TEST_RUN(test_rewards_and_entropy);
     TEST_RUN(test_baseline);
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);

@@ -75,6 +75,8 @@ typedef struct dp_agent_config {
     int32_t out_slots;    /* outputs described per op                          */
     int32_t out_dims;     /* dimensions described per output                   */
     int32_t adj_per_dir;  /* neighbours described per direction                */
+    int adj_raw;          /* neighbours as raw BFS positions (as the paper
+                             writes them), not scaled into (0, 1]             */
     dp_agent_group_types group_types;
     /* grouper */
     dp_agent_grouper_kind grouper;
@@ -104,6 +106,9 @@ typedef struct dp_agent_config {
     double fail_reward;     /* reward of an invalid placement; 0: automatic,
                                -sqrt(10 * serial time on the first GPU)        */
     int32_t valid_only_after; /* from this update on, only valid samples train */
+    int oom_shaped;         /* out-of-memory placements the simulator timed get
+                               -sqrt(t) (1.25 + 4 (r - 1)), r the worst device's
+                               peak / capacity, instead of the failing reward */
 } dp_agent_config;
 
 /* Names of the presets, NULL-terminated: "hp", "colocrl". */

@@ -171,6 +171,13 @@ const dp_agent_state *dp_agent_get_state(const dp_agent *a) { return &a->st; }
 
 /* ---- the update --------------------------------------------------------------- */
 
+double agent_reward(const dp_agent *a, const agent_result *r) {
+    if (r->valid) return -sqrt(r->step_time_s);
+    if (a->cfg.oom_shaped && r->overflow > 1.0 && isfinite(r->step_time_s))
+        return -sqrt(r->step_time_s) * (1.25 + 4.0 * (r->overflow - 1.0));
+    return a->fail_reward;
+}
+
 float agent_noise_at(const dp_agent_config *c, int64_t update) {
     return update < c->noise_updates ? c->noise_amp : 0.0f;
 }
@@ -277,7 +284,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         int32_t m = 0;
         for (int32_t k = 0; k < K; k++)
             if (!valid_only || a->res[k].valid)
-                s += a->res[k].valid ? -sqrt(a->res[k].step_time_s) : a->fail_reward, m++;
+                s += agent_reward(a, &a->res[k]), m++;
         if (m) a->st.baseline = s / m, a->have_baseline = 1;
     }
     double b = a->st.baseline;
@@ -287,7 +294,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         s->step_time_s = r->step_time_s;
         s->valid = r->valid;
         snprintf(s->reason, sizeof s->reason, "%s", r->reason);
-        s->reward = r->valid ? -sqrt(r->step_time_s) : a->fail_reward;
+        s->reward = agent_reward(a, r);
         s->used = !valid_only || r->valid;
         s->cached = a->cached[k] != 0;
         adv[k] = s->used ? s->reward - b : 0.0;

@@ -59,6 +59,7 @@ static const key_def keys[] = {
     {"out-slots", KEY_INT, OFF(out_slots), 1, 64, NULL, 0, "outputs described per op"},
     {"out-dims", KEY_INT, OFF(out_dims), 1, 16, NULL, 0, "dimensions described per output"},
     {"adj-per-dir", KEY_INT, OFF(adj_per_dir), 0, 64, NULL, 0, "neighbours described per direction"},
+    {"adj-raw", KEY_BOOL, OFF(adj_raw), 0, 1, NULL, 0, "neighbours as raw BFS positions, not scaled"},
     {"tanh-c", KEY_FLOAT, OFF(tanh_c), 0, 1000, NULL, 0, "C of C tanh(l / T); 0: plain logits"},
     {"temperature", KEY_FLOAT, OFF(temperature), 1e-3, 1000, NULL, 0, "T of C tanh(l / T)"},
     {"noise-amp", KEY_FLOAT, OFF(noise_amp), 0, 100, NULL, 0, "logit noise amplitude"},
@@ -75,6 +76,8 @@ static const key_def keys[] = {
      "> 0: simple moving average of the last N rewards"},
     {"baseline-init-fail", KEY_BOOL, OFF(baseline_init_fail), 0, 1, NULL, 0, "start the baseline at the failing reward"},
     {"fail-reward", KEY_DOUBLE, OFF(fail_reward), -1e9, 0, NULL, 0, "reward of an invalid placement (0: automatic)"},
+    {"oom-shaped", KEY_BOOL, OFF(oom_shaped), 0, 1, NULL, 0,
+     "out-of-memory samples rewarded by time and overflow, not the failing reward"},
     {"valid-only-after", KEY_INT, OFF(valid_only_after), 0, 1e9, NULL, 0, "updates after which only valid samples train"},
 };
 #undef OFF

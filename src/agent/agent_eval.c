@@ -144,6 +144,11 @@ static void eval_sim_one(agent_eval *e, dp_sim_workspace *ws, const int32_t *p, 
     r->step_time_s = sr.step_time_s;
     r->valid = sr.valid;
     r->cancelled = 0;
+    r->overflow = 0.0;
+    if (sr.verdict == DP_SIM_VERDICT_OOM)
+        for (int32_t d = 0; d < sr.n_devices; d++)
+            if (sr.device[d].memory_bytes > 0)
+                r->overflow = fmax(r->overflow, (double)sr.device[d].peak_bytes / (double)sr.device[d].memory_bytes);
     snprintf(r->reason, sizeof r->reason, "%.190s", sr.valid ? "" : sr.reason);
 }
 
@@ -166,6 +171,7 @@ static void eval_measure_one(agent_eval *e, int32_t t, const int32_t *p, agent_r
         return;
     }
     r->cancelled = mr.outcome == DP_MEASURE_OUTCOME_CANCELLED;
+    r->overflow = 0.0;
     r->valid = mr.outcome == DP_MEASURE_OUTCOME_OK;
     r->step_time_s = r->valid ? mr.step_time_s : NAN;
     if (mr.outcome == DP_MEASURE_OUTCOME_OOM)

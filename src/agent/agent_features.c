@@ -105,6 +105,7 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
     for (int32_t i = 0; i < n; i++) seen[i] = -1;
 
     double inv_log = 1.0 / log1p(max_dim(g));
+    float scale = cfg->adj_raw ? 1.0f : (float)n;
     for (int32_t i = 0; i < n; i++) {
         const dp_op *op = &g->ops[i];
         float *row = f->rest + (int64_t)i * R, *sum = f->shape_sum + (int64_t)i * f->S;
@@ -130,7 +131,7 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
             int32_t p = g->inputs[op->inputs_at + e].op;
             if (seen[p] == i) continue;
             seen[p] = i;
-            adj[k++] = (float)(bfs[p] + 1) / (float)n;
+            adj[k++] = (float)(bfs[p] + 1) / scale;
         }
         k = 0;
         for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1] && k < cfg->adj_per_dir; t++)
@@ -138,7 +139,7 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
                 int32_t v = g->consumers[c];
                 if (seen[v] == -2 - i) continue;
                 seen[v] = -2 - i;
-                adj[cfg->adj_per_dir + k++] = (float)(bfs[v] + 1) / (float)n;
+                adj[cfg->adj_per_dir + k++] = (float)(bfs[v] + 1) / scale;
             }
         for (int32_t e = 0; e < op->n_inputs; e++) {
             int64_t at = op->inputs_at + e;

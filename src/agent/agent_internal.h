@@ -51,6 +51,7 @@ typedef struct agent_result {
     double step_time_s;
     int valid;
     int cancelled; /* stopped by the cancel flag: not a measurement */
+    double overflow; /* out of memory in the simulator: worst peak / capacity (> 1); else 0 */
     char reason[192];
 } agent_result;
 
@@ -133,6 +134,9 @@ void agent_expand(const dp_agent *a, const int32_t *group, const int32_t *dev, i
  * (decay baseline_decay; the first reward starts it), or the mean of the
  * last baseline_window rewards. */
 void agent_baseline_add(dp_agent *a, double r);
+/* Reward of one evaluated placement: -sqrt(step time) when valid; the
+ * shaped out-of-memory reward when oom_shaped; else the failing reward. */
+double agent_reward(const dp_agent *a, const agent_result *r);
 /* Logit-noise amplitude of update number `update` (0-based). */
 float agent_noise_at(const dp_agent_config *c, int64_t update);
 
