@@ -48,6 +48,8 @@ static const struct {
      "bad.json: devices \"gpu:0\" and \"gpu:1\" have no link, and there is no host CPU to route through"},
     {DHDR CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":0}]}",
      "link cpu:0 -> gpu:0: bandwidth must be in 1..1e20 (got 0)"},
+    {DHDR "{\"name\":\"x\\u001b\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
+     "bad.json: device \"x\\x1b\": name holds a control character"},
     {DHDR CPU0 "],\"links\":{}}", "bad.json: field \"links\" must be an array, got an object"},
 };
 

@@ -105,6 +105,17 @@ static void test_long_names(void) {
     }
     free(text);
     free(name);
+    /* nesting deeper than jansson's 2048 levels: a syntax error, no stack overflow */
+    size_t depth = 100000;
+    char *deep = malloc(depth + 200);
+    int at = snprintf(deep, depth + 200, "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":[],\"x\":");
+    memset(deep + at, '[', depth);
+    deep[at + depth] = '\0';
+    dp_error err;
+    CHECK(dp_graph_read_string(deep, "bad.json", &err) == NULL);
+    CHECK_STR_CONTAINS(err.msg, "bad.json:1:");
+    CHECK_STR_CONTAINS(err.msg, "maximum parsing depth");
+    free(deep);
 }
 
 static void test_bad_graphs(void) {
