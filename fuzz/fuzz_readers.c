@@ -49,10 +49,16 @@ __attribute__((unused)) static char *as_text(const uint8_t *data, size_t size) {
 }
 
 static char in_path[64], out_path[64];
+static void remove_paths(void) {
+    remove(in_path);
+    remove(out_path);
+}
+/* per-process scratch files in /tmp, removed at exit */
 static void init_paths(void) {
     if (!in_path[0]) {
         snprintf(in_path, sizeof in_path, "/tmp/dp_fuzz_%ld.in", (long)getpid());
         snprintf(out_path, sizeof out_path, "/tmp/dp_fuzz_%ld.out", (long)getpid());
+        atexit(remove_paths);
     }
 }
 __attribute__((unused)) static void write_input(const uint8_t *data, size_t size) {

@@ -28,6 +28,10 @@ run_one() {
   local log; log=$(mktemp)
   local dirs=("$out" "fuzz/corpus/$t")
   mkdir -p fuzz/work/crashes "$out"
+  case $t in # checkpoints follow the code's layout: a fresh seed beside the committed one
+    nn_ckpt | agent_ckpt)
+      DPLACE_FUZZ_SEED_OUT="$out/fresh-seed" "$B/fuzz/fuzz_$t" -runs=0 "fuzz/corpus/$t" >/dev/null 2>&1 || true ;;
+  esac
   if ! "$B/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -dict=fuzz/json.dict -artifact_prefix=fuzz/work/crashes/"$t"- -print_final_stats=1 "$@" "${dirs[@]}" >"$log" 2>&1; then
     tail -40 "$log" >&2
