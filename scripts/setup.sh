@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libjansson-dev libopenblas-dev libscotch-dev libmetis-dev clang)
+packages=(build-essential cmake pkg-config libjansson-dev libopenblas-dev libscotch-dev libmetis-dev libglpk-dev clang)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

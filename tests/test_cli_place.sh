@@ -9,7 +9,7 @@ D="$1"
 
 expect 0 "baseline" -- "$D" --help
 expect 0 "group" -- "$D" --help
-for flag in --graph --model --devices --methods --json --out-dir --seed --memory-fraction m-etf m-topo mincut; do
+for flag in --graph --model --devices --methods --json --out-dir --seed --memory-fraction --group --groups --sct-threshold m-etf m-topo m-sct mincut; do
   expect 0 "$flag" -- "$D" baseline --help
 done
 for flag in --graph --model --method --groups --devices --json --seed -o colocation fluid; do
@@ -18,7 +18,7 @@ done
 
 # baseline: every method has a row; the expert says why it cannot apply
 expect 0 "step time" -- "$D" baseline --model synthetic-2000 --devices k40x2
-for m in cpu gpu expert scotch mincut metis m-topo m-etf; do
+for m in cpu gpu expert scotch mincut metis m-topo m-etf m-sct; do
   grep -q "^$m " "$T/out" || bad "baseline table lacks a row for $m"
 done
 grep -q "^expert *cannot apply: " "$T/out" && ok || bad "expert row does not say why it cannot apply"
@@ -27,6 +27,15 @@ for key in '"step_time_s"' '"valid"' '"oom_device"' '"transfer_bytes"' '"place_s
   grep -q -- "$key" "$T/out" || bad "baseline --json lacks $key"
 done
 grep -q '"method": "cpu"' "$T/out" && bad "--methods not honoured" || ok
+
+# the grouping step: co-placement by default for the list placers, --group overrides
+expect 0 "m-etf    colocation" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf,metis
+grep -q "^metis    none" "$T/out" && ok || bad "metis does not run on TensorFlow's groups by default"
+expect 0 "m-sct    none" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-sct --group none
+expect 0 "m-topo   metis" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-topo --group metis --groups 16
+expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json
+expect 2 "--group: unknown method" -- "$D" baseline --model synthetic-500 --devices k40x2 --group kmeans
+expect 2 "--sct-threshold" -- "$D" baseline --model synthetic-500 --devices k40x2 --sct-threshold 0
 
 # --out-dir: one placement file per applied method, accepted by simulate
 expect 0 "placements written" -- "$D" baseline --model synthetic-2000 --devices k40x2 --out-dir "$T/pl"

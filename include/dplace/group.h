@@ -42,9 +42,14 @@ typedef struct dp_group_options {
     uint64_t seed;               /* fluid, random, metis, scotch               */
     const dp_device *reference;  /* device whose op times weigh compute; NULL:
                                     the flops count stands in                   */
+    int keep_unconstrained;      /* colocation: the rule never joins a group with
+                                    a device constraint and one without (a
+                                    CPU-only input op would otherwise pull its
+                                    consumer, the loss say, onto the CPU); the
+                                    placers set it, default 0                   */
 } dp_group_options;
 
-/* Defaults: 64 groups, seed 1, no reference device. */
+/* Defaults: 64 groups, seed 1, no reference device, keep_unconstrained 0. */
 dp_group_options dp_group_options_default(void);
 
 /* Groups the ops of g (finalized): fills out[g->n_ops] and *n_groups (the

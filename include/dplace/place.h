@@ -12,6 +12,13 @@
  *   metis    METIS k-way over the GPUs, part weights proportional to speed
  *   m-topo   Baechi's topological fill of each GPU up to a memory cap
  *   m-etf    Baechi's earliest-time-first list scheduling with memory limits
+ *   m-sct    Baechi's m-SCT: m-etf that keeps each op's "favourite child"
+ *            (from an LP relaxation solved by GLPK) on the op's device
+ *
+ * Every placer but cpu, gpu and expert places units (dplace/units.h) made by
+ * a grouping step (dp_place_options.group): TensorFlow's colocation groups
+ * alone, or the groups of a grouper (dplace/group.h), Baechi's co-placement
+ * (the colocation grouper) by default for the list placers.
  *
  * docs/baselines.md describes each method, its parameters and the library
  * pitfalls handled. */
@@ -35,6 +42,7 @@ typedef enum dp_place_method {
     DP_PLACE_METHOD_METIS,
     DP_PLACE_METHOD_M_TOPO,
     DP_PLACE_METHOD_M_ETF,
+    DP_PLACE_METHOD_M_SCT,
     DP_PLACE_METHOD_COUNT
 } dp_place_method;
 
@@ -43,14 +51,37 @@ const char *dp_place_method_name(dp_place_method m);
 /* Looks a method up by name; returns 0 and sets *out, or -1 when unknown. */
 int dp_place_method_from_name(const char *name, dp_place_method *out);
 
+/* The grouping step before a placer: DP_PLACE_GROUP_DEFAULT (the method's
+ * own: co-placement for m-topo, m-etf and m-sct, TensorFlow's colocation
+ * groups for the partitioners), DP_PLACE_GROUP_NONE (TensorFlow's colocation
+ * groups only), or a dp_group_method (dplace/group.h) cast to int. */
+enum { DP_PLACE_GROUP_DEFAULT = -1, DP_PLACE_GROUP_NONE = -2 };
+
 typedef struct dp_place_options {
-    uint64_t seed;          /* seeds Scotch's and METIS's random state       */
-    double memory_fraction; /* m-topo, m-etf: share of each device's memory
-                               they fill (0 < f <= 1; default 0.9)           */
+    uint64_t seed;          /* seeds Scotch's and METIS's random state, and
+                               the seeded groupers                           */
+    double memory_fraction; /* m-topo, m-etf, m-sct: share of each device's
+                               memory they fill (0 < f <= 1; default 0.9)    */
+    int32_t group;          /* grouping step (above); default DEFAULT        */
+    int32_t n_groups;       /* groups for metis/scotch/fluid/random grouping
+                               (default 256)                                 */
+    double sct_threshold;   /* m-sct: an edge is a favourite-child edge when
+                               its LP value is below this (Baechi's 0.1)     */
 } dp_place_options;
 
-/* Defaults: seed 1, memory_fraction 0.9. */
+/* Defaults: seed 1, memory_fraction 0.9, group DEFAULT, 256 groups,
+ * sct_threshold 0.1. */
 dp_place_options dp_place_options_default(void);
+
+/* The grouping method placer m runs on under opt (resolving DEFAULT):
+ * DP_PLACE_GROUP_NONE or a dp_group_method. */
+int32_t dp_place_group_of(dp_place_method m, const dp_place_options *opt);
+
+/* Name of a grouping step as the CLI spells it ("colocation", "none"). */
+const char *dp_place_group_name(int32_t group);
+/* Looks a grouping step up by name ("none" or a grouper's name, or
+ * "default"); returns 0 and sets *out, or -1 when unknown. */
+int dp_place_group_from_name(const char *name, int32_t *out);
 
 /* Runs one placer: fills out[g->n_ops] with device indices into ds. g must be
  * finalized. opt may be NULL (defaults). Fails with DP_STATUS_UNSUPPORTED and
@@ -76,6 +107,8 @@ dp_status dp_place_metis(const dp_graph *g, const dp_devices *ds, const dp_place
 dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err);
 dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err);
+dp_status dp_place_m_sct(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                          dp_error *err);
 
 /* One row of a baseline table: a placer's result as the simulator sees it. */

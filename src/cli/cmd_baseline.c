@@ -17,6 +17,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
             "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
+            "                       [--group METHOD] [--groups N] [--sct-threshold X]\n"
             "\n"
             "Runs the baseline placers on the graph and the devices, simulates each\n"
             "placement and prints one row per method: the step time, whether it is valid\n"
@@ -33,6 +34,8 @@ static void usage(FILE *f) {
             "  metis    METIS k-way over the GPUs, part weights by speed\n"
             "  m-topo   Baechi's topological fill of the GPUs up to a memory cap\n"
             "  m-etf    Baechi's earliest-time-first scheduling with memory limits\n"
+            "  m-sct    Baechi's m-SCT: m-etf keeping each op's favourite child (an LP\n"
+            "           relaxation solved by GLPK) on the op's device\n"
             "\n"
             "  --graph FILE         a dplace-graph v1 JSON file\n"
             "  --model NAME         a built-in graph (dplace zoo list)\n"
@@ -46,6 +49,14 @@ static void usage(FILE *f) {
             "  --seed N             seed of Scotch's and METIS's random state (default 1)\n"
             "  --memory-fraction F  share of each device's memory m-topo and m-etf fill\n"
             "                       (0 < F <= 1, default 0.9)\n"
+            "  --group METHOD       grouping step before the placers (not cpu, gpu, expert):\n"
+            "                       none (TensorFlow's colocation groups), colocation\n"
+            "                       (Baechi's co-placement), metis, scotch, fluid, random;\n"
+            "                       default: colocation for m-topo, m-etf, m-sct, none for\n"
+            "                       the partitioners\n"
+            "  --groups N           groups made by metis, scotch, fluid, random (default 256)\n"
+            "  --sct-threshold X    m-sct: LP value under which an edge is a favourite child\n"
+            "                       (0 < X <= 1, default 0.1, Baechi's)\n"
             "  -h, --help           this text\n");
 }
 
@@ -66,7 +77,7 @@ static void verdict_text(const dp_devices *ds, const dp_sim_result *r, char *buf
 
 /* The human table: one row per method, then the reasons of invalid rows. */
 static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
-                        const char *out_dir) {
+                        const dp_place_options *opt, const char *out_dir) {
     dp_graph_stats gs;
     dp_graph_get_stats(g, &gs);
     char pb[32];
@@ -74,12 +85,15 @@ static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_
     printf("graph    %s: %d ops, %lld edges, %.3g GFLOP, parameters %s\n", g->name, gs.n_ops, (long long)gs.n_edges,
            gs.total_flops / 1e9, pb);
     printf("devices  %s: %d devices\n\n", ds->name, ds->n_devices);
-    printf("%-8s %12s  %-16s %11s %11s  peak memory:", "method", "step time", "verdict", "place time", "crossing");
+    printf("%-8s %-10s %12s  %-16s %11s %11s  peak memory:", "method", "units", "step time", "verdict", "place time",
+           "crossing");
     for (int32_t d = 0; d < ds->n_devices; d++) printf(" %10s", ds->devices[d].name);
     printf("\n");
     for (int i = 0; i < n; i++) {
         const dp_place_report *r = &reps[i];
         const char *name = dp_place_method_name(r->method);
+        const char *units =
+            r->method <= DP_PLACE_METHOD_EXPERT ? "-" : dp_place_group_name(dp_place_group_of(r->method, opt));
         if (r->status) {
             printf("%-8s cannot apply: %s\n", name, r->reason);
             continue;
@@ -87,8 +101,8 @@ static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_
         char verdict[96], cross[32];
         verdict_text(ds, &r->sim, verdict, sizeof verdict);
         cli_format_bytes((double)r->sim.transfer_bytes, cross, sizeof cross);
-        printf("%-8s %10.6f s  %-16s %8.1f ms %11s             ", name, r->sim.step_time_s, verdict, r->place_s * 1e3,
-               cross);
+        printf("%-8s %-10s %10.6f s  %-16s %8.1f ms %11s             ", name, units, r->sim.step_time_s, verdict,
+               r->place_s * 1e3, cross);
         for (int32_t d = 0; d < ds->n_devices; d++) {
             char mem[32], cell[40];
             cli_format_bytes((double)r->sim.device[d].peak_bytes, mem, sizeof mem);
@@ -105,13 +119,15 @@ static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_
         if (!notes++) printf("\n");
         printf("%-8s %s\n", dp_place_method_name(r->method), r->sim.reason);
     }
-    printf("\ncrossing: bytes sent between devices in one step; \"!\": over the device's memory\n");
+    printf("\nunits: what the placer places (none: TensorFlow's colocation groups; colocation: Baechi's\n"
+           "co-placement; --group); crossing: bytes sent between devices in one step; \"!\": over the\n"
+           "device's memory\n");
     if (out_dir) printf("placements written to %s/METHOD.json\n", out_dir);
 }
 
 /* The same as one JSON object. */
 static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
-                       const char *out_dir) {
+                       const dp_place_options *opt, const char *out_dir) {
     json_t *o = json_object();
     json_object_set_new(o, "graph", json_string(g->name));
     json_object_set_new(o, "ops", json_integer(g->n_ops));
@@ -122,6 +138,9 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_r
         json_t *row = json_object();
         const char *name = dp_place_method_name(r->method);
         json_object_set_new(row, "method", json_string(name));
+        json_object_set_new(row, "units", r->method <= DP_PLACE_METHOD_EXPERT
+                                              ? json_null()
+                                              : json_string(dp_place_group_name(dp_place_group_of(r->method, opt))));
         json_object_set_new(row, "applied", json_boolean(r->status == DP_STATUS_OK));
         json_object_set_new(row, "place_seconds", json_real(r->place_s));
         if (r->status) {
@@ -191,7 +210,9 @@ int cmd_baseline(int argc, char **argv) {
     const char *devices = NULL, *methods_arg = NULL, *out_dir = NULL, *v;
     int json = 0;
     long seed = 1;
-    double fraction = 0.9;
+    double fraction = 0.9, sct_threshold = 0.1;
+    long n_groups = 256;
+    int32_t group = DP_PLACE_GROUP_DEFAULT;
     cli_graph_source src = {0};
     int r;
     for (int i = 1; i < argc; i++) {
@@ -213,6 +234,18 @@ int cmd_baseline(int argc, char **argv) {
         } else if ((v = cli_opt_value(argc, argv, &i, "--memory-fraction"))) {
             if (cli_parse_double(v, 1e-6, 1, &fraction))
                 return cli_usage_error("baseline", "--memory-fraction must be in (0, 1]");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--group"))) {
+            if (dp_place_group_from_name(v, &group))
+                return cli_usage_error("baseline",
+                                       "--group: unknown method \"%s\" (none, colocation, metis, scotch, fluid, "
+                                       "random, default)",
+                                       v);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--groups"))) {
+            if (cli_parse_long(v, 1, 1000000L, &n_groups))
+                return cli_usage_error("baseline", "--groups must be in 1..1000000");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--sct-threshold"))) {
+            if (cli_parse_double(v, 1e-9, 1, &sct_threshold))
+                return cli_usage_error("baseline", "--sct-threshold must be in (0, 1]");
         } else {
             return cli_usage_error("baseline", "unknown option \"%s\"", argv[i]);
         }
@@ -227,7 +260,7 @@ int cmd_baseline(int argc, char **argv) {
         n_methods = parse_methods(methods_arg, methods, bad, sizeof bad);
         if (n_methods <= 0)
             return cli_usage_error("baseline",
-                                   "--methods: %s (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf; "
+                                   "--methods: %s (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct; "
                                    "comma-separated)",
                                    n_methods < 0 ? bad : "no method given");
     }
@@ -264,6 +297,9 @@ int cmd_baseline(int argc, char **argv) {
     dp_place_options opt = dp_place_options_default();
     opt.seed = (uint64_t)seed;
     opt.memory_fraction = fraction;
+    opt.group = group;
+    opt.n_groups = (int32_t)n_groups;
+    opt.sct_threshold = sct_threshold;
     for (int i = 0; i < n_methods; i++) {
         if (dp_place_evaluate(sim, g, ds, methods[i], &opt, place, &reps[i], &err)) {
             rc = cli_report(&err);
@@ -283,8 +319,8 @@ int cmd_baseline(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    if (json) print_json(g, ds, reps, n_methods, out_dir);
-    else print_table(g, ds, reps, n_methods, out_dir);
+    if (json) print_json(g, ds, reps, n_methods, &opt, out_dir);
+    else print_table(g, ds, reps, n_methods, &opt, out_dir);
 done:
     dp_stage_abort(&stage);
     free(reps);

@@ -57,8 +57,9 @@ static int32_t uf_find(int32_t *parent, int32_t x) {
 }
 
 /* Joins the sets of a and b unless their constraints conflict (when `force`
- * is 0); the joined set keeps the constraint of either. Returns 1 if joined. */
-static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, int32_t b, int force) {
+ * is 0; with `strict` a constrained set and an unconstrained one conflict
+ * too); the joined set keeps the constraint of either. Returns 1 if joined. */
+static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, int32_t b, int force, int strict) {
     a = uf_find(parent, a);
     b = uf_find(parent, b);
     if (a == b) return 0;
@@ -66,6 +67,7 @@ static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, i
     if (!force && ca.kind != DP_DEVCON_NONE && cb.kind != DP_DEVCON_NONE &&
         (ca.kind != cb.kind || ca.index != cb.index))
         return 0;
+    if (!force && strict && (ca.kind == DP_DEVCON_NONE) != (cb.kind == DP_DEVCON_NONE)) return 0;
     if (size[a] < size[b]) {
         int32_t t = a;
         a = b;
@@ -82,8 +84,10 @@ static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, i
  * union-find the rule reaches its fixed point in one pass over the ops: a
  * chain whose every op feeds only the next collapses into one group. Two
  * groups whose ops carry different device constraints are not joined by the
- * rule (so every group can be placed). Fills set[op] with its root. */
-static dp_status group_colocation(const dp_graph *g, const dp_units *u, int32_t *set, dp_error *err) {
+ * rule (so every group can be placed); with `strict` (keep_unconstrained)
+ * neither are a constrained group and an unconstrained one. Fills set[op]
+ * with its root. */
+static dp_status group_colocation(const dp_graph *g, const dp_units *u, int strict, int32_t *set, dp_error *err) {
     int32_t n = g->n_ops;
     int32_t *size = malloc((size_t)n * sizeof(int32_t));
     dp_devcon *con = malloc((size_t)n * sizeof(dp_devcon));
@@ -99,7 +103,7 @@ static dp_status group_colocation(const dp_graph *g, const dp_units *u, int32_t 
     }
     for (int32_t k = 0; k < u->n_units; k++)
         for (int32_t j = u->first[k] + 1; j < u->first[k + 1]; j++)
-            uf_union(set, size, con, u->members[u->first[k]], u->members[j], 1);
+            uf_union(set, size, con, u->members[u->first[k]], u->members[j], 1, 0);
     for (int32_t op = 0; op < n; op++) {
         int32_t only = -1, many = 0;
         for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && !many; t++)
@@ -111,7 +115,7 @@ static dp_status group_colocation(const dp_graph *g, const dp_units *u, int32_t 
                     break;
                 }
             }
-        if (!many && only >= 0 && only != op) uf_union(set, size, con, op, only, 0);
+        if (!many && only >= 0 && only != op) uf_union(set, size, con, op, only, 0, strict);
     }
     for (int32_t i = 0; i < n; i++) set[i] = uf_find(set, i);
     free(size);
@@ -214,7 +218,7 @@ dp_status dp_group_run(dp_group_method m, const dp_graph *g, const dp_group_opti
     dp_status st = dp_units_init(&u, g, err);
     if (st) return st;
     if (m == DP_GROUP_METHOD_COLOCATION) {
-        st = group_colocation(g, &u, out, err);
+        st = group_colocation(g, &u, o.keep_unconstrained, out, err);
         if (!st) st = renumber(g->n_ops, g->n_ops, out, n_groups, err);
     } else {
         int32_t *unit_part = malloc((size_t)u.n_units * sizeof(int32_t));

@@ -6,9 +6,32 @@
 #include <string.h>
 
 #include "dplace/cost.h"
+#include "dplace/group.h"
 #include "place/place_internal.h"
 
 /* ---- helpers for placers ------------------------------------------------ */
+
+dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                           const dp_place_options *opt, dp_error *err) {
+    memset(u, 0, sizeof *u);
+    int32_t grp = dp_place_group_of(m, opt);
+    if (grp == DP_PLACE_GROUP_NONE) return dp_units_init(u, g, err);
+    if (grp < 0 || grp >= DP_GROUP_METHOD_COUNT)
+        return dp_error_set(err, DP_STATUS_INVALID, "grouping step %d out of range", grp);
+    dp_group_options go = dp_group_options_default();
+    go.seed = opt->seed;
+    go.n_groups = opt->n_groups;
+    int32_t ref = dp_devices_nth(ds, DP_DEVKIND_GPU, 0);
+    go.reference = &ds->devices[ref >= 0 ? ref : 0];
+    go.keep_unconstrained = 1;
+    int32_t *group = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof(int32_t));
+    if (!group) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (grouping %d ops)", g->n_ops);
+    int32_t n_groups = 0;
+    dp_status st = dp_group_run((dp_group_method)grp, g, &go, group, &n_groups, err);
+    if (!st) st = dp_units_init_from_groups(u, group, g->n_ops, n_groups, err);
+    free(group);
+    return st;
+}
 
 void place_units_repair(const dp_units *u, const dp_mask *mask, const double *uw, int32_t n_devices,
                         int32_t *unit_dev) {

@@ -79,7 +79,28 @@ dp_status place_metis_part(const place_wgraph *w, int32_t n_parts, const double 
  * every community non-empty; 1 <= k <= w->n. */
 dp_status place_fluid(const place_wgraph *w, int32_t k, uint64_t seed, int32_t *part, dp_error *err);
 
+/* ---- m-SCT's LP (place_sct.c, GLPK) ------------------------------------- */
+
+/* Favourite children from the LP relaxation of SCT over n_ops ops and
+ * n_edges edges from[e] -> to[e] (each pair once) with transfer times
+ * comm_s[e] and op times op_s[op]: fav[op] is op's favourite child or -1;
+ * *lp_makespan_s the LP's (relaxed) makespan. An edge whose LP value is
+ * under threshold is a favourite; each op keeps at most one favourite child
+ * and one favourite parent (first edges first). DP_STATUS_UNSUPPORTED when
+ * GLPK finds no optimum, DP_STATUS_NOMEM. */
+dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
+                               const double *comm_s, const double *op_s, double threshold, int32_t *fav,
+                               double *lp_makespan_s, dp_error *err);
+
 /* ---- helpers for placers ------------------------------------------------ */
+
+/* The units placer m places under opt (its grouping step,
+ * dp_place_group_of): TensorFlow's colocation groups for
+ * DP_PLACE_GROUP_NONE, else one unit per group of the grouper run on g
+ * (compute weighed on ds's first GPU, or its first device). u is left empty
+ * on failure. */
+dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                           const dp_place_options *opt, dp_error *err);
 
 /* Puts every unit whose device is not in its mask on the device of its mask
  * with the least compute assigned so far (unit weights uw), keeping the

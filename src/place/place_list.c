@@ -172,16 +172,16 @@ static void list_free(list_ctx *c) {
     memtrack_free(&c->mt);
 }
 
-/* Units, their devices (the GPUs, or their constraint), their parameters,
- * nothing pinned, the memory tracker. */
-static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
-                           dp_error *err) {
+/* Units (method m's grouping step), their devices (the GPUs, or their
+ * constraint), their parameters, nothing pinned, the memory tracker. */
+static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                           const dp_place_options *opt, dp_error *err) {
     memset(c, 0, sizeof *c);
     c->g = g;
     c->ds = ds;
     if (!(opt->memory_fraction > 0 && opt->memory_fraction <= 1))
         return dp_error_set(err, DP_STATUS_INVALID, "memory fraction %g is not in (0, 1]", opt->memory_fraction);
-    dp_status st = dp_units_init(&c->u, g, err);
+    dp_status st = place_units_init(&c->u, g, ds, m, opt, err);
     if (st) return st;
     int32_t nu = c->u.n_units;
     c->mask = malloc((size_t)nu * sizeof(dp_mask));
@@ -236,7 +236,7 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
                           dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
     list_ctx c;
-    dp_status st = list_init(&c, g, ds, &o, err);
+    dp_status st = list_init(&c, g, ds, DP_PLACE_METHOD_M_TOPO, &o, err);
     if (st) return st;
     dp_mask pool = dp_mask_gpus(ds);
     int32_t pool_dev[DP_MAX_DEVICES], n_pool = 0;
@@ -313,6 +313,10 @@ typedef struct etf {
     /* candidates per device, entries (key, tie, op); ties then go to the lower op */
     dp_heap wait[DP_MAX_DEVICES];  /* (data ready, rank): inputs not all there yet */
     dp_heap avail[DP_MAX_DEVICES]; /* (-blevel, 0): could start once the device is free */
+    /* m-sct */
+    int sct;                        /* favourite children in force          */
+    int32_t *fav;                   /* [n_ops] favourite child, -1 none      */
+    int32_t last[DP_MAX_DEVICES];   /* last op scheduled on each device, -1  */
 } etf;
 
 /* When d can start its next op: its earliest free stream. */
@@ -425,6 +429,7 @@ static void etf_free(etf *e) {
     free(e->arrive);
     free(e->stamp);
     free(e->rank);
+    free(e->fav);
     for (int32_t d = 0; d < DP_MAX_DEVICES; d++) {
         dp_heap_free(&e->wait[d]);
         dp_heap_free(&e->avail[d]);
@@ -432,14 +437,14 @@ static void etf_free(etf *e) {
     free(e);
 }
 
-/* Allocates the scheduler for g on ds: units, masks, memory tracker (list
+/* Allocates the scheduler for g on ds: units (method m's grouping), masks, memory tracker (list
  * context), op times, per-op and per-tensor state. */
-static dp_status etf_init(etf **out, const dp_graph *g, const dp_devices *ds, const dp_place_options *o,
-                          dp_error *err) {
+static dp_status etf_init(etf **out, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                          const dp_place_options *o, dp_error *err) {
     *out = NULL;
     etf *e = calloc(1, sizeof *e);
     if (!e) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
-    dp_status st = list_init(&e->c, g, ds, o, err);
+    dp_status st = list_init(&e->c, g, ds, m, o, err);
     if (st) {
         free(e);
         return st;
@@ -464,6 +469,7 @@ static dp_status etf_init(etf **out, const dp_graph *g, const dp_devices *ds, co
     }
     for (int64_t t = 0; t < g->n_tensors; t++) e->stamp[t] = -1;
     for (int32_t i = 0; i < n; i++) e->pending[i] = g->ops[i].n_inputs;
+    for (int32_t d = 0; d < DP_MAX_DEVICES; d++) e->last[d] = -1;
     *out = e;
     return DP_STATUS_OK;
 }
@@ -569,6 +575,7 @@ static int etf_schedule(etf *e, int32_t op, int32_t d, int32_t *out) {
     double start = ready > e->stream_free[d][s] ? ready : e->stream_free[d][s];
     e->finish[op] = start + place_costs_op(&e->costs, op, d);
     e->stream_free[d][s] = e->finish[op];
+    e->last[d] = op;
     int newly_pinned = c->pinned[k] < 0;
     list_put(c, op, d, out);
     e->done[op] = 1;
@@ -590,13 +597,126 @@ static int etf_schedule(etf *e, int32_t op, int32_t d, int32_t *out) {
     return oom;
 }
 
-dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
-                         dp_error *err) {
-    dp_place_options o = opt ? *opt : dp_place_options_default();
-    etf *e;
-    dp_status st = etf_init(&e, g, ds, &o, err);
-    if (st) return st;
+/* ---- m-sct --------------------------------------------------------------- */
+
+/* Seconds to send `bytes` from device a to device b along the route (every
+ * hop's latency plus bytes / bandwidth, no queueing); 0 when a == b. */
+static double sct_comm(const dp_devices *ds, int32_t a, int32_t b, double bytes) {
+    if (a == b) return 0;
+    int64_t pair = (int64_t)a * ds->n_devices + b;
+    double t = 0;
+    for (int k = 0; k < ds->route_len[pair]; k++) {
+        const dp_link *l = &ds->links[ds->route[pair * 2 + k]];
+        t += l->latency_s + bytes / l->bandwidth;
+    }
+    return t;
+}
+
+/* Solves SCT's LP (place_sct.c) on the op graph: an edge per (producer,
+ * consumer) pair, its transfer time that of its distinct tensors between
+ * the first two devices of the pool (0 inside a unit: never sent), op
+ * times averaged over each op's devices; fills e->fav. */
+static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
+    const dp_graph *g = e->c.g;
+    const dp_devices *ds = e->c.ds;
     int32_t n = g->n_ops;
+    dp_mask pool = dp_mask_gpus(ds);
+    int32_t a = dp_mask_first(pool), b = dp_mask_count(pool) > 1 ? dp_mask_first(pool & (pool - 1)) : a;
+    int64_t cap = 0;
+    for (int32_t i = 0; i < n; i++) cap += g->ops[i].n_inputs;
+    int32_t *from = malloc((size_t)(cap + 1) * sizeof(int32_t));
+    int32_t *to = malloc((size_t)(cap + 1) * sizeof(int32_t));
+    double *comm = malloc((size_t)(cap + 1) * sizeof(double));
+    double *op_s = malloc((size_t)n * sizeof(double));
+    int32_t *seen_by = malloc((size_t)n * sizeof(int32_t)); /* producer -> consumer that last saw it */
+    int64_t *edge_of = malloc((size_t)n * sizeof(int64_t));
+    e->fav = malloc((size_t)n * sizeof(int32_t));
+    dp_status st = DP_STATUS_OK;
+    if (!from || !to || !comm || !op_s || !seen_by || !edge_of || !e->fav) {
+        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct on %d ops)", n);
+        goto done;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        dp_mask m = e->c.mask[e->c.u.unit_of[i]];
+        double sum = 0;
+        for (dp_mask r = m; r; r &= r - 1) sum += place_costs_op(&e->costs, i, dp_mask_first(r));
+        op_s[i] = sum / dp_mask_count(m);
+        seen_by[i] = -1;
+    }
+    int64_t ne = 0;
+    for (int32_t j = 0; j < n; j++) {
+        const dp_op *op = &g->ops[j];
+        int32_t stamp = ++e->stamp_now;
+        for (int32_t k = 0; k < op->n_inputs; k++) {
+            dp_input in = g->inputs[op->inputs_at + k];
+            int64_t t = dp_graph_tensor(g, in.op, in.slot);
+            if (in.op == j) continue;
+            if (seen_by[in.op] != j) {
+                seen_by[in.op] = j;
+                edge_of[in.op] = ne;
+                from[ne] = in.op, to[ne] = j, comm[ne] = 0;
+                ne++;
+            }
+            if (e->stamp[t] == stamp) continue; /* a tensor read twice is sent once */
+            e->stamp[t] = stamp;
+            if (e->c.u.unit_of[in.op] != e->c.u.unit_of[j])
+                comm[edge_of[in.op]] += sct_comm(ds, a, b, (double)place_tensor_bytes(g, t));
+        }
+    }
+    double lp_makespan;
+    st = place_sct_favourites(n, ne, from, to, comm, op_s, o->sct_threshold, e->fav, &lp_makespan, err);
+done:
+    free(from), free(to), free(comm), free(op_s), free(seen_by), free(edge_of);
+    return st;
+}
+
+/* Whether two picks compare as a beats b: earlier start, then higher
+ * priority, then the lower op. */
+static int etf_beats(const etf_pick *a, const etf_pick *b) {
+    return b->op < 0 || a->start < b->start ||
+           (a->start == b->start && (a->prio < b->prio || (a->prio == b->prio && a->op < b->op)));
+}
+
+/* The time op's inputs could be on every device it may use (SCT's urgent
+ * time: by then it can start anywhere). */
+static double sct_urgent(etf *e, int32_t op) {
+    double u = 0;
+    for (dp_mask m = etf_candidates(e, op); m; m &= m - 1) {
+        double t = etf_data_ready(e, op, dp_mask_first(m), 0);
+        if (t > u) u = t;
+    }
+    return u;
+}
+
+/* SCT's rule on device d whose own best candidate is *mine: when the last
+ * op d ran has a favourite child that is ready, may go to d, fits there and
+ * can start on d no later than anywhere else, d waits for it (the child
+ * becomes d's candidate), unless d's best candidate can start at once and is
+ * urgent (its inputs are on every device by then). */
+static void sct_awake(etf *e, int32_t d, etf_pick *mine) {
+    list_ctx *c = &e->c;
+    int32_t last = e->last[d];
+    if (last < 0) return;
+    int32_t fc = e->fav[last];
+    if (fc < 0 || e->done[fc] || e->pending[fc] || !(etf_candidates(e, fc) & dp_mask_bit(d))) return;
+    if (mine->op == fc) return;
+    double free_at = etf_device_free(e, d);
+    double here = etf_data_ready(e, fc, d, 0);
+    for (dp_mask m = etf_candidates(e, fc) & ~dp_mask_bit(d); m; m &= m - 1) {
+        int32_t x = dp_mask_first(m);
+        double there = etf_data_ready(e, fc, x, 0), fx = etf_device_free(e, x);
+        if ((there > fx ? there : fx) < (here > free_at ? here : free_at)) return; /* sooner elsewhere */
+    }
+    if (!e->forced[fc] && c->pinned[c->u.unit_of[fc]] != d &&
+        memtrack_need(&c->mt, fc, d, list_new_params(c, fc)) > c->mt.cap[d])
+        return;
+    if (mine->op >= 0 && mine->start <= free_at && sct_urgent(e, mine->op) <= free_at) return;
+    *mine = (etf_pick){fc, d, here > free_at ? here : free_at, -e->blevel[fc]};
+}
+
+/* m-etf, and m-sct when e->sct: list scheduling until every op is placed. */
+static dp_status etf_run(etf *e, int32_t *out, dp_error *err) {
+    int32_t n = e->c.g->n_ops;
     int oom = etf_priorities(e);
     dp_mask used_devices = 0;
     for (int32_t k = 0; k < e->c.u.n_units; k++) used_devices |= e->c.mask[k];
@@ -606,7 +726,13 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
     for (int32_t placed = 0; placed < n && !oom;) {
         /* each device's best candidate; the best of them is scheduled */
         etf_pick best = {-1, -1, 0, 0};
-        for (dp_mask m = used_devices; m && !oom; m &= m - 1) oom = etf_best_on_device(e, dp_mask_first(m), &best);
+        for (dp_mask m = used_devices; m && !oom; m &= m - 1) {
+            int32_t d = dp_mask_first(m);
+            etf_pick mine = {-1, -1, 0, 0};
+            oom = etf_best_on_device(e, d, &mine);
+            if (e->sct && !oom) sct_awake(e, d, &mine);
+            if (mine.op >= 0 && etf_beats(&mine, &best)) best = mine;
+        }
         if (oom) break;
         if (best.op < 0) { /* only forced ops left, offered to devices already looked at */
             assert(++idle < 3);
@@ -616,7 +742,31 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
         oom = etf_schedule(e, best.op, best.dev, out);
         placed++;
     }
-    etf_free(e);
-    if (oom) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
+    if (oom) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (list scheduling of %d ops)", n);
     return DP_STATUS_OK;
+}
+
+dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    etf *e;
+    dp_status st = etf_init(&e, g, ds, DP_PLACE_METHOD_M_ETF, &o, err);
+    if (st) return st;
+    st = etf_run(e, out, err);
+    etf_free(e);
+    return st;
+}
+
+dp_status dp_place_m_sct(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                         dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    if (!(o.sct_threshold > 0 && o.sct_threshold <= 1))
+        return dp_error_set(err, DP_STATUS_INVALID, "m-sct threshold %g is not in (0, 1]", o.sct_threshold);
+    etf *e;
+    dp_status st = etf_init(&e, g, ds, DP_PLACE_METHOD_M_SCT, &o, err);
+    if (st) return st;
+    e->sct = 1;
+    if (!(st = sct_init(e, &o, err))) st = etf_run(e, out, err);
+    etf_free(e);
+    return st;
 }

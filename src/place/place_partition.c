@@ -1,8 +1,8 @@
 /* Graph-partitioning placers: scotch (all devices), mincut (Scotch over the
  * GPUs), metis (METIS k-way over the GPUs).
  *
- * The op graph is contracted first: each colocation group becomes one
- * vertex (op times summed, edges merged), so no partitioner can split a
+ * The op graph is contracted first: each unit (a colocation group, or a
+ * group of the grouping step in dp_place_options) becomes one vertex (op times summed, edges merged), so no partitioner can split a
  * group. A vertex weighs its ops' times on the fastest device of the pool;
  * an edge weighs the bytes of the tensors between its two ends. Part p of
  * the pool is the p-th device of the pool in index order, with target weight
@@ -27,14 +27,14 @@ typedef enum part_lib { PART_LIB_SCOTCH, PART_LIB_METIS } part_lib;
  * graph with `lib` (one part per pool device, weighted by speed); the others
  * go to their first allowed device. Fills out[g->n_ops]. */
 static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, dp_mask pool,
-                                 part_lib lib, int32_t *out, dp_error *err) {
+                                 part_lib lib, dp_place_method method, int32_t *out, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
     dp_units u;
     place_costs costs;
     place_wgraph w;
     memset(&w, 0, sizeof w);
     memset(&costs, 0, sizeof costs);
-    dp_status st = dp_units_init(&u, g, err);
+    dp_status st = place_units_init(&u, g, ds, method, &o, err);
     if (st) return st;
     int32_t nu = u.n_units;
     dp_mask *mask = malloc((size_t)nu * sizeof(dp_mask));
@@ -111,17 +111,17 @@ static dp_status need_gpu(const dp_devices *ds, const char *method, dp_error *er
 
 dp_status dp_place_scotch(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err) {
-    return place_partition(g, ds, opt, dp_mask_all(ds), PART_LIB_SCOTCH, out, err);
+    return place_partition(g, ds, opt, dp_mask_all(ds), PART_LIB_SCOTCH, DP_PLACE_METHOD_SCOTCH, out, err);
 }
 
 dp_status dp_place_mincut(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err) {
     dp_status st = need_gpu(ds, "mincut", err);
-    return st ? st : place_partition(g, ds, opt, dp_mask_gpus(ds), PART_LIB_SCOTCH, out, err);
+    return st ? st : place_partition(g, ds, opt, dp_mask_gpus(ds), PART_LIB_SCOTCH, DP_PLACE_METHOD_MINCUT, out, err);
 }
 
 dp_status dp_place_metis(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                          dp_error *err) {
     dp_status st = need_gpu(ds, "metis", err);
-    return st ? st : place_partition(g, ds, opt, dp_mask_gpus(ds), PART_LIB_METIS, out, err);
+    return st ? st : place_partition(g, ds, opt, dp_mask_gpus(ds), PART_LIB_METIS, DP_PLACE_METHOD_METIS, out, err);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "dplace/group.h"
 #include "dplace/zoo.h"
 #include "place/place_internal.h"
 
@@ -24,6 +25,7 @@ static const struct {
     [DP_PLACE_METHOD_METIS] = {"metis", dp_place_metis},
     [DP_PLACE_METHOD_M_TOPO] = {"m-topo", dp_place_m_topo},
     [DP_PLACE_METHOD_M_ETF] = {"m-etf", dp_place_m_etf},
+    [DP_PLACE_METHOD_M_SCT] = {"m-sct", dp_place_m_sct},
 };
 _Static_assert(sizeof(methods) / sizeof(methods[0]) == DP_PLACE_METHOD_COUNT, "methods");
 
@@ -45,7 +47,33 @@ dp_place_options dp_place_options_default(void) {
     memset(&o, 0, sizeof o);
     o.seed = 1;
     o.memory_fraction = 0.9;
+    o.group = DP_PLACE_GROUP_DEFAULT;
+    o.n_groups = 256;
+    o.sct_threshold = 0.1;
     return o;
+}
+
+int32_t dp_place_group_of(dp_place_method m, const dp_place_options *opt) {
+    int32_t grp = opt ? opt->group : DP_PLACE_GROUP_DEFAULT;
+    if (grp != DP_PLACE_GROUP_DEFAULT) return grp;
+    return m == DP_PLACE_METHOD_M_TOPO || m == DP_PLACE_METHOD_M_ETF || m == DP_PLACE_METHOD_M_SCT
+               ? (int32_t)DP_GROUP_METHOD_COLOCATION
+               : DP_PLACE_GROUP_NONE;
+}
+
+const char *dp_place_group_name(int32_t group) {
+    if (group == DP_PLACE_GROUP_DEFAULT) return "default";
+    if (group == DP_PLACE_GROUP_NONE) return "none";
+    return dp_group_method_name((dp_group_method)group);
+}
+
+int dp_place_group_from_name(const char *name, int32_t *out) {
+    dp_group_method gm;
+    if (!strcmp(name, "default")) *out = DP_PLACE_GROUP_DEFAULT;
+    else if (!strcmp(name, "none")) *out = DP_PLACE_GROUP_NONE;
+    else if (!dp_group_method_from_name(name, &gm)) *out = (int32_t)gm;
+    else return -1;
+    return 0;
 }
 
 dp_status dp_place_run(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
