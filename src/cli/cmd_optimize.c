@@ -304,8 +304,25 @@ typedef struct progress {
     double every_s, last_s, start_s;
 } progress;
 
+/* The last 200 to 400 samples: the window being filled and the one before. */
+typedef struct recent_window {
+    int64_t n[2], valid[2];
+    double sum[2];
+} recent_window;
+
+static void recent_add(recent_window *w, int valid, double t) {
+    if (w->n[1] >= 200) { /* the current window is full: it becomes the previous one */
+        w->n[0] = w->n[1], w->valid[0] = w->valid[1], w->sum[0] = w->sum[1];
+        w->n[1] = w->valid[1] = 0, w->sum[1] = 0;
+    }
+    w->n[1]++;
+    if (valid) w->valid[1]++, w->sum[1] += t;
+}
+
 static void progress_show(progress *p, const dp_agent_state *s, int64_t total_updates, double time_budget,
-                          double recent_mean, double valid_pct, int final) {
+                          const recent_window *w, int final) {
+    int64_t n = w->n[0] + w->n[1], nv = w->valid[0] + w->valid[1];
+    double recent_mean = nv ? (w->sum[0] + w->sum[1]) / nv : NAN, valid_pct = n ? 100.0 * nv / n : 0;
     double now = dp_now_s();
     if (p->quiet || (!final && now - p->last_s < p->every_s)) return;
     p->last_s = now;
@@ -482,8 +499,9 @@ int cmd_optimize(int argc, char **argv) {
     if (!quiet && !json)
         fprintf(stderr, "optimize: %s on %s, agent %s, %d groups, %lld updates done%s\n", g->name, ds->name,
                 cfg.preset, (int)s->n_groups, (long long)s->updates, resume_path ? " (resumed)" : "");
-    double start = dp_now_s(), recent_sum = 0;
-    int64_t recent_n = 0, recent_valid = 0, since_ck = 0;
+    double start = dp_now_s();
+    recent_window rw = {0};
+    int64_t since_ck = 0;
     double last_best = s->best_s;
     while (!g_stop && (updates < 0 || s->updates < updates) && (time_budget < 0 || dp_now_s() - start < time_budget)) {
         if (dp_agent_update(agent, &err)) goto fail;
@@ -500,8 +518,7 @@ int cmd_optimize(int argc, char **argv) {
                 dp_error_set(&err, DP_STATUS_NOMEM, "out of memory for the training curve");
                 goto fail;
             }
-            recent_n++;
-            if (x->valid) recent_valid++, recent_sum += x->step_time_s;
+            recent_add(&rw, x->valid, x->step_time_s);
         }
         if (logf && fflush(logf)) {
             dp_error_set(&err, DP_STATUS_IO, "%s: cannot write the log", log_path);
@@ -515,12 +532,9 @@ int cmd_optimize(int argc, char **argv) {
             if (dp_agent_save(agent, ck_path, &err)) goto fail;
             since_ck = 0;
         }
-        progress_show(&pg, s, updates, time_budget, recent_valid ? recent_sum / recent_valid : NAN,
-                      recent_n ? 100.0 * recent_valid / recent_n : 0, 0);
-        if (recent_n >= 200) recent_sum = 0, recent_n = recent_valid = 0;
+        progress_show(&pg, s, updates, time_budget, &rw, 0);
     }
-    progress_show(&pg, s, updates, time_budget, recent_valid ? recent_sum / recent_valid : NAN,
-                  recent_n ? 100.0 * recent_valid / recent_n : 0, 1);
+    progress_show(&pg, s, updates, time_budget, &rw, 1);
     if (ck_path && (since_ck || g_stop) && dp_agent_save(agent, ck_path, &err)) goto fail;
     if (logf) {
         fclose(logf);
