@@ -83,6 +83,9 @@ typedef struct dp_agent_config {
     int32_t groups;         /* learned and partitioning groupers               */
     int32_t grouper_hidden;
     int32_t scope_depth;    /* scope grouper: leading scope components kept    */
+    int scope_merge_rule;   /* scope grouper: start from the colocation grouper
+                               (with the single-consumer rule), not from
+                               TensorFlow's colocation groups alone           */
     /* placer */
     dp_agent_placer_kind placer;
     int32_t hidden;         /* LSTM units (encoder: per direction)             */

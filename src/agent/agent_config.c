@@ -48,6 +48,8 @@ static const key_def keys[] = {
     {"groups", KEY_INT, OFF(groups), 1, 4096, NULL, 0, "groups of the learned and partitioning groupers"},
     {"grouper-hidden", KEY_INT, OFF(grouper_hidden), 1, 4096, NULL, 0, "hidden units of the learned grouper"},
     {"scope-depth", KEY_INT, OFF(scope_depth), 0, 64, NULL, 0, "scope components the scope grouper keeps"},
+    {"scope-merge-rule", KEY_BOOL, OFF(scope_merge_rule), 0, 1, NULL, 0,
+     "scope grouper: also join single-consumer ops (the colocation grouper's rule)"},
     {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT, "placer"},
     {"hidden", KEY_INT, OFF(hidden), 1, 4096, NULL, 0, "LSTM units of the placer"},
     {"attn-dim", KEY_INT, OFF(attn_dim), 1, 4096, NULL, 0, "attention units"},

@@ -10,6 +10,7 @@
 #include "agent/agent_internal.h"
 #include "common/util.h"
 #include "dplace/group.h"
+#include "dplace/units.h"
 
 static inline size_t alloc_count(int64_t n) { return n > 0 ? (size_t)n : 1; }
 #define ALLOC(p, n) ((p) = calloc(alloc_count(n), sizeof *(p)))
@@ -224,11 +225,20 @@ static int32_t uf_find(int32_t *parent, int32_t x) {
  * Inception, seed 004 Section 4.1, as the zoo's scopes name them). */
 static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint64_t seed, int32_t *group,
                              int32_t *n_groups, dp_error *err) {
-    dp_group_options o = dp_group_options_default();
-    o.seed = seed;
     int32_t n0 = 0, n = g->n_ops;
-    dp_status st = dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &o, group, &n0, err);
-    if (st) return st;
+    if (cfg->scope_merge_rule) { /* the colocation grouper: TensorFlow's groups + the single-consumer rule */
+        dp_group_options o = dp_group_options_default();
+        o.seed = seed;
+        dp_status st = dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &o, group, &n0, err);
+        if (st) return st;
+    } else { /* TensorFlow's colocation groups only */
+        dp_units u;
+        dp_status st = dp_units_init(&u, g, err);
+        if (st) return st;
+        memcpy(group, u.unit_of, sizeof(int32_t) * (size_t)n);
+        n0 = u.n_units;
+        dp_units_free(&u);
+    }
     int32_t *parent = NULL, *scope_rep = NULL, *dense = NULL;
     dp_strtab *keys = dp_strtab_init();
     if (!keys || !ALLOC(parent, n0) || !ALLOC(scope_rep, n) || !ALLOC(dense, n0)) goto nomem;
