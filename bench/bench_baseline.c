@@ -1,10 +1,11 @@
 /* Benchmark: every baseline placer on every zoo model with the device set
  * its paper measured it on, each placement simulated. Prints one block per
- * model (step time, validity, time to place, bytes crossing devices) and a
- * closing matrix of step times. Models the zoo cannot build yet are skipped
- * with a note.
+ * model (step time, step time relative to one GPU and to the expert,
+ * validity, time to place, bytes crossing devices, the units placed) and
+ * closing matrices of step times, both ratios, bytes sent and time to place.
+ * Models the zoo cannot build yet are skipped with a note.
  *
- * usage: bench_baseline [--models a,b,...] [--seed N]
+ * usage: bench_baseline [--models a,b,...] [--seed N] [--group METHOD [--groups N]]
  * A program, not a timed test (docs/benchmarks.md, docs/baselines.md). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,17 @@ typedef struct cell {
     int applied;  /* the method applied */
     int valid;
     double step_s, place_s;
+    double bytes;       /* sent between devices in one step */
+    int32_t n_used;     /* devices with at least one op */
+    char verdict[80];   /* "valid", "OOM gpu:1", ... */
+    char reason[1024];  /* why it cannot apply */
 } cell;
+
+/* The ratio a / b of two step times of model k ("-" when b is missing). */
+static void fmt_ratio(const cell *a, const cell *b, char *buf, size_t size) {
+    if (!a->applied || !b->applied || b->step_s <= 0) snprintf(buf, size, "-");
+    else snprintf(buf, size, "%.2f", a->step_s / b->step_s);
+}
 
 /* Bytes for people ("1.50 MiB"). */
 static void fmt_bytes(double b, char *buf, size_t size) {
@@ -57,18 +68,25 @@ static int wanted(const char *list, const char *name) {
 
 int main(int argc, char **argv) {
     const char *only = NULL;
-    long seed = 1;
+    long seed = 1, n_groups = 256;
+    int32_t group = DP_PLACE_GROUP_DEFAULT;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--models") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc && !dp_place_group_from_name(argv[i + 1], &group)) i++;
+        else if (!strcmp(argv[i], "--groups") && i + 1 < argc && strtol(argv[i + 1], NULL, 10) >= 1)
+            n_groups = strtol(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: bench_baseline [--models a,b,...] [--seed N]\n");
+            fprintf(stderr, "usage: bench_baseline [--models a,b,...] [--seed N] [--group METHOD [--groups N]]\n"
+                            "  METHOD: none, colocation, metis, scotch, fluid, random, default\n");
             return 2;
         }
     }
     static cell table[N_MODELS][DP_PLACE_METHOD_COUNT];
     dp_place_options opt = dp_place_options_default();
     opt.seed = (uint64_t)seed;
+    opt.group = group;
+    opt.n_groups = (int32_t)n_groups;
     double t_all = dp_now_s();
     for (int k = 0; k < N_MODELS; k++) {
         if (!wanted(only, models[k].model)) continue;
@@ -88,8 +106,6 @@ int main(int argc, char **argv) {
             return 1;
         }
         printf("== %s on %s: %d ops (built in %.2f s)\n", models[k].model, models[k].devices, g->n_ops, build_s);
-        printf("%-8s %12s  %-16s %12s %12s  %s\n", "method", "step time", "verdict", "place time", "crossing",
-               "devices used");
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
             dp_place_report rep;
             if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, &err)) {
@@ -101,25 +117,44 @@ int main(int argc, char **argv) {
             c->ran = 1;
             c->place_s = rep.place_s;
             if (rep.status) {
-                printf("%-8s cannot apply: %s\n", dp_place_method_name((dp_place_method)m), rep.reason);
+                snprintf(c->reason, sizeof c->reason, "%s", rep.reason);
                 continue;
             }
             c->applied = 1;
             c->valid = rep.sim.valid;
             c->step_s = rep.sim.step_time_s;
-            char verdict[80] = "valid", cross[32];
+            c->bytes = (double)rep.sim.transfer_bytes;
+            c->n_used = rep.n_used;
+            snprintf(c->verdict, sizeof c->verdict, "valid");
             if (!rep.sim.valid) {
-                snprintf(verdict, sizeof verdict, "%s", dp_sim_verdict_name(rep.sim.verdict));
+                snprintf(c->verdict, sizeof c->verdict, "%s", dp_sim_verdict_name(rep.sim.verdict));
                 for (int32_t d = 0; d < rep.sim.n_devices; d++)
                     if (rep.sim.device[d].peak_bytes > rep.sim.device[d].memory_bytes) {
-                        snprintf(verdict, sizeof verdict, "OOM %s", ds->devices[d].name);
+                        snprintf(c->verdict, sizeof c->verdict, "OOM %s", ds->devices[d].name);
                         break;
                     }
             }
-            fmt_bytes((double)rep.sim.transfer_bytes, cross, sizeof cross);
-            printf("%-8s %10.4f s  %-16s %9.1f ms %12s  %d\n", dp_place_method_name((dp_place_method)m),
-                   rep.sim.step_time_s, verdict, rep.place_s * 1e3, cross, rep.n_used);
         }
+        const cell *gpu = &table[k][DP_PLACE_METHOD_GPU], *expert = &table[k][DP_PLACE_METHOD_EXPERT];
+        printf("%-8s %12s %7s %7s  %-16s %12s %12s %5s  %s\n", "method", "step time", "vs gpu", "vs exp", "verdict",
+               "place time", "crossing", "used", "units");
+        for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+            const cell *c = &table[k][m];
+            const char *units =
+                m <= DP_PLACE_METHOD_EXPERT ? "-" : dp_place_group_name(dp_place_group_of((dp_place_method)m, &opt));
+            if (!c->applied) {
+                printf("%-8s cannot apply: %s\n", dp_place_method_name((dp_place_method)m), c->reason);
+                continue;
+            }
+            char cross[32], vg[16], ve[16];
+            fmt_bytes(c->bytes, cross, sizeof cross);
+            fmt_ratio(c, gpu, vg, sizeof vg);
+            fmt_ratio(c, expert, ve, sizeof ve);
+            printf("%-8s %10.4f s %7s %7s  %-16s %9.1f ms %12s %5d  %s\n", dp_place_method_name((dp_place_method)m),
+                   c->step_s, vg, ve, c->verdict, c->place_s * 1e3, cross, c->n_used, units);
+        }
+        if (gpu->applied && !gpu->valid)
+            printf("(vs gpu: against one GPU's simulated step time, though it does not fit: %s)\n", gpu->verdict);
         for (const dp_zoo_paper_row *r = dp_zoo_paper_table(); r->model; r++)
             if (!strcmp(r->model, models[k].model) && !strcmp(r->devices, models[k].devices)) {
                 char c[16], gp[16], e[16];
@@ -152,6 +187,41 @@ int main(int argc, char **argv) {
             else printf(" %12.4f%s", c->step_s, c->valid ? " " : "*");
         }
         printf("\n");
+    }
+    /* step time relative to one GPU and to the expert, bytes sent */
+    for (int which = 0; which < 3; which++) {
+        static const char *title[3] = {
+            "step time / one GPU's (gpu); * the method's placement invalid, ! the model does not fit one GPU",
+            "step time / the expert's; * the method's placement invalid, - no expert or cannot apply",
+            "bytes sent between devices per step (GiB)"};
+        printf("\n%s\n%-8s", title[which], "method");
+        for (int k = 0; k < N_MODELS; k++)
+            if (table[k][0].ran) {
+                const cell *gpu = &table[k][DP_PLACE_METHOD_GPU];
+                printf(" %12s%s", models[k].model, which == 0 && gpu->applied && !gpu->valid ? "!" : " ");
+            }
+        printf("\n");
+        for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+            printf("%-8s", dp_place_method_name((dp_place_method)m));
+            for (int k = 0; k < N_MODELS; k++) {
+                const cell *c = &table[k][m];
+                if (!c->ran) continue;
+                const cell *ref = which == 0 ? &table[k][DP_PLACE_METHOD_GPU] : &table[k][DP_PLACE_METHOD_EXPERT];
+                if (which == 2) {
+                    if (c->applied) printf(" %12.3f ", c->bytes / (1024.0 * 1024 * 1024));
+                    else printf(" %13s", "-");
+                    continue;
+                }
+                char r[16];
+                fmt_ratio(c, ref, r, sizeof r);
+                if (!strcmp(r, "-")) {
+                    printf(" %13s", r);
+                    continue;
+                }
+                printf(" %12s%s", r, c->valid ? " " : "*");
+            }
+            printf("\n");
+        }
     }
     printf("\ntime to place (ms)\n%-8s", "method");
     for (int k = 0; k < N_MODELS; k++)

@@ -28,12 +28,19 @@ for key in '"step_time_s"' '"valid"' '"oom_device"' '"transfer_bytes"' '"place_s
 done
 grep -q '"method": "cpu"' "$T/out" && bad "--methods not honoured" || ok
 
-# the grouping step: co-placement by default for the list placers, --group overrides
-expect 0 "m-etf    colocation" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf,metis
-grep -q "^metis    none" "$T/out" && ok || bad "metis does not run on TensorFlow's groups by default"
-expect 0 "m-sct    none" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-sct --group none
+# the grouping step: TensorFlow's groups (none) by default for every placer,
+# --group overrides (colocation: Baechi's co-placement)
+expect 0 "m-etf    none" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-topo,m-etf,m-sct,metis
+for m in m-topo m-sct metis; do
+  grep -q "^$m *none" "$T/out" && ok || bad "$m does not run on TensorFlow's groups by default"
+done
+grep -q "^[a-z-]* *colocation " "$T/out" && bad "a placer runs on co-placed units by default" || ok
+expect 0 "m-etf    colocation" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf,metis --group colocation
+grep -q "^metis    colocation" "$T/out" && ok || bad "--group colocation not applied to metis"
+expect 0 "m-sct    colocation" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-sct --group colocation
 expect 0 "m-topo   metis" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-topo --group metis --groups 16
-expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json
+expect 0 '"units": "none"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json
+expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json --group colocation
 expect 2 "--group: unknown method" -- "$D" baseline --model synthetic-500 --devices k40x2 --group kmeans
 expect 2 "--sct-threshold" -- "$D" baseline --model synthetic-500 --devices k40x2 --sct-threshold 0
 

@@ -130,11 +130,14 @@ static void test_etf_two_branches(void) {
     finalize(g);
     dp_devices *ds = devices(2, 1 << 30, 1e9);
     int32_t p[16];
-    /* on TensorFlow's groups: co-placement would join both chains and the
-     * join into one unit (each chain op feeds one op only) */
+    /* on TensorFlow's groups (the default): co-placement would join both
+     * chains and the join into one unit (each chain op feeds one op only) */
     dp_place_options none = dp_place_options_default();
     none.group = DP_PLACE_GROUP_NONE;
+    int32_t q[16];
+    place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, q);
     place(DP_PLACE_METHOD_M_ETF, g, ds, &none, p);
+    CHECK(memcmp(p, q, (size_t)g->n_ops * sizeof(int32_t)) == 0);
     check_constraints(g, ds, p, "m-etf two-branch");
     for (int i = 1; i < 3; i++) {
         CHECK_INT_EQ(p[as[i]], p[as[0]]);
@@ -145,11 +148,13 @@ static void test_etf_two_branches(void) {
     dp_sim_result r = simulate(g, ds, p);
     CHECK(r.valid);
     CHECK(r.step_time_s < 3.2); /* one GPU would take 6.02 s */
-    /* m-sct too, and on co-placed units (the default) everything is one unit */
-    place(DP_PLACE_METHOD_M_SCT, g, ds, &none, p);
+    /* m-sct too, and on co-placed units (--group colocation) everything is one unit */
+    place(DP_PLACE_METHOD_M_SCT, g, ds, NULL, p);
     CHECK(p[as[0]] != p[bs[0]]);
     CHECK(simulate(g, ds, p).step_time_s < 3.2);
-    place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, p);
+    dp_place_options coplace = dp_place_options_default();
+    coplace.group = DP_GROUP_METHOD_COLOCATION;
+    place(DP_PLACE_METHOD_M_ETF, g, ds, &coplace, p);
     CHECK_INT_EQ(p[as[0]], p[bs[0]]);
     CHECK_INT_EQ(p[as[2]], p[ab[0] + 1]);
     /* gpu puts both chains on one GPU */
@@ -184,10 +189,14 @@ static void test_coplacement_units(void) {
     dp_error err;
     dp_units u;
     dp_place_options o = dp_place_options_default();
+    /* the default: TensorFlow's groups for every placer; co-placement on request */
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        CHECK(dp_place_group_of((dp_place_method)m, &o) == DP_PLACE_GROUP_NONE);
+        CHECK(dp_place_group_of((dp_place_method)m, NULL) == DP_PLACE_GROUP_NONE);
+    }
+    o.group = DP_GROUP_METHOD_COLOCATION;
     CHECK(dp_place_group_of(DP_PLACE_METHOD_M_ETF, &o) == DP_GROUP_METHOD_COLOCATION);
-    CHECK(dp_place_group_of(DP_PLACE_METHOD_M_TOPO, &o) == DP_GROUP_METHOD_COLOCATION);
-    CHECK(dp_place_group_of(DP_PLACE_METHOD_M_SCT, &o) == DP_GROUP_METHOD_COLOCATION);
-    CHECK(dp_place_group_of(DP_PLACE_METHOD_METIS, &o) == DP_PLACE_GROUP_NONE);
+    CHECK(dp_place_group_of(DP_PLACE_METHOD_METIS, &o) == DP_GROUP_METHOD_COLOCATION);
     CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.unit_of[l1], u.unit_of[l2]);    /* a chain */
     CHECK_INT_EQ(u.unit_of[l2], u.unit_of[join]);  /* ...into its consumer */
@@ -221,8 +230,9 @@ static void test_coplacement_units(void) {
     /* every list placer keeps each co-placed unit on one device */
     int32_t p[16];
     dp_place_method lists[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
+    o.group = DP_GROUP_METHOD_COLOCATION;
     for (int k = 0; k < 3; k++) {
-        place(lists[k], g, ds, NULL, p);
+        place(lists[k], g, ds, &o, p);
         check_constraints(g, ds, p, dp_place_method_name(lists[k]));
         CHECK_INT_EQ(p[in], CPU);
         CHECK_INT_EQ(p[l1], p[join]);
@@ -300,7 +310,7 @@ static void test_too_large_for_one_gpu(void) {
     CHECK_INT_EQ(r.verdict, DP_SIM_VERDICT_OOM);
     dp_place_method spread[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
     dp_place_options none = dp_place_options_default();
-    none.group = DP_PLACE_GROUP_NONE; /* co-placed, the chain is one unit */
+    none.group = DP_PLACE_GROUP_NONE; /* co-placed (--group colocation), the chain is one unit */
     for (int k = 0; k < 3; k++) {
         place(spread[k], g, ds, &none, p);
         r = simulate(g, ds, p);
@@ -357,20 +367,25 @@ static void test_every_placer_keeps_constraints(void) {
     dp_graph *g = constrained_graph();
     dp_devices *ds = devices(3, 1 << 30, 1e9);
     int32_t p[64];
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
-        dp_error err;
-        dp_status st = dp_place_run((dp_place_method)m, g, ds, NULL, p, &err);
-        if (m == DP_PLACE_METHOD_EXPERT) {
-            CHECK_INT_EQ(st, DP_STATUS_UNSUPPORTED);
-            CHECK(err.msg[0]);
-            continue;
+    /* on TensorFlow's groups (the default) and on co-placed units */
+    dp_place_options coplace = dp_place_options_default();
+    coplace.group = DP_GROUP_METHOD_COLOCATION;
+    const dp_place_options *opts[2] = {NULL, &coplace};
+    for (int o = 0; o < 2; o++)
+        for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+            dp_error err;
+            dp_status st = dp_place_run((dp_place_method)m, g, ds, opts[o], p, &err);
+            if (m == DP_PLACE_METHOD_EXPERT) {
+                CHECK_INT_EQ(st, DP_STATUS_UNSUPPORTED);
+                CHECK(err.msg[0]);
+                continue;
+            }
+            if (st) fprintf(stderr, "%s: %s\n", dp_place_method_name((dp_place_method)m), err.msg);
+            CHECK_INT_EQ(st, DP_STATUS_OK);
+            check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
+            dp_sim_result r = simulate(g, ds, p);
+            CHECK(r.verdict != DP_SIM_VERDICT_CONSTRAINT && r.verdict != DP_SIM_VERDICT_COLOCATION);
         }
-        if (st) fprintf(stderr, "%s: %s\n", dp_place_method_name((dp_place_method)m), err.msg);
-        CHECK_INT_EQ(st, DP_STATUS_OK);
-        check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
-        dp_sim_result r = simulate(g, ds, p);
-        CHECK(r.verdict != DP_SIM_VERDICT_CONSTRAINT && r.verdict != DP_SIM_VERDICT_COLOCATION);
-    }
     dp_devices_free(ds);
     dp_graph_free(g);
 }

@@ -53,12 +53,15 @@ dp_place_options dp_place_options_default(void) {
     return o;
 }
 
+/* DEFAULT is TensorFlow's colocation groups for every placer. Baechi's
+ * co-placement (--group colocation) is not the default: in dplace's simulator
+ * it makes m-etf slower on ResNet, the NMTs and issue 12's inception_v3 and
+ * gnmt4 set, and m-etf (BERT) and m-topo (NMT-2, NMT-8) run out of memory
+ * (docs/baselines.md, "None or co-placement"). */
 int32_t dp_place_group_of(dp_place_method m, const dp_place_options *opt) {
+    (void)m;
     int32_t grp = opt ? opt->group : DP_PLACE_GROUP_DEFAULT;
-    if (grp != DP_PLACE_GROUP_DEFAULT) return grp;
-    return m == DP_PLACE_METHOD_M_TOPO || m == DP_PLACE_METHOD_M_ETF || m == DP_PLACE_METHOD_M_SCT
-               ? (int32_t)DP_GROUP_METHOD_COLOCATION
-               : DP_PLACE_GROUP_NONE;
+    return grp != DP_PLACE_GROUP_DEFAULT ? grp : DP_PLACE_GROUP_NONE;
 }
 
 const char *dp_place_group_name(int32_t group) {
