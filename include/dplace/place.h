@@ -17,8 +17,9 @@
  *
  * Every placer but cpu, gpu and expert places units (dplace/units.h) made by
  * a grouping step (dp_place_options.group): TensorFlow's colocation groups
- * alone, or the groups of a grouper (dplace/group.h), Baechi's co-placement
- * (the colocation grouper) by default for the list placers.
+ * alone (the default: on the zoo it beats Baechi's co-placement for m-etf,
+ * docs/baselines.md), or the groups of a grouper (dplace/group.h), such as
+ * Baechi's co-placement (the colocation grouper).
  *
  * docs/baselines.md describes each method, its parameters and the library
  * pitfalls handled. */
@@ -51,10 +52,11 @@ const char *dp_place_method_name(dp_place_method m);
 /* Looks a method up by name; returns 0 and sets *out, or -1 when unknown. */
 int dp_place_method_from_name(const char *name, dp_place_method *out);
 
-/* The grouping step before a placer: DP_PLACE_GROUP_DEFAULT (the method's
- * own: co-placement for m-topo, m-etf and m-sct, TensorFlow's colocation
- * groups for the partitioners), DP_PLACE_GROUP_NONE (TensorFlow's colocation
- * groups only), or a dp_group_method (dplace/group.h) cast to int. */
+/* The grouping step before a placer: DP_PLACE_GROUP_DEFAULT (today
+ * TensorFlow's colocation groups for every method), DP_PLACE_GROUP_NONE
+ * (TensorFlow's colocation groups only), or a dp_group_method
+ * (dplace/group.h) cast to int, e.g. DP_GROUP_METHOD_COLOCATION for
+ * Baechi's co-placement. */
 enum { DP_PLACE_GROUP_DEFAULT = -1, DP_PLACE_GROUP_NONE = -2 };
 
 typedef struct dp_place_options {
