@@ -28,6 +28,15 @@ typedef struct cli_graph_source {
  * did, 0 when argv[*i] is another option, -1 after printing a usage error
  * for a bad --batch. */
 int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src);
+/* The papers' measuring protocol: --noise SIGMA (log-normal noise on op
+ * times), --steps N and --warmup W (median of the steps after the warm-up). */
+typedef struct cli_protocol {
+    double noise;
+    long steps, warmup;
+} cli_protocol;
+/* Consumes --noise, --steps or --warmup at argv[*i] into p: 1 when it did,
+ * 0 for another option, -1 after printing a usage error for a bad value. */
+int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p);
 /* Loads the graph src names: exactly one of --graph and --model, --batch
  * with --model only. */
 dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err);

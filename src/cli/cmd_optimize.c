@@ -347,8 +347,9 @@ static void progress_show(progress *p, const dp_agent_state *s, int64_t total_up
 int cmd_optimize(int argc, char **argv) {
     const char *devices = NULL, *agent_name = "hp", *out = NULL, *log_path = NULL, *plot_path = NULL;
     const char *trace_path = NULL, *ck_path = NULL, *resume_path = NULL, *measure = NULL, *baselines = NULL, *v;
-    long updates = -1, samples = -1, seed = 1, threads = 1, ck_every = 50, steps = 1, warmup = 0;
-    double time_budget = -1, noise = 0, measure_timeout = 600;
+    long updates = -1, samples = -1, seed = 1, threads = 1, ck_every = 50;
+    double time_budget = -1, measure_timeout = 600;
+    cli_protocol proto = {0.0, 1, 0};
     int json = 0, quiet = 0, no_cache = 0;
     cli_graph_source src = {0};
     setting sets[MAX_SETS];
@@ -400,12 +401,8 @@ int cmd_optimize(int argc, char **argv) {
                 return cli_usage_error("optimize", "--checkpoint-every must be >= 1");
         } else if ((v = cli_opt_value(argc, argv, &i, "--resume"))) {
             resume_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--noise"))) {
-            if (cli_parse_double(v, 0, 10, &noise)) return cli_usage_error("optimize", "--noise must be in [0, 10]");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--steps"))) {
-            if (cli_parse_long(v, 1, 1000, &steps)) return cli_usage_error("optimize", "--steps must be in 1..1000");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--warmup"))) {
-            if (cli_parse_long(v, 0, 999, &warmup)) return cli_usage_error("optimize", "--warmup must be in 0..999");
+        } else if ((r = cli_protocol_option("optimize", argc, argv, &i, &proto))) {
+            if (r < 0) return CLI_EXIT_INPUT;
         } else if ((v = cli_opt_value(argc, argv, &i, "--measure"))) {
             measure = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--measure-timeout"))) {
@@ -451,7 +448,8 @@ int cmd_optimize(int argc, char **argv) {
     if (dp_agent_config_check(&cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
     if (!devices || !*devices) return cli_usage_error("optimize", "--devices SPEC is required");
     if ((updates > 0) + (samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
-    if (warmup >= steps && warmup > 0) return cli_usage_error("optimize", "--warmup must be less than --steps");
+    if (proto.warmup >= proto.steps)
+        return cli_usage_error("optimize", "--warmup (%ld) must be less than --steps (%ld)", proto.warmup, proto.steps);
     if (updates < 0 && samples < 0 && time_budget < 0) updates = 1000;
     if (samples > 0) updates = (samples + cfg.samples - 1) / cfg.samples;
     for (const char *p[] = {out, log_path, plot_path, trace_path, ck_path}, **q = p; q < p + 5; q++)
@@ -472,9 +470,9 @@ int cmd_optimize(int argc, char **argv) {
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.threads = (int32_t)threads;
     eo.cache = !no_cache;
-    eo.sim.noise_sigma = noise;
-    eo.sim.steps = (int32_t)steps;
-    eo.sim.warmup = (int32_t)warmup;
+    eo.sim.noise_sigma = proto.noise;
+    eo.sim.steps = (int32_t)proto.steps;
+    eo.sim.warmup = (int32_t)proto.warmup;
     eo.sim.seed = (uint64_t)seed;
     eo.measure_cmd = measure;
     eo.measure_timeout_s = measure_timeout;

@@ -120,8 +120,8 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const char *plac
 int cmd_simulate(int argc, char **argv) {
     const char *devices = NULL, *placement = NULL, *trace = NULL, *v;
     int json = 0;
-    long steps = 1, warmup = 0, seed = 1;
-    double noise = 0;
+    long seed = 1;
+    cli_protocol proto = {0.0, 1, 0};
     cli_graph_source src = {0};
     int r;
     for (int i = 1; i < argc; i++) {
@@ -138,12 +138,8 @@ int cmd_simulate(int argc, char **argv) {
             placement = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--trace"))) {
             trace = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--steps"))) {
-            if (cli_parse_long(v, 1, 1024, &steps)) return cli_usage_error("simulate", "--steps must be in 1..1024");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--warmup"))) {
-            if (cli_parse_long(v, 0, 1023, &warmup)) return cli_usage_error("simulate", "--warmup must be in 0..1023");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--noise"))) {
-            if (cli_parse_double(v, 0, 5, &noise)) return cli_usage_error("simulate", "--noise must be in 0..5");
+        } else if ((r = cli_protocol_option("simulate", argc, argv, &i, &proto))) {
+            if (r < 0) return CLI_EXIT_INPUT;
         } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
             if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("simulate", "--seed must be >= 0");
         } else {
@@ -152,7 +148,8 @@ int cmd_simulate(int argc, char **argv) {
     }
     if (!devices || !*devices) return cli_usage_error("simulate", "--devices SPEC is required");
     if (!placement || !*placement) return cli_usage_error("simulate", "--placement PLACEMENT is required");
-    if (warmup >= steps) return cli_usage_error("simulate", "--warmup (%ld) must be less than --steps (%ld)", warmup, steps);
+    if (proto.warmup >= proto.steps)
+        return cli_usage_error("simulate", "--warmup (%ld) must be less than --steps (%ld)", proto.warmup, proto.steps);
     if (trace && !*trace) return cli_usage_error("simulate", "--trace needs a file name");
 
     dp_error err;
@@ -178,9 +175,9 @@ int cmd_simulate(int argc, char **argv) {
     }
     dp_sim_options opt = dp_sim_options_default();
     opt.record_trace = trace != NULL;
-    opt.steps = (int32_t)steps;
-    opt.warmup = (int32_t)warmup;
-    opt.noise_sigma = noise;
+    opt.steps = (int32_t)proto.steps;
+    opt.warmup = (int32_t)proto.warmup;
+    opt.noise_sigma = proto.noise;
     opt.seed = (uint64_t)seed;
     dp_sim_result res;
     double t0 = dp_now_s();

@@ -87,6 +87,29 @@ int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_s
     return 1;
 }
 
+int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p) {
+    const char *v;
+    if ((v = cli_opt_value(argc, argv, i, "--steps"))) {
+        if (cli_parse_long(v, 1, 1024, &p->steps)) goto bad_steps;
+    } else if ((v = cli_opt_value(argc, argv, i, "--warmup"))) {
+        if (cli_parse_long(v, 0, 1023, &p->warmup)) goto bad_warmup;
+    } else if ((v = cli_opt_value(argc, argv, i, "--noise"))) {
+        if (cli_parse_double(v, 0, 5, &p->noise)) goto bad_noise;
+    } else {
+        return 0;
+    }
+    return 1;
+bad_steps:
+    cli_usage_error(cmd, "--steps must be in 1..1024");
+    return -1;
+bad_warmup:
+    cli_usage_error(cmd, "--warmup must be in 0..1023");
+    return -1;
+bad_noise:
+    cli_usage_error(cmd, "--noise must be in 0..5");
+    return -1;
+}
+
 dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err) {
     if (src->graph_path && src->model) {
         dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME, not both", cmd);
