@@ -14,28 +14,11 @@
 #include "agent/agent_internal.h"
 #include "dplace/agent.h"
 #include "dplace/sim.h"
+#include "test_fixtures.h"
 #include "test_util.h"
 
 enum { CPU = 0, G0 = 1, G1 = 2 };
 #define GIB ((uint64_t)1 << 30)
-
-/* cpu:0 and two GPUs of gpu_mem bytes, links of 10 GB/s, 1 ms. */
-static dp_devices *devices(uint64_t gpu_mem) {
-    dp_error err;
-    dp_devices *ds = dp_devices_init("test2");
-    CHECK(ds);
-    dp_device cpu = {"cpu:0", DP_DEVKIND_CPU, "cpu", 1e9, 1e9, (uint64_t)1 << 40, 0, 1, 0};
-    CHECK(dp_devices_add(ds, &cpu, &err) == DP_STATUS_OK);
-    for (int i = 0; i < 2; i++) {
-        dp_device gpu = {"", DP_DEVKIND_GPU, "gpu", 1e12, 1e11, gpu_mem, 0, 1, 0};
-        snprintf(gpu.name, sizeof gpu.name, "gpu:%d", i);
-        CHECK(dp_devices_add(ds, &gpu, &err) == DP_STATUS_OK);
-        CHECK(dp_devices_add_link(ds, "cpu:0", gpu.name, 1e10, 1e-3, 1, &err) == DP_STATUS_OK);
-    }
-    CHECK(dp_devices_add_link(ds, "gpu:0", "gpu:1", 1e10, 1e-3, 1, &err) == DP_STATUS_OK);
-    CHECK(dp_devices_finalize(ds, "test", &err) == DP_STATUS_OK);
-    return ds;
-}
 
 /* An op of `secs` on a GPU, 10x that on the CPU, one output of out_bytes. */
 static int32_t add(dp_graph *g, const char *name, const char *scope, double secs, uint64_t out_bytes, uint64_t params,
@@ -49,13 +32,6 @@ static int32_t add(dp_graph *g, const char *name, const char *scope, double secs
     CHECK(dp_graph_add_cost(g, id, "cpu", 10 * secs, &err) == DP_STATUS_OK);
     g->ops[id].param_bytes = params;
     return id;
-}
-
-static void finalize(dp_graph *g) {
-    dp_error err;
-    dp_status st = dp_graph_finalize(g, "test", &err);
-    if (st) fprintf(stderr, "%s\n", err.msg);
-    CHECK(st == DP_STATUS_OK);
 }
 
 /* Two independent chains of 4 one-second ops: best on two GPUs (4 s plus
@@ -87,7 +63,7 @@ static dp_graph *two_chains(uint64_t params) {
     CHECK(dp_graph_add_output_bytes(g, out, 1024, &err) == DP_STATUS_OK);
     CHECK(dp_graph_add_cost(g, out, "gpu", 0.001, &err) == DP_STATUS_OK);
     CHECK(dp_graph_add_cost(g, out, "cpu", 0.01, &err) == DP_STATUS_OK);
-    finalize(g);
+    fixture_finalize(g);
     return g;
 }
 
@@ -102,7 +78,7 @@ static dp_graph *heavy_chain(void) {
         snprintf(scope, sizeof scope, "layer%d", k);
         prev = add(g, name, scope, 1.0, 1000000000, 0, prev);
     }
-    finalize(g);
+    fixture_finalize(g);
     return g;
 }
 
@@ -151,7 +127,7 @@ static double train(const dp_graph *g, const dp_devices *ds, const dp_agent_conf
  * (800 placements): two chains on two GPUs, a graph that does not fit on
  * one GPU, a chain that must not be split. */
 static void test_presets_find_known_best(void) {
-    dp_devices *big = devices(16 * GIB), *tight = devices(8 * GIB);
+    dp_devices *big = fixture_devices(2, 16 * GIB, 1e10), *tight = fixture_devices(2, 8 * GIB, 1e10);
     dp_graph *chains = two_chains(0), *fat = two_chains(5 * GIB), *chain = heavy_chain();
     int32_t split[18], one[18];
     for (int i = 0; i < 18; i++) split[i] = i >= 9 && i < 17 ? G1 : G0, one[i] = G0;
@@ -186,7 +162,7 @@ static void test_presets_find_known_best(void) {
  * reward, a simple moving average over a window, or started at the
  * failing reward (ColocRL). */
 static void test_baseline(void) {
-    dp_devices *ds = devices(16 * GIB);
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = heavy_chain();
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
@@ -218,7 +194,7 @@ static void test_baseline(void) {
  * reason; after valid_only_after updates, invalid samples neither train
  * nor move the baseline. */
 static void test_failing_signal_and_valid_only(void) {
-    dp_devices *ds = devices(8 * GIB);
+    dp_devices *ds = fixture_devices(2, 8 * GIB, 1e10);
     /* one op that must run on a GPU and needs more than a GPU holds: every
      * placement is out of memory */
     dp_graph *g = dp_graph_init("never_fits");
@@ -230,7 +206,7 @@ static void test_failing_signal_and_valid_only(void) {
     g->ops[a0].device.index = -1;
     int32_t a1 = add(g, "next", NULL, 1.0, 1024, 0, a0);
     (void)a1;
-    finalize(g);
+    fixture_finalize(g);
     dp_agent_config c = small("hp");
     CHECK(dp_agent_config_set(&c, "valid-only-after", "2", &err) == 0);
     dp_agent_eval_options eo = dp_agent_eval_options_default();
@@ -269,7 +245,7 @@ static void test_failing_signal_and_valid_only(void) {
  * -sqrt(t) (1.25 + 4 (r - 1)). And the entropy bonus trains even when every
  * advantage is zero. */
 static void test_rewards_and_entropy(void) {
-    dp_devices *ds = devices(16 * GIB);
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = heavy_chain();
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
@@ -291,7 +267,7 @@ static void test_rewards_and_entropy(void) {
     int32_t only = add(one, "only", NULL, 1.0, 16, 0, -1);
     one->ops[only].device.kind = DP_DEVCON_GPU;
     one->ops[only].device.index = -1;
-    finalize(one);
+    fixture_finalize(one);
     for (int e = 0; e < 2; e++) {
         dp_agent_config h = small("hp");
         CHECK(dp_agent_config_set(&h, "entropy", e ? "0.5" : "0", &err) == 0);
@@ -349,7 +325,7 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
 /* 12 updates in one go equal 5, save, load into a fresh agent, 7 more; the
  * same seed gives the same run; a checkpoint of another run is refused. */
 static void test_checkpoint_resume(void) {
-    dp_devices *ds = devices(16 * GIB);
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
@@ -432,7 +408,7 @@ static void test_config(void) {
     CHECK_STR_CONTAINS(buf, "lr=0.01");
 
     /* every heuristic grouper composes with the placer on a small graph */
-    dp_devices *ds = devices(16 * GIB);
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     const char *groupers[] = {"colocation", "metis", "scotch", "fluid", "random", "scope", "none"};
     for (size_t k = 0; k < sizeof groupers / sizeof groupers[0]; k++) {
@@ -450,7 +426,7 @@ static void test_config(void) {
         snprintf(name, sizeof name, "op%d", k);
         add(sg, name, scopes[k], 1.0, 16, 0, -1);
     }
-    finalize(sg);
+    fixture_finalize(sg);
     dp_agent_config sc = small("colocrl");
     int32_t grp[5], n = 0;
     const struct { const char *depth; int n; } want[] = {{"0", 5}, {"3", 5}, {"2", 3}, {"1", 2}};

@@ -9,6 +9,7 @@
 #include "dplace/group.h"
 #include "dplace/zoo.h"
 #include "place/place_internal.h"
+#include "test_fixtures.h"
 #include "test_util.h"
 
 static int32_t add(dp_graph *g, const char *name, const char *coloc, uint64_t out_bytes, const int32_t *ins,
@@ -20,13 +21,6 @@ static int32_t add(dp_graph *g, const char *name, const char *coloc, uint64_t ou
     CHECK(dp_graph_add_output_bytes(g, id, out_bytes, &err) == DP_STATUS_OK);
     g->ops[id].flops = 1e6;
     return id;
-}
-
-static void finalize(dp_graph *g) {
-    dp_error err;
-    dp_status st = dp_graph_finalize(g, "test", &err);
-    if (st) fprintf(stderr, "%s\n", err.msg);
-    CHECK(st == DP_STATUS_OK);
 }
 
 static void run(dp_group_method m, const dp_graph *g, int32_t n, uint64_t seed, int32_t *out, int32_t *made) {
@@ -79,7 +73,7 @@ static void test_colocation_rule(void) {
     g->ops[y].device = (dp_devcon){DP_DEVCON_CPU, -1};
     int32_t z = add(g, "z", NULL, 4, &y, 1);
     g->ops[z].device = (dp_devcon){DP_DEVCON_GPU, 0};
-    finalize(g);
+    fixture_finalize(g);
     int32_t grp[16], made = 0;
     run(DP_GROUP_METHOD_COLOCATION, g, 0, 1, grp, &made);
     check_grouping(g, grp, made, "colocation");
@@ -171,7 +165,7 @@ static void test_more_groups_than_units(void) {
     int32_t a = add(g, "a", "AB", 4, NULL, 0);
     int32_t b = add(g, "b", "AB", 4, &a, 1);
     add(g, "c", NULL, 4, &b, 1);
-    finalize(g);
+    fixture_finalize(g);
     for (int m = 1; m < DP_GROUP_METHOD_COUNT; m++) {
         int32_t grp[3], made = 0;
         run((dp_group_method)m, g, 10, 1, grp, &made);
@@ -202,7 +196,7 @@ static void test_fluid_disconnected(void) {
             if (i == 0) first[c] = prev;
         }
     }
-    finalize(g);
+    fixture_finalize(g);
     int32_t grp[64], made = 0;
     run(DP_GROUP_METHOD_FLUID, g, 6, 5, grp, &made);
     CHECK_INT_EQ(made, 6);
@@ -220,7 +214,7 @@ static void test_fluid_disconnected(void) {
         snprintf(nm, sizeof nm, "l%d", i);
         prev = add(g, nm, NULL, 4, &prev, i ? 1 : 0);
     }
-    finalize(g);
+    fixture_finalize(g);
     int32_t *big = malloc(3000 * sizeof(int32_t));
     CHECK(big);
     run(DP_GROUP_METHOD_FLUID, g, 2, 1, big, &made);
@@ -242,7 +236,7 @@ static void test_stats_and_file(void) {
     int32_t ab[2] = {a, b};
     add(g, "c", NULL, 1, ab, 2);
     add(g, "d", NULL, 1, &a, 1);
-    finalize(g);
+    fixture_finalize(g);
     int32_t grp[4] = {0, 1, 1, 1};
     dp_group_stats st;
     dp_error err;

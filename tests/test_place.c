@@ -13,34 +13,10 @@
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
 #include "place/place_internal.h"
+#include "test_fixtures.h"
 #include "test_util.h"
 
 enum { CPU = 0, G0 = 1, G1 = 2, G2 = 3 };
-
-/* cpu:0 and n_gpus GPUs of gpu_mem bytes; a link of `bw` bytes/s and
- * 1 ms latency from the CPU to each GPU, and between each pair of GPUs. */
-static dp_devices *devices(int n_gpus, uint64_t gpu_mem, double bw) {
-    dp_error err;
-    dp_devices *ds = dp_devices_init("test");
-    CHECK(ds);
-    dp_device cpu = {"cpu:0", DP_DEVKIND_CPU, "cpu", 1e9, 1e9, (uint64_t)1 << 40, 0, 1, 0};
-    CHECK(dp_devices_add(ds, &cpu, &err) == DP_STATUS_OK);
-    for (int i = 0; i < n_gpus; i++) {
-        dp_device gpu = {"", DP_DEVKIND_GPU, "gpu", 1e12, 1e11, gpu_mem, 0, 1, 0};
-        snprintf(gpu.name, sizeof gpu.name, "gpu:%d", i);
-        CHECK(dp_devices_add(ds, &gpu, &err) == DP_STATUS_OK);
-        CHECK(dp_devices_add_link(ds, "cpu:0", gpu.name, bw, 1e-3, 1, &err) == DP_STATUS_OK);
-        for (int j = 0; j < i; j++) {
-            char other[16];
-            snprintf(other, sizeof other, "gpu:%d", j);
-            CHECK(dp_devices_add_link(ds, other, gpu.name, bw, 1e-3, 1, &err) == DP_STATUS_OK);
-        }
-    }
-    dp_status st = dp_devices_finalize(ds, "test", &err);
-    if (st) fprintf(stderr, "%s\n", err.msg);
-    CHECK(st == DP_STATUS_OK);
-    return ds;
-}
 
 /* Adds an op taking `secs` on a GPU (10x on the CPU) with one output. */
 static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs, uint64_t out_bytes, uint64_t params,
@@ -54,13 +30,6 @@ static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs
     CHECK(dp_graph_add_cost(g, id, "cpu", 10 * secs, &err) == DP_STATUS_OK);
     g->ops[id].param_bytes = params;
     return id;
-}
-
-static void finalize(dp_graph *g) {
-    dp_error err;
-    dp_status st = dp_graph_finalize(g, "test", &err);
-    if (st) fprintf(stderr, "%s\n", err.msg);
-    CHECK(st == DP_STATUS_OK);
 }
 
 static dp_sim_result simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p) {
@@ -127,8 +96,8 @@ static void test_etf_two_branches(void) {
     }
     int32_t ab[2] = {a, b};
     add(g, "join", NULL, 0.01, 1000, 0, ab, 2);
-    finalize(g);
-    dp_devices *ds = devices(2, 1 << 30, 1e9);
+    fixture_finalize(g);
+    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
     int32_t p[16];
     /* on TensorFlow's groups (the default): co-placement would join both
      * chains and the join into one unit (each chain op feeds one op only) */
@@ -184,8 +153,8 @@ static void test_coplacement_units(void) {
     int32_t v = add(g, "v", "var", 0.001, 100, 100, NULL, 0); /* TF group var = {v, upd} */
     int32_t ui[2] = {v, join};
     int32_t upd = add(g, "upd", "var", 0.001, 0, 0, ui, 2);
-    finalize(g);
-    dp_devices *ds = devices(2, 1 << 30, 1e9);
+    fixture_finalize(g);
+    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
     dp_error err;
     dp_units u;
     dp_place_options o = dp_place_options_default();
@@ -276,8 +245,8 @@ static void test_etf_chain(void) {
         snprintf(nm, sizeof nm, "c%d", i);
         prev = add(g, nm, NULL, 1.0, 1000000, 0, &prev, i ? 1 : 0);
     }
-    finalize(g);
-    dp_devices *ds = devices(3, 1 << 30, 1e6);
+    fixture_finalize(g);
+    dp_devices *ds = fixture_devices(3, 1 << 30, 1e6);
     int32_t p[8];
     place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, p);
     CHECK_INT_EQ(devices_used(g, p), 1);
@@ -301,8 +270,8 @@ static void test_too_large_for_one_gpu(void) {
         snprintf(nm, sizeof nm, "l%d", i);
         prev = add(g, nm, NULL, 1.0, 10, 300, &prev, i ? 1 : 0);
     }
-    finalize(g);
-    dp_devices *ds = devices(4, 1000, 1e9);
+    fixture_finalize(g);
+    dp_devices *ds = fixture_devices(4, 1000, 1e9);
     int32_t p[8];
     place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
     dp_sim_result r = simulate(g, ds, p);
@@ -359,13 +328,13 @@ static dp_graph *constrained_graph(void) {
     g->ops[pinned].device = (dp_devcon){DP_DEVCON_GPU, 1};
     int32_t any = add(g, "any_gpu", NULL, 0.001, 8, 0, &prev, 1);
     g->ops[any].device = (dp_devcon){DP_DEVCON_GPU, -1};
-    finalize(g);
+    fixture_finalize(g);
     return g;
 }
 
 static void test_every_placer_keeps_constraints(void) {
     dp_graph *g = constrained_graph();
-    dp_devices *ds = devices(3, 1 << 30, 1e9);
+    dp_devices *ds = fixture_devices(3, 1 << 30, 1e9);
     int32_t p[64];
     /* on TensorFlow's groups (the default) and on co-placed units */
     dp_place_options coplace = dp_place_options_default();
@@ -394,8 +363,8 @@ static void test_every_placer_keeps_constraints(void) {
 static void test_metis_one_part(void) {
     dp_graph *g = constrained_graph();
     dp_error err;
-    dp_devices *one = devices(1, 1 << 30, 1e9);
-    dp_devices *two = devices(2, 1 << 30, 1e9);
+    dp_devices *one = fixture_devices(1, 1 << 30, 1e9);
+    dp_devices *two = fixture_devices(2, 1 << 30, 1e9);
     int32_t p[64];
     /* "on_gpu1" needs a second GPU: the one-GPU set cannot host the graph */
     CHECK_INT_EQ(dp_place_run(DP_PLACE_METHOD_METIS, g, one, NULL, p, &err), DP_STATUS_INVALID);
@@ -405,7 +374,7 @@ static void test_metis_one_part(void) {
     int32_t a = add(g, "a", NULL, 1, 10, 0, NULL, 0);
     int32_t b = add(g, "b", NULL, 1, 10, 0, &a, 1);
     add(g, "c", NULL, 1, 10, 0, &b, 1);
-    finalize(g);
+    fixture_finalize(g);
     place(DP_PLACE_METHOD_METIS, g, one, NULL, p);
     for (int i = 0; i < 3; i++) CHECK_INT_EQ(p[i], G0);
     place(DP_PLACE_METHOD_MINCUT, g, one, NULL, p);
@@ -445,7 +414,7 @@ static void test_wgraph_merges_edges(void) {
     int32_t c = add(g, "c", NULL, 4, 7, 0, ab, 2);
     int32_t ca[2] = {c, a};
     add(g, "d", NULL, 8, 1, 0, ca, 2);
-    finalize(g);
+    fixture_finalize(g);
     dp_error err;
     dp_units u;
     CHECK(dp_units_init(&u, g, &err) == DP_STATUS_OK);
@@ -495,10 +464,10 @@ static int every_placer_small(const dp_graph *g, const dp_devices *ds) {
 /* Corner cases: one op; only CPU-only ops (the GPU partitioners get an empty
  * graph); GPUs without a CPU; GPUs of different speeds with two streams. */
 static void test_corner_cases(void) {
-    dp_devices *ds = devices(2, 1 << 30, 1e9);
+    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
     dp_graph *g = dp_graph_init("one");
     add(g, "only", NULL, 1, 8, 0, NULL, 0);
-    finalize(g);
+    fixture_finalize(g);
     CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 1); /* all but expert */
     dp_graph_free(g);
 
@@ -506,7 +475,7 @@ static void test_corner_cases(void) {
     int32_t a = add(g, "a", NULL, 1, 8, 0, NULL, 0);
     int32_t b = add(g, "b", NULL, 1, 8, 0, &a, 1);
     g->ops[a].device = g->ops[b].device = (dp_devcon){DP_DEVCON_CPU, -1};
-    finalize(g);
+    fixture_finalize(g);
     CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 1);
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -530,7 +499,7 @@ static void test_corner_cases(void) {
         CHECK(dp_graph_add_output_bytes(g, id, 1000, &err) == DP_STATUS_OK);
         g->ops[id].flops = 1e10;
     }
-    finalize(g);
+    fixture_finalize(g);
     CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 2); /* no CPU, no expert */
     /* the partitioners and m-etf give the fast GPU more of the work */
     dp_place_method m_fast[] = {DP_PLACE_METHOD_METIS, DP_PLACE_METHOD_MINCUT, DP_PLACE_METHOD_M_ETF};
