@@ -6,6 +6,7 @@
 
 #include "dplace/devices.h"
 #include "dplace/graph.h"
+#include "dplace/place.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -28,6 +29,10 @@ typedef struct cli_graph_source {
  * did, 0 when argv[*i] is another option, -1 after printing a usage error
  * for a bad --batch. */
 int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src);
+/* Parses a comma-separated list of placer names ("cpu,m-etf") into out[max]
+ * (a method may repeat); returns the count, or -1 with the bad entry named
+ * in bad. */
+int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad, size_t bad_size);
 /* The papers' measuring protocol: --noise SIGMA (log-normal noise on op
  * times), --steps N and --warmup W (median of the steps after the warm-up). */
 typedef struct cli_protocol {

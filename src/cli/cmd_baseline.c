@@ -181,31 +181,6 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_r
 
 #define MAX_METHODS 64 /* entries of --methods (a method may repeat) */
 
-/* Parses "a,b,c" into out[MAX_METHODS]; returns the count, or -1 naming the
- * bad entry in bad. */
-static int parse_methods(const char *list, dp_place_method *out, char *bad, size_t bad_size) {
-    int n = 0;
-    const char *p = list;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
-        dp_place_method m;
-        if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m)) {
-            snprintf(bad, bad_size, "unknown method \"%.*s\"", (int)len, p);
-            return -1;
-        }
-        if (n == MAX_METHODS) {
-            snprintf(bad, bad_size, "more than %d methods", MAX_METHODS);
-            return -1;
-        }
-        out[n++] = m;
-        p = comma ? comma + 1 : p + len;
-    }
-    return n;
-}
-
 int cmd_baseline(int argc, char **argv) {
     const char *devices = NULL, *methods_arg = NULL, *out_dir = NULL, *v;
     int json = 0;
@@ -257,7 +232,7 @@ int cmd_baseline(int argc, char **argv) {
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) methods[m] = (dp_place_method)m;
     if (methods_arg) {
         char bad[128];
-        n_methods = parse_methods(methods_arg, methods, bad, sizeof bad);
+        n_methods = cli_parse_methods(methods_arg, methods, MAX_METHODS, bad, sizeof bad);
         if (n_methods <= 0)
             return cli_usage_error("baseline",
                                    "--methods: %s (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct; "

@@ -248,7 +248,9 @@ typedef struct ref_times {
 } ref_times;
 
 /* Runs the listed baselines (simulated) for the comparison. */
-static dp_status run_baselines(const dp_graph *g, const dp_devices *ds, const char *list, ref_times *rt,
+/* Runs the listed baselines (NULL: all; "none": none) on sim, for the
+ * comparison. */
+static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const char *list, ref_times *rt,
                                dp_error *err) {
     memset(rt, 0, sizeof *rt);
     rt->gpu_s = rt->expert_s = rt->best_s = NAN;
@@ -256,32 +258,20 @@ static dp_status run_baselines(const dp_graph *g, const dp_devices *ds, const ch
     int want[DP_PLACE_METHOD_COUNT];
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) want[m] = list == NULL;
     if (list) {
-        const char *p = list;
-        while (*p) {
-            size_t len = strcspn(p, ",");
-            char name[32];
-            snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
-            dp_place_method m;
-            if (!len || dp_place_method_from_name(name, &m))
-                return dp_error_set(err, DP_STATUS_INVALID, "--baselines: unknown method \"%.*s\"", (int)len, p);
-            want[m] = 1;
-            p += len + (p[len] == ',');
-        }
+        dp_place_method listed[64];
+        char bad[128];
+        int n = cli_parse_methods(list, listed, 64, bad, sizeof bad);
+        if (n <= 0) return dp_error_set(err, DP_STATUS_INVALID, "--baselines: %s", n < 0 ? bad : "no method given");
+        for (int k = 0; k < n; k++) want[listed[k]] = 1;
     }
-    dp_sim *sim = dp_sim_init(g, ds, err);
     int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
-    if (!sim || !place) {
-        dp_sim_free(sim);
-        free(place);
-        return sim ? dp_error_set(err, DP_STATUS_NOMEM, "out of memory") : err->status;
-    }
+    if (!place) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
     dp_place_options opt = dp_place_options_default();
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         if (!want[m]) continue;
         dp_place_report *r = &rt->reports[rt->n_reports++];
         dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, place, r, err);
         if (st) {
-            dp_sim_free(sim);
             free(place);
             return st;
         }
@@ -295,7 +285,6 @@ static dp_status run_baselines(const dp_graph *g, const dp_devices *ds, const ch
             rt->have_best = 1;
         }
     }
-    dp_sim_free(sim);
     free(place);
     return DP_STATUS_OK;
 }
@@ -458,14 +447,17 @@ int cmd_optimize(int argc, char **argv) {
     int rc = CLI_EXIT_OK;
     dp_graph *g = NULL;
     dp_devices *ds = NULL;
+    dp_sim *sim = NULL; /* baselines, the best placement's trace, the lower bound */
     dp_agent *agent = NULL;
     FILE *logf = NULL;
     curve cv = {0};
     ref_times rt;
     memset(&rt, 0, sizeof rt);
     dp_nn_set_threads((int)threads);
-    if (!(g = cli_load_graph("optimize", &src, &err)) || !(ds = dp_devices_load(devices, &err))) goto fail;
-    if (run_baselines(g, ds, baselines, &rt, &err)) goto fail;
+    if (!(g = cli_load_graph("optimize", &src, &err)) || !(ds = dp_devices_load(devices, &err)) ||
+        !(sim = dp_sim_init(g, ds, &err)))
+        goto fail;
+    if (run_baselines(sim, g, ds, baselines, &rt, &err)) goto fail;
 
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.threads = (int32_t)threads;
@@ -556,27 +548,15 @@ int cmd_optimize(int argc, char **argv) {
         if (dp_plot_write_svg(plot_path, &pc, &err)) goto fail;
     }
     if (trace_path && s->best_placement) {
-        dp_sim *sim = dp_sim_init(g, ds, &err);
         dp_sim_options o = dp_sim_options_default();
         o.record_trace = 1;
         dp_sim_result res;
-        if (!sim || dp_sim_run(sim, s->best_placement, &o, &res, &err) || dp_trace_write(sim, trace_path, &err)) {
-            dp_sim_free(sim);
-            goto fail;
-        }
-        dp_sim_free(sim);
+        if (dp_sim_run(sim, s->best_placement, &o, &res, &err) || dp_trace_write(sim, trace_path, &err)) goto fail;
     }
 
     /* the summary */
     dp_agent_bound lb = {0, 0};
-    {
-        dp_sim *sim = dp_sim_init(g, ds, &err);
-        if (!sim || dp_agent_lower_bound(g, ds, sim, &lb, &err)) {
-            dp_sim_free(sim);
-            goto fail;
-        }
-        dp_sim_free(sim);
-    }
+    if (dp_agent_lower_bound(g, ds, sim, &lb, &err)) goto fail;
     double ref = NAN;
     const char *ref_name = NULL;
     if (rt.gpu_valid) ref = rt.gpu_s, ref_name = "single GPU";
@@ -663,6 +643,7 @@ done:
     if (logf) fclose(logf);
     free(cv.x), free(cv.y), free(cv.best), free(cv.valid);
     dp_agent_free(agent);
+    dp_sim_free(sim);
     dp_devices_free(ds);
     dp_graph_free(g);
     return rc;

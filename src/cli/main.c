@@ -87,6 +87,29 @@ int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_s
     return 1;
 }
 
+int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad, size_t bad_size) {
+    int n = 0;
+    const char *p = list;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        dp_place_method m;
+        if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m)) {
+            snprintf(bad, bad_size, "unknown method \"%.*s\"", (int)len, p);
+            return -1;
+        }
+        if (n == max) {
+            snprintf(bad, bad_size, "more than %d methods", max);
+            return -1;
+        }
+        out[n++] = m;
+        p = comma ? comma + 1 : p + len;
+    }
+    return n;
+}
+
 int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p) {
     const char *v;
     if ((v = cli_opt_value(argc, argv, i, "--steps"))) {
