@@ -166,15 +166,20 @@ static void linear_b(lcase *c) {
     dp_nn_linear_backward(c->grad[0], c->grad[1], c->grad[2], c->dout, c->val[0], c->val[1],
                           c->s[0], c->s[1], c->s[2]);
 }
+/* A linear layer of 5 rows, 7 inputs, 4 outputs with random values. */
+static void linear_case(lcase *c) {
+    int N = 5, C = 7, OC = 4;
+    c->s[0] = N, c->s[1] = C, c->s[2] = OC;
+    add_tensor(c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    add_tensor(c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
+    add_tensor(c, "bias", frand(OC, -1, 1), OC);
+    set_out(c, (size_t)N * OC);
+    c->fwd = linear_f, c->bwd = linear_b;
+}
+
 static void test_linear(void) {
     lcase c = {0};
-    int N = 5, C = 7, OC = 4;
-    c.s[0] = N, c.s[1] = C, c.s[2] = OC;
-    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
-    add_tensor(&c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
-    add_tensor(&c, "bias", frand(OC, -1, 1), OC);
-    set_out(&c, (size_t)N * OC);
-    c.fwd = linear_f, c.bwd = linear_b;
+    linear_case(&c);
     run_case("linear", &c);
 }
 
@@ -241,13 +246,7 @@ static void expect_flagged(void (*bwd)(lcase *), int bad, double kink, const cha
 static void test_checker_flags_wrong_gradients(void) {
     /* control: the correct backward of the same layer passes */
     lcase c = {0};
-    int N = 5, C = 7, OC = 4;
-    c.s[0] = N, c.s[1] = C, c.s[2] = OC;
-    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
-    add_tensor(&c, "weight", frand((size_t)OC * C, -1, 1), (size_t)OC * C);
-    add_tensor(&c, "bias", frand(OC, -1, 1), OC);
-    set_out(&c, (size_t)N * OC);
-    c.fwd = linear_f, c.bwd = linear_b;
+    linear_case(&c);
     run_case("linear(control)", &c);
     for (int k = 0; k < 2; k++) {
         double kink = k ? 0.5 : 0.0; /* with kink detection on, as test_nn_models uses it */
