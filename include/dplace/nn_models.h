@@ -85,11 +85,28 @@ typedef struct dp_nn_seq2seq_config {
     int ctx_to_output; /* BEFORE mode: also join the context to the output */
     float tanh_c;      /* C in C tanh(l / T); <= 0: plain logits           */
     float temperature; /* T                                               */
+    /* 1: the B samples share one input sequence inp [T, F], so the encoder,
+     * its attention keys and its state run once for all of them (Mars:
+     * one encoding of a segment serves every sampled placement); 0: inp
+     * [B, T, F], one encoder per sample. */
+    int shared_input;
 } dp_nn_seq2seq_config;
+
+/* The state one segment hands to the next (Mars's segment-level placer).
+ * Be = 1 with shared_input, else B. Any array may be NULL: zeros (prev: the
+ * start symbol D). As a gradient, the same arrays hold d(loss)/d(state) and
+ * prev is unused. */
+typedef struct dp_nn_seq2seq_state {
+    float *enc_h, *enc_c; /* [2, Be, H] final encoder state: forward direction, then backward */
+    float *dec_h, *dec_c; /* [B, H] final decoder state                                        */
+    int *prev;            /* [B] device of the last element                                    */
+} dp_nn_seq2seq_state;
 
 typedef struct dp_nn_seq2seq {
     dp_nn_seq2seq_config cfg;
     int in_x, out_x; /* decoder cell input and output-layer widths */
+    int Be;          /* encoder batch: 1 with shared_input, else B */
+    int use_p;       /* context enters the cell as att @ P (see nn_seq2seq.c) */
     /* values and gradients */
     float *enc, *wk, *wq, *v, *emb, *dec, *wo, *bo;
     float *denc_w, *dwk, *dwq, *dv, *demb, *ddec, *dwo, *dbo;
@@ -97,14 +114,16 @@ typedef struct dp_nn_seq2seq {
     int B, T;
     float *mem;
     int *imem;
-    float *enc_acts, *encs, *keys, *h, *c, *gates, *x, *ctx, *att, *act, *qp, *o, *l, *tact,
-        *noise, *logp;
-    float *enc_scratch, *dG, *dl, *dkeys, *dencs, *dh, *dc, *dx, *dctx, *dout, *dlog, *dlg,
-        *att_scratch, *dqps;
-    int *prev; /* [T + 1, B] decoder inputs: start symbol, then the actions */
-    /* decoder state carried between segments (Mars): the final state of the
-     * last forward, and whether the next forward starts from it */
-    float *h_last, *c_last;
+    /* saved by forward */
+    float *enc_acts, *encs, *keys, *enc_h0, *enc_c0, *ep, *P, *h, *c, *gates, *att, *qp, *ctx,
+        *tact, *noise, *logp;
+    int *prev; /* [T + 1, B] decoder inputs: the carried or start symbol, then the actions */
+    /* backward scratch */
+    float *enc_scratch, *dG, *dl, *dqps, *dkeys, *dencs, *dctx, *dP, *dep, *dh, *dc, *dh2, *datt,
+        *act, *dlog, *dlg;
+    /* the final state of the last forward (the next segment's start) */
+    dp_nn_seq2seq_state last;
+    float *h_last, *c_last; /* = last.dec_h, last.dec_c */
 } dp_nn_seq2seq;
 
 int dp_nn_seq2seq_specs(dp_nn_tensor_spec *specs, const dp_nn_seq2seq_config *cfg);
@@ -112,19 +131,37 @@ int dp_nn_seq2seq_specs(dp_nn_tensor_spec *specs, const dp_nn_seq2seq_config *cf
 dp_status dp_nn_seq2seq_init(dp_nn_seq2seq *m, const dp_nn_seq2seq_config *cfg,
                              const dp_nn_params *p, int B, int T, dp_error *err);
 void dp_nn_seq2seq_free(dp_nn_seq2seq *m);
-/* Encodes inp [B, T, F] with the bidirectional LSTM and decodes one device
- * per element: logp_sum [B] = sum_t log p(actions[b, t]); entropy [B] (may
- * be NULL) the summed entropies; actions [B, T] read or written per mode.
- * dec_h0, dec_c0 [B, H] start the decoder (NULL: zeros; pass m->h_last and
- * m->c_last to continue from the previous segment); noise_amp > 0 adds
- * logit noise from rng. */
+/* One segment: encodes inp ([B, T, F], or [T, F] with shared_input) with the
+ * bidirectional LSTM started from start->enc_h/enc_c and decodes one device
+ * per element from start->dec_h/dec_c, the first cell fed the embedding of
+ * start->prev: logp_sum [B] = sum_t log p(actions[b, t]); entropy [B] (may
+ * be NULL) the summed entropies; actions [B, T] read or written per mode;
+ * noise_amp > 0 adds logit noise from rng. start may be NULL (all zeros,
+ * start symbol) and may point at m->last (continue from the last forward).
+ * Writes the final state into m->last. */
+void dp_nn_seq2seq_segment_forward(dp_nn_seq2seq *m, float *logp_sum, float *entropy, int *actions,
+                                   const float *inp, const dp_nn_seq2seq_state *start,
+                                   dp_nn_decode_mode mode, dp_rng *rng, float noise_amp);
+/* Backward of the last segment forward: accumulates the parameter
+ * gradients of L = sum_b dlogp[b] logp_sum[b] + sum_{b,t} dlogp_step[b, t]
+ * log p(actions[b, t]) + sum_b dentropy[b] entropy[b] + <dlast, m->last>
+ * (dlogp_step [B, T], dentropy, dlast and any of its arrays may be NULL:
+ * zero), and adds dL/d(input) to dinp (shape of inp; NULL: not needed) and
+ * dL/d(start state) to dstart's non-NULL arrays (NULL: the start is a
+ * constant, truncated backpropagation). dstart must not overlap dlast. */
+void dp_nn_seq2seq_segment_backward(dp_nn_seq2seq *m, float *dinp, const dp_nn_seq2seq_state *dstart,
+                                    const float *dlogp, const float *dlogp_step,
+                                    const float *dentropy, const dp_nn_seq2seq_state *dlast,
+                                    const int *actions, const float *inp);
+/* The whole sequence as one segment with the decoder started from dec_h0,
+ * dec_c0 [B, H] (NULL: zeros; pass m->h_last and m->c_last to continue from
+ * the previous forward) and the encoder from zeros. */
 void dp_nn_seq2seq_forward(dp_nn_seq2seq *m, float *logp_sum, float *entropy, int *actions,
                            const float *inp, const float *dec_h0, const float *dec_c0,
                            dp_nn_decode_mode mode, dp_rng *rng, float noise_amp);
 /* Accumulates the gradients of sum_b dlogp[b] logp_sum[b] + dentropy[b]
- * entropy[b] (dentropy may be NULL) for the last forward, and dinp
- * [B, T, F] if not NULL. The carried decoder state is treated as a constant
- * (truncated backpropagation between segments). */
+ * entropy[b] (dentropy may be NULL) for the last forward, and dinp if not
+ * NULL. The decoder's start state is treated as a constant. */
 void dp_nn_seq2seq_backward(dp_nn_seq2seq *m, float *dinp, const float *dlogp,
                             const float *dentropy, const int *actions, const float *inp);
 

@@ -8,9 +8,23 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "dplace/nn_models.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #define NN_HAVE_MXCSR 1
+/* ---- shared by the models (nn_models.c) ------------------------------------ */
+
+/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
+ * DP_STATUS_INVALID (missing, or another size). */
+dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
+                         size_t count, dp_error *err);
+/* Returns *cur and advances it by n floats (a bump allocator over one block). */
+float *nn_carve(float **cur, size_t n);
+/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
+void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
+                     int D);
+
 #endif
 
 /* ---- denormals ---------------------------------------------------------------
@@ -32,6 +46,18 @@ static inline unsigned nn_fp_enter(void) {
     return m;
 #else
     return 0;
+/* ---- shared by the models (nn_models.c) ------------------------------------ */
+
+/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
+ * DP_STATUS_INVALID (missing, or another size). */
+dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
+                         size_t count, dp_error *err);
+/* Returns *cur and advances it by n floats (a bump allocator over one block). */
+float *nn_carve(float **cur, size_t n);
+/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
+void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
+                     int D);
+
 #endif
 }
 
@@ -41,6 +67,18 @@ static inline void nn_fp_leave(unsigned m) {
     _mm_setcsr(m);
 #else
     (void)m;
+/* ---- shared by the models (nn_models.c) ------------------------------------ */
+
+/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
+ * DP_STATUS_INVALID (missing, or another size). */
+dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
+                         size_t count, dp_error *err);
+/* Returns *cur and advances it by n floats (a bump allocator over one block). */
+float *nn_carve(float **cur, size_t n);
+/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
+void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
+                     int D);
+
 #endif
 }
 
@@ -108,5 +146,17 @@ void nn_lstm_cell_row_backward(float *dg, float *dc, const float *dh, const floa
 void nn_attention_backward_core(float *dqp, float *dkeys, float *denc, float *dv, float *ds,
                                 const float *dctx, const float *att, const float *act,
                                 const float *enc, const float *v, int B, int T, int A, int E);
+
+/* ---- shared by the models (nn_models.c) ------------------------------------ */
+
+/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
+ * DP_STATUS_INVALID (missing, or another size). */
+dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
+                         size_t count, dp_error *err);
+/* Returns *cur and advances it by n floats (a bump allocator over one block). */
+float *nn_carve(float **cur, size_t n);
+/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
+void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
+                     int D);
 
 #endif
