@@ -123,9 +123,9 @@ static double train(const dp_graph *g, const dp_devices *ds, const dp_agent_conf
     return best;
 }
 
-/* Both presets reach the known best of each small graph within 200 updates
- * (800 placements): two chains on two GPUs, a graph that does not fit on
- * one GPU, a chain that must not be split. */
+/* Every preset reaches the known best of each small graph within 800
+ * placements: two chains on two GPUs, a graph that does not fit on one
+ * GPU, a chain that must not be split. */
 static void test_presets_find_known_best(void) {
     dp_devices *big = fixture_devices(2, 16 * GIB, 1e10), *tight = fixture_devices(2, 8 * GIB, 1e10);
     dp_graph *chains = two_chains(0), *fat = two_chains(5 * GIB), *chain = heavy_chain();
@@ -141,10 +141,15 @@ static void test_presets_find_known_best(void) {
     CHECK(valid);
     double t_chain = simulate(chain, big, one, &valid);
     CHECK_NEAR(t_chain, 8.0, 1e-9);
-    const char *presets[] = {"hp", "colocrl"};
-    for (int p = 0; p < 2; p++) {
+    const char *presets[] = {"hp", "colocrl", "eagle", "eagle-ppo-ce", "post"};
+    for (int p = 0; p < 5; p++) {
         dp_agent_config c = small(presets[p]);
-        double b1 = train(chains, big, &c, 3, 200), b2 = train(fat, tight, &c, 3, 200), b3 = train(chain, big, &c, 3, 200);
+        int updates = p < 2 ? 200 : 80; /* 800 placements; the PPO presets sample 10 per update */
+        /* Post places METIS groups: 4 parts of these 18-op graphs mix the
+         * two chains, so no placement of them reaches the best; 8 do not */
+        if (p == 4) CHECK(dp_agent_config_set(&c, "groups", "8", NULL) == 0);
+        double b1 = train(chains, big, &c, 3, updates), b2 = train(fat, tight, &c, 3, updates),
+               b3 = train(chain, big, &c, 3, updates);
         printf("  %s: two chains %.4f (best %.4f), no fit %.4f (best %.4f), chain %.4f (best %.4f)\n", presets[p], b1,
                t_split, b2, t_fat, b3, t_chain);
         fflush(stdout);
@@ -303,6 +308,151 @@ static void test_noise_schedule(void) {
     CHECK_NEAR(agent_noise_at(&c, 0), 0.0, 0.0);
 }
 
+
+/* PPO's clipped surrogate: hand-worked values of its gradient with respect
+ * to log p (eps 0.3), and finite differences of min(r A, clip(r) A) away
+ * from the kinks. */
+static void test_ppo_surrogate(void) {
+    const double eps = 0.3, old = -2.0;
+    /* r = 1: the plain policy gradient A */
+    CHECK_NEAR(agent_ppo_grad(old, old, 0.7, eps), 0.7, 1e-12);
+    /* r = 1.5 > 1.3: clipped for A > 0 (no gradient), r A for A < 0 */
+    CHECK_NEAR(agent_ppo_grad(old + log(1.5), old, 2.0, eps), 0.0, 0.0);
+    CHECK_NEAR(agent_ppo_grad(old + log(1.5), old, -2.0, eps), -3.0, 1e-12);
+    /* r = 0.5 < 0.7: r A for A > 0, clipped for A < 0 */
+    CHECK_NEAR(agent_ppo_grad(old + log(0.5), old, 2.0, eps), 1.0, 1e-12);
+    CHECK_NEAR(agent_ppo_grad(old + log(0.5), old, -2.0, eps), 0.0, 0.0);
+    /* inside the trust region: r A */
+    CHECK_NEAR(agent_ppo_grad(old + log(1.2), old, -1.0, eps), -1.2, 1e-12);
+    for (double d = -1.0; d <= 1.0; d += 0.0625)
+        for (int s = -1; s <= 1; s += 2) {
+            double A = 0.8 * s, h = 1e-6, r = exp(d);
+            if (fabs(r - (1 + eps)) < 1e-3 || fabs(r - (1 - eps)) < 1e-3) continue; /* kinks */
+            double up = exp(d + h), dn = exp(d - h);
+            double fu = fmin(up * A, fmin(fmax(up, 1 - eps), 1 + eps) * A);
+            double fd = fmin(dn * A, fmin(fmax(dn, 1 - eps), 1 + eps) * A);
+            CHECK_NEAR(agent_ppo_grad(old + d, old, A, eps), (fu - fd) / (2 * h), 1e-6);
+        }
+}
+
+/* The PPO loss of the samples in a->devs [K, G] against old log-probs:
+ * -1/K sum_k min(r_k A_k, clip(r_k) A_k) (placer part). */
+static double ppo_loss(dp_agent *a, const float *old, const double *adv, double eps) {
+    agent_placer_forward(a, a->K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    double L = 0.0;
+    for (int k = 0; k < a->K; k++) {
+        double r = exp((double)a->logp[k] - old[k]);
+        L -= fmin(r * adv[k], fmin(fmax(r, 1 - eps), 1 + eps) * adv[k]) / a->K;
+    }
+    return L;
+}
+
+/* The gradient the agent takes for the PPO loss (agent_ppo_grad through
+ * the placer's backward) equals finite differences of the loss, for the
+ * table placer and the GCN placer, parameter by parameter. */
+static void test_ppo_gradient_fd(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    const char *placers[] = {"table", "gcn"};
+    for (int p = 0; p < 2; p++) {
+        dp_agent_config c = small("post");
+        CHECK(dp_agent_config_set(&c, "placer", placers[p], &err) == 0);
+        if (p == 1) CHECK(dp_agent_config_set(&c, "tanh-c", "5", &err) == 0);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        if (!a) fprintf(stderr, "%s\n", err.msg);
+        CHECK(a);
+        /* move the table off uniform so that ratios differ from 1 */
+        for (size_t i = 0; i < a->params.count; i++) a->params.data[i] += 0.3f * (float)sin(1.7 * (double)i);
+        CHECK(dp_agent_update(a, &err) == 0); /* draws samples into a->devs */
+        int K = a->K;
+        float old[64];
+        double adv[64];
+        for (int k = 0; k < K; k++) old[k] = a->logp[k] + 0.4f * (float)cos(k), adv[k] = (k % 3 == 0 ? -1.0 : 1.0) * (0.5 + 0.1 * k);
+        ppo_loss(a, old, adv, 0.3);
+        dp_nn_params_zero_grad(&a->params);
+        for (int k = 0; k < K; k++) {
+            a->dlogp[k] = (float)(-agent_ppo_grad(a->logp[k], old[k], adv[k], 0.3) / K);
+            a->dentropy[k] = 0.0f;
+        }
+        agent_placer_backward(a, K, NULL);
+        int checked = 0;
+        for (size_t i = 0; i < a->params.count; i += 1 + a->params.count / 60) {
+            float keep = a->params.data[i];
+            double h = 1e-3;
+            a->params.data[i] = keep + (float)h;
+            double up = ppo_loss(a, old, adv, 0.3);
+            a->params.data[i] = keep - (float)h;
+            double dn = ppo_loss(a, old, adv, 0.3);
+            a->params.data[i] = keep;
+            double num = (up - dn) / (2 * h), ana = a->params.grad[i];
+            if (fabs(num - ana) > 2e-3 + 2e-2 * fabs(num)) {
+                fprintf(stderr, "  %s placer: parameter %zu: analytic %.6g, numeric %.6g\n", placers[p], i, ana, num);
+                CHECK(0);
+            }
+            checked++;
+        }
+        CHECK(checked > 10);
+        dp_agent_free(a);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* Post's table starts uniform; the cross-entropy update sets each group's
+ * distribution to (1 - m) times the elites' frequencies plus m uniform; for
+ * the neural placers it raises the elites' log-probability. */
+static void test_cross_entropy_and_post(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10); /* cpu + 2 GPUs: D = 3 */
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("post");
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 2, &err);
+    CHECK(a);
+    int D = a->D, G = a->G;
+    CHECK_INT_EQ(D, 3);
+    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
+    for (int i = 0; i < G * D; i++) CHECK_NEAR(a->hlogp[i], -log(3.0), 1e-6);
+    /* three elites: group 0 on devices 1, 1, 2; every other group on 0 */
+    a->n_elites = 3;
+    for (int e = 0; e < 3; e++) {
+        for (int gg = 0; gg < G; gg++) a->elite_devs[e * G + gg] = 0;
+        a->elite_devs[e * G + 0] = e < 2 ? 1 : 2;
+        a->elite_reward[e] = -1.0 - e;
+    }
+    agent_train_cross_entropy(a);
+    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
+    double m = c.post_mix;
+    CHECK_NEAR(exp(a->hlogp[0 * D + 0]), m / 3, 1e-5);
+    CHECK_NEAR(exp(a->hlogp[0 * D + 1]), (1 - m) * 2 / 3 + m / 3, 1e-5);
+    CHECK_NEAR(exp(a->hlogp[0 * D + 2]), (1 - m) / 3 + m / 3, 1e-5);
+    for (int gg = 1; gg < G; gg++) CHECK_NEAR(exp(a->hlogp[gg * D + 0]), 1 - m + m / 3, 1e-5);
+    CHECK_INT_EQ(a->ce_updates, 1);
+    dp_agent_free(a);
+
+    /* EAGLE (learned grouper, link RNN, seq2seq): the elites' log-probability rises */
+    c = small("eagle-ppo-ce");
+    CHECK(dp_agent_config_set(&c, "ce-steps", "3", &err) == 0);
+    a = dp_agent_init(g, ds, &c, &eo, 2, &err);
+    CHECK(a);
+    for (int u = 0; u < 2; u++) CHECK(dp_agent_update(a, &err) == 0);
+    CHECK(a->n_elites == c.ce_elites);
+    for (int e = 1; e < a->n_elites; e++) CHECK(a->elite_reward[e - 1] >= a->elite_reward[e]); /* best first */
+    double before = 0.0, after = 0.0;
+    for (int e = 0; e < a->n_elites; e++)
+        before += agent_logp_of(a, a->elite_group + (size_t)e * a->N, a->elite_devs + (size_t)e * a->G);
+    agent_train_cross_entropy(a);
+    for (int e = 0; e < a->n_elites; e++)
+        after += agent_logp_of(a, a->elite_group + (size_t)e * a->N, a->elite_devs + (size_t)e * a->G);
+    printf("  elites' log-probability %.3f -> %.3f\n", before, after);
+    CHECK(after > before + 1e-3);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 static void compare_agents(const dp_agent *x, const dp_agent *y) {
     const dp_agent_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
     CHECK_INT_EQ(a->updates, b->updates);
@@ -314,6 +464,9 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
     CHECK(memcmp(x->params.data, y->params.data, sizeof(float) * x->params.count) == 0);
     CHECK(memcmp(x->params.m, y->params.m, sizeof(float) * x->params.count) == 0);
     CHECK(memcmp(x->rng.s, y->rng.s, sizeof x->rng.s) == 0);
+    CHECK_INT_EQ(x->ce_updates, y->ce_updates);
+    CHECK_INT_EQ(x->n_elites, y->n_elites);
+    CHECK(memcmp(x->elite_devs, y->elite_devs, sizeof(int32_t) * (size_t)x->n_elites * x->G) == 0);
     CHECK((a->best_placement == NULL) == (b->best_placement == NULL));
     if (a->best_placement) CHECK(memcmp(a->best_placement, b->best_placement, sizeof(int32_t) * x->N) == 0);
     for (int k = 0; k < a->n_last && k < b->n_last; k++) {
@@ -331,9 +484,10 @@ static void test_checkpoint_resume(void) {
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_agent_%d.ck", (int)getpid());
-    const char *presets[] = {"hp", "colocrl"};
-    for (int p = 0; p < 2; p++) {
+    const char *presets[] = {"hp", "colocrl", "eagle-ppo-ce", "post"};
+    for (int p = 0; p < 4; p++) {
         dp_agent_config c = small(presets[p]);
+        CHECK(dp_agent_config_set(&c, "ce-every", "20", &err) == 0); /* cross-entropy updates on both sides */
         CHECK(dp_agent_config_set(&c, "valid-only-after", "6", &err) == 0);
         CHECK(dp_agent_config_set(&c, "noise-updates", "4", &err) == 0);
         dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 11, &err), *same = dp_agent_init(g, ds, &c, &eo, 11, &err);
@@ -399,6 +553,43 @@ static void test_config(void) {
     CHECK(dp_agent_config_set(&c, "samples", "2.5", &err) == DP_STATUS_INVALID);
     CHECK(dp_agent_config_set(&c, "bogus", "1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
+    /* the new parts: every combination valid or refused by name */
+    dp_agent_config e;
+    CHECK(dp_agent_preset("eagle", &e) == 0);
+    CHECK(e.algo == DP_AGENT_ALGO_PPO && e.link && e.placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && e.hidden == 512);
+    CHECK(e.samples == 10 && e.ppo_epochs == 4 && e.ce_every == 50 && e.ce_elites == 5);
+    CHECK_NEAR(e.ppo_clip, 0.3, 1e-7);
+    CHECK_NEAR(e.entropy, 0.01, 1e-7);
+    CHECK(dp_agent_config_check(&e, &err) == 0);
+    const char *gr[] = {"learned", "metis", "fluid", "colocation"}, *pl[] = {"seq2seq-before", "seq2seq-after", "gcn", "table"};
+    const char *algos[] = {"reinforce", "ppo", "ppo-ce"};
+    for (int gi = 0; gi < 4; gi++)
+        for (int pi = 0; pi < 4; pi++)
+            for (int ai = 0; ai < 3; ai++) {
+                dp_agent_config x = e;
+                CHECK(dp_agent_config_set(&x, "grouper", gr[gi], &err) == 0);
+                CHECK(dp_agent_config_set(&x, "placer", pl[pi], &err) == 0);
+                CHECK(dp_agent_config_set(&x, "algo", algos[ai], &err) == 0);
+                if (gi > 0) CHECK(dp_agent_config_set(&x, "link", "no", &err) == 0);
+                if (pi == 3) CHECK(dp_agent_config_set(&x, "tanh-c", "0", &err) == 0);
+                CHECK(dp_agent_config_check(&x, &err) == 0);
+            }
+    dp_agent_config x = e;
+    CHECK(dp_agent_config_set(&x, "grouper", "metis", &err) == 0);
+    CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID); /* link needs the learned grouper */
+    CHECK_STR_CONTAINS(err.msg, "link");
+    x = e;
+    CHECK(dp_agent_config_set(&x, "placer", "table", &err) == 0);
+    CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID); /* tanh-c with the table */
+    CHECK_STR_CONTAINS(err.msg, "tanh-c");
+    x = e;
+    CHECK(dp_agent_config_set(&x, "ppo-minibatches", "11", &err) == 0);
+    CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "ppo-minibatches");
+    x = e;
+    CHECK(dp_agent_config_set(&x, "algo", "ppo-ce", &err) == 0 && dp_agent_config_set(&x, "ce-elites", "60", &err) == 0);
+    CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "ce-elites");
     CHECK(dp_agent_config_set(&c, "baseline-decay", "0", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "baseline");
@@ -446,6 +637,9 @@ static void test_config(void) {
 
 int main(void) {
     TEST_RUN(test_config);
+    TEST_RUN(test_ppo_surrogate);
+    TEST_RUN(test_ppo_gradient_fd);
+    TEST_RUN(test_cross_entropy_and_post);
     TEST_RUN(test_noise_schedule);
     TEST_RUN(test_rewards_and_entropy);
     TEST_RUN(test_baseline);

@@ -10,10 +10,18 @@
  *   grouper    the learned feed-forward grouper (Hierarchical Planner), a
  *              heuristic grouper of src/place (colocation, metis, scotch,
  *              fluid, random), ColocRL's scope groups, or none
+ *   link       optionally EAGLE's extra RNN: an LSTM over the groups that
+ *              reads the learned grouper's output-layer parameters of each
+ *              group and appends its state to the group's embedding
  *   placer     the seq2seq placer: bi-LSTM encoder over the groups, LSTM
  *              decoder with additive attention after the decoder cell
- *              (Hierarchical Planner) or before it (EAGLE)
- *   algorithm  REINFORCE with a moving-average baseline
+ *              (Hierarchical Planner) or before it (EAGLE); the GCN placer
+ *              (EAGLE Table II); or Post's table of one device distribution
+ *              per group
+ *   algorithm  REINFORCE, PPO (clipped surrogate, several epochs over the
+ *              samples), or PPO joined with cross-entropy minimisation over
+ *              the elite placements (Post), each against a moving-average
+ *              baseline
  *   evaluator  the simulator (threads, a cache keyed by the placement, the
  *              papers' noisy protocol optionally) or an external measuring
  *              command (include/dplace/measure.h)
@@ -52,11 +60,18 @@ typedef enum dp_agent_grouper_kind {
 typedef enum dp_agent_placer_kind {
     DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER = 0, /* attention after the decoder cell (HP) */
     DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE,    /* attention before it (EAGLE)           */
+    DP_AGENT_PLACER_KIND_GCN,               /* two GCN layers over the group graph,
+                                               a softmax per group (EAGLE Table II) */
+    DP_AGENT_PLACER_KIND_TABLE,             /* one learned distribution per group,
+                                               starting uniform (Post)              */
     DP_AGENT_PLACER_KIND_COUNT
 } dp_agent_placer_kind;
 
 typedef enum dp_agent_algo {
     DP_AGENT_ALGO_REINFORCE = 0,
+    DP_AGENT_ALGO_PPO,      /* clipped surrogate, ppo_epochs passes per update   */
+    DP_AGENT_ALGO_PPO_CE,   /* PPO, and every ce_every samples a cross-entropy
+                               step towards the ce_elites best placements (Post) */
     DP_AGENT_ALGO_COUNT
 } dp_agent_algo;
 
@@ -86,9 +101,12 @@ typedef struct dp_agent_config {
     int scope_merge_rule;   /* scope grouper: start from the colocation grouper
                                (with the single-consumer rule), not from
                                TensorFlow's colocation groups alone           */
+    /* link (EAGLE's extra RNN; learned grouper only) */
+    int link;               /* on/off                                          */
+    int32_t link_hidden;    /* its LSTM units                                  */
     /* placer */
     dp_agent_placer_kind placer;
-    int32_t hidden;         /* LSTM units (encoder: per direction)             */
+    int32_t hidden;         /* LSTM units (encoder: per direction); GCN units   */
     int32_t attn_dim;
     int32_t dev_emb;        /* device embedding size                           */
     float tanh_c;           /* logits C tanh(l / T); C <= 0: plain logits       */
@@ -112,9 +130,24 @@ typedef struct dp_agent_config {
     int oom_shaped;         /* out-of-memory placements the simulator timed get
                                -sqrt(t) (1.25 + 4 (r - 1)), r the worst device's
                                peak / capacity, instead of the failing reward */
+    /* PPO */
+    int32_t ppo_epochs;     /* passes over each update's samples               */
+    int32_t ppo_minibatches;/* each pass split into this many shuffled parts  */
+    float ppo_clip;         /* epsilon of clip(r, 1 - eps, 1 + eps)            */
+    /* cross-entropy over elites (PPO_CE) */
+    int32_t ce_every;       /* samples between two cross-entropy updates       */
+    int32_t ce_elites;      /* best placements kept (K of "top K")             */
+    int32_t ce_steps;       /* Adam steps per cross-entropy update             */
+    int ce_recent;          /* elites from the last ce_every samples only, not
+                               from all samples so far                        */
+    float post_mix;         /* table placer: after a cross-entropy update, each
+                               group's distribution becomes (1 - m) p + m / D,
+                               p the elites' device frequencies (exact
+                               minimiser); 0 < m. Neural placers: unused      */
 } dp_agent_config;
 
-/* Names of the presets, NULL-terminated: "hp", "colocrl". */
+/* Names of the presets, NULL-terminated: "hp", "colocrl", "eagle",
+ * "eagle-ppo-ce", "post". */
 const char *const *dp_agent_preset_names(void);
 /* Fills cfg with a preset; returns 0, or -1 for an unknown name. */
 int dp_agent_preset(const char *name, dp_agent_config *cfg);

@@ -57,6 +57,9 @@ typedef struct dp_sim_options {
     uint64_t seed;      /* seeds the noise                                      */
     int32_t steps;      /* steps simulated (>= 1)                               */
     int32_t warmup;     /* first steps discarded before the median (< steps)    */
+    int mean;           /* report the mean of the measured steps (EAGLE's
+                           protocol), not the median (the Hierarchical
+                           Planner's); the trace is of the median step     */
 } dp_sim_options;
 
 /* Defaults: no trace, no noise, 1 step, no warm-up. */

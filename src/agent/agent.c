@@ -1,14 +1,28 @@
-/* The agent: builds the parts a configuration names and runs REINFORCE
- * updates (seed 001, Eqs. 3-6; seed 004, Section 3.1):
+/* The agent: builds the parts a configuration names and runs its updates.
+ * Every update samples one grouping and K placements of its groups:
  *
  *   group ~ grouper(op features)            (m = 1 grouping per update)
  *   dev_k ~ placer(group embeddings), k < K (K placements per update)
  *   R_k = -sqrt(step time_k), or the failing reward when invalid
- *   loss = -1/K sum_k (R_k - B) log p(dev_k) - (1/K sum_k (R_k - B)) log p(group)
+ *   A_k = R_k - B, B a moving average of the rewards (seed 003, Eq. 4)
  *
- * with B a moving average of the rewards, logit noise for the first updates
- * and, after valid_only_after updates, only valid samples in the sums and
- * the baseline. */
+ * then trains by one of
+ *   REINFORCE (seed 001, Eqs. 3-6; seed 004, Section 3.1):
+ *     loss = -1/K sum_k A_k log p(dev_k) - (1/K sum_k A_k) log p(group)
+ *   PPO (seed 003, Eq. 3), ppo_epochs passes over the K samples, each split
+ *     into ppo_minibatches shuffled parts, one Adam step per part:
+ *     loss = -1/|mb| sum_k [min(r_k A_k, clip(r_k, 1-e, 1+e) A_k)
+ *                           + min(r_g A_k, clip(r_g, 1-e, 1+e) A_k)]
+ *     with r_k = p(dev_k) / p_old(dev_k) and r_g = p(group) / p_old(group):
+ *     the placer's and the grouper's ratios each on their own (each is one
+ *     network's action; docs/agents.md);
+ *   PPO_CE (Post, as seed 003 describes it): PPO, and every ce_every samples
+ *     ce_steps Adam steps on -1/E sum_e log p(elite_e), the E best
+ *     placements sampled so far (the table placer instead takes the exact
+ *     minimiser, the elites' device frequencies, mixed with the uniform).
+ *
+ * Logit noise for the first updates and, after valid_only_after updates,
+ * only valid samples in the sums and the baseline. */
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
@@ -55,14 +69,16 @@ void dp_agent_free(dp_agent *a) {
     agent_features_free(&a->feat);
     agent_eval_free(a->eval);
     if (a->learned_grouper) dp_nn_grouper_free(&a->grouper);
-    dp_nn_seq2seq_free(&a->placer);
+    agent_placer_free(a);
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
     free(a->unit_first), free(a->unit_mask);
     free(a->group), free(a->x), free(a->dx), free(a->trows), free(a->dtype_rows);
     free(a->ge), free(a->dge), free(a->gcount), free(a->gscratch), free(a->dgpart);
     free(a->devs), free(a->logp), free(a->dlogp), free(a->entropy), free(a->dentropy), free(a->place), free(a->res), free(a->cached);
-    free(a->last), free(a->window), free(a->best);
+    free(a->last), free(a->window), free(a->best), free(a->dge0), free(a->best_group_scratch);
+    free(a->old_logp), free(a->mb_weight), free(a->order);
+    free(a->elite_reward), free(a->elite_hash), free(a->elite_devs), free(a->elite_group);
     free(a);
 }
 
@@ -107,36 +123,27 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
                      dp_agent_grouper_kind_name(cfg->grouper), a->G, g->name);
         goto fail;
     }
-    a->GF = agent_group_dim(&a->feat, cfg, a->G);
+    a->GF = agent_group_dim(&a->feat, cfg, a->G, a->gwidth);
 
-    /* networks: type embedding, grouper, placer in one parameter store */
-    dp_nn_tensor_spec specs[16];
+    /* networks: type embedding, grouper, link, placer in one parameter store */
+    dp_nn_tensor_spec specs[32];
     int ns = 0;
     specs[ns++] = (dp_nn_tensor_spec){"agent.type_emb", (size_t)a->feat.V * cfg->type_dim, DP_NN_INIT_UNIFORM, 0.1f};
     dp_nn_grouper_config gc = {a->feat.F, cfg->grouper_hidden, cfg->groups, cfg->tanh_c, cfg->temperature};
     if (a->learned_grouper) ns += dp_nn_grouper_specs(specs + ns, &gc);
-    dp_nn_seq2seq_config sc = {a->GF,
-                               cfg->hidden,
-                               a->D,
-                               cfg->attn_dim,
-                               cfg->dev_emb,
-                               cfg->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER ? DP_NN_ATTENTION_MODE_AFTER
-                                                                                  : DP_NN_ATTENTION_MODE_BEFORE,
-                               cfg->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE,
-                               cfg->tanh_c,
-                               cfg->temperature};
-    ns += dp_nn_seq2seq_specs(specs + ns, &sc);
+    int first_placer = ns + (cfg->link ? 1 : 0);
+    ns += agent_placer_specs(a, specs + ns);
     dp_rng init_rng;
     dp_rng_seed(&init_rng, seed ^ 0x5eed5eed5eedULL);
     if (dp_nn_params_init(&a->params, specs, ns, &init_rng, err)) goto fail;
     a->i_type_emb = dp_nn_params_find(&a->params, "agent.type_emb");
-    a->i_placer = dp_nn_params_find(&a->params, "placer.enc"); /* the placer's tensors come last */
+    a->i_placer = dp_nn_params_find(&a->params, specs[first_placer].name);
     assert(a->i_type_emb == 0 && a->i_placer > 0);
     if (a->learned_grouper && dp_nn_grouper_init(&a->grouper, &gc, &a->params, a->N, err)) {
         a->learned_grouper = 0; /* not initialised: nothing to free */
         goto fail;
     }
-    if (dp_nn_seq2seq_init(&a->placer, &sc, &a->params, a->K, a->G, err)) goto fail;
+    if (agent_placer_init(a, err)) goto fail;
     a->adam = dp_nn_adam_default();
 
     int32_t tdim = cfg->type_dim, K = a->K, G = a->G;
@@ -147,7 +154,11 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
         !ALLOC(a->gcount, G) || !ALLOC(a->gscratch, (int64_t)G * (tw + a->feat.S + G)) ||
         !ALLOC(a->dgpart, (int64_t)G * tw) || !ALLOC(a->devs, (int64_t)K * G) || !ALLOC(a->logp, K) ||
         !ALLOC(a->dlogp, K) || !ALLOC(a->entropy, K) || !ALLOC(a->dentropy, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
-        !ALLOC(a->last, K) || !ALLOC(a->window, cfg->baseline_window) || !ALLOC(a->best, a->N))
+        !ALLOC(a->last, K) || !ALLOC(a->window, cfg->baseline_window) || !ALLOC(a->best, a->N) ||
+        !ALLOC(a->dge0, (int64_t)G * a->GF) || !ALLOC(a->best_group_scratch, a->N) || !ALLOC(a->old_logp, K) || !ALLOC(a->mb_weight, K) ||
+        !ALLOC(a->order, K) || !ALLOC(a->elite_reward, cfg->ce_elites) || !ALLOC(a->elite_hash, cfg->ce_elites) ||
+        !ALLOC(a->elite_devs, (int64_t)cfg->ce_elites * G) ||
+        (a->learned_grouper && !ALLOC(a->elite_group, (int64_t)cfg->ce_elites * a->N)))
         goto nomem;
 
     a->fail_reward = cfg->fail_reward != 0.0 ? cfg->fail_reward : -sqrt(10.0 * serial_seconds(a));
@@ -183,9 +194,10 @@ float agent_noise_at(const dp_agent_config *c, int64_t update) {
 }
 
 /* Type rows, grouping and group embeddings of this update: fills a->group
- * (sampled, or greedy when mode says so) and a->ge [K, G, GF]; returns the
- * grouper's log-probability (0 for fixed groupers). */
-static float forward_groups(dp_agent *a, dp_nn_decode_mode mode, float noise) {
+ * (sampled, greedy or read per mode) and a->ge [B, G, GF] (the same
+ * embedding in every slot); returns the grouper's log-probability (0 for
+ * fixed groupers). */
+static float forward_groups(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float noise) {
     const dp_agent_config *c = &a->cfg;
     float *table = dp_nn_params_tensor(&a->params, a->i_type_emb);
     dp_nn_embedding_forward(a->trows, a->feat.type_id, table, a->N, a->feat.V, c->type_dim);
@@ -193,40 +205,44 @@ static float forward_groups(dp_agent *a, dp_nn_decode_mode mode, float noise) {
     if (a->learned_grouper) {
         agent_features_op_rows(&a->feat, a->trows, c->type_dim, a->x);
         logp = dp_nn_grouper_forward(&a->grouper, a->group, &a->grouper_entropy, a->x, mode, &a->rng, noise, a->N);
+        a->ggraph_ok = 0;
     }
-    agent_group_embed(&a->feat, c, a->group, a->G, a->trows, a->ge, a->gcount, a->gscratch);
+    if (c->link) agent_link_forward(a);
+    agent_group_embed(&a->feat, c, a->group, a->G, a->trows, a->lout, a->ge, a->gcount, a->gscratch);
     size_t one = (size_t)a->G * a->GF;
-    for (int32_t k = 1; k < a->K; k++) memcpy(a->ge + k * one, a->ge, sizeof(float) * one);
+    for (int32_t k = 1; k < B; k++) memcpy(a->ge + k * one, a->ge, sizeof(float) * one);
     return logp;
 }
 
-/* Accumulates the gradients of sum_k dlogp[k] log p(dev_k) + dlogp_g log
- * p(group) into the parameters. */
-static void backward(dp_agent *a, float dlogp_g) {
+/* Accumulates into the parameters the gradients of
+ *   sum_b dlogp[b] log p(dev_b) + dentropy[b] H(dev_b)     (a->dlogp, a->dentropy)
+ *   + dlogp_g log p(group) + dentropy_g H(group)
+ * for the last forward of batch B. */
+static void backward(dp_agent *a, int32_t B, float dlogp_g, float dentropy_g) {
     const dp_agent_config *c = &a->cfg;
     int embed = c->group_types == DP_AGENT_GROUP_TYPES_EMBEDDING;
-    size_t one = (size_t)a->G * a->GF;
-    if (embed) memset(a->dge, 0, sizeof(float) * one * a->K);
-    /* entropy bonus: loss -= entropy * (mean entropy per decision) */
-    for (int32_t k = 0; k < a->K; k++) a->dentropy[k] = -c->entropy / (float)(a->K * a->G);
-    dp_nn_seq2seq_backward(&a->placer, embed ? a->dge : NULL, a->dlogp, c->entropy > 0 ? a->dentropy : NULL, a->devs,
-                           a->ge);
+    int need_dge = embed || c->link;
+    if (need_dge) memset(a->dge0, 0, sizeof(float) * (size_t)a->G * a->GF);
+    agent_placer_backward(a, B, need_dge ? a->dge0 : NULL);
     memset(a->dtype_rows, 0, sizeof(float) * (size_t)a->N * c->type_dim);
-    if (embed) {
-        /* the group embedding is shared by the K samples: sum their gradients,
-         * then through the mean of the type rows */
-        for (int32_t k = 1; k < a->K; k++)
-            for (size_t j = 0; j < one; j++) a->dge[j] += a->dge[k * one + j];
-        int32_t tdim = c->type_dim;
-        memset(a->dgpart, 0, sizeof(float) * (size_t)a->G * tdim);
-        float *dparts[3] = {a->dgpart, NULL, NULL};
-        const int widths[3] = {tdim, a->feat.S, a->G};
-        dp_nn_concat_backward(dparts, a->dge, widths, 3, a->G);
-        dp_nn_group_mean_backward(a->dtype_rows, a->dgpart, a->gcount, a->group, a->N, tdim, a->G);
+    if (need_dge) {
+        /* split the shared group embedding's gradient into its parts */
+        int32_t tw = a->gwidth[0];
+        float *dparts[4];
+        int widths[4], n = 0;
+        if (embed) memset(a->dgpart, 0, sizeof(float) * (size_t)a->G * tw);
+        if (c->link) memset(a->ldout, 0, sizeof(float) * (size_t)a->G * a->LH);
+        dparts[n] = embed ? a->dgpart : NULL, widths[n++] = tw;
+        dparts[n] = NULL, widths[n++] = a->gwidth[1];
+        if (a->gwidth[2]) dparts[n] = NULL, widths[n++] = a->gwidth[2];
+        if (a->gwidth[3]) dparts[n] = a->ldout, widths[n++] = a->gwidth[3];
+        dp_nn_concat_backward(dparts, a->dge0, widths, n, a->G);
+        if (embed) dp_nn_group_mean_backward(a->dtype_rows, a->dgpart, a->gcount, a->group, a->N, tw, a->G);
+        if (c->link) agent_link_backward(a, a->ldout);
     }
     if (a->learned_grouper) {
         memset(a->dx, 0, sizeof(float) * (size_t)a->N * a->feat.F);
-        dp_nn_grouper_backward(&a->grouper, a->dx, a->group, a->x, dlogp_g, -c->entropy / (float)a->N, a->N);
+        dp_nn_grouper_backward(&a->grouper, a->dx, a->group, a->x, dlogp_g, dentropy_g, a->N);
         int32_t tdim = c->type_dim;
         for (int32_t i = 0; i < a->N; i++)
             for (int32_t j = 0; j < tdim; j++) a->dtype_rows[(int64_t)i * tdim + j] += a->dx[(int64_t)i * a->feat.F + j];
@@ -234,6 +250,18 @@ static void backward(dp_agent *a, float dlogp_g) {
     if (embed || a->learned_grouper)
         dp_nn_embedding_backward(dp_nn_params_grad(&a->params, a->i_type_emb), a->dtype_rows, a->feat.type_id, a->N,
                                  a->feat.V, c->type_dim);
+}
+
+/* Clips (per network or all at once) and takes one Adam step. */
+static void optimizer_step(dp_agent *a) {
+    const dp_agent_config *c = &a->cfg;
+    if (c->clip > 0 && c->clip_per_network) {
+        dp_nn_grad_clip_range(&a->params, 0, a->i_placer, c->clip);
+        dp_nn_grad_clip_range(&a->params, a->i_placer, a->params.ntensors - a->i_placer, c->clip);
+    } else if (c->clip > 0) {
+        dp_nn_grad_clip(&a->params, c->clip);
+    }
+    dp_nn_adam_update(&a->params, &a->adam, c->lr);
 }
 
 void agent_baseline_add(dp_agent *a, double r) {
@@ -251,6 +279,136 @@ void agent_baseline_add(dp_agent *a, double r) {
     a->have_baseline = 1;
 }
 
+/* ---- algorithms ------------------------------------------------------------- */
+
+/* REINFORCE: one step on the K samples' advantages adv[K]. */
+static void train_reinforce(dp_agent *a, const double *adv) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t K = a->K;
+    double sum_adv = 0.0;
+    for (int32_t k = 0; k < K; k++) {
+        a->dlogp[k] = (float)(-adv[k] / K);
+        a->dentropy[k] = -c->entropy / (float)(K * a->G); /* mean entropy per decision */
+        sum_adv += adv[k];
+    }
+    dp_nn_params_zero_grad(&a->params);
+    backward(a, K, (float)(-sum_adv / K), -c->entropy / (float)a->N);
+    optimizer_step(a);
+}
+
+/* d/d(log p) of min(r A, clip(r, 1 - e, 1 + e) A) with r = exp(logp - old):
+ * r A where the unclipped term is the smaller, else 0. */
+double agent_ppo_grad(double logp, double old, double adv, double eps) {
+    double d = logp - old;
+    if (d > 30) d = 30; /* a ratio past e^30 is clipped or capped alike */
+    double r = exp(d);
+    if ((adv >= 0 && r > 1 + eps) || (adv < 0 && r < 1 - eps)) return 0.0;
+    return r * adv;
+}
+
+/* PPO: ppo_epochs passes over the samples in shuffled minibatches; the
+ * first pass reuses the sampling forward when it drew no noise. Valid-only
+ * updates leave the unused samples' advantages at 0. */
+static void train_ppo(dp_agent *a, const double *adv, float noise) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t K = a->K, M = c->ppo_minibatches;
+    double eps = c->ppo_clip;
+    memcpy(a->old_logp, a->logp, sizeof(float) * (size_t)K);
+    float old_g = a->old_logp_g;
+    for (int32_t k = 0; k < K; k++) a->order[k] = k;
+    int fresh = noise == 0.0f; /* the saved activations are the policy's own */
+    for (int32_t e = 0; e < c->ppo_epochs; e++) {
+        if (M > 1)
+            for (int32_t k = K - 1; k > 0; k--) { /* Fisher-Yates */
+                int32_t j = (int32_t)dp_rng_below(&a->rng, (uint64_t)k + 1), t = a->order[k];
+                a->order[k] = a->order[j], a->order[j] = t;
+            }
+        for (int32_t mb = 0; mb < M; mb++) {
+            float logp_g = old_g;
+            if (!fresh) {
+                logp_g = forward_groups(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+                agent_placer_forward(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+            }
+            fresh = 0;
+            int32_t lo = (int32_t)((int64_t)K * mb / M), hi = (int32_t)((int64_t)K * (mb + 1) / M), n = hi - lo;
+            for (int32_t k = 0; k < K; k++) a->mb_weight[k] = 0.0f;
+            for (int32_t j = lo; j < hi; j++) a->mb_weight[a->order[j]] = 1.0f;
+            double dg = 0.0;
+            for (int32_t k = 0; k < K; k++) {
+                float w = a->mb_weight[k];
+                a->dlogp[k] = (float)(-w * agent_ppo_grad(a->logp[k], a->old_logp[k], adv[k], eps) / n);
+                a->dentropy[k] = -w * c->entropy / (float)(n * a->G);
+                dg -= w * agent_ppo_grad(logp_g, old_g, adv[k], eps) / n;
+            }
+            dp_nn_params_zero_grad(&a->params);
+            backward(a, K, (float)dg, -c->entropy / (float)a->N);
+            optimizer_step(a);
+        }
+    }
+}
+
+/* 64-bit hash of an op placement (FNV-1a over the devices). */
+static uint64_t placement_hash(const int32_t *p, int32_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int32_t i = 0; i < n; i++) h = (h ^ (uint64_t)(uint32_t)p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Offers sample k of this update (reward r, valid) to the elites: kept,
+ * best first, when among the ce_elites best distinct placements. */
+static void elites_offer(dp_agent *a, int32_t k, double r) {
+    int32_t E = a->cfg.ce_elites, G = a->G, N = a->N;
+    uint64_t h = placement_hash(a->place + (int64_t)k * N, N);
+    for (int32_t e = 0; e < a->n_elites; e++)
+        if (a->elite_hash[e] == h) return;
+    if (a->n_elites == E && !(r > a->elite_reward[E - 1])) return;
+    int32_t at = a->n_elites < E ? a->n_elites++ : E - 1;
+    while (at > 0 && r > a->elite_reward[at - 1]) { /* ties: the earlier stays first */
+        a->elite_reward[at] = a->elite_reward[at - 1];
+        a->elite_hash[at] = a->elite_hash[at - 1];
+        memcpy(a->elite_devs + (int64_t)at * G, a->elite_devs + (int64_t)(at - 1) * G, sizeof(int32_t) * (size_t)G);
+        if (a->elite_group)
+            memcpy(a->elite_group + (int64_t)at * N, a->elite_group + (int64_t)(at - 1) * N, sizeof(int32_t) * (size_t)N);
+        at--;
+    }
+    a->elite_reward[at] = r;
+    a->elite_hash[at] = h;
+    memcpy(a->elite_devs + (int64_t)at * G, a->devs + (int64_t)k * G, sizeof(int32_t) * (size_t)G);
+    if (a->elite_group) memcpy(a->elite_group + (int64_t)at * N, a->group, sizeof(int32_t) * (size_t)N);
+}
+
+/* Cross-entropy minimisation over the elites: ce_steps Adam steps on
+ * -1/E sum_e log p(elite_e), one elite at a time through the batch-of-one
+ * placer; the table placer takes the exact minimiser instead. The
+ * current grouping is restored afterwards. */
+void agent_train_cross_entropy(dp_agent *a) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t E = a->n_elites, G = a->G, N = a->N;
+    if (E == 0) return;
+    a->ce_updates++;
+    if (c->placer == DP_AGENT_PLACER_KIND_TABLE && !a->learned_grouper) {
+        agent_table_set_from_elites(a);
+    } else {
+        memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)N);
+        for (int32_t step = 0; step < c->ce_steps; step++) {
+            dp_nn_params_zero_grad(&a->params);
+            for (int32_t e = 0; e < E; e++) {
+                if (a->elite_group) memcpy(a->group, a->elite_group + (int64_t)e * N, sizeof(int32_t) * (size_t)N);
+                forward_groups(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+                memcpy(a->devs, a->elite_devs + (int64_t)e * G, sizeof(int32_t) * (size_t)G);
+                agent_placer_forward(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+                a->dlogp[0] = -1.0f / (float)E;
+                a->dentropy[0] = 0.0f;
+                backward(a, 1, -1.0f / (float)E, 0.0f);
+            }
+            optimizer_step(a);
+        }
+        memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)N);
+        a->ggraph_ok = 0;
+    }
+    if (c->ce_recent) a->n_elites = 0;
+}
+
 dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, N = a->N;
@@ -259,9 +417,8 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     float noise = agent_noise_at(c, u);
     dp_rng saved_rng = a->rng; /* restored when the update is abandoned */
 
-    forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
-    dp_nn_seq2seq_forward(&a->placer, a->logp, a->entropy, a->devs, a->ge, NULL, NULL, DP_NN_DECODE_MODE_SAMPLE,
-                          &a->rng, noise);
+    a->old_logp_g = forward_groups(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
+    agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
     for (int32_t k = 0; k < K; k++) agent_expand(a, a->group, a->devs + (int64_t)k * a->G, a->place + (int64_t)k * N);
 
     double te0 = dp_now_s();
@@ -277,7 +434,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
 
     /* rewards and advantages against the baseline before this update */
     int valid_only = u >= c->valid_only_after;
-    double adv[K], sum_adv = 0.0;
+    double adv[K];
     int32_t n_used = 0;
     if (!a->have_baseline) { /* first rewards: the baseline starts at their mean */
         double s = 0.0;
@@ -298,23 +455,20 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         s->used = !valid_only || r->valid;
         s->cached = a->cached[k] != 0;
         adv[k] = s->used ? s->reward - b : 0.0;
-        if (s->used) sum_adv += adv[k], n_used++;
+        if (s->used) n_used++;
     }
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].used) agent_baseline_add(a, a->last[k].reward);
+    if (c->algo == DP_AGENT_ALGO_PPO_CE)
+        for (int32_t k = 0; k < K; k++)
+            if (a->last[k].valid) elites_offer(a, k, a->last[k].reward);
 
     if (n_used > 0) {
-        dp_nn_params_zero_grad(&a->params);
-        for (int32_t k = 0; k < K; k++) a->dlogp[k] = (float)(-adv[k] / K);
-        backward(a, (float)(-sum_adv / K));
-        if (c->clip > 0 && c->clip_per_network) {
-            dp_nn_grad_clip_range(&a->params, 0, a->i_placer, c->clip);
-            dp_nn_grad_clip_range(&a->params, a->i_placer, a->params.ntensors - a->i_placer, c->clip);
-        } else if (c->clip > 0) {
-            dp_nn_grad_clip(&a->params, c->clip);
-        }
-        dp_nn_adam_update(&a->params, &a->adam, c->lr);
+        if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
+        else train_ppo(a, adv, noise);
     }
+    if (c->algo == DP_AGENT_ALGO_PPO_CE && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every)
+        agent_train_cross_entropy(a);
 
     /* bookkeeping */
     double t1 = dp_now_s();
@@ -345,19 +499,27 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     return DP_STATUS_OK;
 }
 
+float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs) {
+    memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
+    if (a->learned_grouper) memcpy(a->group, group, sizeof(int32_t) * (size_t)a->N);
+    float lg = forward_groups(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    memcpy(a->devs, devs, sizeof(int32_t) * (size_t)a->G);
+    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)a->N);
+    a->ggraph_ok = 0;
+    return lg + a->logp[0];
+}
+
 dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
     (void)err;
     /* greedy decoding draws nothing, but keep the generator untouched anyway */
     dp_rng saved = a->rng;
-    int32_t *group = malloc(sizeof(int32_t) * (size_t)a->N);
-    if (!group) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory");
-    memcpy(group, a->group, sizeof(int32_t) * (size_t)a->N);
-    forward_groups(a, DP_NN_DECODE_MODE_GREEDY, 0.0f);
-    dp_nn_seq2seq_forward(&a->placer, a->logp, NULL, a->devs, a->ge, NULL, NULL, DP_NN_DECODE_MODE_GREEDY, &a->rng,
-                          0.0f);
+    memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
+    forward_groups(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
+    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
     agent_expand(a, a->group, a->devs, out);
-    memcpy(a->group, group, sizeof(int32_t) * (size_t)a->N);
-    free(group);
+    memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)a->N);
+    a->ggraph_ok = 0;
     a->rng = saved;
     return DP_STATUS_OK;
 }

@@ -6,6 +6,9 @@
  *   u32 length + bytes: identity (graph, ops, devices, configuration,
  *                       evaluator, seed) that must match on load
  *   the counters, generator, baseline and its window, the best placement
+ *   (version 2) the cross-entropy updates done and the elites: i32 count,
+ *               then ce_elites rewards, hashes, devices [ce_elites, G] and,
+ *               with the learned grouper, groupings [ce_elites, N]
  *   u64 floats, then values, Adam m, Adam v (floats), i64 Adam step
  *   u64 FNV-1a checksum of everything before it
  */
@@ -18,7 +21,7 @@
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
-#define CK_VERSION 1u
+#define CK_VERSION 2u
 
 typedef struct ck_buf {
     unsigned char *p;
@@ -57,9 +60,9 @@ static char *identity(const dp_agent *a) {
     if (!s) return NULL;
     int w = snprintf(s, cap, "graph=%s ops=%d devices=%s:", a->g->name ? a->g->name : "", (int)a->N, a->ds->name);
     for (int32_t d = 0; d < a->D; d++) w += snprintf(s + w, cap - (size_t)w, "%s%s", d ? "," : "", a->ds->devices[d].name);
-    w += snprintf(s + w, cap - (size_t)w, " seed=%llu eval=%s noise=%.9g steps=%d warmup=%d simseed=%llu groups=%d ",
+    w += snprintf(s + w, cap - (size_t)w, " seed=%llu eval=%s noise=%.9g steps=%d warmup=%d mean=%d simseed=%llu groups=%d ",
                   (unsigned long long)a->seed, a->eo.measure_cmd ? "measure" : "sim", a->eo.sim.noise_sigma,
-                  (int)a->eo.sim.steps, (int)a->eo.sim.warmup, (unsigned long long)a->eo.sim.seed, (int)a->G);
+                  (int)a->eo.sim.steps, (int)a->eo.sim.warmup, a->eo.sim.mean, (unsigned long long)a->eo.sim.seed, (int)a->G);
     dp_agent_config_format(&a->cfg, s + w, cap - (size_t)w);
     return s;
 }
@@ -83,6 +86,12 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     put(&b, a->window, sizeof(double) * (size_t)a->cfg.baseline_window);
     PUT(&b, a->have_best);
     put(&b, a->best, sizeof(int32_t) * (size_t)a->N);
+    int32_t E = a->cfg.ce_elites;
+    PUT(&b, a->ce_updates), PUT(&b, a->n_elites);
+    put(&b, a->elite_reward, sizeof(double) * (size_t)E);
+    put(&b, a->elite_hash, sizeof(uint64_t) * (size_t)E);
+    put(&b, a->elite_devs, sizeof(int32_t) * (size_t)E * a->G);
+    if (a->elite_group) put(&b, a->elite_group, sizeof(int32_t) * (size_t)E * a->N);
     uint64_t count = a->params.count;
     PUT(&b, count);
     put(&b, a->params.data, sizeof(float) * count);
@@ -205,11 +214,19 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     GET(&r, have_best);
     const unsigned char *best = r.p + r.at;
     r.at += bbytes <= r.n - r.at ? bbytes : (r.short_read = 1, 0);
+    int64_t ce_updates = 0;
+    int32_t n_elites = 0, E = a->cfg.ce_elites;
+    GET(&r, ce_updates), GET(&r, n_elites);
+    size_t ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->G +
+                    (a->elite_group ? sizeof(int32_t) * (size_t)E * a->N : 0);
+    const unsigned char *elites = r.p + r.at;
+    r.at += ebytes <= r.n - r.at ? ebytes : (r.short_read = 1, 0);
     uint64_t count = 0;
     GET(&r, count);
     if (r.short_read || count != a->params.count || r.n - r.at != sizeof(float) * 3 * count + sizeof(int64_t) ||
         s.updates < 0 || s.samples < 0 || window_n < 0 || window_n > a->cfg.baseline_window || window_pos < 0 ||
-        (a->cfg.baseline_window > 0 && window_pos >= a->cfg.baseline_window) || (have_best != 0 && have_best != 1)) {
+        (a->cfg.baseline_window > 0 && window_pos >= a->cfg.baseline_window) || (have_best != 0 && have_best != 1) ||
+        ce_updates < 0 || n_elites < 0 || n_elites > E) {
         st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has inconsistent sizes or counters", path);
         goto out;
     }
@@ -229,6 +246,26 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
             goto out;
         }
     }
+    for (int64_t i = 0; i < (int64_t)n_elites * a->G; i++) {
+        int32_t d;
+        memcpy(&d, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)i, sizeof d);
+        if (d < 0 || d >= a->D) {
+            st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite placements have device %d", path,
+                              (int)d);
+            goto out;
+        }
+    }
+    for (int64_t i = 0; a->elite_group && i < (int64_t)n_elites * a->N; i++) {
+        int32_t g;
+        memcpy(&g, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->G +
+                       sizeof(int32_t) * (size_t)i,
+               sizeof g);
+        if (g < 0 || g >= a->G) {
+            st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite groupings have group %d", path,
+                              (int)g);
+            goto out;
+        }
+    }
     /* apply */
     a->st.updates = s.updates, a->st.samples = s.samples, a->st.baseline = s.baseline, a->st.best_s = s.best_s;
     a->st.best_update = s.best_update, a->st.best_sample = s.best_sample, a->st.best_elapsed_s = s.best_elapsed_s;
@@ -240,6 +277,13 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     memcpy(a->window, window, wbytes);
     a->have_best = have_best;
     memcpy(a->best, best, bbytes);
+    a->ce_updates = ce_updates, a->n_elites = n_elites;
+    const unsigned char *q = elites;
+    memcpy(a->elite_reward, q, sizeof(double) * (size_t)E), q += sizeof(double) * (size_t)E;
+    memcpy(a->elite_hash, q, sizeof(uint64_t) * (size_t)E), q += sizeof(uint64_t) * (size_t)E;
+    memcpy(a->elite_devs, q, sizeof(int32_t) * (size_t)E * a->G), q += sizeof(int32_t) * (size_t)E * a->G;
+    if (a->elite_group) memcpy(a->elite_group, q, sizeof(int32_t) * (size_t)E * a->N);
+    a->ggraph_ok = 0;
     a->st.best_placement = have_best ? a->best : NULL;
     memcpy(a->params.data, params, sizeof(float) * count);
     memcpy(a->params.m, params + sizeof(float) * count, sizeof(float) * count);

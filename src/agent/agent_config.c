@@ -14,9 +14,9 @@
 static const char *const grouper_names[] = {"learned", "colocation", "metis", "scotch",
                                             "fluid",   "random",     "scope", "none"};
 _Static_assert(sizeof grouper_names / sizeof grouper_names[0] == DP_AGENT_GROUPER_KIND_COUNT, "a name per grouper");
-static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before"};
+static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before", "gcn", "table"};
 _Static_assert(sizeof placer_names / sizeof placer_names[0] == DP_AGENT_PLACER_KIND_COUNT, "a name per placer");
-static const char *const algo_names[] = {"reinforce"};
+static const char *const algo_names[] = {"reinforce", "ppo", "ppo-ce"};
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == DP_AGENT_ALGO_COUNT, "a name per algorithm");
 static const char *const group_types_names[] = {"counts", "embedding"};
 _Static_assert(sizeof group_types_names / sizeof group_types_names[0] == DP_AGENT_GROUP_TYPES_COUNT,
@@ -50,8 +50,11 @@ static const key_def keys[] = {
     {"scope-depth", KEY_INT, OFF(scope_depth), 0, 64, NULL, 0, "scope components the scope grouper keeps"},
     {"scope-merge-rule", KEY_BOOL, OFF(scope_merge_rule), 0, 1, NULL, 0,
      "scope grouper: also join single-consumer ops (the colocation grouper's rule)"},
+    {"link", KEY_BOOL, OFF(link), 0, 1, NULL, 0,
+     "EAGLE's extra RNN from the learned grouper's parameters to the placer's inputs"},
+    {"link-hidden", KEY_INT, OFF(link_hidden), 1, 4096, NULL, 0, "LSTM units of the link RNN"},
     {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT, "placer"},
-    {"hidden", KEY_INT, OFF(hidden), 1, 4096, NULL, 0, "LSTM units of the placer"},
+    {"hidden", KEY_INT, OFF(hidden), 1, 4096, NULL, 0, "LSTM (seq2seq) or graph-convolution (gcn) units of the placer"},
     {"attn-dim", KEY_INT, OFF(attn_dim), 1, 4096, NULL, 0, "attention units"},
     {"dev-emb", KEY_INT, OFF(dev_emb), 1, 4096, NULL, 0, "device embedding size"},
     {"group-types", KEY_ENUM, OFF(group_types), 0, 0, group_types_names, DP_AGENT_GROUP_TYPES_COUNT,
@@ -81,6 +84,17 @@ static const key_def keys[] = {
     {"oom-shaped", KEY_BOOL, OFF(oom_shaped), 0, 1, NULL, 0,
      "out-of-memory samples rewarded by time and overflow, not the failing reward"},
     {"valid-only-after", KEY_INT, OFF(valid_only_after), 0, 1e9, NULL, 0, "updates after which only valid samples train"},
+    {"ppo-epochs", KEY_INT, OFF(ppo_epochs), 1, 1000, NULL, 0, "PPO passes over each update's samples"},
+    {"ppo-minibatches", KEY_INT, OFF(ppo_minibatches), 1, 1024, NULL, 0,
+     "PPO: shuffled parts each pass is split into (at most samples)"},
+    {"ppo-clip", KEY_FLOAT, OFF(ppo_clip), 0, 10, NULL, 0, "PPO clip ratio epsilon"},
+    {"ce-every", KEY_INT, OFF(ce_every), 1, 1e9, NULL, 0, "ppo-ce: samples between cross-entropy updates"},
+    {"ce-elites", KEY_INT, OFF(ce_elites), 1, 1024, NULL, 0, "ppo-ce: elite placements kept"},
+    {"ce-steps", KEY_INT, OFF(ce_steps), 1, 1000, NULL, 0, "ppo-ce: Adam steps per cross-entropy update (neural placers)"},
+    {"ce-recent", KEY_BOOL, OFF(ce_recent), 0, 1, NULL, 0,
+     "ppo-ce: elites from the last ce-every samples only, not from all so far"},
+    {"post-mix", KEY_FLOAT, OFF(post_mix), 0, 1, NULL, 0,
+     "table placer: weight of the uniform distribution mixed in after a cross-entropy update"},
 };
 #undef OFF
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
@@ -91,7 +105,7 @@ const char *const *dp_agent_config_keys(void) {
     return names;
 }
 
-static const char *const preset_names[] = {"hp", "colocrl", NULL};
+static const char *const preset_names[] = {"hp", "colocrl", "eagle", "eagle-ppo-ce", "post", NULL};
 const char *const *dp_agent_preset_names(void) { return preset_names; }
 
 /* The Hierarchical Planner (seed 001, Sections 2 and 3). */
@@ -118,6 +132,10 @@ static void preset_hp(dp_agent_config *c) {
     c->baseline_decay = 0.9f;                         /* EMA of the reward; decay not given: ours     */
     c->fail_reward = -10.0;                           /* "large negative reward of -10"               */
     c->valid_only_after = 500;                        /* "only for valid placements after 500 steps"  */
+    c->link_hidden = 64;                              /* link off; size for --set link=yes            */
+    /* PPO and cross-entropy settings for --set algo=ppo|ppo-ce: EAGLE's */
+    c->ppo_epochs = 4, c->ppo_minibatches = 1, c->ppo_clip = 0.3f;
+    c->ce_every = 50, c->ce_elites = 5, c->ce_steps = 1, c->post_mix = 0.1f;
 }
 
 /* ColocRL (seed 004, Section 3); numbers the extraction lost come from the
@@ -133,10 +151,58 @@ static void preset_colocrl(dp_agent_config *c) {
     c->fail_reward = 0.0;                             /* failing signal set per graph: automatic      */
 }
 
+/* EAGLE (seed 003, Sections III and IV.C): the Hierarchical Planner's
+ * features and grouper, the extra link RNN, the seq2seq placer with
+ * attention before the decoder, PPO. What the paper leaves open is the
+ * Hierarchical Planner's (it was reproduced from the same TensorFlow
+ * grappler code): docs/agents.md. */
+static void preset_eagle(dp_agent_config *c) {
+    preset_hp(c);
+    snprintf(c->preset, sizeof c->preset, "eagle");
+    c->groups = 256, c->grouper_hidden = 64;          /* "64 hidden units", "number of groups ... 256" */
+    c->link = 1, c->link_hidden = 64;                 /* "an extra RNN ... parameters of the grouper
+                                                         into inputs of the placer"; size: ours       */
+    c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE;  /* "attention score is applied before ... decoder" */
+    c->hidden = 512, c->attn_dim = 512;               /* "Both ... LSTM layers have a hidden size of 512" */
+    c->noise_amp = 0.0f, c->noise_updates = 0;        /* not mentioned for EAGLE                       */
+    c->algo = DP_AGENT_ALGO_PPO;
+    c->samples = 10, c->ppo_epochs = 4;               /* "10 placements as a minibatch ... 4 times"    */
+    c->ppo_clip = 0.3f, c->entropy = 0.01f;           /* "clip ratio ... 0.3", "coefficient of entropy ... 0.01" */
+    c->lr = 0.01f, c->clip = 1.0f;                    /* "learning rate of 0.01", "norm ... 1.0"        */
+    c->ce_every = 50, c->ce_elites = 5;               /* PPO+CE: "interval ... 50", "top 5"           */
+}
+
+static void preset_eagle_ppo_ce(dp_agent_config *c) {
+    preset_eagle(c);
+    snprintf(c->preset, sizeof c->preset, "eagle-ppo-ce");
+    c->algo = DP_AGENT_ALGO_PPO_CE;
+}
+
+/* Post (Gao, Chen and Li, NeurIPS 2018, as seed 003 describes it): one
+ * distribution per group, starting uniform, PPO every few samples and a
+ * cross-entropy minimisation over the elites every ce_every samples, after
+ * which each distribution is mixed with the uniform one. The grouping,
+ * mixing weight and PPO sizes are our choices: docs/agents.md. */
+static void preset_post(dp_agent_config *c) {
+    preset_eagle_ppo_ce(c);
+    snprintf(c->preset, sizeof c->preset, "post");
+    c->grouper = DP_AGENT_GROUPER_KIND_METIS, c->groups = 256; /* fixed groups, as EAGLE's Table II  */
+    c->link = 0;
+    c->placer = DP_AGENT_PLACER_KIND_TABLE;
+    c->tanh_c = 0.0f, c->temperature = 1.0f;          /* plain logits                              */
+    c->entropy = 0.0f;                                /* the uniform mixing explores               */
+    c->ppo_clip = 0.2f;                               /* PPO's usual epsilon                       */
+    c->post_mix = 0.3f;                               /* 0.1 stalls in a local optimum of the test
+                                                         graphs on 2 of 24 runs, 0.3 on none      */
+}
+
 int dp_agent_preset(const char *name, dp_agent_config *cfg) {
     if (!name) return -1;
     if (strcmp(name, "hp") == 0) preset_hp(cfg);
     else if (strcmp(name, "colocrl") == 0) preset_colocrl(cfg);
+    else if (strcmp(name, "eagle") == 0) preset_eagle(cfg);
+    else if (strcmp(name, "eagle-ppo-ce") == 0) preset_eagle_ppo_ce(cfg);
+    else if (strcmp(name, "post") == 0) preset_post(cfg);
     else return -1;
     return 0;
 }
@@ -201,6 +267,20 @@ dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
                                 k->max);
         }
     }
+    if (cfg->link && cfg->grouper != DP_AGENT_GROUPER_KIND_LEARNED)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: link=yes turns the learned grouper's parameters into placer inputs; the %s "
+                            "grouper has none (use grouper=learned or link=no)",
+                            dp_agent_grouper_kind_name(cfg->grouper));
+    if (cfg->ppo_minibatches > cfg->samples && cfg->algo != DP_AGENT_ALGO_REINFORCE)
+        return dp_error_set(err, DP_STATUS_INVALID, "agent: ppo-minibatches = %d is more than samples = %d",
+                            (int)cfg->ppo_minibatches, (int)cfg->samples);
+    if (cfg->placer == DP_AGENT_PLACER_KIND_TABLE && cfg->tanh_c > 0)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: the table placer's logits are its table; tanh-c must be 0 with placer=table");
+    if (cfg->algo == DP_AGENT_ALGO_PPO_CE && cfg->ce_elites > cfg->ce_every)
+        return dp_error_set(err, DP_STATUS_INVALID, "agent: ce-elites = %d is more than ce-every = %d samples",
+                            (int)cfg->ce_elites, (int)cfg->ce_every);
     if (cfg->baseline_window == 0 && !(cfg->baseline_decay > 0 && cfg->baseline_decay < 1))
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: the reward baseline needs baseline-decay in (0, 1) or baseline-window > 0");

@@ -167,16 +167,22 @@ void agent_features_op_rows(const agent_features *f, const float *trows, int32_t
     }
 }
 
-int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G) {
-    int32_t tw = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? f->V : cfg->type_dim;
-    return tw + f->S + G;
+int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G, int32_t *widths) {
+    int32_t w[4];
+    w[0] = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? f->V : cfg->type_dim;
+    w[1] = f->S;
+    w[2] = cfg->placer == DP_AGENT_PLACER_KIND_GCN ? 0 : G;
+    w[3] = cfg->link ? cfg->link_hidden : 0;
+    if (widths) memcpy(widths, w, sizeof w);
+    return w[0] + w[1] + w[2] + w[3];
 }
 
 void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, const int32_t *group, int32_t G,
-                       const float *trows, float *ge, float *count, float *scratch) {
-    int32_t N = f->n_ops, S = f->S;
+                       const float *trows, const float *link, float *ge, float *count, float *scratch) {
+    int32_t N = f->n_ops, S = f->S, w[4];
+    agent_group_dim(f, cfg, G, w);
     int counts = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS;
-    int32_t tw = counts ? f->V : cfg->type_dim;
+    int32_t tw = w[0];
     float *tpart = scratch, *spart = tpart + (int64_t)G * tw, *apart = spart + (int64_t)G * S;
     if (counts) {
         dp_nn_group_histogram_forward(tpart, group, f->type_id, N, G, f->V);
@@ -186,10 +192,14 @@ void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, cons
     }
     dp_nn_group_sum_forward(spart, f->shape_sum, group, N, S, G);
     for (int64_t k = 0; k < (int64_t)G * S; k++) spart[k] = log1pf(spart[k]);
-    dp_nn_group_adjacency_forward(apart, group, f->src, f->dst, f->n_edges, G);
-    const float *parts[3] = {tpart, spart, apart};
-    const int widths[3] = {tw, S, G};
-    dp_nn_concat_forward(ge, parts, widths, 3, G);
+    if (w[2]) dp_nn_group_adjacency_forward(apart, group, f->src, f->dst, f->n_edges, G);
+    const float *parts[4];
+    int widths[4], n = 0;
+    parts[n] = tpart, widths[n++] = tw;
+    parts[n] = spart, widths[n++] = S;
+    if (w[2]) parts[n] = apart, widths[n++] = w[2];
+    if (w[3]) parts[n] = link, widths[n++] = w[3];
+    dp_nn_concat_forward(ge, parts, widths, n, G);
 }
 
 /* Scope key of an op: its scope without leading "gradients/" (TensorFlow

@@ -29,13 +29,17 @@ void agent_features_free(agent_features *f);
 void agent_features_op_rows(const agent_features *f, const float *trows, int32_t type_dim, float *x);
 
 /* Group embedding ge [G, GF] of the grouping group[n_ops]:
- * [type part | log(1 + summed shapes) | adjacency row]; the type part is
- * log(1 + type counts) [G, V] (COUNTS) or the mean of the group's type
- * embedding rows [G, type_dim] (EMBEDDING; count [G] keeps the sizes for
- * the backward). scratch [G, type part + S + G]. */
-int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G);
+ * [type part | log(1 + summed shapes) | adjacency row | link part]; the
+ * type part is log(1 + type counts) [G, V] (COUNTS) or the mean of the
+ * group's type embedding rows [G, type_dim] (EMBEDDING; count [G] keeps the
+ * sizes for the backward); the adjacency row [G] is left out for the GCN
+ * placer (the adjacency is its graph) and the link part [G, link_hidden]
+ * (link [G, link_hidden], the link RNN's states) is there when cfg->link.
+ * widths[4] gets the four parts' widths (0 for a part left out).
+ * scratch [G, type part + S + G]. */
+int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G, int32_t *widths);
 void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, const int32_t *group, int32_t G,
-                       const float *trows, float *ge, float *count, float *scratch);
+                       const float *trows, const float *link, float *ge, float *count, float *scratch);
 
 /* Fixed groupings: the heuristic groupers, ColocRL's scope groups, none.
  * Fills group[n_ops] and *n_groups. */
@@ -84,10 +88,43 @@ struct dp_agent {
     dp_nn_params params;
     int learned_grouper;
     dp_nn_grouper grouper;
-    dp_nn_seq2seq placer;
     int i_type_emb;     /* tensor index of the type embedding (0)            */
-    int i_placer;       /* first tensor of the placer; the grouper's before  */
+    int i_placer;       /* first tensor of the placer; the grouper's and the
+                           link's before it                                  */
     dp_nn_adam adam;
+    int32_t gwidth[4];  /* widths of the parts of a group embedding         */
+
+    /* link RNN (EAGLE): LSTM over the groups reading [w2 row g | b2 g] */
+    int i_link;
+    int32_t LX, LH;     /* input (grouper hidden + 1) and state sizes        */
+    float *lx, *lout, *lcell, *lgates, *ldx, *ldout, *lscratch;
+
+    /* placer (agent_policy.c): seq2seq for the K samples and for one */
+    dp_nn_seq2seq placer, placer1;
+    int have_placer, have_placer1;
+    /* GCN and table placers: base logits [G, D] per group, then a head
+     * per sample: logits, log-probabilities [K, G, D] */
+    int i_gcn, i_table;
+    dp_nn_graph ggraph;      /* group graph of the GCN placer               */
+    int ggraph_ok;           /* built for the current grouping              */
+    int32_t *gsrc, *gdst;    /* [n_edges] group-level edges                 */
+    float *gxw[2], *gh[2], *gdh, *gdpre, *gcscratch; /* [G, hidden]           */
+    float *hbase, *hdbase;   /* [G, D]                                       */
+    float *htact, *hlogp, *hnoise, *hdlog, *hdlg, *hdl; /* [K, G, D]         */
+
+    /* PPO: log-probabilities when the samples were drawn */
+    float *old_logp;    /* [K] */
+    float old_logp_g;
+    float *mb_weight;   /* [K] 1 for the samples of the current minibatch   */
+    int32_t *order;     /* [K] */
+    /* cross-entropy over elites: the best placements so far (best first) */
+    int32_t n_elites;
+    double *elite_reward;   /* [ce_elites] */
+    uint64_t *elite_hash;   /* [ce_elites] hash of the op placement          */
+    int32_t *elite_devs;    /* [ce_elites, G] */
+    int32_t *elite_group;   /* [ce_elites, N] (learned grouper only)         */
+    int64_t ce_updates;     /* cross-entropy updates done                    */
+    int32_t *best_group_scratch; /* [N] the grouping, kept while another is used */
 
     /* units: TensorFlow colocation groups, and the devices each may use */
     dp_units units;
@@ -102,6 +139,7 @@ struct dp_agent {
     float *trows;       /* [N, type_dim] type embedding rows                    */
     float *dtype_rows;  /* [N, type_dim] their gradient                         */
     float *ge, *dge;    /* [K, G, GF]                                           */
+    float *dge0;        /* [G, GF] gradient of the (shared) group embedding     */
     float *gcount, *gscratch;
     float *dgpart;      /* [G, type_dim] gradient of the group type part        */
     int32_t GF;
@@ -124,6 +162,34 @@ struct dp_agent {
     int have_best;
 };
 
+/* ---- placers (agent_policy.c) ---------------------------------------------- */
+
+/* Tensor specs of the placer a->cfg names (and of the link RNN when on),
+ * for group embeddings of width a->GF; returns their number. */
+int agent_placer_specs(const dp_agent *a, dp_nn_tensor_spec *specs);
+/* Binds the placer and the link to a->params and sizes their buffers.
+ * Errors: NOMEM, INVALID. */
+dp_status agent_placer_init(dp_agent *a, dp_error *err);
+void agent_placer_free(dp_agent *a);
+/* Link RNN forward: a->lout [G, LH] from the grouper's output layer. */
+void agent_link_forward(dp_agent *a);
+/* Accumulates the link's gradients and, through it, the grouper's output
+ * layer gradients, from dlink [G, LH]. */
+void agent_link_backward(dp_agent *a, const float *dlink);
+/* Places B (K, or 1 for greedy decoding and cross-entropy steps) samples
+ * from the group embeddings a->ge [B, G, GF]: a->devs [B, G] sampled,
+ * greedy or read (TEACHER), a->logp [B] and a->entropy [B]; noise > 0
+ * adds logit noise. */
+void agent_placer_forward(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float noise);
+/* Accumulates the placer's gradients of sum_b a->dlogp[b] logp[b] +
+ * a->dentropy[b] entropy[b] for the last forward of batch B, and of the
+ * group embedding into dge0 [G, GF] when not NULL (summed over samples). */
+void agent_placer_backward(dp_agent *a, int32_t B, float *dge0);
+/* Table placer: sets each group's distribution to (1 - mix) times the
+ * device frequencies among the elites plus mix times uniform (the exact
+ * cross-entropy minimiser, then Post's mixing). */
+void agent_table_set_from_elites(dp_agent *a);
+
 /* Turns group devices dev[G] into an op placement out[N]: each op takes its
  * group's device; a colocation unit follows its lowest op, and a unit whose
  * device a member's constraint forbids goes to its first allowed device (as
@@ -137,6 +203,16 @@ void agent_baseline_add(dp_agent *a, double r);
 /* Reward of one evaluated placement: -sqrt(step time) when valid; the
  * shaped out-of-memory reward when oom_shaped; else the failing reward. */
 double agent_reward(const dp_agent *a, const agent_result *r);
+/* PPO's clipped-surrogate gradient with respect to log p: d/d(log p) of
+ * min(r A, clip(r, 1 - eps, 1 + eps) A), r = exp(logp - old): r A where the
+ * unclipped term is the smaller (or they are equal), else 0. */
+double agent_ppo_grad(double logp, double old, double adv, double eps);
+/* The cross-entropy update over the current elites (normally every
+ * ce_every samples of PPO_CE). */
+void agent_train_cross_entropy(dp_agent *a);
+/* log p(group) + log p(devs [G] | group) under the current policy, without
+ * noise (group is read only with the learned grouper). */
+float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs);
 /* Logit-noise amplitude of update number `update` (0-based). */
 float agent_noise_at(const dp_agent_config *c, int64_t update);
 

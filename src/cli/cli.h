@@ -34,12 +34,14 @@ int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_s
  * in bad. */
 int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad, size_t bad_size);
 /* The papers' measuring protocol: --noise SIGMA (log-normal noise on op
- * times), --steps N and --warmup W (median of the steps after the warm-up). */
+ * times), --steps N and --warmup W (median of the steps after the warm-up;
+ * with --mean their mean, as EAGLE measured). */
 typedef struct cli_protocol {
     double noise;
     long steps, warmup;
+    int mean;
 } cli_protocol;
-/* Consumes --noise, --steps or --warmup at argv[*i] into p: 1 when it did,
+/* Consumes --noise, --steps, --warmup or --mean at argv[*i] into p: 1 when it did,
  * 0 for another option, -1 after printing a usage error for a bad value. */
 int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p);
 /* Loads the graph src names: exactly one of --graph and --model, --batch

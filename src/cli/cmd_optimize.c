@@ -28,7 +28,7 @@ static void usage(FILE *f) {
             "                       [--updates N | --samples N | --time DURATION] [--seed N] [--threads N]\n"
             "                       [-o FILE] [--log FILE.csv] [--plot FILE.svg] [--trace FILE] [--json]\n"
             "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE]\n"
-            "                       [--noise SIGMA] [--steps N] [--warmup N] [--no-cache]\n"
+            "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
             "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
             "\n"
             "Learns a placement with reinforcement learning: the agent samples placements,\n"
@@ -67,7 +67,8 @@ static void usage(FILE *f) {
             "evaluation:\n"
             "  --threads N          threads for the policy's products and the evaluations (default 1)\n"
             "  --noise SIGMA        log-normal noise on op times; with --steps N --warmup W the\n"
-            "                       papers' protocol (median of the steps after the warm-up)\n"
+            "                       papers' protocol (median of the steps after the warm-up;\n"
+            "                       --mean: their mean, as EAGLE measured: --steps 15 --warmup 5)\n"
             "  --no-cache           re-evaluate placements seen before\n"
             "  --measure CMD        evaluate each placement with CMD instead of the simulator\n"
             "                       (protocol: docs/measure.md; example: scripts/measure-example.sh)\n"
@@ -338,7 +339,7 @@ int cmd_optimize(int argc, char **argv) {
     const char *trace_path = NULL, *ck_path = NULL, *resume_path = NULL, *measure = NULL, *baselines = NULL, *v;
     long updates = -1, samples = -1, seed = 1, threads = 1, ck_every = 50;
     double time_budget = -1, measure_timeout = 600;
-    cli_protocol proto = {0.0, 1, 0};
+    cli_protocol proto = {0.0, 1, 0, 0};
     int json = 0, quiet = 0, no_cache = 0;
     cli_graph_source src = {0};
     setting sets[MAX_SETS];
@@ -465,6 +466,7 @@ int cmd_optimize(int argc, char **argv) {
     eo.sim.noise_sigma = proto.noise;
     eo.sim.steps = (int32_t)proto.steps;
     eo.sim.warmup = (int32_t)proto.warmup;
+    eo.sim.mean = proto.mean;
     eo.sim.seed = (uint64_t)seed;
     eo.measure_cmd = measure;
     eo.measure_timeout_s = measure_timeout;

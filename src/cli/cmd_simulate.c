@@ -13,7 +13,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: dplace simulate (--graph FILE | --model NAME [--batch N]) --devices SPEC --placement PLACEMENT\n"
-            "                       [--json] [--trace FILE] [--steps N] [--warmup N] [--noise SIGMA] [--seed N]\n"
+            "                       [--json] [--trace FILE] [--steps N] [--warmup N] [--mean] [--noise SIGMA] [--seed N]\n"
             "\n"
             "Simulates one training step of the graph placed on the devices and prints the\n"
             "step time, whether the placement is valid (device constraints, colocation,\n"
@@ -35,6 +35,7 @@ static void usage(FILE *f) {
             "  --steps N            simulate N steps (default 1); with --noise, the median of\n"
             "  --warmup N           the steps after the first N warm-up steps (default 0) is\n"
             "                       reported, as the papers measured\n"
+            "  --mean               report the mean of those steps instead (EAGLE's protocol)\n"
             "  --noise SIGMA        log-normal noise on every op time (0 = none, default)\n"
             "  --seed N             seed of the noise (default 1)\n"
             "  -h, --help           this text\n");
@@ -121,7 +122,7 @@ int cmd_simulate(int argc, char **argv) {
     const char *devices = NULL, *placement = NULL, *trace = NULL, *v;
     int json = 0;
     long seed = 1;
-    cli_protocol proto = {0.0, 1, 0};
+    cli_protocol proto = {0.0, 1, 0, 0};
     cli_graph_source src = {0};
     int r;
     for (int i = 1; i < argc; i++) {
@@ -177,6 +178,7 @@ int cmd_simulate(int argc, char **argv) {
     opt.record_trace = trace != NULL;
     opt.steps = (int32_t)proto.steps;
     opt.warmup = (int32_t)proto.warmup;
+    opt.mean = proto.mean;
     opt.noise_sigma = proto.noise;
     opt.seed = (uint64_t)seed;
     dp_sim_result res;

@@ -118,6 +118,8 @@ int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_prot
         if (cli_parse_long(v, 0, 1023, &p->warmup)) goto bad_warmup;
     } else if ((v = cli_opt_value(argc, argv, i, "--noise"))) {
         if (cli_parse_double(v, 0, 5, &p->noise)) goto bad_noise;
+    } else if (strcmp(argv[*i], "--mean") == 0) {
+        p->mean = 1;
     } else {
         return 0;
     }
