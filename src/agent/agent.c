@@ -74,7 +74,7 @@ void dp_agent_free(dp_agent *a) {
     dp_units_free(&a->units);
     free(a->unit_first), free(a->unit_mask);
     free(a->group), free(a->x), free(a->dx), free(a->trows), free(a->dtype_rows);
-    free(a->ge), free(a->dge), free(a->gcount), free(a->gscratch), free(a->dgpart);
+    free(a->ge), free(a->gcount), free(a->gscratch), free(a->dgpart);
     free(a->devs), free(a->logp), free(a->dlogp), free(a->entropy), free(a->dentropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->window), free(a->best), free(a->dge0), free(a->best_group_scratch);
     free(a->old_logp), free(a->mb_weight), free(a->order);
@@ -150,7 +150,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     int32_t tw = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? a->feat.V : tdim;
     if (!ALLOC(a->x, (int64_t)a->N * a->feat.F) || !ALLOC(a->dx, (int64_t)a->N * a->feat.F) ||
         !ALLOC(a->trows, (int64_t)a->N * tdim) || !ALLOC(a->dtype_rows, (int64_t)a->N * tdim) ||
-        !ALLOC(a->ge, (int64_t)K * G * a->GF) || !ALLOC(a->dge, (int64_t)K * G * a->GF) ||
+        !ALLOC(a->ge, (int64_t)G * a->GF) ||
         !ALLOC(a->gcount, G) || !ALLOC(a->gscratch, (int64_t)G * (tw + a->feat.S + G)) ||
         !ALLOC(a->dgpart, (int64_t)G * tw) || !ALLOC(a->devs, (int64_t)K * G) || !ALLOC(a->logp, K) ||
         !ALLOC(a->dlogp, K) || !ALLOC(a->entropy, K) || !ALLOC(a->dentropy, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
@@ -194,10 +194,9 @@ float agent_noise_at(const dp_agent_config *c, int64_t update) {
 }
 
 /* Type rows, grouping and group embeddings of this update: fills a->group
- * (sampled, greedy or read per mode) and a->ge [B, G, GF] (the same
- * embedding in every slot); returns the grouper's log-probability (0 for
- * fixed groupers). */
-static float forward_groups(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float noise) {
+ * (sampled, greedy or read per mode) and a->ge [G, GF]; returns the
+ * grouper's log-probability (0 for fixed groupers). */
+static float forward_groups(dp_agent *a, dp_nn_decode_mode mode, float noise) {
     const dp_agent_config *c = &a->cfg;
     float *table = dp_nn_params_tensor(&a->params, a->i_type_emb);
     dp_nn_embedding_forward(a->trows, a->feat.type_id, table, a->N, a->feat.V, c->type_dim);
@@ -209,8 +208,6 @@ static float forward_groups(dp_agent *a, int32_t B, dp_nn_decode_mode mode, floa
     }
     if (c->link) agent_link_forward(a);
     agent_group_embed(&a->feat, c, a->group, a->G, a->trows, a->lout, a->ge, a->gcount, a->gscratch);
-    size_t one = (size_t)a->G * a->GF;
-    for (int32_t k = 1; k < B; k++) memcpy(a->ge + k * one, a->ge, sizeof(float) * one);
     return logp;
 }
 
@@ -326,7 +323,7 @@ static void train_ppo(dp_agent *a, const double *adv, float noise) {
         for (int32_t mb = 0; mb < M; mb++) {
             float logp_g = old_g;
             if (!fresh) {
-                logp_g = forward_groups(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+                logp_g = forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
                 agent_placer_forward(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
             }
             fresh = 0;
@@ -394,7 +391,7 @@ void agent_train_cross_entropy(dp_agent *a) {
             dp_nn_params_zero_grad(&a->params);
             for (int32_t e = 0; e < E; e++) {
                 if (a->elite_group) memcpy(a->group, a->elite_group + (int64_t)e * N, sizeof(int32_t) * (size_t)N);
-                forward_groups(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+                forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
                 memcpy(a->devs, a->elite_devs + (int64_t)e * G, sizeof(int32_t) * (size_t)G);
                 agent_placer_forward(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
                 a->dlogp[0] = -1.0f / (float)E;
@@ -417,7 +414,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     float noise = agent_noise_at(c, u);
     dp_rng saved_rng = a->rng; /* restored when the update is abandoned */
 
-    a->old_logp_g = forward_groups(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
+    a->old_logp_g = forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
     agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
     for (int32_t k = 0; k < K; k++) agent_expand(a, a->group, a->devs + (int64_t)k * a->G, a->place + (int64_t)k * N);
 
@@ -502,7 +499,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
 float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs) {
     memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
     if (a->learned_grouper) memcpy(a->group, group, sizeof(int32_t) * (size_t)a->N);
-    float lg = forward_groups(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    float lg = forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
     memcpy(a->devs, devs, sizeof(int32_t) * (size_t)a->G);
     agent_placer_forward(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
     memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)a->N);
@@ -515,7 +512,7 @@ dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
     /* greedy decoding draws nothing, but keep the generator untouched anyway */
     dp_rng saved = a->rng;
     memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
-    forward_groups(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
+    forward_groups(a, DP_NN_DECODE_MODE_GREEDY, 0.0f);
     agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
     agent_expand(a, a->group, a->devs, out);
     memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)a->N);

@@ -138,8 +138,8 @@ struct dp_agent {
     float *x, *dx;      /* [N, F] op rows and their gradient                    */
     float *trows;       /* [N, type_dim] type embedding rows                    */
     float *dtype_rows;  /* [N, type_dim] their gradient                         */
-    float *ge, *dge;    /* [K, G, GF]                                           */
-    float *dge0;        /* [G, GF] gradient of the (shared) group embedding     */
+    float *ge;          /* [G, GF] the group embedding all samples place        */
+    float *dge0;        /* [G, GF] its gradient                                 */
     float *gcount, *gscratch;
     float *dgpart;      /* [G, type_dim] gradient of the group type part        */
     int32_t GF;
@@ -177,7 +177,7 @@ void agent_link_forward(dp_agent *a);
  * layer gradients, from dlink [G, LH]. */
 void agent_link_backward(dp_agent *a, const float *dlink);
 /* Places B (K, or 1 for greedy decoding and cross-entropy steps) samples
- * from the group embeddings a->ge [B, G, GF]: a->devs [B, G] sampled,
+ * from the group embedding a->ge [G, GF] (one grouping for all): a->devs [B, G] sampled,
  * greedy or read (TEACHER), a->logp [B] and a->entropy [B]; noise > 0
  * adds logit noise. */
 void agent_placer_forward(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float noise);

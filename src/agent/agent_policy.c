@@ -37,7 +37,8 @@ static dp_nn_seq2seq_config s2s_config(const dp_agent *a) {
                                                                                : DP_NN_ATTENTION_MODE_BEFORE,
                                c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE,
                                c->tanh_c,
-                               c->temperature};
+                               c->temperature,
+                               1 /* the K samples place one grouping: one encoder for all */};
     return sc;
 }
 
@@ -292,14 +293,10 @@ void agent_placer_backward(dp_agent *a, int32_t B, float *dge0) {
     assert(B == 1 || B == a->K);
     if (is_seq2seq(a)) {
         dp_nn_seq2seq *m = B == a->K ? &a->placer : &a->placer1;
-        size_t one = (size_t)a->G * a->GF;
-        if (dge0) memset(a->dge, 0, sizeof(float) * one * (size_t)B);
         int any_entropy = 0;
         for (int32_t b = 0; b < B; b++) any_entropy |= a->dentropy[b] != 0.0f;
-        dp_nn_seq2seq_backward(m, dge0 ? a->dge : NULL, a->dlogp, any_entropy ? a->dentropy : NULL, a->devs, a->ge);
-        if (dge0)
-            for (int32_t b = 0; b < B; b++)
-                for (size_t j = 0; j < one; j++) dge0[j] += a->dge[b * one + j];
+        /* shared input: the gradient of the one group embedding, summed over samples */
+        dp_nn_seq2seq_backward(m, dge0, a->dlogp, any_entropy ? a->dentropy : NULL, a->devs, a->ge);
         return;
     }
     head_backward(a, B);
