@@ -41,6 +41,17 @@ expect 2 "unknown model" -- "$D" simulate --model nope --devices k40x2 --placeme
 expect 2 "not both" -- "$D" simulate --model synthetic-500 --graph data/tiny.json --devices k40x2 --placement gpu
 expect 2 "must be less than --steps" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --steps 2 --warmup 2
 
+# op types the cost model does not know: one line on stderr per graph, the JSON lists them; none for a known graph
+printf '{"format":"dplace-graph","version":1,"ops":[{"name":"a","type":"Frobnicate","outputs":[{"bytes":8}]},
+ {"name":"b","type":"Frobnicate","inputs":[0],"outputs":[{"bytes":8}]},{"name":"c","type":"convolution","inputs":[1]},
+ {"name":"d","type":"Twiddle","cost":{"gpu":0.001}}]}' > "$T/unknown.json"
+expect 0 'unknown.json: 1 op type the cost model does not know, 2 ops priced as element-wise: Frobnicate (2)' -- \
+  "$D" simulate --graph "$T/unknown.json" --devices k40x2 --placement gpu
+expect 0 '"type": "Frobnicate"' -- "$D" simulate --graph "$T/unknown.json" --devices k40x2 --placement gpu --json
+expect 0 'does not know' -- "$D" baseline --graph "$T/unknown.json" --devices k40x2 --methods gpu
+"$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json >"$T/out" 2>"$T/err"
+[ ! -s "$T/err" ] && grep -q '"unknown_op_types": \[\]' "$T/out" && ok || bad "tiny.json: unexpected unknown op types"
+
 # placement files: good, wrong length, unknown device
 printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[0,1,1,1,1]}' > "$T/p.json"
 expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"

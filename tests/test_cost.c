@@ -52,8 +52,83 @@ static void test_cost_model(void) {
     dp_graph_free(g);
 }
 
+/* The type tables: sorted, disjoint, and the names of each framework land
+ * in their class (TensorFlow, aten as the PyTorch exporter writes them,
+ * ONNX); aten's in-place variants and qualified names find their op. */
+static void test_type_tables(void) {
+    dp_error err;
+    dp_error_clear(&err);
+    CHECK_INT_EQ(dp_cost_check_tables(&err), DP_STATUS_OK);
+    static const struct {
+        const char *type;
+        dp_opclass cls;
+    } cases[] = {
+        {"Conv2D", DP_OPCLASS_CONV},
+        {"MatMul", DP_OPCLASS_MATMUL},
+        {"Mul", DP_OPCLASS_ELEMENTWISE},
+        {"convolution", DP_OPCLASS_CONV},
+        {"convolution_backward", DP_OPCLASS_CONV},
+        {"addmm", DP_OPCLASS_MATMUL},
+        {"bmm", DP_OPCLASS_MATMUL},
+        {"_scaled_dot_product_attention", DP_OPCLASS_MATMUL},
+        {"native_batch_norm", DP_OPCLASS_REDUCTION},
+        {"native_layer_norm_backward", DP_OPCLASS_REDUCTION},
+        {"_softmax", DP_OPCLASS_REDUCTION},
+        {"threshold_backward", DP_OPCLASS_ELEMENTWISE},
+        {"relu_", DP_OPCLASS_ELEMENTWISE},
+        {"add_", DP_OPCLASS_ELEMENTWISE},
+        {"aten::addmm", DP_OPCLASS_MATMUL},
+        {"aten.convolution.default", DP_OPCLASS_CONV},
+        {"view", DP_OPCLASS_META},
+        {"t", DP_OPCLASS_META},
+        {"Parameter", DP_OPCLASS_META},
+        {"cat", DP_OPCLASS_DATA},
+        {"Conv", DP_OPCLASS_CONV},
+        {"Gemm", DP_OPCLASS_MATMUL},
+        {"BatchNormalization", DP_OPCLASS_REDUCTION},
+        {"GlobalAveragePool", DP_OPCLASS_REDUCTION},
+        {"Unsqueeze", DP_OPCLASS_META},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK_STR_EQ(dp_opclass_name(dp_opclass_of_type(cases[i].type)), dp_opclass_name(cases[i].cls));
+        CHECK_INT_EQ(dp_cost_type_known(cases[i].type), 1);
+    }
+    CHECK(!dp_cost_type_known("SomethingNew"));
+    CHECK(!dp_cost_type_known("__"));
+    CHECK(!dp_cost_type_known("aten::"));
+    CHECK(!dp_cost_type_known(""));
+    CHECK(dp_cost_type_is_view("t") && dp_cost_type_is_view("Identity") && !dp_cost_type_is_view("Reshape"));
+    CHECK(dp_cost_type_is_variable("Parameter") && dp_cost_type_is_variable("VariableV2") &&
+          !dp_cost_type_is_variable("Placeholder"));
+}
+
+/* Unknown types are counted once per type, over the ops without a measured
+ * cost, most ops first. */
+static void test_unknown_types(void) {
+    static const char *text =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
+        "{\"name\":\"a\",\"type\":\"FancyOp\",\"outputs\":[{\"bytes\":4}]},{\"name\":\"b\",\"type\":\"convolution\",\"inputs\":[0],\"outputs\":[{\"bytes\":4}]},"
+        "{\"name\":\"c\",\"type\":\"OtherOp\",\"inputs\":[1],\"outputs\":[{\"bytes\":4}]},{\"name\":\"d\",\"type\":\"OtherOp\",\"inputs\":[2]},"
+        "{\"name\":\"e\",\"type\":\"Measured\",\"cost\":{\"gpu\":1}},{\"name\":\"f\",\"type\":\"add_\"}]}";
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(text, "unknown", &err);
+    CHECK(g);
+    dp_cost_unknown *u;
+    int32_t n;
+    CHECK_INT_EQ(dp_cost_unknown_types(g, &u, &n, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(n, 2);
+    CHECK_STR_EQ(dp_graph_str(g, u[0].type), "OtherOp");
+    CHECK_INT_EQ(u[0].n_ops, 2);
+    CHECK_STR_EQ(dp_graph_str(g, u[1].type), "FancyOp");
+    CHECK_INT_EQ(u[1].n_ops, 1);
+    free(u);
+    dp_graph_free(g);
+}
+
 int main(void) {
     TEST_RUN(test_cost_model);
+    TEST_RUN(test_type_tables);
+    TEST_RUN(test_unknown_types);
     printf("test_cost: all passed\n");
     return 0;
 }

@@ -5,7 +5,8 @@
  * bytes moved / (bandwidth x e_m)) + launch overhead, where the efficiencies
  * e_c, e_m depend on the op's class (matmul, conv, elementwise, ...) and the
  * device kind. Ops that only rename or describe tensors (Identity, Shape,
- * Const, NoOp, ...) run on the host: a quarter of the launch overhead.
+ * Const, NoOp, aten's views, ...) run on the host: a quarter of the launch
+ * overhead.
  * The efficiencies and overheads are calibrated (docs/calibration.md). */
 #ifndef DPLACE_COST_H
 #define DPLACE_COST_H
@@ -29,8 +30,35 @@ typedef enum dp_opclass {
 } dp_opclass;
 
 const char *dp_opclass_name(dp_opclass c);
-/* Class of a TensorFlow op type name; unknown types are ELEMENTWISE. */
+/* Class of an op type: TensorFlow names ("Conv2D"), aten names as
+ * scripts/dplace-export-torch writes them ("convolution", "addmm"; an
+ * in-place "add_" as "add"; "aten::" prefixes and overload suffixes
+ * ignored) and ONNX names ("Conv", "Gemm"). Unknown types are ELEMENTWISE. */
 dp_opclass dp_opclass_of_type(const char *type);
+/* Whether the cost model's tables list the type (else it falls back to
+ * ELEMENTWISE, which dp_cost_unknown_types reports). */
+int dp_cost_type_known(const char *type);
+/* Whether ops of the type hold persistent state (TensorFlow's variables,
+ * the exporter's Parameter and Buffer placeholders), and whether their
+ * output shares their input's buffer (Identity, aten's views). */
+int dp_cost_type_is_variable(const char *type);
+int dp_cost_type_is_view(const char *type);
+/* Checks the type tables: sorted, one class each, no name in two tables,
+ * views and variables meta ops. DP_STATUS_INVALID naming the first
+ * problem (test_cost runs it). */
+dp_status dp_cost_check_tables(dp_error *err);
+
+/* An op type the cost model does not know: its interned id in the graph and
+ * the number of ops of that type without a measured cost (the ops the
+ * roofline prices as ELEMENTWISE because of it). */
+typedef struct dp_cost_unknown {
+    int32_t type;
+    int32_t n_ops;
+} dp_cost_unknown;
+/* The unknown types of g, most ops first (ties: first seen first), in a
+ * malloc'd array the caller frees (NULL when there are none). Only ops
+ * without any measured cost count. */
+dp_status dp_cost_unknown_types(const dp_graph *g, dp_cost_unknown **out, int32_t *n_out, dp_error *err);
 
 /* Efficiencies (fraction of peak) for a class on a device kind. */
 typedef struct dp_efficiency {

@@ -44,8 +44,12 @@ typedef struct cli_protocol {
 /* Consumes --noise, --steps, --warmup or --mean at argv[*i] into p: 1 when it did,
  * 0 for another option, -1 after printing a usage error for a bad value. */
 int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p);
+/* Prints one line to stderr naming the op types of g (read from `what`)
+ * that the cost model does not know (dp_cost_unknown_types), when there are
+ * any; returns -1 with err filled on out of memory. */
+int cli_note_unknown_types(const char *cmd, const char *what, const dp_graph *g, dp_error *err);
 /* Loads the graph src names: exactly one of --graph and --model, --batch
- * with --model only. */
+ * with --model only; a file's unknown op types are noted on stderr. */
 dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err);
 
 /* Parses a whole number option; returns 0 on success. */

@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "common/util.h"
+#include "dplace/cost.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
@@ -81,7 +82,7 @@ static void print_summary(const dp_graph *g, const dp_devices *ds, const char *p
 }
 
 static void print_json(const dp_graph *g, const dp_devices *ds, const char *placement, const dp_sim_result *r,
-                       double sim_s) {
+                       double sim_s, const dp_cost_unknown *unknown_types, int32_t n_unknown) {
     json_t *o = json_object();
     json_object_set_new(o, "graph", json_string(g->name));
     json_object_set_new(o, "ops", json_integer(g->n_ops));
@@ -110,6 +111,12 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const char *plac
                                                ds->devices[ds->links[l].to].name, "transfers", r->link[l].n_transfers,
                                                "bytes", (json_int_t)r->link[l].bytes, "busy_s", r->link[l].busy_s));
     json_object_set_new(o, "links", links);
+    json_t *unknown = json_array();
+    for (int32_t k = 0; k < n_unknown; k++)
+        json_array_append_new(unknown,
+                              json_pack("{s:s, s:i}", "type", dp_graph_str(g, unknown_types[k].type), "ops",
+                                        unknown_types[k].n_ops));
+    json_object_set_new(o, "unknown_op_types", unknown);
     json_object_set_new(o, "transfers", json_integer(r->n_transfers));
     json_object_set_new(o, "transfer_bytes", json_integer((json_int_t)r->transfer_bytes));
     json_object_set_new(o, "simulation_seconds", json_real(sim_s));
@@ -192,7 +199,16 @@ int cmd_simulate(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    if (json) print_json(g, ds, placement, &res, sim_s);
+    if (json) {
+        dp_cost_unknown *unknown_types;
+        int32_t n_unknown;
+        if (dp_cost_unknown_types(g, &unknown_types, &n_unknown, &err)) {
+            rc = cli_report(&err);
+            goto done;
+        }
+        print_json(g, ds, placement, &res, sim_s, unknown_types, n_unknown);
+        free(unknown_types);
+    }
     else print_summary(g, ds, placement, &res, sim_s);
     if (trace && !json) printf("timeline   %s (open in https://ui.perfetto.dev or chrome://tracing)\n", trace);
 done:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "dplace/cost.h"
 #include "dplace/zoo.h"
 
 int cli_exit_status(const dp_error *err) {
@@ -135,6 +136,24 @@ bad_noise:
     return -1;
 }
 
+int cli_note_unknown_types(const char *cmd, const char *what, const dp_graph *g, dp_error *err) {
+    dp_cost_unknown *u;
+    int32_t n;
+    if (dp_cost_unknown_types(g, &u, &n, err)) return -1;
+    if (n) {
+        int32_t ops = 0;
+        for (int32_t k = 0; k < n; k++) ops += u[k].n_ops;
+        fprintf(stderr, "dplace %s: %s: %d op type%s the cost model does not know, %d op%s priced as element-wise:", cmd,
+                what, n, n == 1 ? "" : "s", ops, ops == 1 ? "" : "s");
+        for (int32_t k = 0; k < n && k < 20; k++)
+            fprintf(stderr, "%s %s (%d)", k ? "," : "", dp_graph_str(g, u[k].type), u[k].n_ops);
+        if (n > 20) fprintf(stderr, ", and %d more", n - 20);
+        fprintf(stderr, "\n");
+    }
+    free(u);
+    return 0;
+}
+
 dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err) {
     if (src->graph_path && src->model) {
         dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME, not both", cmd);
@@ -144,7 +163,14 @@ dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error 
         dp_error_set(err, DP_STATUS_INVALID, "%s: --batch applies to --model only", cmd);
         return NULL;
     }
-    if (src->graph_path) return dp_graph_read_file(src->graph_path, err);
+    if (src->graph_path) {
+        dp_graph *g = dp_graph_read_file(src->graph_path, err);
+        if (g && cli_note_unknown_types(cmd, src->graph_path, g, err)) {
+            dp_graph_free(g);
+            return NULL;
+        }
+        return g;
+    }
     if (src->model) return dp_zoo_build(src->model, (int32_t)src->batch, err);
     dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME", cmd);
     return NULL;

@@ -38,20 +38,17 @@ void dp_sim_free(dp_sim *s) {
 
 /* Whether op i's outputs are references to a variable's parameters rather
  * than new buffers: the outputs of a variable op (VariableV2, Variable,
- * VarHandleOp) and of an Identity that reads one (TensorFlow's "read" op
- * forwards the variable's buffer). The parameters are already counted in
- * param_bytes, so these outputs take no memory on their own device; a copy
- * sent elsewhere does. */
-static int is_variable_type(const char *type) {
-    return !strcmp(type, "VariableV2") || !strcmp(type, "Variable") || !strcmp(type, "VarHandleOp");
-}
-
+ * VarHandleOp, the PyTorch exporter's Parameter and Buffer) and of a view
+ * that reads one (TensorFlow's "read" Identity forwards the variable's
+ * buffer; aten's t, view, detach, ...; dp_cost_type_is_view). The parameters
+ * are already counted in param_bytes, so these outputs take no memory on
+ * their own device; a copy sent elsewhere does. */
 static int is_variable_ref(const dp_graph *g, int32_t i) {
     const dp_op *o = &g->ops[i];
-    if (is_variable_type(dp_graph_str(g, o->type))) return 1;
-    if (o->n_inputs != 1 || strcmp(dp_graph_str(g, o->type), "Identity")) return 0;
+    if (dp_cost_type_is_variable(dp_graph_str(g, o->type))) return 1;
+    if (o->n_inputs != 1 || !dp_cost_type_is_view(dp_graph_str(g, o->type))) return 0;
     int32_t p = g->inputs[o->inputs_at].op;
-    return is_variable_type(dp_graph_str(g, g->ops[p].type));
+    return dp_cost_type_is_variable(dp_graph_str(g, g->ops[p].type));
 }
 
 static int same_cost_params(const dp_device *a, const dp_device *b) {
