@@ -3,6 +3,15 @@
 #include "dplace/cost.h"
 #include "test_util.h"
 
+#define CHECK_STR_EQ(a, b)                                                                         \
+    do {                                                                                           \
+        const char *sa_ = (a), *sb_ = (b);                                                         \
+        if (strcmp(sa_, sb_) != 0) {                                                               \
+            fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b, sa_, sb_); \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
 static const char *graph =
     "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
     "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[1000,1000],\"dtype\":\"float32\"}]},"
@@ -125,10 +134,65 @@ static void test_unknown_types(void) {
     dp_graph_free(g);
 }
 
+/* Winograd's convolutions: 3x3, stride 1, ungrouped, in TensorFlow's NHWC
+ * and aten's NCHW layouts, the forward op and its gradients; the others are
+ * plain convolutions. */
+static void test_winograd(void) {
+    static const char *text =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
+        /* 0 */ "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[8,32,32,16],\"dtype\":\"float32\"}]},"
+        /* 1 */ "{\"name\":\"w\",\"type\":\"VariableV2\",\"outputs\":[{\"shape\":[3,3,16,16],\"dtype\":\"float32\"}]},"
+        /* 2 */ "{\"name\":\"same\",\"type\":\"Conv2D\",\"inputs\":[0,1],\"outputs\":[{\"shape\":[8,32,32,16],\"dtype\":\"float32\"}],"
+        "\"flops\":37748736},"
+        /* 3 */ "{\"name\":\"strided\",\"type\":\"Conv2D\",\"inputs\":[0,1],\"outputs\":[{\"shape\":[8,16,16,16],\"dtype\":\"float32\"}],"
+        "\"flops\":9437184},"
+        /* 4 */ "{\"name\":\"sizes\",\"type\":\"Const\",\"outputs\":[{\"shape\":[4],\"dtype\":\"int32\"}]},"
+        /* 5 */ "{\"name\":\"dx\",\"type\":\"Conv2DBackpropInput\",\"inputs\":[4,1,2],"
+        "\"outputs\":[{\"shape\":[8,32,32,16],\"dtype\":\"float32\"}],\"flops\":37748736},"
+        /* 6 */ "{\"name\":\"dw\",\"type\":\"Conv2DBackpropFilter\",\"inputs\":[0,4,2],"
+        "\"outputs\":[{\"shape\":[3,3,16,16],\"dtype\":\"float32\"}],\"flops\":37748736},"
+        /* 7 */ "{\"name\":\"xc\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}]},"
+        /* 8 */ "{\"name\":\"wc\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[16,16,3,3],\"dtype\":\"float32\"}]},"
+        /* 9 */ "{\"name\":\"conv\",\"type\":\"convolution\",\"inputs\":[7,8],"
+        "\"outputs\":[{\"shape\":[8,16,30,30],\"dtype\":\"float32\"}],\"flops\":33177600},"
+        /* 10 */ "{\"name\":\"back\",\"type\":\"convolution_backward\",\"inputs\":[9,7,8],"
+        "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"},{\"shape\":[16,16,3,3],\"dtype\":\"float32\"},"
+        "{\"bytes\":0}],\"flops\":66355200},"
+        /* 11 */ "{\"name\":\"wg\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[16,1,3,3],\"dtype\":\"float32\"}]},"
+        /* 12 */ "{\"name\":\"depthwise\",\"type\":\"convolution\",\"inputs\":[7,11],"
+        "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}],\"flops\":2359296},"
+        /* 13 */ "{\"name\":\"w1\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[16,16,1,1],\"dtype\":\"float32\"}]},"
+        /* 14 */ "{\"name\":\"pointwise\",\"type\":\"convolution\",\"inputs\":[7,13],"
+        "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}],\"flops\":4194304},"
+        /* 15 */ "{\"name\":\"opaque\",\"type\":\"convolution\",\"inputs\":[7,8],\"outputs\":[{\"bytes\":491520}],"
+        "\"flops\":33177600}]}";
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(text, "winograd", &err);
+    CHECK(g);
+    static const int want[16] = {0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0};
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        if (dp_cost_conv_winograd(g, i) != want[i]) fprintf(stderr, "op %d \"%s\"\n", i, g->ops[i].name);
+        CHECK_INT_EQ(dp_cost_conv_winograd(g, i), want[i]);
+    }
+    /* priced with the Winograd row: compute-bound on the GPU */
+    dp_devices *ds = dp_devices_preset("p100x1", &err);
+    CHECK(ds);
+    const dp_device *gpu = &ds->devices[1];
+    double want_s = 37748736.0 / (gpu->peak_flops * dp_cost_winograd_efficiency(DP_DEVKIND_GPU).compute);
+    double mem_s = dp_cost_op_bytes(g, 2) / (gpu->mem_bandwidth * dp_cost_winograd_efficiency(DP_DEVKIND_GPU).memory);
+    CHECK_NEAR(dp_cost_op_seconds(g, 2, gpu), (want_s > mem_s ? want_s : mem_s) + gpu->launch_overhead_s, 1e-12);
+    want_s = 9437184.0 / (gpu->peak_flops * dp_cost_efficiency(DP_OPCLASS_CONV, DP_DEVKIND_GPU).compute);
+    mem_s = dp_cost_op_bytes(g, 3) / (gpu->mem_bandwidth * dp_cost_efficiency(DP_OPCLASS_CONV, DP_DEVKIND_GPU).memory);
+    CHECK_NEAR(dp_cost_op_seconds(g, 3, gpu), (want_s > mem_s ? want_s : mem_s) + gpu->launch_overhead_s, 1e-12);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(void) {
     TEST_RUN(test_cost_model);
     TEST_RUN(test_type_tables);
     TEST_RUN(test_unknown_types);
+    TEST_RUN(test_winograd);
     printf("test_cost: all passed\n");
     return 0;
 }

@@ -49,16 +49,6 @@
         }                                                                        \
     } while (0)
 
-#define CHECK_STR_EQ(a, b)                                                       \
-    do {                                                                         \
-        const char *sa_ = (a), *sb_ = (b);                                       \
-        if (!sa_ || !sb_ || strcmp(sa_, sb_)) {                                  \
-            fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, \
-                    __LINE__, #a, #b, sa_ ? sa_ : "(null)", sb_ ? sb_ : "(null)"); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
 #define TEST_RUN(fn)                                                             \
     do {                                                                         \
         fn();                                                                    \

@@ -66,6 +66,15 @@ typedef struct dp_efficiency {
     double memory;
 } dp_efficiency;
 dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind);
+/* Whether op is a 3x3, stride-1, ungrouped 2-D convolution or one of its
+ * gradients (TensorFlow's Conv2D, Conv2DBackpropInput/Filter in NHWC,
+ * aten's convolution, convolution_backward and ONNX's Conv in NCHW): the
+ * convolutions cuDNN runs with Winograd's algorithm, which needs up to 4
+ * times fewer multiplications than the direct sum its FLOPs count. Needs
+ * the shapes of the kernel and of both activations; without them, no. Such
+ * ops are priced with dp_cost_winograd_efficiency instead of the CONV row. */
+int dp_cost_conv_winograd(const dp_graph *g, int32_t op);
+dp_efficiency dp_cost_winograd_efficiency(dp_devkind kind);
 
 /* Bytes an op moves through device memory: its inputs and outputs. */
 double dp_cost_op_bytes(const dp_graph *g, int32_t op);

@@ -18,12 +18,19 @@ static const dp_efficiency efficiency_table[DP_OPCLASS_COUNT][DP_DEVKIND_COUNT] 
     [DP_OPCLASS_META] = {{1.0, 1.0}, {1.0, 1.0}},
     [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.70}, {0.30, 0.70}},
     [DP_OPCLASS_MATMUL] = {{0.26, 0.50}, {0.18, 0.40}},
-    [DP_OPCLASS_CONV] = {{0.07, 0.50}, {0.80, 0.70}},
+    [DP_OPCLASS_CONV] = {{0.07, 0.50}, {0.50, 0.70}},
     [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.20, 0.70}},
     [DP_OPCLASS_DATA] = {{0.30, 0.40}, {0.30, 0.35}},
     [DP_OPCLASS_OPTIMIZER] = {{0.30, 0.50}, {0.50, 0.70}},
 };
 _Static_assert(sizeof(efficiency_table) / sizeof(efficiency_table[0]) == DP_OPCLASS_COUNT, "efficiency_table");
+
+/* Convolutions cuDNN runs with Winograd's algorithm (dp_cost_conv_winograd): the
+ * efficiency counted against the direct algorithm's FLOPs, so above 1 on a
+ * GPU: F(4x4,3x3) needs 4 times fewer multiplications, and cuDNN's Winograd
+ * kernels reach about 40% of peak on those (fitted, docs/calibration.md
+ * "Throughput"). The CPU rows are the plain convolution's. [kind] */
+static const dp_efficiency winograd_efficiency[DP_DEVKIND_COUNT] = {{0.07, 0.50}, {1.70, 0.70}};
 
 /* Ops that only describe or rename tensors (Shape, Const, Identity, Reshape,
  * ...) run on the host without a kernel launch: they cost this fraction of
@@ -31,6 +38,7 @@ _Static_assert(sizeof(efficiency_table) / sizeof(efficiency_table[0]) == DP_OPCL
 #define DP_META_OVERHEAD_FRACTION 0.25
 
 dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind) { return efficiency_table[c][kind]; }
+dp_efficiency dp_cost_winograd_efficiency(dp_devkind kind) { return winograd_efficiency[kind]; }
 
 /* One row of an op-type table: a type name and the class the roofline
  * prices it with. */
@@ -428,6 +436,64 @@ static int reduces_nothing(const dp_graph *g, const dp_op *o, dp_opclass c) {
     return g->outputs[o->outputs_at].bytes == g->outputs[g->ops[in.op].outputs_at + in.slot].bytes;
 }
 
+/* Where each convolution type keeps its geometry: the tensor holding the
+ * kernel (an input or output slot, and the index of its height dimension;
+ * width follows), the tensors of the larger and the smaller spatial size
+ * (input and output of a forward convolution) and the index of their height
+ * dimension (NHWC: 1, NCHW: 2), and the channel dimension of the large
+ * tensor and of the kernel (equal unless the convolution is grouped). */
+typedef struct conv_layout {
+    const char *type;
+    int8_t kernel_out, kernel_slot, kernel_h, kernel_c; /* kernel_out: the kernel is output kernel_slot */
+    int8_t big_out, big_slot, small_out, small_slot, spatial_h, channel;
+} conv_layout;
+
+static const conv_layout conv_layouts[] = {
+    /* TensorFlow: NHWC activations, HWIO filters */
+    {"Conv2D", 0, 1, 0, 2, 0, 0, 1, 0, 1, 3},
+    {"Conv2DBackpropFilter", 1, 0, 0, 2, 0, 0, 0, 2, 1, 3},
+    {"Conv2DBackpropInput", 0, 1, 0, 2, 1, 0, 0, 2, 1, 3},
+    /* ONNX, aten: NCHW activations, OIHW weights */
+    {"Conv", 0, 1, 2, 1, 0, 0, 1, 0, 2, 1},
+    {"convolution", 0, 1, 2, 1, 0, 0, 1, 0, 2, 1},
+    {"convolution_backward", 0, 2, 2, 1, 0, 1, 0, 0, 2, 1},
+};
+
+/* The shape of input or output `slot` of op o: its dims and rank (-1 when
+ * the slot is missing or given in bytes only). */
+static const int64_t *tensor_dims(const dp_graph *g, const dp_op *o, int is_out, int32_t slot, int32_t *rank) {
+    const dp_output *t;
+    if (is_out) {
+        if (slot >= o->n_outputs) return *rank = -1, NULL;
+        t = &g->outputs[o->outputs_at + slot];
+    } else {
+        if (slot >= o->n_inputs) return *rank = -1, NULL;
+        dp_input in = g->inputs[o->inputs_at + slot];
+        t = &g->outputs[g->ops[in.op].outputs_at + in.slot];
+    }
+    *rank = t->rank;
+    return t->rank > 0 ? &g->dims[t->dims_at] : NULL;
+}
+
+int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
+    const dp_op *o = &g->ops[op];
+    const char *t = dp_graph_str(g, o->type);
+    if (!strncmp(t, "aten::", 6)) t += 6;
+    const conv_layout *L = NULL;
+    for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
+        if (!strcmp(t, conv_layouts[i].type)) L = &conv_layouts[i];
+    if (!L) return 0;
+    int32_t rk, rb, rs;
+    const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
+    const int64_t *big = tensor_dims(g, o, L->big_out, L->big_slot, &rb);
+    const int64_t *small = tensor_dims(g, o, L->small_out, L->small_slot, &rs);
+    if (rk != 4 || rb != 4 || rs != 4) return 0;
+    if (k[L->kernel_h] != 3 || k[L->kernel_h + 1] != 3) return 0;
+    if (k[L->kernel_c] != big[L->channel]) return 0; /* grouped or depthwise */
+    int h = L->spatial_h;
+    return small[h] >= big[h] - 2 && small[h + 1] >= big[h + 1] - 2; /* stride 1 ("same" or "valid") */
+}
+
 double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     const dp_op *o = &g->ops[op];
     double m = measured(g, o, dev);
@@ -435,6 +501,7 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     dp_opclass c = dp_opclass_of_type(dp_graph_str(g, o->type));
     if (c == DP_OPCLASS_META || reduces_nothing(g, o, c)) return dev->launch_overhead_s * DP_META_OVERHEAD_FRACTION;
     dp_efficiency e = efficiency_table[c][dev->kind];
+    if (c == DP_OPCLASS_CONV && dp_cost_conv_winograd(g, op)) e = winograd_efficiency[dev->kind];
     double t_compute = o->flops / (dev->peak_flops * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
     return (t_compute > t_memory ? t_compute : t_memory) + dev->launch_overhead_s;
