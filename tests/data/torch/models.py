@@ -1,0 +1,48 @@
+"""Small PyTorch models for tests/test_export_torch.py (module:callable specs)."""
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    """conv 3->8 (3x3, padding 1, bias), ReLU, flatten, linear 512->10: FLOPs
+    small enough to check by hand at an 8x8 input."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(torch.relu(self.conv(x)), 1))
+
+
+def small():
+    return Small()
+
+
+def encoder2():
+    """A two-layer transformer encoder (d_model 32, 4 heads, feed-forward 64)."""
+    layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.1, batch_first=True)
+    return nn.TransformerEncoder(layer, num_layers=2)
+
+
+class DataDependent(nn.Module):
+    """Python control flow on a tensor's value: make_fx cannot trace it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.sum() > 0:
+            return y * 2
+        return y
+
+
+def data_dependent():
+    return DataDependent()
+
+
+def not_a_module():
+    return 42

@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+"""scripts/dplace-export-torch: exported graphs load, simulate and place;
+FLOPs of convolution, matmul and their gradients match hand computation;
+bad models and arguments get one clear error and write nothing.
+
+usage: test_export_torch.py DPLACE_BINARY   (run from tests/; exit 0 when all
+pass, 1 on the first failure, 77 when /usr/bin/python3 has no torch)."""
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import contextlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPORTER = os.path.join(HERE, "..", "scripts", "dplace-export-torch")
+MODELS = os.path.join(HERE, "data", "torch", "models.py")
+
+try:
+    import torch  # noqa: F401
+    import torchvision  # noqa: F401
+except ImportError as e:
+    print(f"test_export_torch: skipped: {e} (scripts/setup.sh installs python3-torch and python3-torchvision)")
+    sys.exit(77)
+
+loader = importlib.machinery.SourceFileLoader("dplace_export_torch", EXPORTER)
+spec = importlib.util.spec_from_loader("dplace_export_torch", loader)
+ex = importlib.util.module_from_spec(spec)
+loader.exec_module(ex)
+
+DPLACE = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DPLACE_BIN", "")
+TMP = tempfile.mkdtemp(prefix="test_export_torch.")
+passed = 0
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    global passed
+    if not cond:
+        fail(msg)
+    passed += 1
+
+
+def check_eq(got, want, what):
+    check(got == want, f"{what}: got {got!r}, expected {want!r}")
+
+
+def export(*args):
+    """Runs the exporter in this process: (exit status, stderr text)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = ex.main(["-q"] + list(args))
+    return rc, err.getvalue()
+
+
+def dplace(*args):
+    r = subprocess.run([DPLACE] + list(args), capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def op_named(g, suffix_type, scope):
+    hits = [op for op in g["ops"] if op["type"] == suffix_type and op.get("scope") == scope]
+    check(len(hits) == 1, f"one {suffix_type} op in scope {scope}, found {len(hits)}")
+    return hits[0]
+
+
+def simulate_ok(path, devices="p100x1"):
+    rc, out = dplace("simulate", "--graph", path, "--devices", devices, "--placement", "gpu", "--json")
+    check(rc == 0, f"dplace simulate {path}: exit {rc}: {out}")
+    res = json.loads(out[out.index("{"):])
+    check(res["valid"], f"{path}: the one-GPU placement is invalid: {res['reason']}")
+    check_eq(res["unknown_op_types"], [], f"{path}: op types unknown to the cost model")
+    return res
+
+
+def test_small_flops():
+    """conv 3->8 3x3 pad 1 + bias, linear 512->10, batch 2, 8x8: by hand."""
+    out = os.path.join(TMP, "small.json")
+    rc, err = export(f"{MODELS}:small", "--batch", "2", "--input-shape", "3,8,8", "--momentum", "0", "-o", out)
+    check_eq(rc, 0, f"export small: {err}")
+    g = load(out)
+    # forward convolution: 2 * (N*Cout*H*W = 2*8*8*8) * (Cin*kh*kw = 27), plus the bias per output
+    conv = op_named(g, "convolution", "conv")
+    check_eq(conv["flops"], 2 * 1024 * 27 + 1024, "convolution flops")
+    check_eq(conv["outputs"], [{"shape": [2, 8, 8, 8], "dtype": "float32"}], "convolution output")
+    # its gradient: the input needs none, so the weight gradient (one direct
+    # convolution) and the bias gradient (a sum over grad_out)
+    back = op_named(g, "convolution_backward", "gradients/conv")
+    check_eq(back["flops"], 2 * 1024 * 27 + 1024, "convolution_backward flops")
+    check_eq(back["outputs"][0], {"bytes": 0}, "convolution_backward: no input gradient")
+    check_eq(back["outputs"][1], {"shape": [8, 3, 3, 3], "dtype": "float32"}, "convolution_backward weight grad")
+    # linear: addmm [2,512] x [512,10] + bias
+    fc = op_named(g, "addmm", "fc")
+    check_eq(fc["flops"], 2 * 2 * 512 * 10 + 2 * 10, "addmm flops")
+    # its gradient: grad_in = grad [2,10] x W [10,512]; grad_W = grad^T [10,2] x x [2,512]
+    mms = [op for op in g["ops"] if op["type"] == "mm" and op.get("scope") == "gradients/fc"]
+    check_eq(sorted(op["flops"] for op in mms), [2 * 2 * 10 * 512, 2 * 10 * 2 * 512], "mm flops of fc's gradient")
+    # parameter placeholders carry the parameters' bytes; no momentum: no state
+    params = {op["name"]: op for op in g["ops"] if op["type"] == "Parameter"}
+    check_eq(sorted(params), ["conv/bias", "conv/weight", "fc/bias", "fc/weight"], "parameter placeholders")
+    check_eq(params["fc/weight"]["param_bytes"], 10 * 512 * 4, "fc/weight param_bytes")
+    check_eq([op["name"] for op in g["ops"] if op["type"] == "Buffer"], [], "no optimizer state without momentum")
+    # the update of each parameter is colocated with it
+    upd = [op for op in g["ops"] if op.get("colocate") == "fc/weight" and op["type"] != "Parameter"]
+    check(upd and all(op["type"].endswith("_") for op in upd), f"fc/weight's in-place update colocated: {upd}")
+    # every input refers to an earlier-listed producer and an existing slot
+    for i, op in enumerate(g["ops"]):
+        for inp in op["inputs"]:
+            p, slot = (inp, 0) if isinstance(inp, int) else inp
+            check(0 <= p < len(g["ops"]) and slot < len(g["ops"][p]["outputs"]), f"op {i} input {inp}")
+    simulate_ok(out)
+    return out
+
+
+def test_resnet18():
+    out = os.path.join(TMP, "resnet18.json")
+    t0 = time.time()
+    rc, err = export("resnet18", "--batch", "2", "--input-shape", "3,64,64", "-o", out)
+    check_eq(rc, 0, f"export resnet18: {err}")
+    g = load(out)
+    types = {op["type"] for op in g["ops"]}
+    for t in ("convolution", "convolution_backward", "native_batch_norm", "native_batch_norm_backward",
+              "max_pool2d_with_indices", "addmm", "threshold_backward", "Parameter", "Buffer", "Placeholder"):
+        check(t in types, f"resnet18 has {t} ops")
+    check(len(g["ops"]) > 500, f"resnet18: {len(g['ops'])} ops")
+    # a multi-output op's later slots are read through [producer, slot] inputs
+    bn_back = op_named(g, "native_batch_norm_backward", "gradients/layer1/0/bn1")
+    check(any(isinstance(i, list) for i in bn_back["inputs"]), "native_batch_norm_backward reads the saved statistics")
+    # parameters: 11,689,512 floats, and as many of SGD's momentum buffers
+    pbytes = sum(op.get("param_bytes", 0) for op in g["ops"] if op["type"] == "Parameter")
+    check_eq(pbytes, 11689512 * 4, "resnet18 parameter bytes")
+    # FLOPs of the first convolution: 7x7/2, 3->64, 32x32 output at batch 2
+    conv1 = op_named(g, "convolution", "conv1")
+    check_eq(conv1["flops"], 2 * (2 * 64 * 32 * 32) * (3 * 7 * 7), "resnet18 conv1 flops")
+    res = simulate_ok(out)
+    check(res["step_time_s"] > 0, "resnet18 simulates")
+    rc, text = dplace("baseline", "--graph", out, "--devices", "k40x2", "--methods", "gpu,metis,m-etf")
+    check(rc == 0 and "m-etf" in text, f"dplace baseline on resnet18: exit {rc}: {text}")
+    print(f"ok resnet18 ({len(g['ops'])} ops, exported in {time.time() - t0:.1f} s)")
+    return out
+
+
+def test_encoder():
+    out = os.path.join(TMP, "encoder.json")
+    rc, err = export(f"{MODELS}:encoder2", "--batch", "4", "--input-shape", "16,32", "--optimizer", "adam",
+                     "-o", out)
+    check_eq(rc, 0, f"export encoder2: {err}")
+    g = load(out)
+    types = {op["type"] for op in g["ops"]}
+    for t in ("bmm", "_softmax", "native_layer_norm", "native_layer_norm_backward", "addcdiv_", "mse_loss"):
+        check(t in types, f"encoder has {t} ops (types: {sorted(types)})")
+    scopes = {op.get("scope", "") for op in g["ops"]}
+    check("layers/1/self_attn" in scopes and "gradients/layers/0/linear1" in scopes, f"encoder scopes: {sorted(scopes)[:20]}")
+    # Adam keeps two state tensors per parameter
+    n_params = sum(op["type"] == "Parameter" for op in g["ops"])
+    n_state = sum(op["type"] == "Buffer" and op["name"].endswith(("/exp_avg", "/exp_avg_sq")) for op in g["ops"])
+    check_eq(n_state, 2 * n_params, "Adam state placeholders")
+    # a batched matmul of the attention: [B*H, S, E/H] x [B*H, E/H, S] = 2 * 16 * 16 * 16 * 8
+    bmms = [op for op in g["ops"] if op["type"] == "bmm" and op.get("scope") == "layers/0/self_attn"]
+    check(any(op["flops"] == 2 * 16 * 16 * 16 * 8 for op in bmms), f"attention bmm flops: {[op['flops'] for op in bmms]}")
+    simulate_ok(out, "k40x2")
+    rc, text = dplace("baseline", "--graph", out, "--devices", "k40x2", "--methods", "gpu,m-topo")
+    check(rc == 0 and "m-topo" in text, f"dplace baseline on the encoder: exit {rc}: {text}")
+    return out
+
+
+def test_map_placement(graph):
+    g = load(graph)
+    place = os.path.join(TMP, "placement.json")
+    n = len(g["ops"])
+    # forward ops of layer1 on gpu:1, everything else on gpu:0
+    devs = [1 if op.get("scope", "").startswith("layer1/") else 0 for op in g["ops"]]
+    with open(place, "w") as f:
+        json.dump({"format": "dplace-placement", "version": 1, "devices": ["gpu:0", "gpu:1"], "placement": devs}, f)
+    rc, text = dplace("simulate", "--graph", graph, "--devices", "k40x2", "--placement", place)
+    check(rc == 0, f"simulate with the hand placement: {text}")
+    out = os.path.join(TMP, "map.json")
+    rc, err = export("--map-placement", place, "--graph", graph, "-o", out)
+    check_eq(rc, 0, f"--map-placement: {err}")
+    m = load(out)
+    check_eq(m["layer1.0.conv1"]["device"], "gpu:1", "layer1.0.conv1's device")
+    check_eq(m["fc"]["device"], "gpu:0", "fc's device")
+    # its gradients and updates count for the module too
+    check(m["layer1.0.conv1"]["ops"]["gpu:0"] > 0, "layer1.0.conv1's gradient ops are counted")
+    # a placement of another graph is refused
+    with open(place, "w") as f:
+        json.dump({"format": "dplace-placement", "version": 1, "devices": ["gpu:0"], "placement": [0] * (n - 1)}, f)
+    rc, err = export("--map-placement", place, "--graph", graph)
+    check(rc == 2 and "not a placement of this graph" in err, f"--map-placement of another graph: {rc} {err}")
+
+
+def test_profile():
+    out = os.path.join(TMP, "profiled.json")
+    rc, err = export(f"{MODELS}:small", "--batch", "2", "--input-shape", "3,8,8", "--profile", "--profile-steps", "1",
+                     "--threads", "1", "-o", out)
+    check_eq(rc, 0, f"export --profile: {err}")
+    g = load(out)
+    costs = [op["cost"] for op in g["ops"] if "cost" in op]
+    check(costs and all(c.get("cpu", -1) >= 0 for c in costs), "profiled ops carry a cpu cost")
+    conv = op_named(g, "convolution", "conv")
+    check("cpu" in conv.get("cost", {}), "the convolution was timed")
+    res = simulate_ok(out, "k40x1")
+    rc, text = dplace("simulate", "--graph", out, "--devices", "k40x1", "--placement", "cpu")
+    check(rc == 0, f"simulate the profiled graph on the CPU: {text}")
+
+
+def test_errors():
+    out = os.path.join(TMP, "never.json")
+    cases = [
+        (["no_such_net", "-o", out], 'model "no_such_net": torchvision'),
+        ([f"{MODELS}:data_dependent", "--input-shape", "4", "-o", out], "cannot be traced"),
+        ([f"{MODELS}:not_a_module", "--input-shape", "4", "-o", out], "not a torch.nn.Module"),
+        ([f"{MODELS}:missing", "--input-shape", "4", "-o", out], 'has no callable "missing"'),
+        ([f"{MODELS}:small", "-o", out], "--input-shape is required"),
+        ([f"{MODELS}:small", "--input-shape", "3,x", "-o", out], "expected positive integers"),
+        ([f"{MODELS}:small", "--input-shape", "3,9", "-o", out], "fails on an input of shape [32, 3, 9]"),
+        (["resnet18", "--batch", "0", "-o", out], "--batch 0"),
+        (["nosuchdir/mod.py:f", "--input-shape", "4", "-o", out], "no file nosuchdir/mod.py"),
+        ([f"{MODELS}:small", "--input-shape", "3,8,8", "--batch", "2", "-o", os.path.join(TMP, "no", "dir.json")],
+         "cannot write"),
+    ]
+    for args, want in cases:
+        rc, err = export(*args)
+        check(rc == 2 and want in err and err.count("\n") == 1,
+              f"{' '.join(args)}: want exit 2 and one line with '{want}', got {rc}: {err!r}")
+        check(not os.path.exists(out), f"{' '.join(args)}: wrote {out}")
+    leftovers = [f for f in os.listdir(TMP) if ".tmp." in f]
+    check_eq(leftovers, [], "temporary files left behind")
+
+
+def main():
+    if not DPLACE or not os.access(DPLACE, os.X_OK):
+        fail(f"usage: test_export_torch.py DPLACE_BINARY (got {DPLACE!r})")
+    t0 = time.time()
+    torch.set_num_threads(1)
+    test_small_flops()
+    print("ok test_small_flops")
+    graph = test_resnet18()
+    test_encoder()
+    print("ok test_encoder")
+    test_map_placement(graph)
+    print("ok test_map_placement")
+    test_profile()
+    print("ok test_profile")
+    test_errors()
+    print("ok test_errors")
+    print(f"test_export_torch: {passed} checks passed in {time.time() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
