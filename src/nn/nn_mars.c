@@ -1,0 +1,186 @@
+/* Mars's policy: GCN encoder + segment-level seq2seq placer over all
+ * operations (nn_mars.h). The segments run one after the other, each with
+ * the B samples batched and the segment's encoder shared by them; segment k
+ * uses workspace k mod slots (the last one, when shorter, its own), and its
+ * start state is saved so that backward can recompute a segment whose
+ * workspace a later segment reused. */
+#include "dplace/nn_mars.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_internal.h"
+
+/* Lists the GCN's and the DGI discriminator's tensors, then the placer's. */
+int dp_nn_mars_specs(dp_nn_tensor_spec *specs, const dp_nn_mars_config *cfg) {
+    int n = dp_nn_gcn_specs(specs, &cfg->gcn);
+    return n + dp_nn_seq2seq_specs(specs ? specs + n : NULL, &cfg->placer);
+}
+
+/* floats of one saved start state: encoder [2, 1, H] h and c, decoder [B, H] h and c */
+static size_t state_floats(int B, int H) { return (size_t)4 * H + (size_t)2 * B * H; }
+
+/* The state views of a block of state_floats(B, H) floats (prev: none). */
+static dp_nn_seq2seq_state state_view(float *base, int B, int H) {
+    dp_nn_seq2seq_state s = {base, base + 2 * H, base + 4 * H, base + 4 * H + (size_t)B * H, NULL};
+    return s;
+}
+
+/* Frees m's workspaces and zeroes it. */
+void dp_nn_mars_free(dp_nn_mars *m) {
+    for (int i = 0; m->segs && i < m->slots; i++) dp_nn_seq2seq_free(&m->segs[i]);
+    free(m->segs);
+    dp_nn_seq2seq_free(&m->tail);
+    dp_nn_gcn_free(&m->gcn);
+    free(m->held);
+    free(m->mem);
+    free(m->imem);
+    memset(m, 0, sizeof *m);
+}
+
+/* Binds the policy and allocates its workspaces; see nn_mars.h. */
+dp_status dp_nn_mars_init(dp_nn_mars *m, const dp_nn_mars_config *cfg, const dp_nn_params *p,
+                          const dp_nn_graph *g, const float *x, int B, int max_saved,
+                          dp_error *err) {
+    memset(m, 0, sizeof *m);
+    m->cfg = *cfg;
+    m->cfg.placer.shared_input = 1;
+    int seg = cfg->seg, N = g->n, H = cfg->placer.hidden, GH = cfg->gcn.hidden;
+    if (seg < 1 || B < 1 || N < 1)
+        return dp_error_set(err, DP_STATUS_INVALID, "mars policy: segment %d, batch %d, %d operations",
+                            seg, B, N);
+    if (cfg->placer.in_dim != GH)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "mars policy: the placer takes %d features, the GCN gives %d",
+                            cfg->placer.in_dim, GH);
+    m->g = g;
+    m->x = x;
+    m->N = N;
+    m->B = B;
+    m->nseg = (N + seg - 1) / seg;
+    m->tail_T = N - (m->nseg - 1) * seg;
+    int nfull = m->tail_T == seg ? m->nseg : m->nseg - 1;
+    m->slots = max_saved <= 0 || max_saved > nfull ? nfull : max_saved;
+    dp_status st = dp_nn_gcn_init(&m->gcn, &cfg->gcn, p, N, err);
+    if (st) return st;
+    m->segs = calloc((size_t)(m->slots > 0 ? m->slots : 1), sizeof *m->segs);
+    m->held = malloc(sizeof(int) * (size_t)(m->slots > 0 ? m->slots : 1));
+    size_t sf = state_floats(B, H);
+    size_t nf = (size_t)N * GH + (size_t)m->nseg * sf + 2 * (size_t)B + (size_t)B * seg + 2 * sf;
+    m->mem = calloc(nf, sizeof(float));
+    m->imem = calloc((size_t)B * seg + (size_t)m->nseg * B, sizeof(int));
+    if (!m->segs || !m->held || !m->mem || !m->imem) {
+        dp_nn_mars_free(m);
+        return dp_error_set(err, DP_STATUS_NOMEM, "mars policy: out of memory for %d operations", N);
+    }
+    for (int i = 0; i < m->slots; i++) {
+        m->held[i] = -1;
+        if ((st = dp_nn_seq2seq_init(&m->segs[i], &m->cfg.placer, p, B, seg, err))) {
+            m->slots = i; /* the ones initialised so far */
+            dp_nn_mars_free(m);
+            return st;
+        }
+    }
+    if (m->tail_T != seg && (st = dp_nn_seq2seq_init(&m->tail, &m->cfg.placer, p, B, m->tail_T, err))) {
+        dp_nn_mars_free(m);
+        return st;
+    }
+    float *cur = m->mem;
+    m->demb = nn_carve(&cur, (size_t)N * GH);
+    m->starts = nn_carve(&cur, (size_t)m->nseg * sf);
+    m->lp = nn_carve(&cur, (size_t)B);
+    m->ent = nn_carve(&cur, (size_t)B);
+    m->sstep = nn_carve(&cur, (size_t)B * seg);
+    m->dstate = nn_carve(&cur, 2 * sf);
+    m->sact = m->imem;
+    m->sprev = m->imem + (size_t)B * seg;
+    return DP_STATUS_OK;
+}
+
+/* The workspace of segment k. */
+static dp_nn_seq2seq *seg_model(dp_nn_mars *m, int k) {
+    if (k == m->nseg - 1 && m->tail_T != m->cfg.seg) return &m->tail;
+    return &m->segs[k % m->slots];
+}
+
+/* Runs segment k from its saved start state. */
+static void seg_forward(dp_nn_mars *m, int k, dp_nn_decode_mode mode, dp_rng *rng, int want_entropy) {
+    int B = m->B, H = m->cfg.placer.hidden, GH = m->cfg.gcn.hidden;
+    dp_nn_seq2seq *s = seg_model(m, k);
+    dp_nn_seq2seq_state st = state_view(m->starts + (size_t)k * state_floats(B, H), B, H);
+    st.prev = m->sprev + (size_t)k * B;
+    dp_nn_seq2seq_segment_forward(s, m->lp, want_entropy ? m->ent : NULL, m->sact,
+                                  m->emb + (size_t)k * m->cfg.seg * GH, &st, mode, rng, 0.0f);
+    if (s != &m->tail) m->held[k % m->slots] = k;
+}
+
+/* sact [B, T] = the columns of segment k of actions [B, N] */
+static void gather_seg(int *sact, const int *actions, int B, int N, int off, int T) {
+    for (int b = 0; b < B; b++) memcpy(sact + (size_t)b * T, actions + (size_t)b * N + off, sizeof(int) * T);
+}
+
+/* Places every operation for B samples; see nn_mars.h. */
+void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *actions,
+                        dp_nn_decode_mode mode, dp_rng *rng) {
+    int B = m->B, N = m->N, seg = m->cfg.seg, H = m->cfg.placer.hidden, D = m->cfg.placer.devices;
+    size_t sf = state_floats(B, H);
+    m->emb = dp_nn_gcn_encode(&m->gcn, m->g, m->x);
+    for (int b = 0; b < B; b++) {
+        logp_sum[b] = 0.0f;
+        if (entropy) entropy[b] = 0.0f;
+    }
+    for (int k = 0; k < m->nseg; k++) {
+        int off = k * seg, T = k == m->nseg - 1 ? m->tail_T : seg;
+        /* the start state: zeros and the start symbol, then the previous segment's end */
+        float *sv = m->starts + (size_t)k * sf;
+        int *sp = m->sprev + (size_t)k * B;
+        if (k == 0) {
+            memset(sv, 0, sizeof(float) * sf);
+            for (int b = 0; b < B; b++) sp[b] = D;
+        } else {
+            const dp_nn_seq2seq_state *last = &seg_model(m, k - 1)->last;
+            dp_nn_seq2seq_state d = state_view(sv, B, H);
+            memcpy(d.enc_h, last->enc_h, sizeof(float) * 2 * H);
+            memcpy(d.enc_c, last->enc_c, sizeof(float) * 2 * H);
+            memcpy(d.dec_h, last->dec_h, sizeof(float) * B * H);
+            memcpy(d.dec_c, last->dec_c, sizeof(float) * B * H);
+            memcpy(sp, last->prev, sizeof(int) * B);
+        }
+        gather_seg(m->sact, actions, B, N, off, T);
+        seg_forward(m, k, mode, rng, entropy != NULL);
+        for (int b = 0; b < B; b++) {
+            memcpy(actions + (size_t)b * N + off, m->sact + (size_t)b * T, sizeof(int) * T);
+            logp_sum[b] += m->lp[b];
+            if (entropy) entropy[b] += m->ent[b];
+        }
+    }
+}
+
+/* Backward of the last forward, segments in reverse; see nn_mars.h. */
+void dp_nn_mars_backward(dp_nn_mars *m, const float *dlogp, const float *dlogp_step,
+                         const float *dentropy, const int *actions) {
+    int B = m->B, N = m->N, seg = m->cfg.seg, H = m->cfg.placer.hidden, GH = m->cfg.gcn.hidden;
+    size_t sf = state_floats(B, H);
+    int train_enc = !m->cfg.freeze_encoder;
+    assert(m->emb != NULL);
+    if (train_enc) memset(m->demb, 0, sizeof(float) * (size_t)N * GH);
+    dp_nn_seq2seq_state d[2] = {state_view(m->dstate, B, H), state_view(m->dstate + sf, B, H)};
+    for (int k = m->nseg - 1; k >= 0; k--) {
+        int off = k * seg, T = k == m->nseg - 1 ? m->tail_T : seg;
+        dp_nn_seq2seq *s = seg_model(m, k);
+        gather_seg(m->sact, actions, B, N, off, T);
+        if (s != &m->tail && m->held[k % m->slots] != k) /* its workspace was reused: recompute */
+            seg_forward(m, k, DP_NN_DECODE_MODE_TEACHER, NULL, 0);
+        if (dlogp_step)
+            for (int b = 0; b < B; b++)
+                memcpy(m->sstep + (size_t)b * T, dlogp_step + (size_t)b * N + off, sizeof(float) * T);
+        dp_nn_seq2seq_state *dstart = k > 0 ? &d[k % 2] : NULL;
+        if (dstart) memset(dstart->enc_h, 0, sizeof(float) * sf); /* the whole block */
+        const dp_nn_seq2seq_state *dlast = k < m->nseg - 1 ? &d[(k + 1) % 2] : NULL;
+        dp_nn_seq2seq_segment_backward(s, train_enc ? m->demb + (size_t)off * GH : NULL, dstart, dlogp,
+                                       dlogp_step ? m->sstep : NULL, dentropy, dlast, m->sact,
+                                       m->emb + (size_t)off * GH);
+    }
+    if (train_enc) dp_nn_gcn_encode_backward(&m->gcn, NULL, m->g, m->x, m->demb);
+}
