@@ -13,18 +13,6 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
 #define NN_HAVE_MXCSR 1
-/* ---- shared by the models (nn_models.c) ------------------------------------ */
-
-/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
- * DP_STATUS_INVALID (missing, or another size). */
-dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
-                         size_t count, dp_error *err);
-/* Returns *cur and advances it by n floats (a bump allocator over one block). */
-float *nn_carve(float **cur, size_t n);
-/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
-void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
-                     int D);
-
 #endif
 
 /* ---- denormals ---------------------------------------------------------------
@@ -46,18 +34,6 @@ static inline unsigned nn_fp_enter(void) {
     return m;
 #else
     return 0;
-/* ---- shared by the models (nn_models.c) ------------------------------------ */
-
-/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
- * DP_STATUS_INVALID (missing, or another size). */
-dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
-                         size_t count, dp_error *err);
-/* Returns *cur and advances it by n floats (a bump allocator over one block). */
-float *nn_carve(float **cur, size_t n);
-/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
-void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
-                     int D);
-
 #endif
 }
 
@@ -67,18 +43,6 @@ static inline void nn_fp_leave(unsigned m) {
     _mm_setcsr(m);
 #else
     (void)m;
-/* ---- shared by the models (nn_models.c) ------------------------------------ */
-
-/* Finds tensor name in p with count floats; fills *val and *grad. Errors:
- * DP_STATUS_INVALID (missing, or another size). */
-dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
-                         size_t count, dp_error *err);
-/* Returns *cur and advances it by n floats (a bump allocator over one block). */
-float *nn_carve(float **cur, size_t n);
-/* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
-void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
-                     int D);
-
 #endif
 }
 
@@ -147,7 +111,7 @@ void nn_attention_backward_core(float *dqp, float *dkeys, float *denc, float *dv
                                 const float *dctx, const float *att, const float *act,
                                 const float *enc, const float *v, int B, int T, int A, int E);
 
-/* ---- shared by the models (nn_models.c) ------------------------------------ */
+/* ---- shared by the models ------------------------------------------------- */
 
 /* Finds tensor name in p with count floats; fills *val and *grad. Errors:
  * DP_STATUS_INVALID (missing, or another size). */
@@ -155,6 +119,9 @@ dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const
                          size_t count, dp_error *err);
 /* Returns *cur and advances it by n floats (a bump allocator over one block). */
 float *nn_carve(float **cur, size_t n);
+/* The category of one row logp [D] that a uniform u in [0, 1) picks by
+ * inverse CDF (dp_nn_categorical_sample draws u per row). */
+int nn_categorical_pick(const float *logp, double u, int D);
 /* Picks actions [N] from logp [N, D] per mode (TEACHER: checks them). */
 void nn_pick_actions(int *actions, const float *logp, dp_nn_decode_mode mode, dp_rng *rng, int N,
                      int D);

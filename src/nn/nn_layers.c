@@ -329,21 +329,20 @@ void dp_nn_log_softmax_backward(float *dinp, const float *dlogp, const float *lo
 
 /* actions [N] ~ rows of exp(logp [N, D]), one uniform per row */
 void dp_nn_categorical_sample(int *actions, const float *logp, dp_rng *rng, int N, int D) {
-    for (int n = 0; n < N; n++) {
-        const float *y = logp + (size_t)n * D;
-        double u = dp_rng_uniform(rng), acc = 0.0;
-        int pick = -1, last = 0;
-        for (int d = 0; d < D; d++) {
-            double p = exp((double)y[d]);
-            if (p > 0.0) last = d;
-            acc += p;
-            if (u < acc) {
-                pick = d;
-                break;
-            }
-        }
-        actions[n] = pick < 0 ? last : pick; /* rounding left u above the total */
+    for (int n = 0; n < N; n++) actions[n] = nn_categorical_pick(logp + (size_t)n * D, dp_rng_uniform(rng), D);
+}
+
+/* the category of logp [D] that u in [0, 1) picks by inverse CDF */
+int nn_categorical_pick(const float *logp, double u, int D) {
+    double acc = 0.0;
+    int last = 0;
+    for (int d = 0; d < D; d++) {
+        double p = exp((double)logp[d]);
+        if (p > 0.0) last = d;
+        acc += p;
+        if (u < acc) return d;
     }
+    return last; /* rounding left u above the total */
 }
 
 /* actions [N] = argmax of rows of logp [N, D] (first on ties) */
