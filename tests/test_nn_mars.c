@@ -525,6 +525,73 @@ static void test_mars_save_load(void) {
     free(a);
 }
 
+/* The threads change nothing: a sampling forward and its backward give
+ * bit-identical actions, log-probabilities and gradients on 1, 2 and 3
+ * threads (the samples are split differently each time), for the Mars
+ * policy and for a per-sample-encoder placer with noise. */
+static void run_threads(int threads, int shared, int *acts, float *lp, float *grad, size_t *count) {
+    enum { B = 5, T = 6, N = 13 };
+    dp_nn_set_threads(threads);
+    dp_rng rng;
+    dp_rng_seed(&rng, 31);
+    dp_nn_params p;
+    float adv[B] = {0.5f, -1.0f, 0.25f, 0.8f, -0.3f}, dent[B] = {0.01f, 0.02f, 0.03f, 0.04f, 0.05f};
+    if (shared) {
+        dp_nn_mars_config mc = mars_config();
+        dp_nn_tensor_spec specs[24];
+        int n = dp_nn_mars_specs(specs, &mc);
+        dp_nn_graph g;
+        mars_graph(&g);
+        float x[MN * MF];
+        CHECK(dp_nn_params_init(&p, specs, n, &rng, NULL) == DP_STATUS_OK);
+        for (int i = 0; i < MN * MF; i++) x[i] = (float)dp_rng_normal(&rng);
+        dp_nn_mars pol;
+        CHECK(dp_nn_mars_init(&pol, &mc, &p, &g, x, B, 1, NULL) == DP_STATUS_OK);
+        dp_nn_mars_forward(&pol, lp, NULL, acts, DP_NN_DECODE_MODE_SAMPLE, &rng);
+        dp_nn_mars_backward(&pol, adv, NULL, dent, acts);
+        dp_nn_mars_free(&pol);
+        dp_nn_graph_free(&g);
+    } else {
+        dp_nn_seq2seq_config sc = {.in_dim = SF, .hidden = 8, .devices = SD, .attn_dim = 5, .emb_dim = 3,
+                                   .mode = DP_NN_ATTENTION_MODE_BEFORE, .ctx_to_output = 1, .tanh_c = 5.0f,
+                                   .temperature = 2.0f};
+        dp_nn_tensor_spec specs[8];
+        int n = dp_nn_seq2seq_specs(specs, &sc);
+        CHECK(dp_nn_params_init(&p, specs, n, &rng, NULL) == DP_STATUS_OK);
+        float x[B * T * SF], dx[B * T * SF] = {0};
+        for (int i = 0; i < B * T * SF; i++) x[i] = (float)dp_rng_normal(&rng);
+        dp_nn_seq2seq m;
+        CHECK(dp_nn_seq2seq_init(&m, &sc, &p, B, T, NULL) == DP_STATUS_OK);
+        CHECK(m.parts == (threads < B ? threads : B));
+        dp_nn_seq2seq_forward(&m, lp, NULL, acts, x, NULL, NULL, DP_NN_DECODE_MODE_SAMPLE, &rng, 0.1f);
+        dp_nn_seq2seq_backward(&m, dx, adv, dent, acts, x);
+        dp_nn_seq2seq_free(&m);
+    }
+    memcpy(grad, p.grad, sizeof(float) * p.count);
+    *count = p.count;
+    dp_nn_params_free(&p);
+}
+
+static void test_threads_change_nothing(void) {
+    enum { B = 5, NA = 5 * 13 };
+    static float g1[20000], g2[20000];
+    for (int shared = 0; shared < 2; shared++) {
+        int a1[NA], a2[NA];
+        float l1[B], l2[B];
+        size_t n1, n2;
+        run_threads(1, shared, a1, l1, g1, &n1);
+        CHECK(n1 <= 20000);
+        for (int th = 2; th <= 3; th++) {
+            run_threads(th, shared, a2, l2, g2, &n2);
+            CHECK(n1 == n2);
+            CHECK(memcmp(a1, a2, sizeof(int) * (shared ? B * MN : B * 6)) == 0);
+            CHECK(memcmp(l1, l2, sizeof l1) == 0);
+            CHECK(memcmp(g1, g2, sizeof(float) * n1) == 0);
+        }
+    }
+    dp_nn_set_threads(1);
+}
+
 int main(void) {
     dp_nn_set_threads(1);
     TEST_RUN(test_segments_mars);
@@ -536,6 +603,7 @@ int main(void) {
     TEST_RUN(test_mars_recompute);
     TEST_RUN(test_dgi_pretraining);
     TEST_RUN(test_mars_save_load);
+    TEST_RUN(test_threads_change_nothing);
     printf("largest relative error over the checks: %.2e (tolerance %.0e)\n", g_worst, TOL);
     return 0;
 }

@@ -118,9 +118,14 @@ typedef struct dp_nn_seq2seq {
     float *enc_acts, *encs, *keys, *enc_h0, *enc_c0, *ep, *P, *h, *c, *gates, *att, *qp, *ctx,
         *tact, *noise, *logp;
     int *prev; /* [T + 1, B] decoder inputs: the carried or start symbol, then the actions */
-    /* backward scratch */
+    double *u; /* [T, B] the uniforms a sampling forward draws up front */
+    /* backward scratch; *_s: per-sample partial sums, added in sample order */
     float *enc_scratch, *dG, *dl, *dqps, *dkeys, *dencs, *dctx, *dP, *dep, *dh, *dc, *dh2, *datt,
-        *act, *dlog, *dlg;
+        *dlog, *dlg, *dkeys_s, *dv_s, *dep_s;
+    /* the samples are split into up to `parts` ranges decoded on their own
+     * threads, each with its scratch of attention values [parts, T A + T] */
+    int parts;
+    float *pact;
     /* the final state of the last forward (the next segment's start) */
     dp_nn_seq2seq_state last;
     float *h_last, *c_last; /* = last.dec_h, last.dec_c */

@@ -111,7 +111,9 @@ void dp_nn_lstm_forward(float *out, float *h_last, float *c_last, float *cell, f
     nn_fp_leave(fp_);
 }
 
-/* backward of dp_nn_lstm_forward; see nn.h for the shapes */
+/* backward of dp_nn_lstm_forward; see nn.h for the shapes. Leaves the gate
+ * gradients dgates [B, T, 4H] at the start of scratch (the bidirectional
+ * LSTM forms dinp from them). */
 void dp_nn_lstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float *scratch,
                          const float *dout, const float *dh_last, const float *dc_last,
                          const float *out, const float *cell, const float *gates,
@@ -173,25 +175,60 @@ void dp_nn_lstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float *
 /* per direction: out [B,T,H], cell [B,T,H], gates [B,T,4H] */
 size_t dp_nn_bilstm_act_count(int B, int T, int H) { return (size_t)2 * 6 * B * T * H; }
 
-/* split dout [2, B, T, H] + one LSTM's scratch */
+/* split dout [2, B, T, H] + one LSTM's scratch per direction */
 size_t dp_nn_bilstm_scratch_count(int B, int T, int H) {
-    return (size_t)2 * B * T * H + dp_nn_lstm_scratch_count(B, T, H);
+    return (size_t)2 * B * T * H + 2 * dp_nn_lstm_scratch_count(B, T, H);
+}
+
+/* The two directions are independent recurrences: with two threads each
+ * runs one (each streams its own recurrent weights every step); nested
+ * products inside a pool job run on their thread alone. */
+typedef struct bilstm_job {
+    int backward;
+    float *out, *h_last, *c_last, *acts, *dh0, *dc0, *dw, *scratch;
+    const float *inp, *h0, *c0, *w, *dout, *dh_last, *dc_last;
+    int B, T, C, H;
+} bilstm_job;
+
+/* Runs direction dir of the job (forward or backward pass). */
+static void bilstm_dir(const bilstm_job *j, int dir) {
+    int B = j->B, T = j->T, C = j->C, H = j->H;
+    size_t bth = (size_t)B * T * H, bh = (size_t)B * H, P = dp_nn_lstm_param_count(C, H);
+    float *a = j->acts + (size_t)dir * 6 * bth;
+    const float *h0 = j->h0 ? j->h0 + dir * bh : NULL, *c0 = j->c0 ? j->c0 + dir * bh : NULL;
+    if (!j->backward) {
+        dp_nn_lstm_forward(a, j->h_last ? j->h_last + dir * bh : NULL, j->c_last ? j->c_last + dir * bh : NULL,
+                           a + bth, a + 2 * bth, j->inp, h0, c0, j->w + dir * P, B, T, C, H, dir);
+        return;
+    }
+    /* dinp is added afterwards from each direction's gate gradients, which
+     * dp_nn_lstm_backward leaves at the start of its scratch */
+    dp_nn_lstm_backward(NULL, j->dh0 ? j->dh0 + dir * bh : NULL, j->dc0 ? j->dc0 + dir * bh : NULL,
+                        j->dw ? j->dw + dir * P : NULL,
+                        j->scratch + 2 * bth + (size_t)dir * dp_nn_lstm_scratch_count(B, T, H),
+                        j->scratch + (size_t)dir * bth, j->dh_last ? j->dh_last + dir * bh : NULL,
+                        j->dc_last ? j->dc_last + dir * bh : NULL, a, a + bth, a + 2 * bth, j->inp, h0, c0,
+                        j->w + dir * P, B, T, C, H, dir);
+}
+
+static void bilstm_part(void *ctx, int tid, int nt) {
+    const bilstm_job *j = ctx;
+    for (int dir = tid; dir < 2; dir += nt) bilstm_dir(j, dir);
 }
 
 /* out [B, T, 2H]; h_last, c_last, h0, c0 [2, B, H]; acts; inp [B, T, C]; w 2 blocks */
 void dp_nn_bilstm_forward(float *out, float *h_last, float *c_last, float *acts, const float *inp,
                           const float *h0, const float *c0, const float *w,
                           int B, int T, int C, int H) {
-    size_t bth = (size_t)B * T * H, bh = (size_t)B * H, P = dp_nn_lstm_param_count(C, H);
-    for (int dir = 0; dir < 2; dir++) {
-        float *a = acts + (size_t)dir * 6 * bth;
-        dp_nn_lstm_forward(a, h_last ? h_last + dir * bh : NULL, c_last ? c_last + dir * bh : NULL,
-                           a + bth, a + 2 * bth, inp, h0 ? h0 + dir * bh : NULL,
-                           c0 ? c0 + dir * bh : NULL, w + dir * P, B, T, C, H, dir);
-    }
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
+    size_t bth = (size_t)B * T * H;
+    bilstm_job j = {0, out, h_last, c_last, acts, NULL, NULL, NULL, NULL, inp, h0, c0, w, NULL, NULL, NULL,
+                    B, T, C, H};
+    nn_parallel(2, bilstm_part, &j);
     const float *parts[2] = {acts, acts + 6 * bth};
     const int widths[2] = {H, H};
     dp_nn_concat_forward(out, parts, widths, 2, B * T);
+    nn_fp_leave(fp_);
 }
 
 /* backward of dp_nn_bilstm_forward; see nn.h for the shapes */
@@ -199,20 +236,22 @@ void dp_nn_bilstm_backward(float *dinp, float *dh0, float *dc0, float *dw, float
                            const float *dout, const float *dh_last, const float *dc_last,
                            const float *acts, const float *inp, const float *h0, const float *c0,
                            const float *w, int B, int T, int C, int H) {
-    size_t bth = (size_t)B * T * H, bh = (size_t)B * H, P = dp_nn_lstm_param_count(C, H);
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
+    size_t bth = (size_t)B * T * H, P = dp_nn_lstm_param_count(C, H);
     float *split = scratch;
     memset(split, 0, sizeof(float) * 2 * bth);
     float *const parts[2] = {split, split + bth};
     const int widths[2] = {H, H};
     dp_nn_concat_backward(parts, dout, widths, 2, B * T);
-    for (int dir = 0; dir < 2; dir++) {
-        const float *a = acts + (size_t)dir * 6 * bth;
-        dp_nn_lstm_backward(dinp, dh0 ? dh0 + dir * bh : NULL, dc0 ? dc0 + dir * bh : NULL,
-                            dw ? dw + dir * P : NULL, split + 2 * bth, parts[dir],
-                            dh_last ? dh_last + dir * bh : NULL, dc_last ? dc_last + dir * bh : NULL,
-                            a, a + bth, a + 2 * bth, inp, h0 ? h0 + dir * bh : NULL,
-                            c0 ? c0 + dir * bh : NULL, w + dir * P, B, T, C, H, dir);
-    }
+    bilstm_job j = {1, NULL, NULL, NULL, (float *)acts, dh0, dc0, dw, scratch, inp, h0, c0, w, NULL,
+                    dh_last, dc_last, B, T, C, H};
+    nn_parallel(2, bilstm_part, &j);
+    if (dinp)
+        for (int dir = 0; dir < 2; dir++) { /* dinp [B T, C] += dgates [B T, 4H] w_ih [4H, C] */
+            const float *dgates = scratch + 2 * bth + (size_t)dir * dp_nn_lstm_scratch_count(B, T, H);
+            nn_gemm(0, 0, B * T, C, 4 * H, 1.0f, dgates, 4 * H, w + dir * P, C, 1.0f, dinp, C);
+        }
+    nn_fp_leave(fp_);
 }
 
 /* ---- single steps ---------------------------------------------------------------- */
