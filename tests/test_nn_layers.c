@@ -12,6 +12,7 @@
 
 #include "dplace/nn.h"
 #include "dplace/nn_check.h"
+#include "dplace/nn_txl.h"
 #include "test_util.h"
 
 /* Tolerance on the largest relative error |a - n| / max(|a|, |n|, FLOOR):
@@ -523,6 +524,110 @@ static void test_attention(void) {
     run_case("attention", &c);
 }
 
+/* ---- Transformer-XL layers ---- */
+static void ln_f(lcase *c) {
+    dp_nn_layernorm_forward(c->out, c->act[0], c->act[1], c->val[0], c->val[1], c->val[2], c->s[0], c->s[1]);
+}
+static void ln_b(lcase *c) {
+    dp_nn_layernorm_backward(c->grad[0], c->grad[1], c->grad[2], c->dout, c->val[0], c->act[0], c->act[1],
+                             c->val[1], c->s[0], c->s[1]);
+}
+static void test_layernorm(void) {
+    lcase c = {0};
+    int N = 4, C = 6;
+    c.s[0] = N, c.s[1] = C;
+    c.act[0] = fbuf(N);
+    c.act[1] = fbuf(N);
+    add_tensor(&c, "inp", frand((size_t)N * C, -2, 2), (size_t)N * C);
+    add_tensor(&c, "g", frand(C, 0.5f, 1.5f), C);
+    add_tensor(&c, "b", frand(C, -1, 1), C);
+    set_out(&c, (size_t)N * C);
+    c.fwd = ln_f, c.bwd = ln_b;
+    run_case("layernorm", &c);
+    /* the normalised rows have mean 0 and variance 1 before the affine map */
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6], g[6] = {1, 1, 1, 1, 1, 1}, b[6] = {0}, mu, rs;
+    dp_nn_layernorm_forward(y, &mu, &rs, x, g, b, 1, 6);
+    CHECK_NEAR(mu, 3.5, 1e-6);
+    CHECK_NEAR(rs, 1.0 / sqrt(35.0 / 12.0 + 1e-5), 1e-6);
+    CHECK_NEAR(y[0] + y[5], 0.0, 1e-6);
+}
+
+/* relative multi-head attention over M memory positions and T queries */
+static void rel_f(lcase *c) {
+    dp_nn_rel_attention_forward(c->out, c->act[0], c->act[1], c->val[0], c->val[1], c->val[2], c->val[3],
+                                c->val[4], c->val[5], c->s[0], c->s[1], c->s[2], c->s[3], c->s[4]);
+}
+static void rel_b(lcase *c) {
+    dp_nn_rel_attention_backward(c->grad[0], c->grad[1], c->grad[2], c->grad[3], c->grad[4], c->grad[5],
+                                 c->act[1], c->dout, c->act[0], c->val[0], c->val[1], c->val[2], c->val[3],
+                                 c->val[4], c->val[5], c->s[0], c->s[1], c->s[2], c->s[3], c->s[4]);
+}
+static void rel_case(int M, int causal, const char *name) {
+    lcase c = {0};
+    int T = 4, d = 6, heads = 2, K = M + T, NR = M + 2 * T - 1;
+    c.s[0] = T, c.s[1] = M, c.s[2] = d, c.s[3] = heads, c.s[4] = causal;
+    c.act[0] = fbuf((size_t)heads * T * K);
+    c.act[1] = fbuf(dp_nn_rel_attention_scratch_count(T, M, d));
+    add_tensor(&c, "q", frand((size_t)T * d, -1, 1), (size_t)T * d);
+    add_tensor(&c, "k", frand((size_t)K * d, -1, 1), (size_t)K * d);
+    add_tensor(&c, "v", frand((size_t)K * d, -1, 1), (size_t)K * d);
+    add_tensor(&c, "rk", frand((size_t)NR * d, -1, 1), (size_t)NR * d);
+    add_tensor(&c, "u", frand(d, -1, 1), d);
+    add_tensor(&c, "vb", frand(d, -1, 1), d);
+    set_out(&c, (size_t)T * d);
+    c.fwd = rel_f, c.bwd = rel_b;
+    run_case(name, &c);
+}
+static void test_rel_attention(void) {
+    rel_case(3, 0, "rel_attention(mem 3)");
+    rel_case(3, 1, "rel_attention(causal)");
+    rel_case(0, 0, "rel_attention(no mem)");
+    /* causal: a query sees the memory and the queries before it, nothing after */
+    int T = 3, M = 2, d = 4, K = M + T, NR = M + 2 * T - 1;
+    float q[12], k[20], v[20], rk[28], u[4] = {0}, vb[4] = {0}, out[12], prob[2 * 3 * 5];
+    float *scr = fbuf(dp_nn_rel_attention_scratch_count(T, M, d));
+    for (int i = 0; i < 12; i++) q[i] = 0.1f * i;
+    for (int i = 0; i < 20; i++) k[i] = 0.05f * (i % 7), v[i] = (float)i;
+    for (int i = 0; i < NR * d; i++) rk[i] = 0.01f * i;
+    dp_nn_rel_attention_forward(out, prob, scr, q, k, v, rk, u, vb, T, M, d, 2, 1);
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < T; i++) {
+            double sum = 0.0;
+            for (int j = 0; j < K; j++) {
+                float p = prob[(h * T + i) * K + j];
+                if (j > M + i) CHECK(p == 0.0f);
+                else CHECK(p > 0.0f);
+                sum += p;
+            }
+            CHECK_NEAR(sum, 1.0, 1e-6);
+        }
+    /* the position term sees the distance M + i - j: with no content score
+     * (k = 0, u = vb = 0), q = 1 and rk row r = r / 10 in every column, key
+     * j is exp(sqrt(dh) / 10) times as likely as key j + 1, for every i */
+    for (int i = 0; i < 12; i++) q[i] = 1.0f;
+    for (int i = 0; i < 20; i++) k[i] = 0.0f;
+    for (int r = 0; r < NR; r++)
+        for (int c = 0; c < d; c++) rk[r * d + c] = 0.1f * r;
+    dp_nn_rel_attention_forward(out, prob, scr, q, k, v, rk, u, vb, T, M, d, 2, 0);
+    for (int h = 0; h < 2; h++)
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j + 1 < K; j++)
+                CHECK_NEAR(prob[(h * T + i) * K + j] / prob[(h * T + i) * K + j + 1], exp(sqrt(2.0) / 10.0), 1e-5);
+    free(scr);
+}
+
+/* the sinusoids: sin and cos halves of the position times 10000^(-2k/d) */
+static void test_sinusoid(void) {
+    float R[3 * 8];
+    dp_nn_sinusoid_forward(R, -1, 3, 8);
+    CHECK_NEAR(R[0], sin(-1.0), 1e-7);
+    CHECK_NEAR(R[4], cos(-1.0), 1e-7);
+    CHECK_NEAR(R[8 + 0], 0.0, 1e-7);
+    CHECK_NEAR(R[8 + 4], 1.0, 1e-7);
+    CHECK_NEAR(R[16 + 1], sin(pow(10000.0, -2.0 / 8.0)), 1e-7);
+    CHECK_NEAR(R[16 + 7], cos(pow(10000.0, -6.0 / 8.0)), 1e-7);
+}
+
 /* ---- graph layers ---- */
 static void gcn_f(lcase *c) {
     dp_nn_gcn_forward(c->out, c->act[0], c->val[0], &c->graph, c->val[1], c->val[2], c->s[0], c->s[1], c->s[2]);
@@ -699,6 +804,9 @@ int main(void) {
     TEST_RUN(test_lstm_cell);
     TEST_RUN(test_decoder_step);
     TEST_RUN(test_attention);
+    TEST_RUN(test_layernorm);
+    TEST_RUN(test_rel_attention);
+    TEST_RUN(test_sinusoid);
     TEST_RUN(test_gcn);
     TEST_RUN(test_dgi_parts);
     TEST_RUN(test_policy_head);

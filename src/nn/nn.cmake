@@ -10,6 +10,7 @@ set(DPLACE_NN_SOURCES
   ${PROJECT_SOURCE_DIR}/src/nn/nn_models.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_seq2seq.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_mars.c
+  ${PROJECT_SOURCE_DIR}/src/nn/nn_txl.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_gemm.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_pool.c
   ${PROJECT_SOURCE_DIR}/src/nn/nn_kern_base.c
