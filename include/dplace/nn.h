@@ -40,7 +40,7 @@ int dp_nn_get_threads(void);
 void dp_nn_set_flush_denormals(int on);
 
 /* Vectorisable float approximations used by the layers (max error about 2
- * ulp for exp on [-87, 88]; tanh absolute error below 2e-7). */
+ * ulp for exp on [-87, 88]; tanh absolute error below 5e-7). */
 float dp_nn_exp(float x);
 float dp_nn_tanh(float x);
 float dp_nn_sigmoid(float x);
