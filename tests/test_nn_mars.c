@@ -592,6 +592,119 @@ static void test_threads_change_nothing(void) {
     dp_nn_set_threads(1);
 }
 
+/* ---- the policy with the Transformer-XL placer ---- */
+
+static dp_nn_mars_config mars_txl_config(int seg) {
+    dp_nn_mars_config mc = {.gcn = {MF, MGH, 3}, .seg = seg, .placer_kind = DP_NN_MARS_PLACER_KIND_TXL,
+                            .txl = {.in_dim = MGH, .d_model = 6, .heads = 2, .d_inner = 8, .layers = 1,
+                                    .mem_len = 3, .devices = SD, .causal = 0}};
+    return mc;
+}
+
+typedef struct mtxl_ctx {
+    dp_nn_params p;
+    dp_nn_graph g;
+    dp_nn_mars pol;
+    float x[MN * MF];
+    int act[MB * MN];
+    float coef[MB], entc[MB];
+} mtxl_ctx;
+
+static double mtxl_loss(void *vctx) {
+    mtxl_ctx *c = vctx;
+    float lp[MB], ent[MB];
+    dp_nn_mars_forward(&c->pol, lp, ent, c->act, DP_NN_DECODE_MODE_TEACHER, NULL);
+    double s = 0.0;
+    for (int b = 0; b < MB; b++) s += (double)c->coef[b] * lp[b] + (double)c->entc[b] * ent[b];
+    return s;
+}
+
+static void mtxl_grad(void *vctx) {
+    mtxl_ctx *c = vctx;
+    dp_nn_params_zero_grad(&c->p);
+    mtxl_loss(c);
+    dp_nn_mars_backward(&c->pol, c->coef, NULL, c->entc, c->act);
+}
+
+static void mtxl_setup(mtxl_ctx *c, int seg, int max_saved) {
+    dp_nn_mars_config mc = mars_txl_config(seg);
+    dp_nn_tensor_spec specs[48];
+    int n = dp_nn_mars_specs(specs, &mc);
+    CHECK(n <= 48);
+    dp_rng rng;
+    dp_rng_seed(&rng, 77);
+    CHECK(dp_nn_params_init(&c->p, specs, n, &rng, NULL) == DP_STATUS_OK);
+    for (size_t i = 0; i < c->p.count; i++) c->p.data[i] += (float)(0.3 * (dp_rng_uniform(&rng) - 0.5));
+    /* larger attention weights so the position biases carry gradient too */
+    int q = dp_nn_params_find(&c->p, "txl.l0.qkv");
+    CHECK(q > 0);
+    for (size_t i = 0; i < c->p.size[q]; i++) c->p.data[c->p.offset[q] + i] *= 4.0f;
+    mars_graph(&c->g);
+    CHECK(dp_nn_mars_init(&c->pol, &mc, &c->p, &c->g, c->x, MB, max_saved, NULL) == DP_STATUS_OK);
+    for (int attempt = 0;; attempt++) { /* PReLU inputs off their kinks (the ReLUs: kink detection) */
+        CHECK(attempt < 10000);
+        for (int i = 0; i < MN * MF; i++) c->x[i] = (float)(2.0 * dp_rng_uniform(&rng) - 1.0);
+        mtxl_loss(c);
+        int near = 0, negatives = 1;
+        for (int l = 0; l < 3; l++) {
+            int neg = 0;
+            for (int i = 0; i < MN * MGH; i++) {
+                float v = c->pol.gcn.pre[0][l * MN * MGH + i];
+                near |= fabsf(v) < 0.05f;
+                neg |= v < 0.0f;
+            }
+            negatives &= neg;
+        }
+        if (!near && negatives) break;
+    }
+    for (int i = 0; i < MB * MN; i++) c->act[i] = (int)dp_rng_below(&rng, SD);
+    for (int b = 0; b < MB; b++) c->coef[b] = (float)(2.0 * dp_rng_uniform(&rng) - 1.0), c->entc[b] = 0.3f;
+}
+
+/* GCN + Transformer-XL over all 7 operations as one segment (a memory is a
+ * constant, so a finite difference across segments would see what the
+ * placer's stop-gradient leaves out): every parameter. */
+static void test_mars_txl_gradients(void) {
+    mtxl_ctx *c = calloc(1, sizeof *c);
+    mtxl_setup(c, 8, 0);
+    CHECK(c->pol.nseg == 1 && c->pol.tail_T == MN);
+    dp_nn_check_tensor t[48];
+    dp_nn_check_result r[48];
+    int nt = 0;
+    for (int i = 0; i < c->p.ntensors; i++) {
+        if (strncmp(c->p.name[i], "dgi.", 4) == 0) continue;
+        t[nt++] = (dp_nn_check_tensor){c->p.name[i], dp_nn_params_tensor(&c->p, i), dp_nn_params_grad(&c->p, i),
+                                       c->p.size[i]};
+    }
+    dp_nn_gradcheck(r, c, mtxl_loss, mtxl_grad, t, nt, EPS, FLOOR, 0.5, MAXPTS, 13);
+    report("mars(gcn+txl)", t, r, nt);
+    for (int i = 0; i < nt; i++) CHECK(r[i].skipped * 4 <= r[i].checked + r[i].skipped);
+    dp_nn_mars_free(&c->pol);
+    dp_nn_graph_free(&c->g);
+    dp_nn_params_free(&c->p);
+    free(c);
+}
+
+/* Three segments (3, 3, 1) with their memories: recomputing segments from
+ * the saved memories gives the log-probabilities and gradients of keeping
+ * every workspace, bit for bit. */
+static void test_mars_txl_recompute(void) {
+    mtxl_ctx *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    mtxl_setup(a, MSEG, 1);
+    mtxl_setup(b, MSEG, 0);
+    CHECK(a->pol.nseg == 3 && a->pol.slots == 1 && b->pol.slots == 2);
+    CHECK(mtxl_loss(a) == mtxl_loss(b));
+    mtxl_grad(a);
+    mtxl_grad(b);
+    CHECK(memcmp(a->p.grad, b->p.grad, sizeof(float) * a->p.count) == 0);
+    for (mtxl_ctx *c = a; c; c = c == a ? b : NULL) {
+        dp_nn_mars_free(&c->pol);
+        dp_nn_graph_free(&c->g);
+        dp_nn_params_free(&c->p);
+        free(c);
+    }
+}
+
 int main(void) {
     dp_nn_set_threads(1);
     TEST_RUN(test_segments_mars);
@@ -604,6 +717,8 @@ int main(void) {
     TEST_RUN(test_dgi_pretraining);
     TEST_RUN(test_mars_save_load);
     TEST_RUN(test_threads_change_nothing);
+    TEST_RUN(test_mars_txl_gradients);
+    TEST_RUN(test_mars_txl_recompute);
     printf("largest relative error over the checks: %.2e (tolerance %.0e)\n", g_worst, TOL);
     return 0;
 }

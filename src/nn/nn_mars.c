@@ -1,9 +1,9 @@
-/* Mars's policy: GCN encoder + segment-level seq2seq placer over all
- * operations (nn_mars.h). The segments run one after the other, each with
- * the B samples batched and the segment's encoder shared by them; segment k
- * uses workspace k mod slots (the last one, when shorter, its own), and its
- * start state is saved so that backward can recompute a segment whose
- * workspace a later segment reused. */
+/* Mars's policy: GCN encoder + segment-level placer over all operations
+ * (nn_mars.h). The segments run one after the other, each with the B
+ * samples batched (the seq2seq's encoder shared by them, the Transformer-XL
+ * run once for all of them); segment k uses workspace k mod slots (the last
+ * one, when shorter, its own), and its start state is saved so that
+ * backward can recompute a segment whose workspace a later segment reused. */
 #include "dplace/nn_mars.h"
 
 #include <assert.h>
@@ -15,7 +15,15 @@
 /* Lists the GCN's and the DGI discriminator's tensors, then the placer's. */
 int dp_nn_mars_specs(dp_nn_tensor_spec *specs, const dp_nn_mars_config *cfg) {
     int n = dp_nn_gcn_specs(specs, &cfg->gcn);
+    if (cfg->placer_kind == DP_NN_MARS_PLACER_KIND_TXL) return n + dp_nn_txl_specs(specs ? specs + n : NULL, &cfg->txl);
     return n + dp_nn_seq2seq_specs(specs ? specs + n : NULL, &cfg->placer);
+}
+
+static int is_txl(const dp_nn_mars *m) { return m->cfg.placer_kind == DP_NN_MARS_PLACER_KIND_TXL; }
+
+/* floats of one saved TXL memory */
+static size_t tmem_floats(const dp_nn_mars *m) {
+    return (size_t)m->cfg.txl.layers * m->cfg.txl.mem_len * m->cfg.txl.d_model;
 }
 
 /* floats of one saved start state: encoder [2, 1, H] h and c, decoder [B, H] h and c */
@@ -30,8 +38,13 @@ static dp_nn_seq2seq_state state_view(float *base, int B, int H) {
 /* Frees m's workspaces and zeroes it. */
 void dp_nn_mars_free(dp_nn_mars *m) {
     for (int i = 0; m->segs && i < m->slots; i++) dp_nn_seq2seq_free(&m->segs[i]);
+    for (int i = 0; m->txls && i < m->slots; i++) dp_nn_txl_free(&m->txls[i]);
     free(m->segs);
+    free(m->txls);
     dp_nn_seq2seq_free(&m->tail);
+    dp_nn_txl_free(&m->ttail);
+    free(m->tmem);
+    free(m->tmlen);
     dp_nn_gcn_free(&m->gcn);
     free(m->held);
     free(m->mem);
@@ -46,14 +59,16 @@ dp_status dp_nn_mars_init(dp_nn_mars *m, const dp_nn_mars_config *cfg, const dp_
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
     m->cfg.placer.shared_input = 1;
-    int seg = cfg->seg, N = g->n, H = cfg->placer.hidden, GH = cfg->gcn.hidden;
-    if (seg < 1 || B < 1 || N < 1)
-        return dp_error_set(err, DP_STATUS_INVALID, "mars policy: segment %d, batch %d, %d operations",
-                            seg, B, N);
-    if (cfg->placer.in_dim != GH)
+    int seg = cfg->seg, N = g->n, H = cfg->placer.hidden, GH = cfg->gcn.hidden, txl = is_txl(m);
+    if (seg < 1 || B < 1 || N < 1 || (unsigned)cfg->placer_kind >= DP_NN_MARS_PLACER_KIND_COUNT)
         return dp_error_set(err, DP_STATUS_INVALID,
-                            "mars policy: the placer takes %d features, the GCN gives %d",
-                            cfg->placer.in_dim, GH);
+                            "mars policy: segment %d, batch %d, %d operations, placer kind %d", seg, B, N,
+                            (int)cfg->placer_kind);
+    int in_dim = txl ? cfg->txl.in_dim : cfg->placer.in_dim;
+    if (in_dim != GH)
+        return dp_error_set(err, DP_STATUS_INVALID, "mars policy: the placer takes %d features, the GCN gives %d",
+                            in_dim, GH);
+    if (txl) H = 1; /* no seq2seq state */
     m->g = g;
     m->x = x;
     m->N = N;
@@ -64,27 +79,40 @@ dp_status dp_nn_mars_init(dp_nn_mars *m, const dp_nn_mars_config *cfg, const dp_
     m->slots = max_saved <= 0 || max_saved > nfull ? nfull : max_saved;
     dp_status st = dp_nn_gcn_init(&m->gcn, &cfg->gcn, p, N, err);
     if (st) return st;
-    m->segs = calloc((size_t)(m->slots > 0 ? m->slots : 1), sizeof *m->segs);
-    m->held = malloc(sizeof(int) * (size_t)(m->slots > 0 ? m->slots : 1));
+    size_t ns = (size_t)(m->slots > 0 ? m->slots : 1);
+    if (txl) {
+        m->txls = calloc(ns, sizeof *m->txls);
+        m->tmem = calloc((size_t)m->nseg * tmem_floats(m) + 1, sizeof(float));
+        m->tmlen = calloc((size_t)m->nseg, sizeof(int));
+    } else {
+        m->segs = calloc(ns, sizeof *m->segs);
+    }
+    m->held = malloc(sizeof(int) * ns);
     size_t sf = state_floats(B, H);
     size_t nf = (size_t)N * GH + (size_t)m->nseg * sf + 2 * (size_t)B + (size_t)B * seg + 2 * sf;
     m->mem = calloc(nf, sizeof(float));
     m->imem = calloc((size_t)B * seg + (size_t)m->nseg * B, sizeof(int));
-    if (!m->segs || !m->held || !m->mem || !m->imem) {
+    if ((txl ? !m->txls || !m->tmem || !m->tmlen : !m->segs) || !m->held || !m->mem || !m->imem) {
         dp_nn_mars_free(m);
         return dp_error_set(err, DP_STATUS_NOMEM, "mars policy: out of memory for %d operations", N);
     }
     for (int i = 0; i < m->slots; i++) {
         m->held[i] = -1;
-        if ((st = dp_nn_seq2seq_init(&m->segs[i], &m->cfg.placer, p, B, seg, err))) {
+        st = txl ? dp_nn_txl_init(&m->txls[i], &cfg->txl, p, B, seg, err)
+                 : dp_nn_seq2seq_init(&m->segs[i], &m->cfg.placer, p, B, seg, err);
+        if (st) {
             m->slots = i; /* the ones initialised so far */
             dp_nn_mars_free(m);
             return st;
         }
     }
-    if (m->tail_T != seg && (st = dp_nn_seq2seq_init(&m->tail, &m->cfg.placer, p, B, m->tail_T, err))) {
-        dp_nn_mars_free(m);
-        return st;
+    if (m->tail_T != seg) {
+        st = txl ? dp_nn_txl_init(&m->ttail, &cfg->txl, p, B, m->tail_T, err)
+                 : dp_nn_seq2seq_init(&m->tail, &m->cfg.placer, p, B, m->tail_T, err);
+        if (st) {
+            dp_nn_mars_free(m);
+            return st;
+        }
     }
     float *cur = m->mem;
     m->demb = nn_carve(&cur, (size_t)N * GH);
@@ -98,21 +126,66 @@ dp_status dp_nn_mars_init(dp_nn_mars *m, const dp_nn_mars_config *cfg, const dp_
     return DP_STATUS_OK;
 }
 
-/* The workspace of segment k. */
+/* whether segment k has the tail's own workspace */
+static int is_tail(const dp_nn_mars *m, int k) { return k == m->nseg - 1 && m->tail_T != m->cfg.seg; }
+
+/* The seq2seq workspace of segment k. */
 static dp_nn_seq2seq *seg_model(dp_nn_mars *m, int k) {
-    if (k == m->nseg - 1 && m->tail_T != m->cfg.seg) return &m->tail;
-    return &m->segs[k % m->slots];
+    return is_tail(m, k) ? &m->tail : &m->segs[k % m->slots];
 }
 
-/* Runs segment k from its saved start state. */
+/* The Transformer-XL workspace of segment k. */
+static dp_nn_txl *txl_model(dp_nn_mars *m, int k) {
+    return is_tail(m, k) ? &m->ttail : &m->txls[k % m->slots];
+}
+
+/* Runs segment k from its saved start state (actions in m->sact). */
 static void seg_forward(dp_nn_mars *m, int k, dp_nn_decode_mode mode, dp_rng *rng, int want_entropy) {
-    int B = m->B, H = m->cfg.placer.hidden, GH = m->cfg.gcn.hidden;
-    dp_nn_seq2seq *s = seg_model(m, k);
-    dp_nn_seq2seq_state st = state_view(m->starts + (size_t)k * state_floats(B, H), B, H);
-    st.prev = m->sprev + (size_t)k * B;
-    dp_nn_seq2seq_segment_forward(s, m->lp, want_entropy ? m->ent : NULL, m->sact,
-                                  m->emb + (size_t)k * m->cfg.seg * GH, &st, mode, rng, 0.0f);
-    if (s != &m->tail) m->held[k % m->slots] = k;
+    int B = m->B, GH = m->cfg.gcn.hidden;
+    const float *emb = m->emb + (size_t)k * m->cfg.seg * GH;
+    float *ent = want_entropy ? m->ent : NULL;
+    if (is_txl(m)) {
+        dp_nn_txl_state st = {m->tmem + (size_t)k * tmem_floats(m), m->tmlen[k]};
+        dp_nn_txl_segment_forward(txl_model(m, k), m->lp, ent, m->sact, emb, &st, mode, rng);
+    } else {
+        int H = m->cfg.placer.hidden;
+        dp_nn_seq2seq_state st = state_view(m->starts + (size_t)k * state_floats(B, H), B, H);
+        st.prev = m->sprev + (size_t)k * B;
+        dp_nn_seq2seq_segment_forward(seg_model(m, k), m->lp, ent, m->sact, emb, &st, mode, rng, 0.0f);
+    }
+    if (!is_tail(m, k)) m->held[k % m->slots] = k;
+}
+
+/* Saves the start state of segment k: none for the first, else the end of k - 1. */
+static void save_start(dp_nn_mars *m, int k) {
+    int B = m->B, D = m->cfg.placer.devices;
+    if (is_txl(m)) {
+        size_t tf = tmem_floats(m);
+        m->tmlen[k] = 0;
+        if (k > 0) {
+            const dp_nn_txl_state *last = &txl_model(m, k - 1)->last;
+            int L = m->cfg.txl.layers, d = m->cfg.txl.d_model;
+            memcpy(m->tmem + (size_t)k * tf, last->mem, sizeof(float) * (size_t)L * last->len * d);
+            m->tmlen[k] = last->len;
+        }
+        return;
+    }
+    int H = m->cfg.placer.hidden;
+    size_t sf = state_floats(B, H);
+    float *sv = m->starts + (size_t)k * sf;
+    int *sp = m->sprev + (size_t)k * B;
+    if (k == 0) {
+        memset(sv, 0, sizeof(float) * sf);
+        for (int b = 0; b < B; b++) sp[b] = D;
+        return;
+    }
+    const dp_nn_seq2seq_state *last = &seg_model(m, k - 1)->last;
+    dp_nn_seq2seq_state d = state_view(sv, B, H);
+    memcpy(d.enc_h, last->enc_h, sizeof(float) * 2 * H);
+    memcpy(d.enc_c, last->enc_c, sizeof(float) * 2 * H);
+    memcpy(d.dec_h, last->dec_h, sizeof(float) * B * H);
+    memcpy(d.dec_c, last->dec_c, sizeof(float) * B * H);
+    memcpy(sp, last->prev, sizeof(int) * B);
 }
 
 /* sact [B, T] = the columns of segment k of actions [B, N] */
@@ -123,8 +196,7 @@ static void gather_seg(int *sact, const int *actions, int B, int N, int off, int
 /* Places every operation for B samples; see nn_mars.h. */
 void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *actions,
                         dp_nn_decode_mode mode, dp_rng *rng) {
-    int B = m->B, N = m->N, seg = m->cfg.seg, H = m->cfg.placer.hidden, D = m->cfg.placer.devices;
-    size_t sf = state_floats(B, H);
+    int B = m->B, N = m->N, seg = m->cfg.seg;
     m->emb = dp_nn_gcn_encode(&m->gcn, m->g, m->x);
     for (int b = 0; b < B; b++) {
         logp_sum[b] = 0.0f;
@@ -132,21 +204,7 @@ void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *act
     }
     for (int k = 0; k < m->nseg; k++) {
         int off = k * seg, T = k == m->nseg - 1 ? m->tail_T : seg;
-        /* the start state: zeros and the start symbol, then the previous segment's end */
-        float *sv = m->starts + (size_t)k * sf;
-        int *sp = m->sprev + (size_t)k * B;
-        if (k == 0) {
-            memset(sv, 0, sizeof(float) * sf);
-            for (int b = 0; b < B; b++) sp[b] = D;
-        } else {
-            const dp_nn_seq2seq_state *last = &seg_model(m, k - 1)->last;
-            dp_nn_seq2seq_state d = state_view(sv, B, H);
-            memcpy(d.enc_h, last->enc_h, sizeof(float) * 2 * H);
-            memcpy(d.enc_c, last->enc_c, sizeof(float) * 2 * H);
-            memcpy(d.dec_h, last->dec_h, sizeof(float) * B * H);
-            memcpy(d.dec_c, last->dec_c, sizeof(float) * B * H);
-            memcpy(sp, last->prev, sizeof(int) * B);
-        }
+        save_start(m, k);
         gather_seg(m->sact, actions, B, N, off, T);
         seg_forward(m, k, mode, rng, entropy != NULL);
         for (int b = 0; b < B; b++) {
@@ -160,7 +218,8 @@ void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *act
 /* Backward of the last forward, segments in reverse; see nn_mars.h. */
 void dp_nn_mars_backward(dp_nn_mars *m, const float *dlogp, const float *dlogp_step,
                          const float *dentropy, const int *actions) {
-    int B = m->B, N = m->N, seg = m->cfg.seg, H = m->cfg.placer.hidden, GH = m->cfg.gcn.hidden;
+    int B = m->B, N = m->N, seg = m->cfg.seg, GH = m->cfg.gcn.hidden, txl = is_txl(m);
+    int H = txl ? 1 : m->cfg.placer.hidden;
     size_t sf = state_floats(B, H);
     int train_enc = !m->cfg.freeze_encoder;
     assert(m->emb != NULL);
@@ -168,19 +227,22 @@ void dp_nn_mars_backward(dp_nn_mars *m, const float *dlogp, const float *dlogp_s
     dp_nn_seq2seq_state d[2] = {state_view(m->dstate, B, H), state_view(m->dstate + sf, B, H)};
     for (int k = m->nseg - 1; k >= 0; k--) {
         int off = k * seg, T = k == m->nseg - 1 ? m->tail_T : seg;
-        dp_nn_seq2seq *s = seg_model(m, k);
         gather_seg(m->sact, actions, B, N, off, T);
-        if (s != &m->tail && m->held[k % m->slots] != k) /* its workspace was reused: recompute */
+        if (!is_tail(m, k) && m->held[k % m->slots] != k) /* its workspace was reused: recompute */
             seg_forward(m, k, DP_NN_DECODE_MODE_TEACHER, NULL, 0);
         if (dlogp_step)
             for (int b = 0; b < B; b++)
                 memcpy(m->sstep + (size_t)b * T, dlogp_step + (size_t)b * N + off, sizeof(float) * T);
+        const float *step = dlogp_step ? m->sstep : NULL, *emb = m->emb + (size_t)off * GH;
+        float *demb = train_enc ? m->demb + (size_t)off * GH : NULL;
+        if (txl) {
+            dp_nn_txl_segment_backward(txl_model(m, k), demb, dlogp, step, dentropy, m->sact, emb);
+            continue;
+        }
         dp_nn_seq2seq_state *dstart = k > 0 ? &d[k % 2] : NULL;
         if (dstart) memset(dstart->enc_h, 0, sizeof(float) * sf); /* the whole block */
         const dp_nn_seq2seq_state *dlast = k < m->nseg - 1 ? &d[(k + 1) % 2] : NULL;
-        dp_nn_seq2seq_segment_backward(s, train_enc ? m->demb + (size_t)off * GH : NULL, dstart, dlogp,
-                                       dlogp_step ? m->sstep : NULL, dentropy, dlast, m->sact,
-                                       m->emb + (size_t)off * GH);
+        dp_nn_seq2seq_segment_backward(seg_model(m, k), demb, dstart, dlogp, step, dentropy, dlast, m->sact, emb);
     }
     if (train_enc) dp_nn_gcn_encode_backward(&m->gcn, NULL, m->g, m->x, m->demb);
 }
