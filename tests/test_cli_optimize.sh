@@ -13,7 +13,8 @@ SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16
 G="--model synthetic-600 --devices k40x2"
 
 expect 0 "optimize" -- "$D" --help
-for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --measure --plot --log --trace hp colocrl; do
+for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --measure --plot --log --trace hp colocrl \
+  eagle eagle-ppo-ce post gcn ppo-ce --mean; do
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "lr=0.01" -- "$D" optimize --set help
@@ -50,6 +51,28 @@ cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
 expect 2 "seed=" -- "$D" optimize $G $SMALL --agent colocrl --updates 9 --seed 6 --resume "$T/b.ck" --quiet
 # shellcheck disable=SC2086
 expect 2 "not a dplace agent checkpoint" -- "$D" optimize $G $SMALL --resume "$T/best.json" --quiet
+
+# the PPO presets too (the elites and cross-entropy updates are in the checkpoint),
+# with every output
+for agent in eagle-ppo-ce post; do
+  # shellcheck disable=SC2086
+  "$D" optimize $G $SMALL --agent $agent --set ce-every=20 --updates 7 --seed 5 --log "$T/pa.csv" -o "$T/pa.json" \
+    --plot "$T/pa.svg" --quiet >/dev/null 2>&1
+  # shellcheck disable=SC2086
+  "$D" optimize $G $SMALL --agent $agent --set ce-every=20 --updates 3 --seed 5 --log "$T/pb.csv" -o "$T/pb.json" \
+    --checkpoint "$T/pb.ck" --quiet >/dev/null 2>&1
+  # shellcheck disable=SC2086
+  expect 0 "" -- "$D" optimize $G $SMALL --agent $agent --set ce-every=20 --updates 7 --seed 5 --log "$T/pb.csv" \
+    -o "$T/pb.json" --checkpoint "$T/pb.ck" --resume "$T/pb.ck" --quiet
+  cut -d, -f1-8 "$T/pa.csv" >"$T/pa.cut"; cut -d, -f1-8 "$T/pb.csv" >"$T/pb.cut"
+  [ "$(wc -l <"$T/pa.cut")" = 71 ] && ok || bad "$agent: log should have 70 rows"
+  cmp -s "$T/pa.cut" "$T/pb.cut" && ok || bad "$agent: resumed log differs from the uninterrupted one"
+  cmp -s "$T/pa.json" "$T/pb.json" && ok || bad "$agent: resumed best placement differs"
+  grep -q '<svg' "$T/pa.svg" && ok || bad "$agent: --plot wrote no SVG"
+done
+# a refused combination names the setting
+# shellcheck disable=SC2086
+expect 2 "link" -- "$D" optimize $G --agent eagle --grouper metis --updates 1
 
 # SIGINT: stops after the update in flight, checkpoint written, exit 130
 # shellcheck disable=SC2086
