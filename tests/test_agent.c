@@ -335,60 +335,79 @@ static void test_ppo_surrogate(void) {
         }
 }
 
-/* The PPO loss of the samples in a->devs [K, G] against old log-probs:
- * -1/K sum_k min(r_k A_k, clip(r_k) A_k) (placer part). */
-static double ppo_loss(dp_agent *a, const float *old, const double *adv, double eps) {
+/* The PPO loss of the samples in a->devs [K, G] against old log-probs
+ * (placer part): -1/K sum_k min(r_k A_k, clip(r_k) A_k) with sequence
+ * ratios (old [K]), or -1/K sum_k sum_g min(r_kg A_k, clip(r_kg) A_k) with
+ * per-decision ratios (old_step [K, G]). */
+static double ppo_loss(dp_agent *a, const float *old, const float *old_step, const double *adv, double eps) {
     agent_placer_forward(a, a->K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
     double L = 0.0;
     for (int k = 0; k < a->K; k++) {
-        double r = exp((double)a->logp[k] - old[k]);
-        L -= fmin(r * adv[k], fmin(fmax(r, 1 - eps), 1 + eps) * adv[k]) / a->K;
+        int n = old_step ? a->G : 1;
+        for (int t = 0; t < n; t++) {
+            double r = old_step ? exp((double)a->logp_step[k * a->G + t] - old_step[k * a->G + t])
+                                : exp((double)a->logp[k] - old[k]);
+            L -= fmin(r * adv[k], fmin(fmax(r, 1 - eps), 1 + eps) * adv[k]) / a->K;
+        }
     }
     return L;
 }
 
 /* The gradient the agent takes for the PPO loss (agent_ppo_grad through
  * the placer's backward) equals finite differences of the loss, for the
- * table placer and the GCN placer, parameter by parameter. */
+ * table, GCN and seq2seq placers, with sequence and per-decision ratios,
+ * parameter by parameter. */
 static void test_ppo_gradient_fd(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
-    const char *placers[] = {"table", "gcn"};
-    for (int p = 0; p < 2; p++) {
+    const char *placers[] = {"table", "gcn", "seq2seq-before"};
+    for (int p = 0; p < 6; p++) {
+        int decision = p >= 3;
         dp_agent_config c = small("post");
-        CHECK(dp_agent_config_set(&c, "placer", placers[p], &err) == 0);
-        if (p == 1) CHECK(dp_agent_config_set(&c, "tanh-c", "5", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "placer", placers[p % 3], &err) == 0);
+        if (p % 3) CHECK(dp_agent_config_set(&c, "tanh-c", "5", &err) == 0);
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
         if (!a) fprintf(stderr, "%s\n", err.msg);
         CHECK(a);
-        /* move the table off uniform so that ratios differ from 1 */
+        /* move the parameters so that ratios differ from 1 */
         for (size_t i = 0; i < a->params.count; i++) a->params.data[i] += 0.3f * (float)sin(1.7 * (double)i);
         CHECK(dp_agent_update(a, &err) == 0); /* draws samples into a->devs */
-        int K = a->K;
-        float old[64];
+        int K = a->K, G = a->G;
+        float old[64], old_step[64 * 64];
         double adv[64];
-        for (int k = 0; k < K; k++) old[k] = a->logp[k] + 0.4f * (float)cos(k), adv[k] = (k % 3 == 0 ? -1.0 : 1.0) * (0.5 + 0.1 * k);
-        ppo_loss(a, old, adv, 0.3);
+        agent_placer_forward(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+        /* ratios e^-0.6, e^0.6 (clipped or not, by the advantage's sign) and
+         * e^+-0.1 (inside): away from the kinks at 1 -+ 0.3, which a finite
+         * difference must not straddle */
+        const float off[4] = {0.6f, -0.6f, 0.1f, -0.1f};
+        for (int k = 0; k < K; k++) old[k] = a->logp[k] + off[k % 4], adv[k] = (k % 3 == 0 ? -1.0 : 1.0) * (0.5 + 0.1 * k);
+        for (int j = 0; j < K * G; j++) old_step[j] = a->logp_step[j] + off[(j + j / 4) % 4];
+        ppo_loss(a, old, decision ? old_step : NULL, adv, 0.3);
         dp_nn_params_zero_grad(&a->params);
+        a->step_weights = decision;
         for (int k = 0; k < K; k++) {
-            a->dlogp[k] = (float)(-agent_ppo_grad(a->logp[k], old[k], adv[k], 0.3) / K);
+            a->dlogp[k] = decision ? 0.0f : (float)(-agent_ppo_grad(a->logp[k], old[k], adv[k], 0.3) / K);
             a->dentropy[k] = 0.0f;
+            for (int t = 0; decision && t < G; t++)
+                a->dlogp_step[k * G + t] = (float)(-agent_ppo_grad(a->logp_step[k * G + t], old_step[k * G + t], adv[k], 0.3) / K);
         }
         agent_placer_backward(a, K, NULL);
+        a->step_weights = 0;
         int checked = 0;
         for (size_t i = 0; i < a->params.count; i += 1 + a->params.count / 60) {
             float keep = a->params.data[i];
             double h = 1e-3;
             a->params.data[i] = keep + (float)h;
-            double up = ppo_loss(a, old, adv, 0.3);
+            double up = ppo_loss(a, old, decision ? old_step : NULL, adv, 0.3);
             a->params.data[i] = keep - (float)h;
-            double dn = ppo_loss(a, old, adv, 0.3);
+            double dn = ppo_loss(a, old, decision ? old_step : NULL, adv, 0.3);
             a->params.data[i] = keep;
             double num = (up - dn) / (2 * h), ana = a->params.grad[i];
             if (fabs(num - ana) > 2e-3 + 2e-2 * fabs(num)) {
-                fprintf(stderr, "  %s placer: parameter %zu: analytic %.6g, numeric %.6g\n", placers[p], i, ana, num);
+                fprintf(stderr, "  %s placer, %s ratios: parameter %zu: analytic %.6g, numeric %.6g\n", placers[p % 3],
+                        decision ? "decision" : "sequence", i, ana, num);
                 CHECK(0);
             }
             checked++;

@@ -75,6 +75,15 @@ typedef enum dp_agent_algo {
     DP_AGENT_ALGO_COUNT
 } dp_agent_algo;
 
+/* What PPO's probability ratio is taken over. */
+typedef enum dp_agent_ppo_ratio {
+    DP_AGENT_PPO_RATIO_SEQUENCE = 0, /* one ratio per network and sample: the whole
+                                        sequence of decisions (the Mars reference)   */
+    DP_AGENT_PPO_RATIO_DECISION,     /* one ratio per decision (each group's device,
+                                        each op's group), clipped on its own        */
+    DP_AGENT_PPO_RATIO_COUNT
+} dp_agent_ppo_ratio;
+
 /* What the placer reads about the op types of a group. */
 typedef enum dp_agent_group_types {
     DP_AGENT_GROUP_TYPES_COUNTS = 0, /* log(1 + count of each type)  (HP)        */
@@ -134,6 +143,7 @@ typedef struct dp_agent_config {
     int32_t ppo_epochs;     /* passes over each update's samples               */
     int32_t ppo_minibatches;/* each pass split into this many shuffled parts  */
     float ppo_clip;         /* epsilon of clip(r, 1 - eps, 1 + eps)            */
+    dp_agent_ppo_ratio ppo_ratio;
     /* cross-entropy over elites (PPO_CE) */
     int32_t ce_every;       /* samples between two cross-entropy updates       */
     int32_t ce_elites;      /* best placements kept (K of "top K")             */

@@ -62,6 +62,11 @@ float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, cons
  * dlogp * logp_sum + dentropy * entropy for the last forward. */
 void dp_nn_grouper_backward(dp_nn_grouper *m, float *dinp, const int *actions, const float *inp,
                             float dlogp, float dentropy, int N);
+/* The same, each row's log-probability weighted by dlogp + dlogp_rows[n]
+ * (dlogp_rows [N] may be NULL): per-decision weights, as PPO's
+ * per-decision ratios need. */
+void dp_nn_grouper_backward_rows(dp_nn_grouper *m, float *dinp, const int *actions, const float *inp,
+                                 const float *dlogp_rows, float dlogp, float dentropy, int N);
 
 /* ---- seq2seq placer ----------------------------------------------------------- */
 

@@ -78,6 +78,7 @@ void dp_agent_free(dp_agent *a) {
     free(a->devs), free(a->logp), free(a->dlogp), free(a->entropy), free(a->dentropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->window), free(a->best), free(a->dge0), free(a->best_group_scratch);
     free(a->old_logp), free(a->mb_weight), free(a->order);
+    free(a->logp_step), free(a->old_step), free(a->dlogp_step), free(a->old_rows), free(a->dlogp_rows);
     free(a->elite_reward), free(a->elite_hash), free(a->elite_devs), free(a->elite_group);
     free(a);
 }
@@ -156,7 +157,9 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
         !ALLOC(a->dlogp, K) || !ALLOC(a->entropy, K) || !ALLOC(a->dentropy, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
         !ALLOC(a->last, K) || !ALLOC(a->window, cfg->baseline_window) || !ALLOC(a->best, a->N) ||
         !ALLOC(a->dge0, (int64_t)G * a->GF) || !ALLOC(a->best_group_scratch, a->N) || !ALLOC(a->old_logp, K) || !ALLOC(a->mb_weight, K) ||
-        !ALLOC(a->order, K) || !ALLOC(a->elite_reward, cfg->ce_elites) || !ALLOC(a->elite_hash, cfg->ce_elites) ||
+        !ALLOC(a->order, K) || !ALLOC(a->logp_step, (int64_t)K * G) ||
+        !ALLOC(a->old_step, (int64_t)K * G) || !ALLOC(a->dlogp_step, (int64_t)K * G) || !ALLOC(a->old_rows, a->N) ||
+        !ALLOC(a->dlogp_rows, a->N) || !ALLOC(a->elite_reward, cfg->ce_elites) || !ALLOC(a->elite_hash, cfg->ce_elites) ||
         !ALLOC(a->elite_devs, (int64_t)cfg->ce_elites * G) ||
         (a->learned_grouper && !ALLOC(a->elite_group, (int64_t)cfg->ce_elites * a->N)))
         goto nomem;
@@ -239,7 +242,8 @@ static void backward(dp_agent *a, int32_t B, float dlogp_g, float dentropy_g) {
     }
     if (a->learned_grouper) {
         memset(a->dx, 0, sizeof(float) * (size_t)a->N * a->feat.F);
-        dp_nn_grouper_backward(&a->grouper, a->dx, a->group, a->x, dlogp_g, dentropy_g, a->N);
+        dp_nn_grouper_backward_rows(&a->grouper, a->dx, a->group, a->x, a->step_weights ? a->dlogp_rows : NULL,
+                                    dlogp_g, dentropy_g, a->N);
         int32_t tdim = c->type_dim;
         for (int32_t i = 0; i < a->N; i++)
             for (int32_t j = 0; j < tdim; j++) a->dtype_rows[(int64_t)i * tdim + j] += a->dx[(int64_t)i * a->feat.F + j];
@@ -303,17 +307,30 @@ double agent_ppo_grad(double logp, double old, double adv, double eps) {
     return r * adv;
 }
 
-/* PPO: ppo_epochs passes over the samples in shuffled minibatches; the
- * first pass reuses the sampling forward when it drew no noise. Valid-only
- * updates leave the unused samples' advantages at 0. */
+/* The learned grouper's log-probability of each op's group, out [N]. */
+static void grouper_rows(const dp_agent *a, float *out) {
+    int32_t Gg = a->cfg.groups;
+    for (int32_t i = 0; i < a->N; i++) out[i] = a->grouper.logp[(int64_t)i * Gg + a->group[i]];
+}
+
+/* PPO: ppo_epochs passes over the samples in shuffled minibatches;
+ * the first pass reuses the sampling forward when it drew no noise. The
+ * ratio is the whole sequence's per network and sample (SEQUENCE) or each
+ * decision's (DECISION: each group's device, each op's group; the sum over
+ * decisions of the clipped terms, which at ratio 1 is the REINFORCE
+ * gradient). Valid-only updates leave the unused samples' advantages at 0. */
 static void train_ppo(dp_agent *a, const double *adv, float noise) {
     const dp_agent_config *c = &a->cfg;
-    int32_t K = a->K, M = c->ppo_minibatches;
+    int32_t K = a->K, M = c->ppo_minibatches, G = a->G, N = a->N;
     double eps = c->ppo_clip;
+    int per_decision = c->ppo_ratio == DP_AGENT_PPO_RATIO_DECISION;
     memcpy(a->old_logp, a->logp, sizeof(float) * (size_t)K);
+    memcpy(a->old_step, a->logp_step, sizeof(float) * (size_t)K * G);
     float old_g = a->old_logp_g;
+    if (a->learned_grouper) grouper_rows(a, a->old_rows);
     for (int32_t k = 0; k < K; k++) a->order[k] = k;
     int fresh = noise == 0.0f; /* the saved activations are the policy's own */
+    a->step_weights = per_decision;
     for (int32_t e = 0; e < c->ppo_epochs; e++) {
         if (M > 1)
             for (int32_t k = K - 1; k > 0; k--) { /* Fisher-Yates */
@@ -333,15 +350,36 @@ static void train_ppo(dp_agent *a, const double *adv, float noise) {
             double dg = 0.0;
             for (int32_t k = 0; k < K; k++) {
                 float w = a->mb_weight[k];
-                a->dlogp[k] = (float)(-w * agent_ppo_grad(a->logp[k], a->old_logp[k], adv[k], eps) / n);
-                a->dentropy[k] = -w * c->entropy / (float)(n * a->G);
-                dg -= w * agent_ppo_grad(logp_g, old_g, adv[k], eps) / n;
+                a->dentropy[k] = -w * c->entropy / (float)(n * G);
+                if (per_decision) {
+                    a->dlogp[k] = 0.0f;
+                    for (int32_t t = 0; t < G; t++) {
+                        int64_t j = (int64_t)k * G + t;
+                        a->dlogp_step[j] = w ? (float)(-agent_ppo_grad(a->logp_step[j], a->old_step[j], adv[k], eps) / n)
+                                             : 0.0f;
+                    }
+                } else {
+                    a->dlogp[k] = (float)(-w * agent_ppo_grad(a->logp[k], a->old_logp[k], adv[k], eps) / n);
+                    dg -= w * agent_ppo_grad(logp_g, old_g, adv[k], eps) / n;
+                }
+            }
+            if (per_decision && a->learned_grouper) {
+                /* the one grouping is every sample's: each op's ratio against each sample's advantage */
+                float *now = a->dlogp_rows; /* its log-probabilities first, then the weights */
+                grouper_rows(a, now);
+                for (int32_t i = 0; i < N; i++) {
+                    double d = 0.0;
+                    for (int32_t k = 0; k < K; k++)
+                        if (a->mb_weight[k]) d -= agent_ppo_grad(now[i], a->old_rows[i], adv[k], eps) / n;
+                    now[i] = (float)d;
+                }
             }
             dp_nn_params_zero_grad(&a->params);
-            backward(a, K, (float)dg, -c->entropy / (float)a->N);
+            backward(a, K, (float)dg, -c->entropy / (float)N);
             optimizer_step(a);
         }
     }
+    a->step_weights = 0;
 }
 
 /* 64-bit hash of an op placement (FNV-1a over the devices). */

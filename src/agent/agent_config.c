@@ -18,6 +18,8 @@ static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before", "g
 _Static_assert(sizeof placer_names / sizeof placer_names[0] == DP_AGENT_PLACER_KIND_COUNT, "a name per placer");
 static const char *const algo_names[] = {"reinforce", "ppo", "ppo-ce"};
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == DP_AGENT_ALGO_COUNT, "a name per algorithm");
+static const char *const ppo_ratio_names[] = {"sequence", "decision"};
+_Static_assert(sizeof ppo_ratio_names / sizeof ppo_ratio_names[0] == DP_AGENT_PPO_RATIO_COUNT, "a name per ratio");
 static const char *const group_types_names[] = {"counts", "embedding"};
 _Static_assert(sizeof group_types_names / sizeof group_types_names[0] == DP_AGENT_GROUP_TYPES_COUNT,
                "a name per group-type feature");
@@ -88,6 +90,8 @@ static const key_def keys[] = {
     {"ppo-minibatches", KEY_INT, OFF(ppo_minibatches), 1, 1024, NULL, 0,
      "PPO: shuffled parts each pass is split into (at most samples)"},
     {"ppo-clip", KEY_FLOAT, OFF(ppo_clip), 0, 10, NULL, 0, "PPO clip ratio epsilon"},
+    {"ppo-ratio", KEY_ENUM, OFF(ppo_ratio), 0, 0, ppo_ratio_names, DP_AGENT_PPO_RATIO_COUNT,
+     "PPO ratio per sequence (per network and sample) or per decision"},
     {"ce-every", KEY_INT, OFF(ce_every), 1, 1e9, NULL, 0, "ppo-ce: samples between cross-entropy updates"},
     {"ce-elites", KEY_INT, OFF(ce_elites), 1, 1024, NULL, 0, "ppo-ce: elite placements kept"},
     {"ce-steps", KEY_INT, OFF(ce_steps), 1, 1000, NULL, 0, "ppo-ce: Adam steps per cross-entropy update (neural placers)"},
@@ -135,6 +139,7 @@ static void preset_hp(dp_agent_config *c) {
     c->link_hidden = 64;                              /* link off; size for --set link=yes            */
     /* PPO and cross-entropy settings for --set algo=ppo|ppo-ce: EAGLE's */
     c->ppo_epochs = 4, c->ppo_minibatches = 1, c->ppo_clip = 0.3f;
+    c->ppo_ratio = DP_AGENT_PPO_RATIO_DECISION;
     c->ce_every = 50, c->ce_elites = 5, c->ce_steps = 1, c->post_mix = 0.1f;
 }
 

@@ -115,6 +115,11 @@ struct dp_agent {
     /* PPO: log-probabilities when the samples were drawn */
     float *old_logp;    /* [K] */
     float old_logp_g;
+    /* per decision: the placer's [K, G] (filled by every placer forward), the
+     * grouper's [N]; old values; weights for the backward when step_weights */
+    float *logp_step, *old_step, *dlogp_step;
+    float *old_rows, *dlogp_rows;
+    int step_weights;
     float *mb_weight;   /* [K] 1 for the samples of the current minibatch   */
     int32_t *order;     /* [K] */
     /* cross-entropy over elites: the best placements so far (best first) */
@@ -178,11 +183,13 @@ void agent_link_forward(dp_agent *a);
 void agent_link_backward(dp_agent *a, const float *dlink);
 /* Places B (K, or 1 for greedy decoding and cross-entropy steps) samples
  * from the group embedding a->ge [G, GF] (one grouping for all): a->devs [B, G] sampled,
- * greedy or read (TEACHER), a->logp [B] and a->entropy [B]; noise > 0
+ * greedy or read (TEACHER), a->logp [B], a->logp_step [B, G] (each
+ * decision's log-probability) and a->entropy [B]; noise > 0
  * adds logit noise. */
 void agent_placer_forward(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float noise);
 /* Accumulates the placer's gradients of sum_b a->dlogp[b] logp[b] +
- * a->dentropy[b] entropy[b] for the last forward of batch B, and of the
+ * a->dentropy[b] entropy[b] (+ sum_{b,g} a->dlogp_step[b, g] log p(dev_bg)
+ * when a->step_weights) for the last forward of batch B, and of the
  * group embedding into dge0 [G, GF] when not NULL (summed over samples). */
 void agent_placer_backward(dp_agent *a, int32_t B, float *dge0);
 /* Table placer: sets each group's distribution to (1 - mix) times the

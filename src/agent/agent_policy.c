@@ -241,6 +241,7 @@ static void head_forward(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float n
             assert(dev[g] >= 0 && dev[g] < D);
             const float *row = lp + (size_t)g * D;
             s += row[dev[g]];
+            a->logp_step[(int64_t)b * G + g] = row[dev[g]];
             for (int32_t d = 0; d < D; d++) h -= exp(row[d]) * row[d];
         }
         a->logp[b] = (float)s;
@@ -256,12 +257,15 @@ static void head_backward(dp_agent *a, int32_t B) {
     size_t gd = (size_t)G * D;
     memset(a->hdbase, 0, sizeof(float) * gd);
     for (int32_t b = 0; b < B; b++) {
-        if (a->dlogp[b] == 0.0f && a->dentropy[b] == 0.0f) continue;
+        const float *ws = a->step_weights ? a->dlogp_step + (int64_t)b * G : NULL;
+        int any = a->dlogp[b] != 0.0f || a->dentropy[b] != 0.0f;
+        for (int32_t g = 0; ws && !any && g < G; g++) any = ws[g] != 0.0f;
+        if (!any) continue;
         const float *lp = a->hlogp + b * gd;
         const int32_t *dev = a->devs + (int64_t)b * G;
         float *dlog = a->hdlog + b * gd, *dlg = a->hdlg + b * gd;
         memset(dlog, 0, sizeof(float) * gd);
-        for (int32_t g = 0; g < G; g++) dlog[(size_t)g * D + dev[g]] += a->dlogp[b];
+        for (int32_t g = 0; g < G; g++) dlog[(size_t)g * D + dev[g]] += a->dlogp[b] + (ws ? ws[g] : 0.0f);
         if (a->dentropy[b] != 0.0f) {
             float de = a->dentropy[b];
             for (int32_t g = 0; g < G; g++) {
@@ -282,6 +286,11 @@ void agent_placer_forward(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float 
     if (is_seq2seq(a)) {
         dp_nn_seq2seq *m = B == a->K ? &a->placer : &a->placer1;
         dp_nn_seq2seq_forward(m, a->logp, a->entropy, a->devs, a->ge, NULL, NULL, mode, &a->rng, noise);
+        /* per-decision log-probabilities: m->logp is [T, B, D] */
+        int32_t G = a->G, D = a->D;
+        for (int32_t b = 0; b < B; b++)
+            for (int32_t t = 0; t < G; t++)
+                a->logp_step[(int64_t)b * G + t] = m->logp[((size_t)t * B + b) * D + a->devs[(int64_t)b * G + t]];
         return;
     }
     if (a->cfg.placer == DP_AGENT_PLACER_KIND_GCN) gcn_forward(a);
@@ -296,7 +305,8 @@ void agent_placer_backward(dp_agent *a, int32_t B, float *dge0) {
         int any_entropy = 0;
         for (int32_t b = 0; b < B; b++) any_entropy |= a->dentropy[b] != 0.0f;
         /* shared input: the gradient of the one group embedding, summed over samples */
-        dp_nn_seq2seq_backward(m, dge0, a->dlogp, any_entropy ? a->dentropy : NULL, a->devs, a->ge);
+        dp_nn_seq2seq_segment_backward(m, dge0, NULL, a->dlogp, a->step_weights ? a->dlogp_step : NULL,
+                                       any_entropy ? a->dentropy : NULL, NULL, a->devs, a->ge);
         return;
     }
     head_backward(a, B);

@@ -123,12 +123,18 @@ float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, cons
 /* Accumulates the gradients of dlogp * logp_sum + dentropy * entropy. */
 void dp_nn_grouper_backward(dp_nn_grouper *m, float *dinp, const int *actions, const float *inp,
                             float dlogp, float dentropy, int N) {
+    dp_nn_grouper_backward_rows(m, dinp, actions, inp, NULL, dlogp, dentropy, N);
+}
+
+/* The same with a weight per row added: sum_n (dlogp + dlogp_rows[n]) log p(actions[n]). */
+void dp_nn_grouper_backward_rows(dp_nn_grouper *m, float *dinp, const int *actions, const float *inp,
+                                 const float *dlogp_rows, float dlogp, float dentropy, int N) {
     unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     int F = m->cfg.in_dim, Hd = m->cfg.hidden, G = m->cfg.groups;
     size_t nG = (size_t)N * G;
     float *dlp = m->dlogp, *dlg = m->dl;
     memset(dlp, 0, sizeof(float) * nG);
-    for (int n = 0; n < N; n++) dlp[(size_t)n * G + actions[n]] += dlogp;
+    for (int n = 0; n < N; n++) dlp[(size_t)n * G + actions[n]] += dlogp + (dlogp_rows ? dlogp_rows[n] : 0.0f);
     if (dentropy != 0.0f)
         for (size_t i = 0; i < nG; i++) dlp[i] -= dentropy * nn_exp(m->logp[i]) * (1.0f + m->logp[i]);
     memset(dlg, 0, sizeof(float) * nG);
