@@ -51,6 +51,8 @@ static const struct {
     {DHDR "{\"name\":\"x\\u001b\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
      "bad.json: device \"x\\x1b\": name holds a control character"},
     {DHDR CPU0 "],\"links\":{}}", "bad.json: field \"links\" must be an array, got an object"},
+    {"{\"format\":\"dplace-devices\",\"version\":1,\"host_staging\":\"chunked\",\"devices\":[" CPU0 "]}",
+     "bad.json: unknown host_staging \"chunked\" (expected \"pipelined\" or \"store-and-forward\")"},
 };
 
 static void test_bad_device_files(void) {
@@ -93,6 +95,15 @@ static void test_presets(void) {
     /* gpu:0 -> gpu:3 goes through the host: 2 hops */
     CHECK_INT_EQ(ds->route_len[1 * 5 + 4], 2);
     CHECK_INT_EQ(ds->route_len[0 * 5 + 4], 1);
+    /* without a transfer in the way: 40 us a hop; through the host pipelined,
+     * the bytes once at 15.75 GB/s */
+    CHECK_INT_EQ(ds->staging, DP_STAGING_PIPELINED);
+    double bw = 8e9 * 16 * 128.0 / 130.0 / 8.0;
+    CHECK_NEAR(dp_devices_transfer_seconds(ds, 1, 4, 1e6), 80e-6 + 1e6 / bw, 1e-15);
+    CHECK_NEAR(dp_devices_transfer_seconds(ds, 0, 4, 1e6), 40e-6 + 1e6 / bw, 1e-15);
+    CHECK(dp_devices_transfer_seconds(ds, 2, 2, 1e6) == 0);
+    ds->staging = DP_STAGING_STORE_AND_FORWARD;
+    CHECK_NEAR(dp_devices_transfer_seconds(ds, 1, 4, 1e6), 80e-6 + 2e6 / bw, 1e-15);
     dp_devices_free(ds);
     ds = dp_devices_preset("p100x4", &err);
     CHECK(ds);
@@ -108,6 +119,7 @@ static void test_presets(void) {
 static void test_roundtrip(void) {
     dp_error err;
     dp_devices *a = dp_devices_preset("k40x2", &err);
+    a->staging = DP_STAGING_STORE_AND_FORWARD; /* written only when not the default */
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_dev_%d.json", (int)getpid());
     CHECK_INT_EQ(dp_devices_write_file(a, path, &err), DP_STATUS_OK);
@@ -116,6 +128,7 @@ static void test_roundtrip(void) {
     CHECK(b);
     CHECK_INT_EQ(a->n_devices, b->n_devices);
     CHECK_INT_EQ(a->n_links, b->n_links);
+    CHECK_INT_EQ(b->staging, DP_STAGING_STORE_AND_FORWARD);
     for (int32_t d = 0; d < a->n_devices; d++) {
         CHECK(strcmp(a->devices[d].name, b->devices[d].name) == 0);
         CHECK(strcmp(a->devices[d].model, b->devices[d].model) == 0);

@@ -1,7 +1,10 @@
 /* Simulator tests on tiny graphs whose step time, transfers and memory are
  * worked out by hand below. Device set "hand": links of 1000 B/s and 0.5 s
- * latency, so a 1000-byte tensor takes 0.5 + 1 = 1.5 s on one hop. Op times
- * come from measured costs (no launch overhead is added to those). */
+ * latency, so a 1000-byte tensor takes 0.5 + 1 = 1.5 s on one hop, and
+ * 0.5 + 0.5 + 1 = 2 s between two GPUs without a link (a copy through the
+ * host is pipelined: its second hop starts when the first hop's latency has
+ * passed and ends a latency after the first). Op times come from measured
+ * costs (no launch overhead is added to those). */
 #include <pthread.h>
 #include <unistd.h>
 
@@ -10,17 +13,20 @@
 #include "dplace/sim.h"
 #include "test_util.h"
 
-static const char *hand_devices =
-    "{\"format\":\"dplace-devices\",\"version\":1,\"name\":\"hand\",\"devices\":["
-    "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000000},"
-    "{\"name\":\"gpu:0\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000},"
-    "{\"name\":\"gpu:1\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000},"
-    "{\"name\":\"gpu:2\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000,"
-    "\"streams\":2}],"
-    "\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1000,\"latency_s\":0.5},"
-    "{\"from\":\"cpu:0\",\"to\":\"gpu:1\",\"bandwidth\":1000,\"latency_s\":0.5},"
-    "{\"from\":\"cpu:0\",\"to\":\"gpu:2\",\"bandwidth\":1000,\"latency_s\":0.5},"
-    "{\"from\":\"gpu:0\",\"to\":\"gpu:1\",\"bandwidth\":1000,\"latency_s\":0.5}]}";
+#define HAND_DEVICES(staging)                                                                                  \
+    "{\"format\":\"dplace-devices\",\"version\":1,\"name\":\"hand\"," staging "\"devices\":["           \
+    "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000000},"   \
+    "{\"name\":\"gpu:0\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000},"      \
+    "{\"name\":\"gpu:1\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000},"      \
+    "{\"name\":\"gpu:2\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000,"       \
+    "\"streams\":2}],"                                                                                              \
+    "\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1000,\"latency_s\":0.5},"                        \
+    "{\"from\":\"cpu:0\",\"to\":\"gpu:1\",\"bandwidth\":1000,\"latency_s\":0.5},"                                   \
+    "{\"from\":\"cpu:0\",\"to\":\"gpu:2\",\"bandwidth\":1000,\"latency_s\":0.5},"                                   \
+    "{\"from\":\"gpu:0\",\"to\":\"gpu:1\",\"bandwidth\":1000,\"latency_s\":0.5}]}"
+
+static const char *hand_devices = HAND_DEVICES("");
+static const char *hand_devices_saf = HAND_DEVICES("\"host_staging\":\"store-and-forward\",");
 
 enum { CPU = 0, G0 = 1, G1 = 2, G2 = 3 };
 
@@ -31,13 +37,14 @@ typedef struct fixture {
     dp_sim_result res;
 } fixture;
 
-static fixture setup(const char *graph_json) {
+/* The graph on device set `devices`. */
+static fixture setup_on(const char *graph_json, const char *devices) {
     fixture f;
     dp_error err;
     f.g = dp_graph_read_string(graph_json, "test-graph", &err);
     if (!f.g) fprintf(stderr, "graph: %s\n", err.msg);
     CHECK(f.g);
-    f.ds = dp_devices_read_string(hand_devices, "hand", &err);
+    f.ds = dp_devices_read_string(devices, "hand", &err);
     if (!f.ds) fprintf(stderr, "devices: %s\n", err.msg);
     CHECK(f.ds);
     f.sim = dp_sim_init(f.g, f.ds, &err);
@@ -45,6 +52,8 @@ static fixture setup(const char *graph_json) {
     CHECK(f.sim);
     return f;
 }
+
+static fixture setup(const char *graph_json) { return setup_on(graph_json, hand_devices); }
 
 static void run(fixture *f, const int32_t *place) {
     dp_error err;
@@ -99,22 +108,84 @@ static void test_chain_split_direct_link(void) {
     teardown(&f);
 }
 
+/* Links used by the last run, and the busy time of the link from -> to. */
+static int links_used(const fixture *f) {
+    int used = 0;
+    for (int32_t l = 0; l < f->res.n_links; l++) used += f->res.link[l].n_transfers;
+    return used;
+}
+
+static double link_busy(const fixture *f, int32_t from, int32_t to) {
+    for (int32_t l = 0; l < f->ds->n_links; l++)
+        if (f->ds->links[l].from == from && f->ds->links[l].to == to) return f->res.link[l].busy_s;
+    CHECK(!"no such link");
+    return 0;
+}
+
 static void test_route_through_host(void) {
     fixture f = setup(chain);
-    /* gpu:0 -> gpu:2 has no link: two hops through cpu:0, 0.6 s each.
-     * a [0,1]; hops [1,1.6], [1.6,2.2]; b on gpu:2 [2.2,4.2]; b's 200 B back:
-     * two hops of 0.7 -> 5.6; c [5.6,8.6]. */
+    /* gpu:0 -> gpu:2 has no link: a copy pipelined through cpu:0. a [0,1];
+     * first hop [1,1.6]; the second takes cpu -> gpu:2 at 1, starts at 1.5,
+     * ends at max(1.5 + 0.5 + 0.1, 1.6 + 0.5) = 2.1; b on gpu:2 [2.1,4.1];
+     * b's 200 B back: hops [4.1,4.8] and (4.6) -> 5.3; c [5.3,8.3]. */
     int32_t p[3] = {G0, G2, G0};
     run(&f, p);
-    CHECK_NEAR(f.res.step_time_s, 8.6, 1e-12);
+    CHECK_NEAR(f.res.step_time_s, 8.3, 1e-12);
     CHECK_INT_EQ(f.res.n_transfers, 2);
     CHECK_INT_EQ(f.res.transfer_bytes, 300);
-    /* the host holds each copy while forwarding it, never both at once */
-    CHECK_INT_EQ(f.res.device[CPU].peak_bytes, 200);
+    /* the host keeps no copy: the driver's staging buffers are not the program's */
+    CHECK_INT_EQ(f.res.device[CPU].peak_bytes, 0);
     /* links gpu:0->cpu, cpu->gpu:2, gpu:2->cpu, cpu->gpu:0 each carried one transfer */
-    int used = 0;
-    for (int32_t l = 0; l < f.res.n_links; l++) used += f.res.link[l].n_transfers;
-    CHECK_INT_EQ(used, 4);
+    CHECK_INT_EQ(links_used(&f), 4);
+    CHECK_NEAR(link_busy(&f, G0, CPU), 0.6, 1e-12);
+    CHECK_NEAR(link_busy(&f, CPU, G2), 1.1, 1e-12); /* taken at 1, free at 2.1 */
+    CHECK_NEAR(link_busy(&f, G2, CPU), 0.7, 1e-12);
+    CHECK_NEAR(link_busy(&f, CPU, G0), 1.2, 1e-12);
+    teardown(&f);
+
+    /* store and forward (the MSR model): two hops of 0.6 s, 0.7 s back.
+     * a [0,1]; hops [1,1.6], [1.6,2.2]; b [2.2,4.2]; back [4.2,4.9], [4.9,5.6];
+     * c [5.6,8.6]; the host holds each copy while forwarding it, never both */
+    f = setup_on(chain, hand_devices_saf);
+    run(&f, p);
+    CHECK_NEAR(f.res.step_time_s, 8.6, 1e-12);
+    CHECK_INT_EQ(f.res.device[CPU].peak_bytes, 200);
+    CHECK_INT_EQ(links_used(&f), 4);
+    CHECK_NEAR(link_busy(&f, G0, CPU), 0.6, 1e-12);
+    teardown(&f);
+}
+
+/* a (gpu:0, 300 B) -> b (gpu:2); c (cpu, 600 B) -> d (gpu:2): a's copy
+ * through the host meets c's on the host's link to gpu:2. */
+static const char *staged =
+    "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"staged\",\"ops\":["
+    OP("a", "[]", 300, 1, "") "," OP("c", "[]", 600, 0.5, "") "," OP("b", "[0]", 10, 1, "") ","
+    OP("d", "[1]", 10, 1, "") "]}";
+
+static void test_staged_copy_waits_for_its_link(void) {
+    int32_t p[4] = {G0, CPU, G2, G2};
+    fixture f = setup(staged);
+    /* c [0,0.5]; c's copy cpu -> gpu:2 [0.5,1.6] (0.5 + 0.6). a [0,1]; a's
+     * first hop [1,1.8] (0.5 + 0.3); its second asks for cpu -> gpu:2 at 1,
+     * gets it at 1.6 and ends at max(1.6 + 0.5 + 0.3, 1.8 + 0.5) = 2.4.
+     * d [1.6,2.6] and b [2.4,3.4] on gpu:2's two streams. */
+    run(&f, p);
+    CHECK(f.res.valid);
+    CHECK_NEAR(f.res.step_time_s, 3.4, 1e-12);
+    CHECK_NEAR(link_busy(&f, G0, CPU), 0.8, 1e-12);
+    CHECK_NEAR(link_busy(&f, CPU, G2), 1.1 + 0.8, 1e-12); /* [0.5,1.6] and [1.6,2.4] */
+    /* gpu:2 from 2.4 to 2.6: c's copy 600 (until d ends) + a's 300 + d's and b's outputs */
+    CHECK_INT_EQ(f.res.device[G2].peak_bytes, 920);
+    teardown(&f);
+
+    /* store and forward: a's first hop [1,1.8] (the host's copy from 1), the
+     * second [1.8,2.6] (cpu -> gpu:2 is free from 1.6); b [2.6,3.6]. The host
+     * holds c's output (until its copy left at 1.6) and a's copy from 1. */
+    f = setup_on(staged, hand_devices_saf);
+    run(&f, p);
+    CHECK_NEAR(f.res.step_time_s, 3.6, 1e-12);
+    CHECK_NEAR(link_busy(&f, G0, CPU), 0.8, 1e-12);
+    CHECK_INT_EQ(f.res.device[CPU].peak_bytes, 900);
     teardown(&f);
 }
 
@@ -534,6 +605,7 @@ int main(void) {
     TEST_RUN(test_chain_one_device);
     TEST_RUN(test_chain_split_direct_link);
     TEST_RUN(test_route_through_host);
+    TEST_RUN(test_staged_copy_waits_for_its_link);
     TEST_RUN(test_diamond);
     TEST_RUN(test_fanout_one_transfer);
     TEST_RUN(test_link_contention);

@@ -39,6 +39,23 @@ typedef struct dp_device {
     int32_t kind_index;       /* position among devices of its kind        */
 } dp_device;
 
+/* How a transfer between two devices without a link of their own crosses
+ * the host (docs/simulator.md):
+ *   PIPELINED          one copy holding both links at once, the data at the
+ *                      slower link's bandwidth: CUDA stages a copy between
+ *                      GPUs without peer access through pinned host buffers
+ *                      in chunks, pipelined (the default);
+ *   STORE_AND_FORWARD  two copies: the whole tensor to the host, then on
+ *                      (the MSR dnn-partitioning cost model, docs/import.md). */
+typedef enum dp_staging {
+    DP_STAGING_PIPELINED = 0,
+    DP_STAGING_STORE_AND_FORWARD,
+    DP_STAGING_COUNT
+} dp_staging;
+
+/* Name as files spell it ("pipelined", "store-and-forward"). */
+const char *dp_staging_name(dp_staging s);
+
 /* One direction of a link: carries one transfer at a time. */
 typedef struct dp_link {
     int32_t from, to;
@@ -53,6 +70,7 @@ typedef struct dp_devices {
     int32_t n_links;  /* directed links */
     dp_link *links;
     int32_t host;     /* first CPU: pairs without a link route through it; -1 none */
+    dp_staging staging; /* how transfers through the host cross it        */
     int32_t kind_count[DP_DEVKIND_COUNT];
     /* route[(s * n + d) * 2 + k]: k-th link from s to d; route_len 0 for s == d */
     int32_t *route;
@@ -70,6 +88,12 @@ dp_status dp_devices_add_link(dp_devices *ds, const char *from, const char *to, 
 /* Validates and computes routes: a listed link, else through the host CPU.
  * Fails when some pair of devices has no route. `what` prefixes messages. */
 dp_status dp_devices_finalize(dp_devices *ds, const char *what, dp_error *err);
+
+/* Seconds to send `bytes` from device a to device b along the route when
+ * no other transfer is in the way: every link's latency plus the bytes at
+ * the slowest link's bandwidth (pipelined) or at each link's in turn
+ * (store-and-forward); 0 when a == b. ds must be finalized. */
+double dp_devices_transfer_seconds(const dp_devices *ds, int32_t a, int32_t b, double bytes);
 
 /* Index of a device by name, -1 when absent. */
 int32_t dp_devices_find(const dp_devices *ds, const char *name);

@@ -14,6 +14,23 @@ _Static_assert(sizeof(devkind_names) / sizeof(devkind_names[0]) == DP_DEVKIND_CO
 
 const char *dp_devkind_name(dp_devkind kind) { return (unsigned)kind < DP_DEVKIND_COUNT ? devkind_names[kind] : "?"; }
 
+static const char *const staging_names[] = {"pipelined", "store-and-forward"};
+_Static_assert(sizeof(staging_names) / sizeof(staging_names[0]) == DP_STAGING_COUNT, "staging_names");
+
+const char *dp_staging_name(dp_staging s) { return (unsigned)s < DP_STAGING_COUNT ? staging_names[s] : "?"; }
+
+double dp_devices_transfer_seconds(const dp_devices *ds, int32_t a, int32_t b, double bytes) {
+    int64_t pair = (int64_t)a * ds->n_devices + b;
+    double lat = 0, per_byte = 0, slowest = 0;
+    for (int k = 0; k < ds->route_len[pair]; k++) {
+        const dp_link *l = &ds->links[ds->route[pair * 2 + k]];
+        lat += l->latency_s;
+        per_byte += 1.0 / l->bandwidth;
+        if (1.0 / l->bandwidth > slowest) slowest = 1.0 / l->bandwidth;
+    }
+    return lat + bytes * (ds->staging == DP_STAGING_PIPELINED ? slowest : per_byte);
+}
+
 dp_devices *dp_devices_init(const char *name) {
     dp_devices *ds = calloc(1, sizeof *ds);
     if (!ds) return NULL;
@@ -159,14 +176,24 @@ static dp_devices *devices_from_json(const json_t *root, const char *what, dp_er
     const char *name = "";
     if (dp_json_get_string(root, "name", 0, &name, what, err)) return NULL;
     const json_t *devs = NULL, *links = NULL;
+    const char *staging = NULL;
     if (dp_json_get_array(root, "devices", 1, &devs, what, err) ||
-        dp_json_get_array(root, "links", 0, &links, what, err))
+        dp_json_get_array(root, "links", 0, &links, what, err) ||
+        dp_json_get_string(root, "host_staging", 0, &staging, what, err))
         return NULL;
+    int st = DP_STAGING_PIPELINED;
+    while (staging && st < DP_STAGING_COUNT && strcmp(staging, staging_names[st])) st++;
+    if (st == DP_STAGING_COUNT) {
+        dp_error_set(err, DP_STATUS_PARSE, "%s: unknown host_staging \"%s\" (expected \"pipelined\" or "
+                     "\"store-and-forward\")", what, staging);
+        return NULL;
+    }
     dp_devices *ds = dp_devices_init(name);
     if (!ds) {
         dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", what);
         return NULL;
     }
+    ds->staging = (dp_staging)st;
     size_t i;
     const json_t *jd;
     json_array_foreach(devs, i, jd) {
@@ -266,6 +293,8 @@ dp_status dp_devices_write_file(const dp_devices *ds, const char *path, dp_error
     json_object_set_new(root, "format", json_string("dplace-devices"));
     json_object_set_new(root, "version", json_integer(1));
     json_object_set_new(root, "name", json_string(ds->name));
+    if (ds->staging != DP_STAGING_PIPELINED)
+        json_object_set_new(root, "host_staging", json_string(dp_staging_name(ds->staging)));
     json_t *devs = json_array();
     for (int32_t i = 0; i < ds->n_devices; i++) {
         const dp_device *d = &ds->devices[i];

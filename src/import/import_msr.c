@@ -517,8 +517,8 @@ static dp_status build_graph(const msr_file *f, const dp_import_msr_options *opt
 
 /* cpu:0 with one stream per MSR CPU core, gpu:0.. with the accelerator
  * memory, and a CPU <-> accelerator link per GPU at the edge bandwidth.
- * Accelerator pairs have no link: their transfers go through the host, as the
- * MSR model's costs (to and from CPU DRAM) assume. Op times are measured, so
+ * Accelerator pairs have no link: their transfers go through the host, store
+ * and forward, as the MSR model's costs (to and from CPU DRAM) assume. Op times are measured, so
  * the speeds below only need to be valid (docs/import.md). */
 static dp_status build_devices(const msr_file *f, const char *gname, const dp_import_msr_info *info,
                                dp_devices **out, dp_error *err) {
@@ -526,6 +526,7 @@ static dp_status build_devices(const msr_file *f, const char *gname, const dp_im
     snprintf(name, sizeof name, "msr-%.58s", gname);
     dp_devices *ds = dp_devices_init(name);
     if (!ds) return oom(err, f->what);
+    ds->staging = DP_STAGING_STORE_AND_FORWARD;
     dp_device cpu = {0};
     snprintf(cpu.name, sizeof cpu.name, "cpu:0");
     cpu.kind = DP_DEVKIND_CPU;

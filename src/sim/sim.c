@@ -62,8 +62,9 @@ static int same_cost_params(const dp_device *a, const dp_device *b) {
  * and every constraint satisfiable by some device of the set. */
 static dp_status check_device_set(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     if (!g->finalized) return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" is not finalized", g->name);
-    if (g->n_tensors >= INT32_MAX || g->n_inputs >= INT32_MAX)
-        return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or edges", g->name);
+    if (g->n_tensors >= INT32_MAX || g->n_inputs >= (1 << 30)) /* events name (transfer, hop) in 31 bits */
+        return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or 2^30 edges",
+                            g->name);
     for (int32_t i = 0; i < g->n_ops; i++) {
         if (g->ops[i].device.kind == DP_DEVCON_NONE) continue;
         int32_t d = 0;
@@ -156,6 +157,7 @@ static void fill_constraints_and_links(dp_sim *s) {
         s->link_to[l] = ds->links[l].to;
         s->link_from[l] = ds->links[l].from;
     }
+    s->pipelined = ds->staging == DP_STAGING_PIPELINED;
 }
 
 /* The colocated ops grouped by group (the graph's coloc_group), in op order
@@ -255,7 +257,7 @@ static inline void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
     assert(w->mem_cur[d] >= 0);
 }
 
-/* Schedules event id (an op's index, or -x - 1 for transfer x's hop) at t;
+/* Schedules event id (an op's index, or -(2x + k) - 1 for the end of hop k of transfer x) at t;
  * the heap has room for every event that can be pending. */
 static inline void sim_event_push(dp_sim_workspace *w, double t, int32_t id) {
     assert(w->heap.n < w->heap.cap); /* so the push cannot fail */
@@ -285,31 +287,43 @@ static void op_ready(dp_sim_workspace *w, int32_t op, int32_t d) {
     w->ready_tail[d] = op;
 }
 
-static void hop_start(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l) {
-    uint64_t bytes = w->tensors[w->x[x].tensor].bytes;
+static void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x);
+
+/* Hop k of transfer x takes its link, free now, and starts: the copy at the
+ * hop's end (the receiver's, or the host's when storing and forwarding)
+ * exists from now on. A hop takes latency + bytes / bandwidth; the second
+ * hop of a pipelined copy through the host (docs/simulator.md) starts no
+ * sooner than the first hop's latency after that hop started (data reaches
+ * the host) and ends no sooner than a latency after the first hop ended (the
+ * last chunk), so alone it adds only its latency. A pipelined first hop lets
+ * the second ask for its link at once. */
+static void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
+    sim_xfer *xf = &w->x[x];
+    int k = xf->hop++;
+    int32_t l = xf->link[k];
+    double bytes = (double)w->tensors[xf->tensor].bytes, lat = s->link_lat[l];
     w->link_busy[l] = 1;
-    /* the copy on the receiving end of this hop exists from now on */
-    mem_alloc(w, s->link_to[l], bytes);
-    double dt = s->link_lat[l] + (double)bytes * s->link_inv_bw[l];
-    dp_sim_link_stats *ls = &w->link_stats[l];
-    ls->busy_s += dt;
-    ls->bytes += bytes;
-    ls->n_transfers++;
-    if (w->tracing) {
-        int32_t h = w->n_hops++;
-        w->hop_x[h] = x;
-        w->hop_link[h] = l;
-        w->hop_start[h] = w->now;
-        w->hop_end[h] = w->now + dt;
+    xf->granted[k] = w->now;
+    double end = w->now + lat + bytes * s->link_inv_bw[l];
+    if (k == 0) {
+        xf->end0 = end;
+    } else if (s->pipelined) {
+        double start = xf->granted[0] + s->link_lat[xf->link[0]];
+        if (start > w->now) end += start - w->now;
+        if (xf->end0 + lat > end) end = xf->end0 + lat;
     }
-    sim_event_push(w, w->now + dt, -x - 1);
+    if (!s->pipelined || k == xf->len - 1) mem_alloc(w, s->link_to[l], (uint64_t)bytes);
+    sim_event_push(w, end, -(2 * x + k) - 1);
+    if (s->pipelined && xf->hop < xf->len) xfer_request(s, w, x);
 }
 
-static void hop_enqueue(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
+/* Transfer x asks for the link of its next hop: takes it if free, else
+ * waits in the link's queue (request order). */
+static void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
     sim_xfer *xf = &w->x[x];
     int32_t l = xf->link[xf->hop];
     if (!w->link_busy[l]) {
-        hop_start(s, w, x, l);
+        xfer_take(s, w, x);
         return;
     }
     xf->next = -1;
@@ -352,7 +366,7 @@ static void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int
         xf->link[0] = route[0];
         xf->link[1] = route[1];
         w->transfer_bytes += ts->bytes;
-        hop_enqueue(s, w, x);
+        xfer_request(s, w, x);
     }
 }
 
@@ -380,19 +394,34 @@ static void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t op) {
     }
 }
 
-static void hop_finish(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
+/* Hop k of transfer x ended: its link is free (busy from when the hop took
+ * it). After the first hop the data has left the producer's device; after a
+ * stored-and-forwarded first hop the second asks for its link, and after it
+ * the host's copy is gone; after the last hop the consumers on the
+ * destination may run. The link then serves its queue's next transfer. */
+static void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int k) {
     sim_xfer *xf = &w->x[x];
-    int32_t l = xf->link[xf->hop];
     sim_tensor *ts = &w->tensors[xf->tensor];
-    int32_t from = s->link_from[l];
+    int32_t l = xf->link[k];
+    dp_sim_link_stats *ls = &w->link_stats[l];
     w->link_busy[l] = 0;
-    if (xf->hop == 0) { /* the data has left the producer's device */
-        if (--ts->refs == 0) mem_free(w, from, ts->local_bytes);
-    } else { /* an intermediate copy (on the host) is no longer needed */
-        mem_free(w, from, ts->bytes);
+    ls->busy_s += w->now - xf->granted[k];
+    ls->bytes += ts->bytes;
+    ls->n_transfers++;
+    if (w->tracing) {
+        int32_t h = w->n_hops++;
+        w->hop_x[h] = x;
+        w->hop_link[h] = l;
+        w->hop_start[h] = xf->granted[k];
+        w->hop_end[h] = w->now;
     }
-    if (++xf->hop < xf->len) {
-        hop_enqueue(s, w, x);
+    if (k == 0) {
+        if (--ts->refs == 0) mem_free(w, ts->dev, ts->local_bytes);
+    } else if (!s->pipelined) {
+        mem_free(w, s->link_from[l], ts->bytes);
+    }
+    if (k + 1 < xf->len) {
+        if (!s->pipelined) xfer_request(s, w, x);
     } else {
         int32_t dst = xf->dst;
         for (int32_t e = ts->cons_at; e < ts[1].cons_at; e++) {
@@ -403,7 +432,7 @@ static void hop_finish(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
     int32_t next = w->link_head[l];
     if (next >= 0 && !w->link_busy[l]) {
         w->link_head[l] = w->x[next].next;
-        hop_start(s, w, next, l);
+        xfer_take(s, w, next);
     }
 }
 
@@ -442,7 +471,7 @@ static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
             op_finish(s, w, id);
             done++;
         } else {
-            hop_finish(s, w, -id - 1);
+            xfer_hop_end(s, w, (-id - 1) >> 1, (-id - 1) & 1);
         }
     }
     assert(done == n);

@@ -29,13 +29,18 @@ typedef struct sim_tensor {
     int32_t dev;      /* producer's device (set when produced) */
 } sim_tensor;
 
-/* One transfer of a tensor to one device, with its route resolved. */
+/* One transfer of a tensor to one device, with its route resolved: a hop
+ * per link, each link carrying one hop at a time in request order. Through
+ * the host, the second hop asks for its link when the first has started
+ * (pipelined host staging) or ended (store and forward). */
 typedef struct sim_xfer {
     int32_t tensor;
     int32_t next;     /* link-queue link                        */
-    int32_t link[2];  /* the hops' links                        */
+    int32_t link[2];  /* the route's links                      */
+    double granted[2];/* when each hop took its link            */
+    double end0;      /* when the first hop ends                */
     int16_t dst;
-    int8_t hop, len;  /* current hop, number of hops            */
+    int8_t hop, len;  /* hops that took their link, route length */
 } sim_xfer;
 
 /* The context: everything that does not depend on the placement, built by
@@ -66,6 +71,7 @@ struct dp_sim {
     int32_t *coloc_ops_group; /* group of each entry                       */
     double *link_inv_bw, *link_lat; /* [L]                                 */
     int32_t *link_to, *link_from;   /* [L]                                 */
+    int pipelined;            /* host staging pipelined (else store and forward) */
     int32_t n_coloc;          /* colocation groups                         */
     int64_t heap_cap;         /* events that can be pending at once        */
 
@@ -104,7 +110,7 @@ struct dp_sim_workspace {
     int tracing, have_trace;
     double *tr_start, *tr_end; /* [n] */
     int32_t *tr_place;         /* [n] the traced placement */
-    int32_t n_hops;            /* hop records, capacity 2E */
+    int32_t n_hops;            /* link records (one per link of a transfer), capacity 2E */
     int32_t *hop_x, *hop_link;
     double *hop_start, *hop_end;
 };
