@@ -64,6 +64,12 @@ typedef enum dp_agent_placer_kind {
                                                a softmax per group (EAGLE Table II) */
     DP_AGENT_PLACER_KIND_TABLE,             /* one learned distribution per group,
                                                starting uniform (Post)              */
+    DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG,       /* segment-level seq2seq over every op
+                                               (Mars; encoder=gcn): seg_len ops at a
+                                               time, each segment started from the
+                                               previous one's final state            */
+    DP_AGENT_PLACER_KIND_TRFXL,             /* Transformer-XL over every op (Mars
+                                               Table 1, GDP); encoder=gcn            */
     DP_AGENT_PLACER_KIND_COUNT
 } dp_agent_placer_kind;
 
@@ -84,6 +90,22 @@ typedef enum dp_agent_ppo_ratio {
     DP_AGENT_PPO_RATIO_COUNT
 } dp_agent_ppo_ratio;
 
+/* What turns the op features into the placer's inputs. */
+typedef enum dp_agent_encoder {
+    DP_AGENT_ENCODER_NONE = 0, /* groups: grouper + group embeddings                */
+    DP_AGENT_ENCODER_GCN,      /* every op: GCN layers over the op graph (Mars), the
+                                  placer places each op in topological order        */
+    DP_AGENT_ENCODER_COUNT
+} dp_agent_encoder;
+
+/* How op types become ids. */
+typedef enum dp_agent_type_ids {
+    DP_AGENT_TYPE_IDS_RANK = 0, /* the type-vocab - 1 most common types of the graph */
+    DP_AGENT_TYPE_IDS_FIXED,    /* a fixed list of TensorFlow type names: the same id
+                                   on every graph (transfer, --init)               */
+    DP_AGENT_TYPE_IDS_COUNT
+} dp_agent_type_ids;
+
 /* What the placer reads about the op types of a group. */
 typedef enum dp_agent_group_types {
     DP_AGENT_GROUP_TYPES_COUNTS = 0, /* log(1 + count of each type)  (HP)        */
@@ -94,6 +116,7 @@ typedef enum dp_agent_group_types {
 typedef struct dp_agent_config {
     char preset[32];
     /* op features */
+    dp_agent_type_ids type_ids;
     int32_t type_vocab;   /* most common op types kept (the rest share one id) */
     int32_t type_dim;     /* learned type embedding size                      */
     int32_t out_slots;    /* outputs described per op                          */
@@ -113,8 +136,19 @@ typedef struct dp_agent_config {
     /* link (EAGLE's extra RNN; learned grouper only) */
     int link;               /* on/off                                          */
     int32_t link_hidden;    /* its LSTM units                                  */
+    /* encoder (Mars) */
+    dp_agent_encoder encoder;
+    int32_t gcn_hidden;     /* units per GCN layer                             */
+    int32_t gcn_layers;     /* GCN layers, each followed by PReLU              */
+    int32_t pretrain_iters; /* Deep Graph Infomax iterations before training   */
+    float pretrain_lr;      /* their Adam learning rate                        */
+    int encoder_train;      /* trained with the placer (0: fixed representations) */
     /* placer */
     dp_agent_placer_kind placer;
+    int32_t seg_len;        /* seq2seq-seg: ops per segment                     */
+    int32_t seg_keep;       /* seq2seq-seg: segment workspaces kept between the
+                               forward and the backward; the others' forwards
+                               are recomputed (memory against time)          */
     int32_t hidden;         /* LSTM units (encoder: per direction); GCN units   */
     int32_t attn_dim;
     int32_t dev_emb;        /* device embedding size                           */
@@ -127,6 +161,9 @@ typedef struct dp_agent_config {
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */
     float entropy;          /* bonus on the mean entropy per decision (0: none) */
+    int entropy_sum;        /* the bonus is on the entropy summed over a
+                               placement's decisions, not their mean (Mars's
+                               reference)                                     */
     float clip;             /* gradient-norm clip                              */
     int clip_per_network;   /* clip the grouper (with the type embedding) and
                                the placer each on its own, not all at once   */
@@ -157,7 +194,8 @@ typedef struct dp_agent_config {
 } dp_agent_config;
 
 /* Names of the presets, NULL-terminated: "hp", "colocrl", "eagle",
- * "eagle-ppo-ce", "post". */
+ * "eagle-ppo-ce", "post", "mars", "mars-nopretrain", "mars-seq2seq",
+ * "mars-trfxl". */
 const char *const *dp_agent_preset_names(void);
 /* Fills cfg with a preset; returns 0, or -1 for an unknown name. */
 int dp_agent_preset(const char *name, dp_agent_config *cfg);
@@ -178,6 +216,7 @@ size_t dp_agent_config_format(const dp_agent_config *cfg, char *buf, size_t size
 const char *dp_agent_grouper_kind_name(dp_agent_grouper_kind k);
 const char *dp_agent_placer_kind_name(dp_agent_placer_kind k);
 const char *dp_agent_algo_name(dp_agent_algo a);
+const char *dp_agent_encoder_name(dp_agent_encoder e);
 
 /* How sampled placements are evaluated. */
 typedef struct dp_agent_eval_options {
@@ -224,6 +263,10 @@ typedef struct dp_agent_state {
     int32_t n_last;
     const dp_agent_sample *last;   /* [n_last] the last update's samples   */
     const int32_t *best_placement; /* [n_ops], NULL until a valid sample   */
+    /* the encoder's Deep Graph Infomax pre-training (encoder=gcn) */
+    int64_t pretrain_iters, pretrain_done;
+    double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
+    double pretrain_s;        /* seconds it took (not in elapsed_s)      */
 } dp_agent_state;
 
 typedef struct dp_agent dp_agent;
@@ -246,6 +289,13 @@ void dp_agent_free(dp_agent *a);
  * agent is left exactly as before it (the state's n_last is 0). */
 dp_status dp_agent_update(dp_agent *a, dp_error *err);
 
+/* Runs up to max_iters (< 0: all) more iterations of the GCN encoder's
+ * Deep Graph Infomax pre-training, of pretrain-iters in all; the last one
+ * puts back the parameters of the lowest loss and resets the optimiser.
+ * dp_agent_update finishes it first when it is not done, so calling this is
+ * only needed to see its progress. Nothing to do without an encoder. */
+dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err);
+
 /* The current state; valid until the next call on a. */
 const dp_agent_state *dp_agent_get_state(const dp_agent *a);
 
@@ -263,6 +313,15 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err);
  * UNSUPPORTED: other version; INVALID: made for another graph, device set
  * or configuration, naming the difference). */
 dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err);
+
+/* Starts a from the parameters of another agent's checkpoint (any graph,
+ * any run: Mars's transfer, Table 3): every tensor of a must be in the file
+ * with the same name and size; their values are copied, nothing else
+ * (counters, baseline, optimiser moments and the best placement stay a's),
+ * and the encoder's pre-training counts as done. Errors: IO, PARSE,
+ * UNSUPPORTED (as dp_agent_load), INVALID (a tensor missing or of another
+ * size, named); a is unchanged on error. */
+dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err);
 
 /* Lower bounds of any placement's step time on ds: the critical path with
  * every op on its fastest allowed device and no transfers, and the total

@@ -70,6 +70,7 @@ void dp_agent_free(dp_agent *a) {
     agent_eval_free(a->eval);
     if (a->learned_grouper) dp_nn_grouper_free(&a->grouper);
     agent_placer_free(a);
+    agent_mars_free(a);
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
     free(a->unit_first), free(a->unit_mask);
@@ -105,35 +106,50 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     a->g = g, a->ds = ds, a->cfg = *cfg, a->eo = *eo, a->seed = seed;
     a->N = g->n_ops, a->D = ds->n_devices, a->K = cfg->samples;
     a->learned_grouper = cfg->grouper == DP_AGENT_GROUPER_KIND_LEARNED;
+    a->op_level = cfg->encoder != DP_AGENT_ENCODER_NONE;
     a->st.best_s = INFINITY;
     a->st.best_update = a->st.best_sample = -1;
     dp_rng_seed(&a->rng, seed);
     if (units_init(a, err) || agent_features_init(&a->feat, g, cfg, err)) goto fail;
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
     if (!ALLOC(a->group, a->N)) goto nomem;
-    if (a->learned_grouper) {
+    if (a->op_level) {
+        a->G = a->N; /* every op is placed: agent_mars_init numbers them */
+        a->OF = agent_op_feature_dim(&a->feat);
+    } else if (a->learned_grouper) {
         a->G = cfg->groups;
     } else {
         dp_status st = agent_group_fixed(g, ds, cfg, seed, a->group, &a->G, err);
         if (st) goto fail;
     }
-    if (a->G > 4096) {
+    if (!a->op_level && a->G > 4096) {
         dp_error_set(err, DP_STATUS_INVALID,
                      "agent: the %s grouper makes %d groups of %s; the seq2seq placer takes at most 4096 "
                      "(choose another grouper or fewer groups)",
                      dp_agent_grouper_kind_name(cfg->grouper), a->G, g->name);
         goto fail;
     }
-    a->GF = agent_group_dim(&a->feat, cfg, a->G, a->gwidth);
+    if (!a->op_level) a->GF = agent_group_dim(&a->feat, cfg, a->G, a->gwidth);
 
-    /* networks: type embedding, grouper, link, placer in one parameter store */
-    dp_nn_tensor_spec specs[32];
+    /* networks: type embedding, grouper, link, placer (or encoder and
+     * placer) in one parameter store */
+    dp_nn_tensor_spec specs[128];
     int ns = 0;
     specs[ns++] = (dp_nn_tensor_spec){"agent.type_emb", (size_t)a->feat.V * cfg->type_dim, DP_NN_INIT_UNIFORM, 0.1f};
     dp_nn_grouper_config gc = {a->feat.F, cfg->grouper_hidden, cfg->groups, cfg->tanh_c, cfg->temperature};
     if (a->learned_grouper) ns += dp_nn_grouper_specs(specs + ns, &gc);
     int first_placer = ns + (cfg->link ? 1 : 0);
-    ns += agent_placer_specs(a, specs + ns);
+    if (a->op_level) {
+        int n = agent_mars_specs(a, NULL);
+        assert(ns + n <= (int)(sizeof specs / sizeof specs[0]));
+        agent_mars_specs(a, specs + ns);
+        for (first_placer = ns; first_placer < ns + n && strcmp(specs[first_placer].name, "placer.enc"); first_placer++)
+            ;
+        assert(first_placer < ns + n && "the encoder's tensors, then the placer's");
+        ns += n;
+    } else {
+        ns += agent_placer_specs(a, specs + ns);
+    }
     dp_rng init_rng;
     dp_rng_seed(&init_rng, seed ^ 0x5eed5eed5eedULL);
     if (dp_nn_params_init(&a->params, specs, ns, &init_rng, err)) goto fail;
@@ -144,19 +160,20 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
         a->learned_grouper = 0; /* not initialised: nothing to free */
         goto fail;
     }
-    if (agent_placer_init(a, err)) goto fail;
     a->adam = dp_nn_adam_default();
+    if (a->op_level ? agent_mars_init(a, err) : agent_placer_init(a, err)) goto fail;
 
     int32_t tdim = cfg->type_dim, K = a->K, G = a->G;
     int32_t tw = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? a->feat.V : tdim;
-    if (!ALLOC(a->x, (int64_t)a->N * a->feat.F) || !ALLOC(a->dx, (int64_t)a->N * a->feat.F) ||
-        !ALLOC(a->trows, (int64_t)a->N * tdim) || !ALLOC(a->dtype_rows, (int64_t)a->N * tdim) ||
-        !ALLOC(a->ge, (int64_t)G * a->GF) ||
-        !ALLOC(a->gcount, G) || !ALLOC(a->gscratch, (int64_t)G * (tw + a->feat.S + G)) ||
-        !ALLOC(a->dgpart, (int64_t)G * tw) || !ALLOC(a->devs, (int64_t)K * G) || !ALLOC(a->logp, K) ||
+    int64_t NG = a->op_level ? 0 : a->N; /* group embedding buffers: not on the op-level path */
+    int64_t GG = a->op_level ? 0 : G;
+    if (!ALLOC(a->x, NG * a->feat.F) || !ALLOC(a->dx, NG * a->feat.F) || !ALLOC(a->trows, NG * tdim) ||
+        !ALLOC(a->dtype_rows, NG * tdim) || !ALLOC(a->ge, GG * a->GF) || !ALLOC(a->gcount, G) ||
+        !ALLOC(a->gscratch, GG * (tw + a->feat.S + G)) || !ALLOC(a->dgpart, GG * tw) ||
+        !ALLOC(a->devs, (int64_t)K * G) || !ALLOC(a->logp, K) ||
         !ALLOC(a->dlogp, K) || !ALLOC(a->entropy, K) || !ALLOC(a->dentropy, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
         !ALLOC(a->last, K) || !ALLOC(a->window, cfg->baseline_window) || !ALLOC(a->best, a->N) ||
-        !ALLOC(a->dge0, (int64_t)G * a->GF) || !ALLOC(a->best_group_scratch, a->N) || !ALLOC(a->old_logp, K) || !ALLOC(a->mb_weight, K) ||
+        !ALLOC(a->dge0, GG * a->GF) || !ALLOC(a->best_group_scratch, a->N) || !ALLOC(a->old_logp, K) || !ALLOC(a->mb_weight, K) ||
         !ALLOC(a->order, K) || !ALLOC(a->logp_step, (int64_t)K * G) ||
         !ALLOC(a->old_step, (int64_t)K * G) || !ALLOC(a->dlogp_step, (int64_t)K * G) || !ALLOC(a->old_rows, a->N) ||
         !ALLOC(a->dlogp_rows, a->N) || !ALLOC(a->elite_reward, cfg->ce_elites) || !ALLOC(a->elite_hash, cfg->ce_elites) ||
@@ -253,8 +270,7 @@ static void backward(dp_agent *a, int32_t B, float dlogp_g, float dentropy_g) {
                                  a->feat.V, c->type_dim);
 }
 
-/* Clips (per network or all at once) and takes one Adam step. */
-static void optimizer_step(dp_agent *a) {
+void agent_optimizer_step(dp_agent *a) {
     const dp_agent_config *c = &a->cfg;
     if (c->clip > 0 && c->clip_per_network) {
         dp_nn_grad_clip_range(&a->params, 0, a->i_placer, c->clip);
@@ -289,12 +305,12 @@ static void train_reinforce(dp_agent *a, const double *adv) {
     double sum_adv = 0.0;
     for (int32_t k = 0; k < K; k++) {
         a->dlogp[k] = (float)(-adv[k] / K);
-        a->dentropy[k] = -c->entropy / (float)(K * a->G); /* mean entropy per decision */
+        a->dentropy[k] = -c->entropy / (float)K / (c->entropy_sum ? 1.0f : (float)a->G); /* per decision or summed */
         sum_adv += adv[k];
     }
     dp_nn_params_zero_grad(&a->params);
-    backward(a, K, (float)(-sum_adv / K), -c->entropy / (float)a->N);
-    optimizer_step(a);
+    backward(a, K, (float)(-sum_adv / K), -c->entropy / (c->entropy_sum ? 1.0f : (float)a->N));
+    agent_optimizer_step(a);
 }
 
 /* d/d(log p) of min(r A, clip(r, 1 - e, 1 + e) A) with r = exp(logp - old):
@@ -350,7 +366,7 @@ static void train_ppo(dp_agent *a, const double *adv, float noise) {
             double dg = 0.0;
             for (int32_t k = 0; k < K; k++) {
                 float w = a->mb_weight[k];
-                a->dentropy[k] = -w * c->entropy / (float)(n * G);
+                a->dentropy[k] = -w * c->entropy / (float)n / (c->entropy_sum ? 1.0f : (float)G);
                 if (per_decision) {
                     a->dlogp[k] = 0.0f;
                     for (int32_t t = 0; t < G; t++) {
@@ -375,8 +391,8 @@ static void train_ppo(dp_agent *a, const double *adv, float noise) {
                 }
             }
             dp_nn_params_zero_grad(&a->params);
-            backward(a, K, (float)dg, -c->entropy / (float)N);
-            optimizer_step(a);
+            backward(a, K, (float)dg, -c->entropy / (c->entropy_sum ? 1.0f : (float)N));
+            agent_optimizer_step(a);
         }
     }
     a->step_weights = 0;
@@ -421,7 +437,9 @@ void agent_train_cross_entropy(dp_agent *a) {
     int32_t E = a->n_elites, G = a->G, N = a->N;
     if (E == 0) return;
     a->ce_updates++;
-    if (c->placer == DP_AGENT_PLACER_KIND_TABLE && !a->learned_grouper) {
+    if (a->op_level) {
+        agent_mars_cross_entropy(a);
+    } else if (c->placer == DP_AGENT_PLACER_KIND_TABLE && !a->learned_grouper) {
         agent_table_set_from_elites(a);
     } else {
         memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)N);
@@ -436,7 +454,7 @@ void agent_train_cross_entropy(dp_agent *a) {
                 a->dentropy[0] = 0.0f;
                 backward(a, 1, -1.0f / (float)E, 0.0f);
             }
-            optimizer_step(a);
+            agent_optimizer_step(a);
         }
         memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)N);
         a->ggraph_ok = 0;
@@ -450,10 +468,20 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     int64_t u = a->st.updates;
     double t0 = dp_now_s();
     float noise = agent_noise_at(c, u);
+    if (a->st.pretrain_done < a->st.pretrain_iters) { /* the encoder's pre-training comes first */
+        dp_status pst = dp_agent_pretrain(a, -1, err);
+        if (pst) return pst;
+        t0 = dp_now_s();
+    }
     dp_rng saved_rng = a->rng; /* restored when the update is abandoned */
 
-    a->old_logp_g = forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
-    agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
+    if (a->op_level) {
+        a->old_logp_g = 0.0f;
+        agent_mars_sample(a, DP_NN_DECODE_MODE_SAMPLE);
+    } else {
+        a->old_logp_g = forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
+        agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
+    }
     for (int32_t k = 0; k < K; k++) agent_expand(a, a->group, a->devs + (int64_t)k * a->G, a->place + (int64_t)k * N);
 
     double te0 = dp_now_s();
@@ -499,7 +527,9 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
             if (a->last[k].valid) elites_offer(a, k, a->last[k].reward);
 
     if (n_used > 0) {
-        if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
+        if (a->op_level && c->algo == DP_AGENT_ALGO_REINFORCE) agent_mars_train_reinforce(a, adv);
+        else if (a->op_level) agent_mars_train_ppo(a, adv);
+        else if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
         else train_ppo(a, adv, noise);
     }
     if (c->algo == DP_AGENT_ALGO_PPO_CE && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every)
@@ -535,6 +565,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
 }
 
 float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs) {
+    if (a->op_level) return agent_mars_logp_of(a, devs);
     memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
     if (a->learned_grouper) memcpy(a->group, group, sizeof(int32_t) * (size_t)a->N);
     float lg = forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
@@ -549,6 +580,11 @@ dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
     (void)err;
     /* greedy decoding draws nothing, but keep the generator untouched anyway */
     dp_rng saved = a->rng;
+    if (a->op_level) {
+        agent_mars_greedy(a, a->devs);
+        agent_expand(a, a->group, a->devs, out);
+        return DP_STATUS_OK;
+    }
     memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
     forward_groups(a, DP_NN_DECODE_MODE_GREEDY, 0.0f);
     agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);

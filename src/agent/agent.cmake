@@ -11,6 +11,7 @@ target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/agent/agent_eval.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent_ckpt.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent_policy.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent_mars.c
 )
 target_link_libraries(dplace PUBLIC Threads::Threads)
 target_sources(dplace_cli PRIVATE

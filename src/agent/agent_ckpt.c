@@ -2,16 +2,26 @@
  * atomically, so that a run resumed from it ends exactly as the run that
  * was not interrupted. Layout (native byte order, docs/agents.md):
  *
- *   "DPLACE-AGENT-CK\n" (16 bytes), u32 version
+ *   "DPLACE-AGENT-CK\n" (16 bytes), u32 version (3)
  *   u32 length + bytes: identity (graph, ops, devices, configuration,
  *                       evaluator, seed) that must match on load
- *   the counters, generator, baseline and its window, the best placement
- *   (version 2) the cross-entropy updates done and the elites: i32 count,
- *               then ce_elites rewards, hashes, devices [ce_elites, G] and,
- *               with the learned grouper, groupings [ce_elites, N]
+ *   u64 length + the run's state: the counters, generator, baseline and its
+ *                       window, the best placement; the cross-entropy
+ *                       updates done and the elites (i32 count, then
+ *                       ce_elites rewards, hashes, devices [ce_elites, G]
+ *                       and, with the learned grouper, groupings
+ *                       [ce_elites, N]); the encoder's pre-training (i64
+ *                       iterations done, f64 last and lowest loss and
+ *                       seconds, i64 its Adam steps, i32 whether the
+ *                       lowest loss's parameters are kept, u64 floats and
+ *                       those parameters)
+ *   u32 tensors, each u32 name length + name + u64 floats (what --init
+ *                       matches, whatever the graph)
  *   u64 floats, then values, Adam m, Adam v (floats), i64 Adam step
  *   u64 FNV-1a checksum of everything before it
- */
+ *
+ * Version 2 had no length before the state, no pre-training and no tensor
+ * table. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +31,7 @@
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
-#define CK_VERSION 2u
+#define CK_VERSION 3u
 
 typedef struct ck_buf {
     unsigned char *p;
@@ -78,6 +88,9 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     put(&b, id, idlen);
     free(id);
     const dp_agent_state *s = &a->st;
+    uint64_t state_bytes = 0;
+    size_t state_at = b.n;
+    PUT(&b, state_bytes); /* filled in below */
     PUT(&b, s->updates), PUT(&b, s->samples), PUT(&b, s->baseline), PUT(&b, s->best_s);
     PUT(&b, s->best_update), PUT(&b, s->best_sample), PUT(&b, s->best_elapsed_s), PUT(&b, s->elapsed_s);
     PUT(&b, s->policy_s), PUT(&b, s->eval_s), PUT(&b, s->groups_used);
@@ -92,6 +105,24 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     put(&b, a->elite_hash, sizeof(uint64_t) * (size_t)E);
     put(&b, a->elite_devs, sizeof(int32_t) * (size_t)E * a->G);
     if (a->elite_group) put(&b, a->elite_group, sizeof(int32_t) * (size_t)E * a->N);
+    int32_t have_keep = a->pretrain_have_keep;
+    uint64_t keep_n = have_keep ? a->enc_floats : 0;
+    PUT(&b, s->pretrain_done), PUT(&b, s->pretrain_loss), PUT(&b, s->pretrain_best), PUT(&b, s->pretrain_s);
+    PUT(&b, a->pretrain_step), PUT(&b, have_keep), PUT(&b, keep_n);
+    if (keep_n) put(&b, a->pretrain_keep, sizeof(float) * keep_n);
+    if (!b.oom) {
+        state_bytes = b.n - state_at - sizeof state_bytes;
+        memcpy(b.p + state_at, &state_bytes, sizeof state_bytes);
+    }
+    uint32_t nt = (uint32_t)a->params.ntensors;
+    PUT(&b, nt);
+    for (int i = 0; i < a->params.ntensors; i++) {
+        uint32_t nl = (uint32_t)strlen(a->params.name[i]);
+        uint64_t sz = a->params.size[i];
+        PUT(&b, nl);
+        put(&b, a->params.name[i], nl);
+        PUT(&b, sz);
+    }
     uint64_t count = a->params.count;
     PUT(&b, count);
     put(&b, a->params.data, sizeof(float) * count);
@@ -150,32 +181,131 @@ static void first_difference(const char *want, const char *have, char *buf, size
              w, wl > 80 ? "..." : "");
 }
 
+/* Reads path whole and checks its magic, version and checksum; on success
+ * *text holds it (the caller frees it) and r is positioned after the
+ * version, its end before the checksum. */
+static dp_status ck_open(const char *path, char **text, ck_reader *r, dp_error *err) {
+    size_t len = 0;
+    *text = NULL;
+    dp_status st = dp_read_file(path, (size_t)1 << 34, text, &len, err);
+    if (st) return st;
+    *r = (ck_reader){(const unsigned char *)*text, len, 0, 0};
+    char magic[16];
+    uint32_t version = 0;
+    get(r, magic, 16);
+    if (r->short_read || memcmp(magic, CK_MAGIC, 16) != 0)
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: not a dplace agent checkpoint", path);
+    GET(r, version);
+    if (version != CK_VERSION)
+        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: agent checkpoint version %u; this dplace reads %u", path,
+                            version, CK_VERSION);
+    uint64_t stored = 0;
+    if (len >= 16 + 4 + 8) memcpy(&stored, r->p + len - 8, 8);
+    if (len < 16 + 4 + 8 || fnv1a(r->p, len - 8) != stored)
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated or corrupt (checksum)", path);
+    r->n = len - 8;
+    return DP_STATUS_OK;
+}
+
+/* A view of n bytes at the reader's position (NULL and short_read when
+ * fewer are left). */
+static const unsigned char *view(ck_reader *r, size_t n) {
+    if (r->short_read || n > r->n - r->at) {
+        r->short_read = 1;
+        return NULL;
+    }
+    const unsigned char *q = r->p + r->at;
+    r->at += n;
+    return q;
+}
+
+/* The tensor table and the parameter block after it. */
+typedef struct ck_tensors {
+    uint32_t n;
+    const unsigned char *table; /* the table's bytes */
+    uint64_t count;
+    const unsigned char *values, *m, *v; /* count floats each */
+    int64_t step;
+} ck_tensors;
+
+static dp_status read_tensors(ck_reader *r, const char *path, ck_tensors *t, dp_error *err) {
+    memset(t, 0, sizeof *t);
+    GET(r, t->n);
+    t->table = r->p + r->at;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < t->n && !r->short_read; i++) {
+        uint32_t nl = 0;
+        uint64_t sz = 0;
+        GET(r, nl);
+        if (nl >= DP_NN_NAME_MAX) r->short_read = 1;
+        view(r, nl);
+        GET(r, sz);
+        if (sz > ((uint64_t)1 << 40)) r->short_read = 1;
+        total += sz;
+    }
+    GET(r, t->count);
+    if (r->short_read || t->count != total || r->n - r->at != sizeof(float) * 3 * t->count + sizeof(int64_t))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has inconsistent tensor sizes", path);
+    t->values = view(r, sizeof(float) * t->count);
+    t->m = view(r, sizeof(float) * t->count);
+    t->v = view(r, sizeof(float) * t->count);
+    GET(r, t->step);
+    if (t->step < 0 || t->step > ((int64_t)1 << 40))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has an impossible Adam step %lld", path,
+                            (long long)t->step);
+    return DP_STATUS_OK;
+}
+
+/* Checks that the file's tensors are the agent's, in its order, and
+ * returns DP_STATUS_OK; else INVALID naming the first difference. With
+ * any_order, each of the agent's tensors is looked up by name instead, and
+ * offset[i] gets its position in the file's values. */
+static dp_status match_tensors(const dp_agent *a, const ck_tensors *t, int any_order, size_t *offset,
+                               const char *path, dp_error *err) {
+    for (int i = 0; i < a->params.ntensors; i++) {
+        const char *want = a->params.name[i];
+        ck_reader q = {t->table, SIZE_MAX, 0, 0};
+        uint64_t at = 0;
+        int found = 0;
+        for (uint32_t k = 0; k < t->n; k++) {
+            uint32_t nl;
+            uint64_t sz;
+            GET(&q, nl);
+            const char *name = (const char *)view(&q, nl);
+            GET(&q, sz);
+            int same = strlen(want) == nl && memcmp(want, name, nl) == 0;
+            if (!any_order && (int)k == i && !same)
+                return dp_error_set(err, DP_STATUS_INVALID, "%s: tensor %u is %.*s, this agent's %s", path, k,
+                                    (int)nl, name, want);
+            if (same) {
+                if (sz != a->params.size[i])
+                    return dp_error_set(err, DP_STATUS_INVALID,
+                                        "%s: tensor %s has %llu floats there, %llu in this agent (another "
+                                        "network size, device count or type vocabulary; type-ids=fixed makes the "
+                                        "last graph-independent)",
+                                        path, want, (unsigned long long)sz, (unsigned long long)a->params.size[i]);
+                if (offset) offset[i] = (size_t)at;
+                found = 1;
+                break;
+            }
+            at += sz;
+        }
+        if (!found)
+            return dp_error_set(err, DP_STATUS_INVALID, "%s: has no tensor %s (the checkpoint of another kind of agent)",
+                                path, want);
+    }
+    if (!any_order && t->n != (uint32_t)a->params.ntensors)
+        return dp_error_set(err, DP_STATUS_INVALID, "%s: has %u tensors, this agent %d", path, t->n,
+                            a->params.ntensors);
+    return DP_STATUS_OK;
+}
+
 dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     char *text = NULL;
-    size_t len = 0;
-    dp_status st = dp_read_file(path, (size_t)1 << 34, &text, &len, err);
-    if (st) return st;
-    ck_reader r = {(const unsigned char *)text, len, 0, 0};
-    char magic[16];
-    uint32_t version = 0, idlen = 0;
-    get(&r, magic, 16);
-    if (r.short_read || memcmp(magic, CK_MAGIC, 16) != 0) {
-        st = dp_error_set(err, DP_STATUS_PARSE, "%s: not a dplace agent checkpoint", path);
-        goto out;
-    }
-    GET(&r, version);
-    if (version != CK_VERSION) {
-        st = dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: agent checkpoint version %u; this dplace reads %u", path,
-                          version, CK_VERSION);
-        goto out;
-    }
-    uint64_t stored = 0;
-    if (len >= 16 + 4 + 8) memcpy(&stored, r.p + len - 8, 8);
-    if (len < 16 + 4 + 8 || fnv1a(r.p, len - 8) != stored) {
-        st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated or corrupt (checksum)", path);
-        goto out;
-    }
-    r.n = len - 8;
+    ck_reader r;
+    dp_status st = ck_open(path, &text, &r, err);
+    if (st) goto out;
+    uint32_t idlen = 0;
     GET(&r, idlen);
     if (r.short_read || idlen > r.n - r.at) {
         st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);
@@ -199,6 +329,9 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     r.at += idlen;
 
     /* read into a copy, apply only when everything is there */
+    uint64_t state_bytes = 0;
+    GET(&r, state_bytes);
+    size_t state_end = r.at + (state_bytes <= r.n - r.at ? state_bytes : 0);
     dp_agent_state s = a->st;
     dp_rng rng;
     int have_baseline, have_best;
@@ -209,35 +342,32 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     get(&r, rng.s, sizeof rng.s);
     GET(&r, have_baseline), GET(&r, window_n), GET(&r, window_pos);
     size_t wbytes = sizeof(double) * (size_t)a->cfg.baseline_window, bbytes = sizeof(int32_t) * (size_t)a->N;
-    const unsigned char *window = r.p + r.at;
-    r.at += wbytes <= r.n - r.at ? wbytes : (r.short_read = 1, 0);
+    const unsigned char *window = view(&r, wbytes);
     GET(&r, have_best);
-    const unsigned char *best = r.p + r.at;
-    r.at += bbytes <= r.n - r.at ? bbytes : (r.short_read = 1, 0);
+    const unsigned char *best = view(&r, bbytes);
     int64_t ce_updates = 0;
     int32_t n_elites = 0, E = a->cfg.ce_elites;
     GET(&r, ce_updates), GET(&r, n_elites);
     size_t ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->G +
                     (a->elite_group ? sizeof(int32_t) * (size_t)E * a->N : 0);
-    const unsigned char *elites = r.p + r.at;
-    r.at += ebytes <= r.n - r.at ? ebytes : (r.short_read = 1, 0);
-    uint64_t count = 0;
-    GET(&r, count);
-    if (r.short_read || count != a->params.count || r.n - r.at != sizeof(float) * 3 * count + sizeof(int64_t) ||
-        s.updates < 0 || s.samples < 0 || window_n < 0 || window_n > a->cfg.baseline_window || window_pos < 0 ||
+    const unsigned char *elites = view(&r, ebytes);
+    int64_t pretrain_step = 0;
+    int32_t have_keep = 0;
+    uint64_t keep_n = 0;
+    GET(&r, s.pretrain_done), GET(&r, s.pretrain_loss), GET(&r, s.pretrain_best), GET(&r, s.pretrain_s);
+    GET(&r, pretrain_step), GET(&r, have_keep), GET(&r, keep_n);
+    int keep_ok = (have_keep == 0 && keep_n == 0) || (have_keep == 1 && a->pretrain_keep && keep_n == a->enc_floats);
+    const unsigned char *keep = keep_ok ? view(&r, sizeof(float) * keep_n) : NULL;
+    if (r.short_read || r.at != state_end || !keep_ok || s.updates < 0 || s.samples < 0 || window_n < 0 ||
+        window_n > a->cfg.baseline_window || window_pos < 0 ||
         (a->cfg.baseline_window > 0 && window_pos >= a->cfg.baseline_window) || (have_best != 0 && have_best != 1) ||
-        ce_updates < 0 || n_elites < 0 || n_elites > E) {
+        ce_updates < 0 || n_elites < 0 || n_elites > E || s.pretrain_done < 0 ||
+        s.pretrain_done > s.pretrain_iters || pretrain_step < 0) {
         st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has inconsistent sizes or counters", path);
         goto out;
     }
-    const unsigned char *params = r.p + r.at;
-    int64_t step;
-    memcpy(&step, params + sizeof(float) * 3 * count, sizeof step);
-    if (step < 0 || step > ((int64_t)1 << 40)) {
-        st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has an impossible Adam step %lld", path,
-                          (long long)step);
-        goto out;
-    }
+    ck_tensors t;
+    if ((st = read_tensors(&r, path, &t, err)) || (st = match_tensors(a, &t, 0, NULL, path, err))) goto out;
     for (int32_t i = 0; have_best && i < a->N; i++) {
         int32_t d;
         memcpy(&d, best + sizeof(int32_t) * (size_t)i, sizeof d);
@@ -271,10 +401,14 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     a->st.best_update = s.best_update, a->st.best_sample = s.best_sample, a->st.best_elapsed_s = s.best_elapsed_s;
     a->st.elapsed_s = s.elapsed_s, a->st.policy_s = s.policy_s, a->st.eval_s = s.eval_s;
     a->st.groups_used = s.groups_used;
+    a->st.pretrain_done = s.pretrain_done, a->st.pretrain_loss = s.pretrain_loss;
+    a->st.pretrain_best = s.pretrain_best, a->st.pretrain_s = s.pretrain_s;
+    a->pretrain_step = pretrain_step, a->pretrain_have_keep = have_keep;
+    if (keep_n) memcpy(a->pretrain_keep, keep, sizeof(float) * keep_n);
     a->st.n_last = 0;
     a->rng = rng;
     a->have_baseline = have_baseline, a->window_n = window_n, a->window_pos = window_pos;
-    memcpy(a->window, window, wbytes);
+    if (wbytes) memcpy(a->window, window, wbytes);
     a->have_best = have_best;
     memcpy(a->best, best, bbytes);
     a->ce_updates = ce_updates, a->n_elites = n_elites;
@@ -285,12 +419,53 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     if (a->elite_group) memcpy(a->elite_group, q, sizeof(int32_t) * (size_t)E * a->N);
     a->ggraph_ok = 0;
     a->st.best_placement = have_best ? a->best : NULL;
-    memcpy(a->params.data, params, sizeof(float) * count);
-    memcpy(a->params.m, params + sizeof(float) * count, sizeof(float) * count);
-    memcpy(a->params.v, params + sizeof(float) * 2 * count, sizeof(float) * count);
-    a->params.step = step;
+    size_t count = a->params.count;
+    memcpy(a->params.data, t.values, sizeof(float) * count);
+    memcpy(a->params.m, t.m, sizeof(float) * count);
+    memcpy(a->params.v, t.v, sizeof(float) * count);
+    a->params.step = t.step;
     st = DP_STATUS_OK;
 out:
+    free(text);
+    return st;
+}
+
+dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err) {
+    char *text = NULL;
+    size_t *offset = NULL;
+    ck_reader r;
+    dp_status st = ck_open(path, &text, &r, err);
+    if (st) goto out;
+    uint32_t idlen = 0;
+    uint64_t state_bytes = 0;
+    GET(&r, idlen);
+    view(&r, idlen);
+    GET(&r, state_bytes);
+    view(&r, (size_t)state_bytes);
+    if (r.short_read) {
+        st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);
+        goto out;
+    }
+    ck_tensors t;
+    if (!(offset = calloc((size_t)a->params.ntensors, sizeof *offset))) {
+        st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    if ((st = read_tensors(&r, path, &t, err)) || (st = match_tensors(a, &t, 1, offset, path, err))) goto out;
+    for (int i = 0; i < a->params.ntensors; i++)
+        memcpy(a->params.data + a->params.offset[i], t.values + sizeof(float) * offset[i],
+               sizeof(float) * a->params.size[i]);
+    /* the encoder comes from the file: no pre-training */
+    if (a->st.pretrain_done < a->st.pretrain_iters) {
+        a->st.pretrain_done = a->st.pretrain_iters;
+        a->pretrain_have_keep = 0;
+        memset(a->params.m, 0, sizeof(float) * a->params.count);
+        memset(a->params.v, 0, sizeof(float) * a->params.count);
+        a->params.step = 0;
+    }
+    st = DP_STATUS_OK;
+out:
+    free(offset);
     free(text);
     return st;
 }

@@ -14,12 +14,16 @@
 static const char *const grouper_names[] = {"learned", "colocation", "metis", "scotch",
                                             "fluid",   "random",     "scope", "none"};
 _Static_assert(sizeof grouper_names / sizeof grouper_names[0] == DP_AGENT_GROUPER_KIND_COUNT, "a name per grouper");
-static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before", "gcn", "table"};
+static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before", "gcn", "table", "seq2seq-seg", "trfxl"};
 _Static_assert(sizeof placer_names / sizeof placer_names[0] == DP_AGENT_PLACER_KIND_COUNT, "a name per placer");
 static const char *const algo_names[] = {"reinforce", "ppo", "ppo-ce"};
 _Static_assert(sizeof algo_names / sizeof algo_names[0] == DP_AGENT_ALGO_COUNT, "a name per algorithm");
 static const char *const ppo_ratio_names[] = {"sequence", "decision"};
 _Static_assert(sizeof ppo_ratio_names / sizeof ppo_ratio_names[0] == DP_AGENT_PPO_RATIO_COUNT, "a name per ratio");
+static const char *const encoder_names[] = {"none", "gcn"};
+_Static_assert(sizeof encoder_names / sizeof encoder_names[0] == DP_AGENT_ENCODER_COUNT, "a name per encoder");
+static const char *const type_ids_names[] = {"rank", "fixed"};
+_Static_assert(sizeof type_ids_names / sizeof type_ids_names[0] == DP_AGENT_TYPE_IDS_COUNT, "a name per type-id scheme");
 static const char *const group_types_names[] = {"counts", "embedding"};
 _Static_assert(sizeof group_types_names / sizeof group_types_names[0] == DP_AGENT_GROUP_TYPES_COUNT,
                "a name per group-type feature");
@@ -31,6 +35,9 @@ const char *dp_agent_placer_kind_name(dp_agent_placer_kind k) {
     return (unsigned)k < DP_AGENT_PLACER_KIND_COUNT ? placer_names[k] : "?";
 }
 const char *dp_agent_algo_name(dp_agent_algo a) { return (unsigned)a < DP_AGENT_ALGO_COUNT ? algo_names[a] : "?"; }
+const char *dp_agent_encoder_name(dp_agent_encoder e) {
+    return (unsigned)e < DP_AGENT_ENCODER_COUNT ? encoder_names[e] : "?";
+}
 
 typedef enum key_kind { KEY_INT, KEY_FLOAT, KEY_DOUBLE, KEY_BOOL, KEY_ENUM } key_kind;
 
@@ -55,13 +62,27 @@ static const key_def keys[] = {
     {"link", KEY_BOOL, OFF(link), 0, 1, NULL, 0,
      "EAGLE's extra RNN from the learned grouper's parameters to the placer's inputs"},
     {"link-hidden", KEY_INT, OFF(link_hidden), 1, 4096, NULL, 0, "LSTM units of the link RNN"},
+    {"encoder", KEY_ENUM, OFF(encoder), 0, 0, encoder_names, DP_AGENT_ENCODER_COUNT,
+     "op encoder: none (groups) or gcn (every op, Mars)"},
+    {"gcn-hidden", KEY_INT, OFF(gcn_hidden), 1, 4096, NULL, 0, "units per layer of the GCN encoder"},
+    {"gcn-layers", KEY_INT, OFF(gcn_layers), 1, 8, NULL, 0, "layers of the GCN encoder"},
+    {"pretrain-iters", KEY_INT, OFF(pretrain_iters), 0, 1e7, NULL, 0,
+     "Deep Graph Infomax iterations of the GCN encoder before training (0: none)"},
+    {"pretrain-lr", KEY_FLOAT, OFF(pretrain_lr), 0, 100, NULL, 0, "Adam learning rate of the pre-training"},
+    {"encoder-train", KEY_BOOL, OFF(encoder_train), 0, 1, NULL, 0,
+     "train the encoder with the placer (no: fixed representations, Mars Table 1)"},
     {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT, "placer"},
+    {"seg-len", KEY_INT, OFF(seg_len), 1, 1e6, NULL, 0, "seq2seq-seg: ops per segment"},
+    {"seg-keep", KEY_INT, OFF(seg_keep), 0, 1e6, NULL, 0,
+     "seq2seq-seg: segments whose activations stay for the backward (the others are recomputed; 0: all stay)"},
     {"hidden", KEY_INT, OFF(hidden), 1, 4096, NULL, 0, "LSTM (seq2seq) or graph-convolution (gcn) units of the placer"},
     {"attn-dim", KEY_INT, OFF(attn_dim), 1, 4096, NULL, 0, "attention units"},
     {"dev-emb", KEY_INT, OFF(dev_emb), 1, 4096, NULL, 0, "device embedding size"},
     {"group-types", KEY_ENUM, OFF(group_types), 0, 0, group_types_names, DP_AGENT_GROUP_TYPES_COUNT,
      "op types in the group embedding"},
-    {"type-vocab", KEY_INT, OFF(type_vocab), 2, 100000, NULL, 0, "op types with an id of their own"},
+    {"type-ids", KEY_ENUM, OFF(type_ids), 0, 0, type_ids_names, DP_AGENT_TYPE_IDS_COUNT,
+     "op type ids: rank (most common types of the graph) or fixed (by name, the same on every graph)"},
+    {"type-vocab", KEY_INT, OFF(type_vocab), 2, 100000, NULL, 0, "op types with an id of their own (type-ids=rank)"},
     {"type-dim", KEY_INT, OFF(type_dim), 1, 1024, NULL, 0, "type embedding size"},
     {"out-slots", KEY_INT, OFF(out_slots), 1, 64, NULL, 0, "outputs described per op"},
     {"out-dims", KEY_INT, OFF(out_dims), 1, 16, NULL, 0, "dimensions described per output"},
@@ -75,6 +96,8 @@ static const key_def keys[] = {
     {"samples", KEY_INT, OFF(samples), 1, 1024, NULL, 0, "placements sampled per update"},
     {"lr", KEY_FLOAT, OFF(lr), 0, 100, NULL, 0, "Adam learning rate"},
     {"entropy", KEY_FLOAT, OFF(entropy), 0, 100, NULL, 0, "entropy bonus per decision (0: none)"},
+    {"entropy-sum", KEY_BOOL, OFF(entropy_sum), 0, 1, NULL, 0,
+     "entropy bonus on the sum over a placement's decisions, not their mean"},
     {"clip", KEY_FLOAT, OFF(clip), 0, 1e9, NULL, 0, "gradient-norm clip (0: none)"},
     {"clip-per-network", KEY_BOOL, OFF(clip_per_network), 0, 1, NULL, 0,
      "clip grouper and placer gradients each on its own"},
@@ -109,7 +132,9 @@ const char *const *dp_agent_config_keys(void) {
     return names;
 }
 
-static const char *const preset_names[] = {"hp", "colocrl", "eagle", "eagle-ppo-ce", "post", NULL};
+static const char *const preset_names[] = {"hp",   "colocrl",         "eagle",        "eagle-ppo-ce",
+                                           "post", "mars",            "mars-nopretrain", "mars-seq2seq",
+                                           "mars-trfxl", NULL};
 const char *const *dp_agent_preset_names(void) { return preset_names; }
 
 /* The Hierarchical Planner (seed 001, Sections 2 and 3). */
@@ -141,6 +166,9 @@ static void preset_hp(dp_agent_config *c) {
     c->ppo_epochs = 4, c->ppo_minibatches = 1, c->ppo_clip = 0.3f;
     c->ppo_ratio = DP_AGENT_PPO_RATIO_DECISION;
     c->ce_every = 50, c->ce_elites = 5, c->ce_steps = 1, c->post_mix = 0.1f;
+    /* Mars's parts, for --set encoder=gcn: its sizes (preset_mars) */
+    c->gcn_hidden = 256, c->gcn_layers = 3, c->pretrain_lr = 0.001f, c->encoder_train = 1;
+    c->seg_len = 128, c->seg_keep = 16;
 }
 
 /* ColocRL (seed 004, Section 3); numbers the extraction lost come from the
@@ -201,6 +229,72 @@ static void preset_post(dp_agent_config *c) {
                                                          graphs on 2 of 24 runs, 0.3 on none      */
 }
 
+/* Mars (seed 002, Sections 3 and 4.2): node features (one-hot op type,
+ * input and output shapes), a GCN encoder pre-trained by Deep Graph
+ * Infomax, the segment-level seq2seq placer over every op, PPO. What the
+ * paper leaves open follows the PyTorch reference of the policy
+ * (../shared/anchors/torch_mars_policy.py): docs/agents.md. */
+static void preset_mars(dp_agent_config *c) {
+    preset_hp(c);
+    snprintf(c->preset, sizeof c->preset, "mars");
+    c->type_ids = DP_AGENT_TYPE_IDS_FIXED;            /* "encode the operation types by one-hot encoding":
+                                                         ids by name, the same on every graph (Table 3) */
+    c->out_slots = 2, c->out_dims = 4;                /* input and output shapes, 8 numbers each (the
+                                                         reference); counts not given in the paper      */
+    c->encoder = DP_AGENT_ENCODER_GCN;
+    c->gcn_hidden = 256, c->gcn_layers = 3;           /* "three-layers of GCNs with 256 hidden units"   */
+    c->pretrain_iters = 1000;                         /* "pre-train ... for 1000 iterations and save the
+                                                         parameters corresponding to the lowest loss"   */
+    c->pretrain_lr = 0.001f;                          /* not given: Deep Graph Infomax's own           */
+    c->encoder_train = 1;                             /* "train the encoder and placer ... jointly"     */
+    c->grouper = DP_AGENT_GROUPER_KIND_NONE;          /* no grouping: every op is placed                */
+    c->link = 0;
+    c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG;     /* "segment-level sequence-to-sequence model"     */
+    c->seg_len = 128;                                 /* "The length of the segment is set to 128"      */
+    c->seg_keep = 16;                                 /* memory: 16 segment workspaces, the rest recomputed */
+    c->hidden = 512, c->attn_dim = 512, c->dev_emb = 512; /* "Both hidden LSTM layers have a size of 512";
+                                                         attention and device embedding: the reference's */
+    c->tanh_c = 0.0f, c->temperature = 1.0f;          /* logits = Linear(h) in the reference            */
+    c->noise_amp = 0.0f, c->noise_updates = 0;
+    c->algo = DP_AGENT_ALGO_PPO;                      /* "proximal policy optimization"                 */
+    c->samples = 20, c->ppo_minibatches = 4;          /* "For every 20 sampled placements, we shuffled
+                                                         them into four mini-batches"                   */
+    c->ppo_epochs = 3;                                /* "repeating this for three epochs"              */
+    c->ppo_clip = 0.2f;                               /* "The clip ratio ... 0.2"                       */
+    c->entropy = 0.001f, c->entropy_sum = 1;          /* "coefficient of entropy ... 0.001", on the
+                                                         entropy summed over the ops (the reference)    */
+    c->lr = 3e-4f, c->clip = 1.0f;                    /* "Adam ... 0.0003 and gradient clipping with a
+                                                         1.0 norm"                                      */
+    c->clip_per_network = 0;                          /* one norm over encoder and placer (reference)   */
+    c->baseline_decay = 0.99f;                        /* Eq. 7: "We set mu to 0.99"                     */
+    c->fail_reward = -10.0;                           /* "an extremely long per-step time ... such as
+                                                         100 seconds": -sqrt(100)                       */
+    c->valid_only_after = 1000000000;                 /* every sample trains                            */
+}
+
+/* Mars without the Deep Graph Infomax pre-training (Table 2). */
+static void preset_mars_nopretrain(dp_agent_config *c) {
+    preset_mars(c);
+    snprintf(c->preset, sizeof c->preset, "mars-nopretrain");
+    c->pretrain_iters = 0;
+}
+
+/* Table 1's plain seq2seq placer: Mars with one segment over the whole
+ * op sequence (the attention spans every op). */
+static void preset_mars_seq2seq(dp_agent_config *c) {
+    preset_mars(c);
+    snprintf(c->preset, sizeof c->preset, "mars-seq2seq");
+    c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE;
+}
+
+/* Table 1's Transformer-XL placer (and, without pre-training, Table 2's
+ * encoder-placer, GDP, with a GCN for its GraphSAGE). */
+static void preset_mars_trfxl(dp_agent_config *c) {
+    preset_mars(c);
+    snprintf(c->preset, sizeof c->preset, "mars-trfxl");
+    c->placer = DP_AGENT_PLACER_KIND_TRFXL;
+}
+
 int dp_agent_preset(const char *name, dp_agent_config *cfg) {
     if (!name) return -1;
     if (strcmp(name, "hp") == 0) preset_hp(cfg);
@@ -208,6 +302,10 @@ int dp_agent_preset(const char *name, dp_agent_config *cfg) {
     else if (strcmp(name, "eagle") == 0) preset_eagle(cfg);
     else if (strcmp(name, "eagle-ppo-ce") == 0) preset_eagle_ppo_ce(cfg);
     else if (strcmp(name, "post") == 0) preset_post(cfg);
+    else if (strcmp(name, "mars") == 0) preset_mars(cfg);
+    else if (strcmp(name, "mars-nopretrain") == 0) preset_mars_nopretrain(cfg);
+    else if (strcmp(name, "mars-seq2seq") == 0) preset_mars_seq2seq(cfg);
+    else if (strcmp(name, "mars-trfxl") == 0) preset_mars_trfxl(cfg);
     else return -1;
     return 0;
 }
@@ -286,6 +384,44 @@ dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
     if (cfg->algo == DP_AGENT_ALGO_PPO_CE && cfg->ce_elites > cfg->ce_every)
         return dp_error_set(err, DP_STATUS_INVALID, "agent: ce-elites = %d is more than ce-every = %d samples",
                             (int)cfg->ce_elites, (int)cfg->ce_every);
+    int op_placer = cfg->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG || cfg->placer == DP_AGENT_PLACER_KIND_TRFXL;
+    if (cfg->encoder == DP_AGENT_ENCODER_GCN) {
+        if (cfg->grouper != DP_AGENT_GROUPER_KIND_NONE)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "agent: encoder=gcn places every op from its own representation; it needs "
+                                "grouper=none, not %s",
+                                dp_agent_grouper_kind_name(cfg->grouper));
+        if (!op_placer && cfg->placer != DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE &&
+            cfg->placer != DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "agent: encoder=gcn feeds a sequence placer (seq2seq-seg, seq2seq-before, "
+                                "seq2seq-after, trfxl), not placer=%s",
+                                dp_agent_placer_kind_name(cfg->placer));
+        if (cfg->noise_amp > 0 && cfg->noise_updates > 0)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "agent: encoder=gcn draws no logit noise (its backward recomputes segments); "
+                                "set noise-amp=0 or noise-updates=0");
+        if (cfg->algo != DP_AGENT_ALGO_REINFORCE && cfg->samples % cfg->ppo_minibatches != 0)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "agent: with encoder=gcn each PPO minibatch runs alone, so ppo-minibatches = %d "
+                                "must divide samples = %d",
+                                (int)cfg->ppo_minibatches, (int)cfg->samples);
+    } else {
+        if (op_placer)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "agent: placer=%s places every op from the GCN encoder's representations; it "
+                                "needs encoder=gcn (and grouper=none)",
+                                dp_agent_placer_kind_name(cfg->placer));
+        if (cfg->pretrain_iters > 0)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "agent: pretrain-iters = %d pre-trains the GCN encoder; it needs encoder=gcn "
+                                "(or pretrain-iters=0)",
+                                (int)cfg->pretrain_iters);
+    }
+    if (cfg->placer == DP_AGENT_PLACER_KIND_TRFXL)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: placer=trfxl (the Transformer-XL placer) is not built yet: its layers are "
+                            "still being added to the nn engine; use placer=seq2seq-seg");
     if (cfg->baseline_window == 0 && !(cfg->baseline_decay > 0 && cfg->baseline_decay < 1))
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: the reward baseline needs baseline-decay in (0, 1) or baseline-window > 0");

@@ -34,6 +34,62 @@ static int cmp_type_count(const void *a, const void *b) {
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* The fixed vocabulary of type-ids=fixed: TensorFlow op type names, id =
+ * position + 1 (0: any other type), the same on every graph so that a
+ * policy trained on one graph reads another's types alike (Mars Table 3,
+ * --init). Append only: a new name goes at the end, or saved policies
+ * would read their types wrongly. The first 181: the zoo's types, the cost
+ * model's and common TensorFlow ones, sorted. */
+static const char *const fixed_types[] = {
+    "Abs", "Add", "AddN", "All", "Any", "ApplyAdagrad", "ApplyAdam", "ApplyGradientDescent", "ApplyMomentum",
+    "ApplyRMSProp", "ArgMax", "ArgMin", "Assert", "Assign", "AssignAdd", "AssignSub", "AvgPool", "AvgPoolGrad",
+    "BatchMatMul", "BatchMatMulV2", "BiasAdd", "BiasAddGrad", "BroadcastGradientArgs", "Cast", "Concat",
+    "ConcatOffset", "ConcatV2", "Const", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput", "Conv3D",
+    "Cumsum", "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropFilter", "DepthwiseConv2dNativeBackpropInput",
+    "Dropout", "DynamicStitch", "Einsum", "Elu", "EluGrad", "Enter", "Equal", "Erf", "Exit", "Exp", "ExpandDims",
+    "Fill", "Floor", "FloorDiv", "FloorMod", "FusedBatchNorm", "FusedBatchNormGrad", "FusedBatchNormGradV3",
+    "FusedBatchNormV3", "Gather", "GatherNd", "GatherV2", "Gelu", "Greater", "GreaterEqual", "HistogramSummary",
+    "Identity", "IdentityN", "ImageSummary", "InvertPermutation", "IteratorGetNext", "L2Loss", "LRN", "LRNGrad",
+    "LSTMBlockCell", "LSTMBlockCellGrad", "LayerNorm", "LeakyRelu", "LeakyReluGrad", "Less", "LessEqual", "Log",
+    "Log1p", "LogSoftmax", "LogicalAnd", "LogicalNot", "LogicalOr", "LoopCond", "MatMul", "MatMulGrad", "Max",
+    "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Merge", "MergeSummary", "Min", "Minimum", "Mod", "Mul", "Neg",
+    "NextIteration", "NoOp", "NotEqual", "OneHot", "OnesLike", "Pack", "Pad", "Placeholder",
+    "PlaceholderWithDefault", "Pow", "PowDerivative", "PreventGradient", "Print", "Prod", "RandomStandardNormal",
+    "RandomUniform", "Range", "Rank", "ReadVariableOp", "RealDiv", "Reciprocal", "ReciprocalGrad", "Relu", "Relu6",
+    "Relu6Grad", "ReluGrad", "Reshape", "ResizeBilinear", "ResourceApplyAdam", "ResourceApplyGradientDescent",
+    "ResourceApplyMomentum", "ResourceGather", "ResourceScatterAdd", "ReverseV2", "Round", "Rsqrt", "RsqrtGrad",
+    "ScalarSummary", "ScatterAdd", "ScatterNd", "ScatterSub", "ScatterUpdate", "Select", "SelectV2", "Selu",
+    "Shape", "ShapeN", "Sigmoid", "SigmoidGrad", "Sign", "Size", "Slice", "Softmax",
+    "SoftmaxCrossEntropyWithLogits", "Softplus", "Softsign", "SparseApplyAdam",
+    "SparseSoftmaxCrossEntropyWithLogits", "Split", "SplitV", "Sqrt", "SqrtGrad", "Square", "SquaredDifference",
+    "Squeeze", "StopGradient", "StridedSlice", "StridedSliceGrad", "Sub", "Sum", "Switch", "Tanh", "TanhGrad",
+    "Tile", "Transpose", "TruncatedNormal", "Unpack", "UnsortedSegmentSum", "VarHandleOp", "Variable", "VariableV2",
+    "Where", "ZerosLike",
+};
+enum { N_FIXED_TYPES = sizeof fixed_types / sizeof fixed_types[0] };
+
+int32_t agent_fixed_type_count(void) { return N_FIXED_TYPES + 1; }
+
+/* type_id[op] by name in fixed_types; returns V = N_FIXED_TYPES + 1, or -1
+ * on NOMEM. */
+static int32_t assign_fixed_type_ids(const dp_graph *g, int32_t *type_id) {
+    int32_t ns = dp_graph_n_strings(g);
+    int32_t *id;
+    if (!ALLOC(id, ns)) return -1;
+    for (int32_t s = 0; s < ns; s++) {
+        const char *name = dp_graph_str(g, s);
+        id[s] = 0;
+        for (int32_t k = 0; k < N_FIXED_TYPES; k++)
+            if (strcmp(name, fixed_types[k]) == 0) {
+                id[s] = k + 1;
+                break;
+            }
+    }
+    for (int32_t i = 0; i < g->n_ops; i++) type_id[i] = id[g->ops[i].type];
+    free(id);
+    return N_FIXED_TYPES + 1;
+}
+
 /* type_id[op]: 1..V-1 for the V-1 most common types (ties by first
  * interning), 0 for the rest; returns V or -1 on NOMEM. */
 static int32_t assign_type_ids(const dp_graph *g, int32_t vocab, int32_t *type_id) {
@@ -101,7 +157,8 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
     if (!ALLOC(f->type_id, n) || !ALLOC(f->rest, (int64_t)n * R) || !ALLOC(f->shape_sum, (int64_t)n * f->S) ||
         !ALLOC(f->src, f->n_edges) || !ALLOC(f->dst, f->n_edges) || !ALLOC(bfs, n) || !ALLOC(seen, n))
         goto nomem;
-    f->V = assign_type_ids(g, cfg->type_vocab, f->type_id);
+    f->V = cfg->type_ids == DP_AGENT_TYPE_IDS_FIXED ? assign_fixed_type_ids(g, f->type_id)
+                                                    : assign_type_ids(g, cfg->type_vocab, f->type_id);
     if (f->V < 0 || bfs_order(g, bfs)) goto nomem;
     for (int32_t i = 0; i < n; i++) seen[i] = -1;
 
@@ -156,6 +213,36 @@ nomem:
     free(seen);
     agent_features_free(f);
     return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the features of %d ops", n);
+}
+
+int32_t agent_op_feature_dim(const agent_features *f) { return f->V + 2 * f->S; }
+
+/* One shape into cells [out_dims]: dims / largest, a bytes-only tensor as
+ * its 4-byte element count, a scalar as 1. */
+static void shape_cells(const dp_graph *g, const dp_output *o, int32_t dims, double inv_max, float *cell) {
+    if (o->rank < 0) cell[0] = (float)((double)o->bytes / 4.0 * inv_max);
+    else if (o->rank == 0) cell[0] = (float)inv_max;
+    else
+        for (int32_t j = 0; j < dims && j < o->rank; j++) cell[j] = (float)((double)g->dims[o->dims_at + j] * inv_max);
+}
+
+void agent_op_features(const agent_features *f, const dp_graph *g, const dp_agent_config *cfg, const int32_t *order,
+                       float *x) {
+    int32_t V = f->V, S = f->S, W = V + 2 * S, slots = cfg->out_slots, dims = cfg->out_dims;
+    double inv_max = 1.0 / max_dim(g);
+    memset(x, 0, sizeof(float) * (size_t)f->n_ops * W);
+    for (int32_t j = 0; j < f->n_ops; j++) {
+        int32_t i = order[j];
+        const dp_op *op = &g->ops[i];
+        float *row = x + (int64_t)j * W;
+        row[f->type_id[i]] = 1.0f;
+        for (int32_t s = 0; s < slots && s < op->n_inputs; s++) {
+            dp_input in = g->inputs[op->inputs_at + s];
+            shape_cells(g, &g->outputs[g->ops[in.op].outputs_at + in.slot], dims, inv_max, row + V + s * dims);
+        }
+        for (int32_t s = 0; s < slots && s < op->n_outputs; s++)
+            shape_cells(g, &g->outputs[op->outputs_at + s], dims, inv_max, row + V + S + s * dims);
+    }
 }
 
 void agent_features_op_rows(const agent_features *f, const float *trows, int32_t type_dim, float *x) {

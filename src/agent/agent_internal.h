@@ -4,6 +4,7 @@
 
 #include "dplace/agent.h"
 #include "dplace/nn.h"
+#include "dplace/nn_mars.h"
 #include "dplace/nn_models.h"
 #include "dplace/units.h"
 
@@ -24,6 +25,18 @@ typedef struct agent_features {
 
 dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_agent_config *cfg, dp_error *err);
 void agent_features_free(agent_features *f);
+
+/* Size of the fixed type vocabulary (type-ids=fixed), id 0 included. */
+int32_t agent_fixed_type_count(void);
+
+/* Mars's node features, one row per op in the order order[n_ops]: x [n_ops,
+ * agent_op_feature_dim] = [one-hot type id (V) | input shapes | output
+ * shapes], the first out_slots inputs and outputs with out_dims dimensions
+ * each (S = out_slots * out_dims per side), each dimension divided by the
+ * largest of the graph; missing cells 0. */
+int32_t agent_op_feature_dim(const agent_features *f);
+void agent_op_features(const agent_features *f, const dp_graph *g, const dp_agent_config *cfg, const int32_t *order,
+                       float *x);
 
 /* op rows x [n_ops, F] = [type embedding rows trows [n_ops, type_dim] | rest]. */
 void agent_features_op_rows(const agent_features *f, const float *trows, int32_t type_dim, float *x);
@@ -159,6 +172,24 @@ struct dp_agent {
     double *window;     /* [baseline_window] rewards of the moving average       */
     int32_t window_n, window_pos;
 
+    /* op-level path (encoder=gcn, Mars: agent_mars.c): groups are the ops,
+     * numbered by their position in the sequence the placer reads */
+    int op_level;
+    int32_t OF;         /* node features per op                                 */
+    int32_t *seq;       /* [N] ops in sequence (topological) order              */
+    float *opx;         /* [N, OF] node features in sequence order              */
+    dp_nn_graph opgraph;/* the op graph over sequence positions                 */
+    dp_nn_mars mars;    /* encoder + placer for batches of mars_B samples        */
+    int have_mars;
+    int32_t mars_B;
+    int32_t *mdevs;     /* [mars_B, N] the batch's devices                       */
+    float *mlogp, *ment, *mdlogp, *mdent; /* [mars_B]                            */
+    int i_enc, n_enc;   /* the encoder's tensors (GCN layers, DGI discriminator) */
+    size_t enc_floats;
+    float *pretrain_keep;    /* [enc_floats] parameters of the lowest DGI loss    */
+    int pretrain_have_keep;
+    int64_t pretrain_step;   /* Adam steps of the pre-training                   */
+
     dp_rng rng;
     double fail_reward;
     int have_baseline;
@@ -222,5 +253,36 @@ void agent_train_cross_entropy(dp_agent *a);
 float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs);
 /* Logit-noise amplitude of update number `update` (0-based). */
 float agent_noise_at(const dp_agent_config *c, int64_t update);
+/* Clips the gradients (per network or all at once) and takes one Adam step. */
+void agent_optimizer_step(dp_agent *a);
+
+/* ---- op-level path (agent_mars.c) --------------------------------------------- */
+
+/* Samples per batch of the op-level policy: a PPO minibatch, or all samples
+ * for REINFORCE. */
+int32_t agent_mars_batch(const dp_agent_config *c);
+/* Tensor specs of the encoder and placer (a->OF and a->D set). */
+int agent_mars_specs(const dp_agent *a, dp_nn_tensor_spec *specs);
+/* Builds the sequence (a->seq, a->group = positions), the node features,
+ * the op graph and the policy, bound to a->params. Errors: INVALID (a
+ * whole-sequence placer too large for the graph), NOMEM. */
+dp_status agent_mars_init(dp_agent *a, dp_error *err);
+void agent_mars_free(dp_agent *a);
+/* Samples (or decodes greedily) a->devs [K, N], a->logp, a->entropy in
+ * batches of mars_B. */
+void agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode);
+/* REINFORCE step on the last sampling (one batch of K) with advantages adv[K]. */
+void agent_mars_train_reinforce(dp_agent *a, const double *adv);
+/* PPO: ppo_epochs passes, each over ppo_minibatches shuffled minibatches
+ * run one at a time. */
+void agent_mars_train_ppo(dp_agent *a, const double *adv);
+/* ce_steps Adam steps on -1/E sum_e log p(elite_e). */
+void agent_mars_cross_entropy(dp_agent *a);
+/* log p(devs [N]) under the current policy. */
+float agent_mars_logp_of(dp_agent *a, const int32_t *devs);
+/* The most likely devices [N] (greedy decoding). */
+void agent_mars_greedy(dp_agent *a, int32_t *devs);
+/* The DGI loss now, with a fixed corruption (tests). */
+float agent_mars_dgi_loss(dp_agent *a);
 
 #endif

@@ -27,7 +27,7 @@ static void usage(FILE *f) {
             "                       [--grouper G] [--placer P] [--algo A] [--groups N] [--set KEY=VALUE]...\n"
             "                       [--updates N | --samples N | --time DURATION] [--seed N] [--threads N]\n"
             "                       [-o FILE] [--log FILE.csv] [--plot FILE.svg] [--trace FILE] [--json]\n"
-            "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE]\n"
+            "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
             "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
             "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
             "\n"
@@ -46,9 +46,16 @@ static void usage(FILE *f) {
             "  eagle-ppo-ce  EAGLE trained by PPO with cross-entropy over elite placements\n"
             "  post      Post (as seed 003 describes it): METIS groups, one device distribution\n"
             "            per group, PPO and cross-entropy over elites mixed with the uniform\n"
+            "  mars      Mars (seed 002): every op placed; GCN encoder (3 x 256) pre-trained by Deep\n"
+            "            Graph Infomax (1,000 iterations), segment-level seq2seq placer (segments of\n"
+            "            128 ops, 512 units), PPO (20 samples, 4 minibatches, 3 epochs)\n"
+            "  mars-nopretrain  Mars without the pre-training (its Table 2)\n"
+            "  mars-seq2seq     Mars with one plain seq2seq over the whole op sequence (Table 1;\n"
+            "                   small graphs only: its attention spans every op)\n"
+            "  mars-trfxl       Mars with the Transformer-XL placer (Table 1; not built yet)\n"
             "components (override the preset's):\n"
             "  --grouper G    learned, colocation, metis, scotch, fluid, random, scope, none\n"
-            "  --placer P     seq2seq-after, seq2seq-before, gcn, table\n"
+            "  --placer P     seq2seq-after, seq2seq-before, gcn, table, seq2seq-seg, trfxl\n"
             "  --algo A       reinforce, ppo, ppo-ce\n"
             "  --groups N     groups of the learned and partitioning groupers\n"
             "  --set KEY=V    any setting (lr, samples, hidden, tanh-c, temperature, noise-amp,\n"
@@ -70,6 +77,9 @@ static void usage(FILE *f) {
             "  --resume FILE        continue from a checkpoint (same graph, devices, agent, seed;\n"
             "                       --updates and --samples count from the first run, --time\n"
             "                       from this one)\n"
+            "  --init FILE          start from the networks of another run's checkpoint (any graph:\n"
+            "                       Mars's transfer; same agent settings and device count), without\n"
+            "                       its counters, optimiser state or pre-training\n"
             "evaluation:\n"
             "  --threads N          threads for the policy's products and the evaluations (default 1)\n"
             "  --noise SIGMA        log-normal noise on op times; with --steps N --warmup W the\n"
@@ -340,9 +350,36 @@ static void progress_show(progress *p, const dp_agent_state *s, int64_t total_up
     fflush(stderr);
 }
 
+/* The encoder's pre-training, in chunks of about a second with a progress
+ * line, until done or interrupted. */
+static dp_status pretrain_run(dp_agent *agent, int quiet, progress *p, double start, double time_budget,
+                              dp_error *err) {
+    const dp_agent_state *s = dp_agent_get_state(agent);
+    int64_t chunk = 1;
+    while (!g_stop && s->pretrain_done < s->pretrain_iters && (time_budget < 0 || dp_now_s() - start < time_budget)) {
+        double t0 = dp_now_s();
+        dp_status st = dp_agent_pretrain(agent, chunk, err);
+        if (st) return st;
+        double dt = dp_now_s() - t0;
+        chunk = dt > 0 ? (int64_t)fmax(1.0, fmin(1000.0, (double)chunk / dt)) : chunk * 2;
+        double now = dp_now_s();
+        int final = s->pretrain_done == s->pretrain_iters;
+        if (quiet || (!final && now - p->last_s < p->every_s)) continue;
+        p->last_s = now;
+        char e[32];
+        format_duration(s->pretrain_s, e, sizeof e);
+        fprintf(stderr, "%spre-training %lld/%lld  DGI loss %.4f  lowest %.4f  %s%s", p->tty ? "\r\033[K" : "optimize: ",
+                (long long)s->pretrain_done, (long long)s->pretrain_iters, s->pretrain_loss, s->pretrain_best, e,
+                p->tty && !final ? "" : "\n");
+        fflush(stderr);
+    }
+    return DP_STATUS_OK;
+}
+
 int cmd_optimize(int argc, char **argv) {
     const char *devices = NULL, *agent_name = "hp", *out = NULL, *log_path = NULL, *plot_path = NULL;
     const char *trace_path = NULL, *ck_path = NULL, *resume_path = NULL, *measure = NULL, *baselines = NULL, *v;
+    const char *init_path = NULL;
     long updates = -1, samples = -1, seed = 1, threads = 1, ck_every = 50;
     double time_budget = -1, measure_timeout = 600;
     cli_protocol proto = {0.0, 1, 0, 0};
@@ -397,6 +434,8 @@ int cmd_optimize(int argc, char **argv) {
                 return cli_usage_error("optimize", "--checkpoint-every must be >= 1");
         } else if ((v = cli_opt_value(argc, argv, &i, "--resume"))) {
             resume_path = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--init"))) {
+            init_path = v;
         } else if ((r = cli_protocol_option("optimize", argc, argv, &i, &proto))) {
             if (r < 0) return CLI_EXIT_INPUT;
         } else if ((v = cli_opt_value(argc, argv, &i, "--measure"))) {
@@ -444,6 +483,9 @@ int cmd_optimize(int argc, char **argv) {
     if (dp_agent_config_check(&cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
     if (!devices || !*devices) return cli_usage_error("optimize", "--devices SPEC is required");
     if ((updates > 0) + (samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
+    if (init_path && resume_path)
+        return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
+                                           "give one of them");
     if (proto.warmup >= proto.steps)
         return cli_usage_error("optimize", "--warmup (%ld) must be less than --steps (%ld)", proto.warmup, proto.steps);
     if (updates < 0 && samples < 0 && time_budget < 0) updates = 1000;
@@ -483,6 +525,7 @@ int cmd_optimize(int argc, char **argv) {
         if (dp_agent_load(agent, resume_path, &err)) goto fail;
         if (log_path && log_truncate(log_path, s->samples, &cv, &err)) goto fail;
     }
+    if (init_path && dp_agent_load_policy(agent, init_path, &err)) goto fail;
     if (log_path) {
         if (!(logf = fopen(log_path, resume_path ? "a" : "w"))) {
             dp_error_set(&err, DP_STATUS_IO, "%s: cannot write the log: %s", log_path, strerror(errno));
@@ -496,9 +539,13 @@ int cmd_optimize(int argc, char **argv) {
     signal(SIGTERM, on_signal);
     progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s()};
     if (!quiet && !json)
-        fprintf(stderr, "optimize: %s on %s, agent %s, %d groups, %lld updates done%s\n", g->name, ds->name,
-                cfg.preset, (int)s->n_groups, (long long)s->updates, resume_path ? " (resumed)" : "");
-    double start = dp_now_s();
+        fprintf(stderr, "optimize: %s on %s, agent %s, %d %s, %lld updates done%s\n", g->name, ds->name, cfg.preset,
+                (int)s->n_groups, cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
+                (long long)s->updates, resume_path ? " (resumed)" : init_path ? " (networks from --init)" : "");
+    double start = dp_now_s(); /* --time counts the pre-training too */
+    int64_t pretrained = s->pretrain_done;
+    if (pretrain_run(agent, quiet || json, &pg, start, time_budget, &err)) goto fail;
+    if (ck_path && s->pretrain_done > pretrained && dp_agent_save(agent, ck_path, &err)) goto fail;
     recent_window rw = {0};
     int64_t since_ck = 0;
     double last_best = s->best_s;
@@ -589,6 +636,9 @@ int cmd_optimize(int argc, char **argv) {
         json_object_set_new(o, "best_sample", json_integer(s->best_sample));
         json_object_set_new(o, "best_found_s", json_real(s->best_elapsed_s));
         json_object_set_new(o, "train_s", json_real(s->elapsed_s));
+        json_object_set_new(o, "pretrain_iters", json_integer(s->pretrain_done));
+        json_object_set_new(o, "pretrain_s", json_real(s->pretrain_s));
+        json_object_set_new(o, "pretrain_best_loss", isfinite(s->pretrain_best) ? json_real(s->pretrain_best) : json_null());
         json_object_set_new(o, "policy_s", json_real(s->policy_s));
         json_object_set_new(o, "eval_s", json_real(s->eval_s));
         json_object_set_new(o, "cache_lookups", json_integer(s->cache_lookups));
@@ -608,13 +658,24 @@ int cmd_optimize(int argc, char **argv) {
         format_duration(s->elapsed_s, t1, sizeof t1);
         format_duration(s->best_elapsed_s, t2, sizeof t2);
         printf("graph      %s: %d ops on %s (%d devices)\n", g->name, g->n_ops, ds->name, ds->n_devices);
-        printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg.preset,
-               dp_agent_grouper_kind_name(cfg.grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg.placer),
-               dp_agent_algo_name(cfg.algo), (int)cfg.samples);
+        if (cfg.encoder == DP_AGENT_ENCODER_NONE)
+            printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg.preset,
+                   dp_agent_grouper_kind_name(cfg.grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg.placer),
+                   dp_agent_algo_name(cfg.algo), (int)cfg.samples);
+        else
+            printf("agent      %s: encoder %s, placer %s over every op, %s, %d samples per update\n", cfg.preset,
+                   dp_agent_encoder_name(cfg.encoder), dp_agent_placer_kind_name(cfg.placer),
+                   dp_agent_algo_name(cfg.algo), (int)cfg.samples);
         printf("trained    %lld updates, %lld placements in %s (policy %.0f%%, evaluator %.0f%%; cache hits %.1f%%)\n",
                (long long)s->updates, (long long)s->samples, t1,
                s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0, s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
                s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
+        if (s->pretrain_done > 0) {
+            char t3[32];
+            format_duration(s->pretrain_s, t3, sizeof t3);
+            printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",
+                   (long long)s->pretrain_done, t3, s->pretrain_best);
+        }
         printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
         if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
         else printf("%-26s %12s  (no valid placement sampled)\n", "learned", "none");
