@@ -13,8 +13,8 @@ SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16
 G="--model synthetic-600 --devices k40x2"
 
 expect 0 "optimize" -- "$D" --help
-for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --measure --plot --log --trace hp colocrl \
-  eagle eagle-ppo-ce post gcn ppo-ce --mean; do
+for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --init --measure --plot --log --trace \
+  hp colocrl eagle eagle-ppo-ce post gcn ppo-ce --mean mars mars-nopretrain seq2seq-seg; do
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "lr=0.01" -- "$D" optimize --set help
@@ -109,6 +109,25 @@ for cmd in fail.sh garbage.sh hang.sh; do
     --log "$T/m.csv" --baselines none
   grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd: failure reason not logged"
 done
+
+# Mars (encoder=gcn): pre-training then training with a checkpoint; its
+# networks start a run on another graph (--init); a file of other networks
+# or --init with --resume is refused
+MARS="--agent mars --set gcn-hidden=8 --set hidden=8 --set attn-dim=8 --set dev-emb=4 --set seg-len=64 --set pretrain-iters=4"
+# shellcheck disable=SC2086
+expect 0 "pre-trained 4 Deep Graph Infomax iterations" -- "$D" optimize $G $MARS --updates 1 --checkpoint "$T/mars.ck" \
+  --baselines none
+# shellcheck disable=SC2086
+expect 0 "encoder gcn, placer seq2seq-seg" -- "$D" optimize --model synthetic-300 --devices k40x2 $MARS --updates 1 \
+  --init "$T/mars.ck" --baselines none
+grep -q "pre-trained" "$T/out" && bad "--init should not pre-train again" || ok
+# shellcheck disable=SC2086
+expect 2 "tensor placer.enc has" -- "$D" optimize $G $MARS --set hidden=12 --updates 1 --init "$T/mars.ck"
+# shellcheck disable=SC2086
+expect 2 "give one of them" -- "$D" optimize $G $MARS --updates 1 --init "$T/mars.ck" --resume "$T/mars.ck"
+expect 2 "not built yet" -- "$D" optimize $G --agent mars-trfxl
+expect 2 "attention" -- "$D" optimize --model synthetic-12000 --devices k40x2 --agent mars-seq2seq --set gcn-hidden=8 \
+  --set hidden=8 --set attn-dim=8 --set dev-emb=4 --baselines none
 
 # bad input: one line, exit 2, nothing written
 # shellcheck disable=SC2086

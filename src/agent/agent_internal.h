@@ -271,6 +271,12 @@ void agent_mars_free(dp_agent *a);
 /* Samples (or decodes greedily) a->devs [K, N], a->logp, a->entropy in
  * batches of mars_B. */
 void agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode);
+/* Teacher-forced forward of the batch a->mdevs [mars_B, N]: a->mlogp and
+ * (entropy > 0) a->ment. */
+void agent_mars_batch_forward(dp_agent *a);
+/* Accumulates the gradients of sum_b a->mdlogp[b] mlogp[b] + a->mdent[b]
+ * ment[b] for the last forward (a->mdent used when entropy > 0). */
+void agent_mars_batch_backward(dp_agent *a);
 /* REINFORCE step on the last sampling (one batch of K) with advantages adv[K]. */
 void agent_mars_train_reinforce(dp_agent *a, const double *adv);
 /* PPO: ppo_epochs passes, each over ppo_minibatches shuffled minibatches

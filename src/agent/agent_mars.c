@@ -207,14 +207,12 @@ static float entropy_weight(const dp_agent *a, int32_t n) {
     return -a->cfg.entropy / (float)n / (a->cfg.entropy_sum ? 1.0f : (float)a->N);
 }
 
-/* Teacher-forced forward of the batch in a->mdevs: a->mlogp, a->ment. */
-static void batch_forward(dp_agent *a) {
+void agent_mars_batch_forward(dp_agent *a) {
     dp_nn_mars_forward(&a->mars, a->mlogp, a->cfg.entropy > 0 ? a->ment : NULL, a->mdevs, DP_NN_DECODE_MODE_TEACHER,
                        NULL);
 }
 
-/* Backward of the last forward with a->mdlogp, a->mdent. */
-static void batch_backward(dp_agent *a) {
+void agent_mars_batch_backward(dp_agent *a) {
     dp_nn_mars_backward(&a->mars, a->mdlogp, NULL, a->cfg.entropy > 0 ? a->mdent : NULL, a->mdevs);
 }
 
@@ -228,7 +226,7 @@ void agent_mars_train_reinforce(dp_agent *a, const double *adv) {
         a->mdent[k] = entropy_weight(a, K);
     }
     dp_nn_params_zero_grad(&a->params);
-    batch_backward(a);
+    agent_mars_batch_backward(a);
     agent_optimizer_step(a);
 }
 
@@ -249,14 +247,14 @@ void agent_mars_train_ppo(dp_agent *a, const double *adv) {
             const int32_t *rows = a->order + (int64_t)mb * B;
             for (int32_t r = 0; r < B; r++)
                 memcpy(a->mdevs + (int64_t)r * N, a->devs + (int64_t)rows[r] * N, sizeof(int32_t) * (size_t)N);
-            batch_forward(a);
+            agent_mars_batch_forward(a);
             for (int32_t r = 0; r < B; r++) {
                 int32_t k = rows[r];
                 a->mdlogp[r] = (float)(-agent_ppo_grad(a->mlogp[r], a->old_logp[k], adv[k], eps) / B);
                 a->mdent[r] = entropy_weight(a, B);
             }
             dp_nn_params_zero_grad(&a->params);
-            batch_backward(a);
+            agent_mars_batch_backward(a);
             agent_optimizer_step(a);
         }
     }
@@ -275,8 +273,8 @@ void agent_mars_cross_entropy(dp_agent *a) {
                 a->mdlogp[r] = e0 + r < E ? -1.0f / (float)E : 0.0f;
                 a->mdent[r] = 0.0f;
             }
-            batch_forward(a);
-            batch_backward(a);
+            agent_mars_batch_forward(a);
+            agent_mars_batch_backward(a);
         }
         agent_optimizer_step(a);
     }
@@ -285,7 +283,7 @@ void agent_mars_cross_entropy(dp_agent *a) {
 float agent_mars_logp_of(dp_agent *a, const int32_t *devs) {
     for (int32_t r = 0; r < a->mars_B; r++)
         memcpy(a->mdevs + (int64_t)r * a->N, devs, sizeof(int32_t) * (size_t)a->N);
-    batch_forward(a);
+    agent_mars_batch_forward(a);
     return a->mlogp[0];
 }
 

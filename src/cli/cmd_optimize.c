@@ -670,7 +670,7 @@ int cmd_optimize(int argc, char **argv) {
                (long long)s->updates, (long long)s->samples, t1,
                s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0, s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
                s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
-        if (s->pretrain_done > 0) {
+        if (s->pretrain_done > 0 && isfinite(s->pretrain_best)) { /* not with --init: its encoder came trained */
             char t3[32];
             format_duration(s->pretrain_s, t3, sizeof t3);
             printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",

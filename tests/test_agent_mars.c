@@ -1,0 +1,480 @@
+/* Tests of Mars on the agent framework (encoder=gcn, src/agent/agent_mars.c):
+ * the composed policy (GCN encoder + segment-level placer over three
+ * segments, one recomputed) by finite differences through the agent's
+ * forward and backward; Deep Graph Infomax pre-training lowers its loss and
+ * keeps the parameters of the lowest; the Mars preset's PPO finds the known
+ * best placement of a toy graph; a saved pre-trained agent loads to the same
+ * outputs, also into an agent of another graph (--init), and a file of
+ * other networks is refused by name; checkpoint then resume equals the run
+ * in one go, pre-training interrupted included; the settings refuse what
+ * the op-level path cannot do. The networks are shrunk; every algorithmic
+ * setting is the preset's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent_internal.h"
+#include "dplace/agent.h"
+#include "dplace/sim.h"
+#include "test_fixtures.h"
+#include "test_util.h"
+
+#define GIB ((uint64_t)1 << 30)
+
+/* An op of `type` taking `secs` on a GPU (10x on the CPU) with one [64, w]
+ * float output. */
+static int32_t op(dp_graph *g, const char *name, const char *type, double secs, int64_t w, int32_t in) {
+    dp_error err;
+    int32_t id = dp_graph_add_op(g, name, type, NULL, NULL, &err);
+    CHECK(id >= 0);
+    if (in >= 0) CHECK(dp_graph_add_input(g, id, in, 0, &err) == DP_STATUS_OK);
+    int64_t dims[2] = {64, w};
+    CHECK(dp_graph_add_output_shape(g, id, DP_DTYPE_FLOAT32, dims, 2, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "gpu", secs, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "cpu", 10 * secs, &err) == DP_STATUS_OK);
+    return id;
+}
+
+/* Two independent chains of 5 one-second ops (MatMul, Relu, ...), each op
+ * with a small side op: best with a chain per GPU (about 5 s; 10 s on one
+ * GPU). 22 ops: three segments of 8. `tag` renames the ops (another graph
+ * of the same shape). */
+static dp_graph *two_chains(const char *tag) {
+    dp_graph *g = dp_graph_init(tag);
+    char name[64];
+    int32_t in = op(g, "in", "Placeholder", 0.001, 128, -1), ends[2];
+    for (int c = 0; c < 2; c++) {
+        int32_t prev = in;
+        for (int k = 0; k < 5; k++) {
+            snprintf(name, sizeof name, "%s/c%d/op%d", tag, c, k);
+            prev = op(g, name, k % 2 ? "Relu" : "MatMul", 1.0, 128 + 64 * k, prev);
+            snprintf(name, sizeof name, "%s/c%d/side%d", tag, c, k);
+            op(g, name, "Sum", 0.001, 1, prev);
+        }
+        ends[c] = prev;
+    }
+    int32_t out = op(g, "join", "AddN", 0.001, 128, ends[0]);
+    dp_error err;
+    CHECK(dp_graph_add_input(g, out, ends[1], 0, &err) == DP_STATUS_OK);
+    fixture_finalize(g);
+    return g;
+}
+
+/* A chain of 12 ops with 1 GB outputs: best all on one GPU. */
+static dp_graph *heavy_chain(void) {
+    dp_graph *g = dp_graph_init("heavy_chain");
+    int32_t prev = -1;
+    char name[32];
+    for (int k = 0; k < 12; k++) {
+        snprintf(name, sizeof name, "op%d", k);
+        prev = op(g, name, k % 3 ? "Tanh" : "MatMul", 1.0, 4000000, prev);
+    }
+    fixture_finalize(g);
+    return g;
+}
+
+/* The Mars preset shrunk for tests. */
+static dp_agent_config small_mars(const char *preset) {
+    dp_agent_config c;
+    CHECK(dp_agent_preset(preset, &c) == 0);
+    dp_error err;
+    const char *kv[][2] = {{"gcn-hidden", "8"}, {"hidden", "8"}, {"attn-dim", "8"}, {"dev-emb", "4"},
+                           {"seg-len", "8"},     {"seg-keep", "1"}, {"pretrain-iters", "20"}};
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
+        if (dp_agent_config_set(&c, kv[k][0], kv[k][1], &err) != 0) CHECK(0);
+    return c;
+}
+
+static dp_agent *make(const dp_graph *g, const dp_devices *ds, const dp_agent_config *c, uint64_t seed) {
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent *a = dp_agent_init(g, ds, c, &eo, seed, &err);
+    if (!a) fprintf(stderr, "%s\n", err.msg);
+    CHECK(a);
+    return a;
+}
+
+/* L = sum_b w_b log p(devs_b) + v_b H_b of the batch in a->mdevs, in double. */
+static double batch_loss(dp_agent *a, const double *w, const double *v) {
+    agent_mars_batch_forward(a);
+    double L = 0.0;
+    for (int b = 0; b < a->mars_B; b++) L += w[b] * a->mlogp[b] + v[b] * a->ment[b];
+    return L;
+}
+
+/* The gradient the agent takes (its batch backward: placer segments in
+ * reverse with the state gradient carried, then the GCN) equals central
+ * differences of the loss, for every tensor of the encoder and the placer,
+ * with three segments of which two are recomputed (seg-keep 1). */
+static void test_policy_gradient_fd(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("fd");
+    dp_agent_config c = small_mars("mars-nopretrain");
+    dp_agent *a = make(g, ds, &c, 7);
+    CHECK_INT_EQ(a->N, 22);
+    CHECK_INT_EQ(a->mars.nseg, 3);
+    CHECK_INT_EQ(a->mars.slots, 1);
+    CHECK_INT_EQ(a->mars_B, 5); /* 20 samples in 4 minibatches */
+    int B = a->mars_B, N = a->N;
+    double w[8], v[8];
+    dp_rng r;
+    dp_rng_seed(&r, 3);
+    for (int b = 0; b < B; b++) {
+        for (int j = 0; j < N; j++) a->mdevs[b * N + j] = (int32_t)dp_rng_below(&r, (uint64_t)a->D);
+        w[b] = (b % 2 ? -1.0 : 1.0) * (0.3 + 0.2 * b);
+        v[b] = 0.05 * (b + 1);
+    }
+    batch_loss(a, w, v);
+    for (int b = 0; b < B; b++) a->mdlogp[b] = (float)w[b], a->mdent[b] = (float)v[b];
+    dp_nn_params_zero_grad(&a->params);
+    agent_mars_batch_backward(a);
+    const char *names[] = {"gcn0.weight", "gcn0.bias", "gcn0.prelu", "gcn1.weight", "gcn2.weight", "gcn2.prelu",
+                           "placer.enc", "placer.wk",  "placer.wq",  "placer.v",    "placer.emb",  "placer.dec",
+                           "placer.wo",  "placer.bo"};
+    double worst = 0.0;
+    int checked = 0, skipped = 0;
+    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
+        int i = dp_nn_params_find(&a->params, names[t]);
+        CHECK(i >= 0);
+        size_t off = a->params.offset[i], n = a->params.size[i], pick[10];
+        int np = 0;
+        /* 6 evenly spaced entries and the 4 largest analytic gradients (the
+         * first layer's columns of types absent from the graph have none) */
+        for (size_t k = 0; k < n && np < 6; k += n / 6 + 1) pick[np++] = k;
+        for (int q = 0; q < 4; q++) {
+            size_t best = 0;
+            float bv = -1.0f;
+            for (size_t k = 0; k < n; k++) {
+                int taken = 0;
+                for (int j = 0; j < np; j++) taken |= pick[j] == k;
+                if (!taken && fabsf(a->params.grad[off + k]) > bv) bv = fabsf(a->params.grad[off + k]), best = k;
+            }
+            if (bv >= 0) pick[np++] = best;
+        }
+        double max_num = 0.0;
+        for (int j = 0; j < np; j++) {
+            size_t k = pick[j];
+            float *p = a->params.data + off + k, keep = *p;
+            double h = 1e-2;
+            *p = keep + (float)h;
+            double up = batch_loss(a, w, v);
+            *p = keep - (float)h;
+            double dn = batch_loss(a, w, v);
+            *p = keep;
+            double mid = batch_loss(a, w, v);
+            double num = (up - dn) / (2 * h), ana = a->params.grad[off + k];
+            /* a PReLU kink inside [-h, h] (the GCN's, or through it): the
+             * one-sided differences disagree; such points are skipped */
+            double right = (up - mid) / h, left = (mid - dn) / h;
+            if (fabs(right - left) > 0.1 * fmax(fabs(num), 1e-2)) {
+                skipped++;
+                continue;
+            }
+            /* relative error with a floor of 2e-2, within 5e-2: float32 losses of
+             * about 25 over steps of 1e-2 carry a few 1e-4 of rounding noise and
+             * curvature (the nn engine's own checks, with the loss in double,
+             * hold each layer to 2e-2); a wrong wiring of segments, samples
+             * or weights is off by far more */
+            double rel = fabs(num - ana) / fmax(fmax(fabs(num), fabs(ana)), 2e-2);
+            if (rel > 5e-2) fprintf(stderr, "  %s[%zu]: analytic %.6g, numeric %.6g\n", names[t], k, ana, num);
+            CHECK(rel <= 5e-2);
+            worst = fmax(worst, rel);
+            max_num = fmax(max_num, fabs(num));
+            checked++;
+        }
+        if (max_num <= 1e-4) fprintf(stderr, "  %s: largest numeric gradient %.3g\n", names[t], max_num);
+        CHECK(max_num > 1e-4); /* the loss reaches every tensor checked */
+    }
+    printf("  largest relative error %.2e over %d entries of the encoder and placer tensors (%d at a kink skipped)\n",
+           worst, checked, skipped);
+    CHECK(skipped * 5 <= checked);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* Pre-training lowers the DGI loss, keeps the parameters of the lowest
+ * loss it saw, and leaves the optimiser fresh for training. */
+static void test_pretraining(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("dgi");
+    dp_agent_config c = small_mars("mars");
+    CHECK(dp_agent_config_set(&c, "pretrain-iters", "60", NULL) == 0);
+    CHECK(dp_agent_config_set(&c, "gcn-hidden", "16", NULL) == 0);
+    dp_agent *a = make(g, ds, &c, 5);
+    const dp_agent_state *s = dp_agent_get_state(a);
+    CHECK(s->pretrain_iters == 60 && s->pretrain_done == 0);
+    double before = agent_mars_dgi_loss(a);
+    dp_error err;
+    CHECK(dp_agent_pretrain(a, 25, &err) == 0);
+    CHECK(s->pretrain_done == 25 && a->params.step == 0 && a->pretrain_step == 25);
+    CHECK(dp_agent_pretrain(a, -1, &err) == 0);
+    CHECK(s->pretrain_done == 60);
+    double after = agent_mars_dgi_loss(a);
+    printf("  DGI loss %.4f -> %.4f (lowest seen %.4f)\n", before, after, s->pretrain_best);
+    CHECK(after < before - 0.05);
+    CHECK(s->pretrain_best <= s->pretrain_loss);
+    size_t lo = a->params.offset[a->i_enc];
+    CHECK(memcmp(a->params.data + lo, a->pretrain_keep, sizeof(float) * a->enc_floats) == 0);
+    CHECK(a->params.step == 0);
+    for (size_t i = 0; i < a->params.count; i++) CHECK(a->params.m[i] == 0.0f && a->params.v[i] == 0.0f);
+    CHECK(dp_agent_pretrain(a, -1, &err) == 0 && s->pretrain_done == 60); /* done: nothing more */
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The Mars preset's PPO (20 samples, 4 minibatches, 3 epochs, clip 0.2,
+ * entropy 0.001 on the summed entropy, Adam 3e-4) finds the known best of
+ * the toy graph: a chain per GPU. */
+static void test_ppo_finds_known_best(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("ppo");
+    int32_t split[22];
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    for (int i = 0; i < 22; i++) split[i] = 1;
+    for (int i = 0; i < 22; i++)
+        if (strstr(g->ops[i].name, "/c1/")) split[i] = 2;
+    dp_sim_result r;
+    CHECK(dp_sim_run(sim, split, NULL, &r, &err) == 0 && r.valid);
+    double t_split = r.step_time_s;
+    CHECK(t_split < 5.1);
+    dp_agent_config c = small_mars("mars");
+    dp_agent *a = make(g, ds, &c, 3);
+    const dp_agent_state *s = dp_agent_get_state(a);
+    double first = NAN, mean_first = 0.0, mean_last = 0.0;
+    int U = 40;
+    for (int u = 0; u < U; u++) {
+        CHECK(dp_agent_update(a, &err) == 0);
+        if (u == 0) first = s->best_s;
+        double m = 0.0;
+        for (int k = 0; k < s->n_last; k++) m += s->last[k].step_time_s / s->n_last;
+        if (u < 5) mean_first += m / 5;
+        if (u >= U - 5) mean_last += m / 5;
+    }
+    printf("  best after one update %.4f, after %d: %.4f (known best %.4f); mean sampled %.3f -> %.3f\n", first, U,
+           s->best_s, t_split, mean_first, mean_last);
+    CHECK(s->best_s <= t_split * (1 + 1e-3));
+    CHECK(mean_last < mean_first);
+    dp_sim_free(sim);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+static void compare_agents(const dp_agent *x, const dp_agent *y) {
+    const dp_agent_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
+    CHECK_INT_EQ(a->updates, b->updates);
+    CHECK_INT_EQ(a->samples, b->samples);
+    CHECK(a->best_s == b->best_s);
+    CHECK(a->baseline == b->baseline);
+    CHECK(a->pretrain_done == b->pretrain_done);
+    CHECK(a->pretrain_best == b->pretrain_best || (isnan(a->pretrain_best) && isnan(b->pretrain_best)));
+    CHECK(x->params.count == y->params.count);
+    CHECK(memcmp(x->params.data, y->params.data, sizeof(float) * x->params.count) == 0);
+    CHECK(memcmp(x->params.m, y->params.m, sizeof(float) * x->params.count) == 0);
+    CHECK(memcmp(x->rng.s, y->rng.s, sizeof x->rng.s) == 0);
+    CHECK((a->best_placement == NULL) == (b->best_placement == NULL));
+    if (a->best_placement) CHECK(memcmp(a->best_placement, b->best_placement, sizeof(int32_t) * x->N) == 0);
+}
+
+/* A run in one go equals: pre-training interrupted and saved, loaded,
+ * finished, two updates, saved, loaded, three more; also for the
+ * cross-entropy variant (ppo-ce on the op-level path). */
+static void test_checkpoint_resume(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("ck");
+    dp_error err;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_agent_mars_%d.ck", (int)getpid());
+    for (int v = 0; v < 2; v++) {
+        dp_agent_config c = small_mars("mars");
+        CHECK(dp_agent_config_set(&c, "pretrain-iters", "6", &err) == 0);
+        if (v == 1) {
+            CHECK(dp_agent_config_set(&c, "algo", "ppo-ce", &err) == 0);
+            CHECK(dp_agent_config_set(&c, "ce-every", "40", &err) == 0);
+            CHECK(dp_agent_config_set(&c, "ce-elites", "7", &err) == 0);
+        }
+        dp_agent *whole = make(g, ds, &c, 11), *part = make(g, ds, &c, 11);
+        for (int u = 0; u < 5; u++) CHECK(dp_agent_update(whole, &err) == 0); /* pre-trains first */
+        CHECK(dp_agent_pretrain(part, 4, &err) == 0);
+        CHECK(dp_agent_save(part, path, &err) == 0);
+        dp_agent_free(part);
+        part = make(g, ds, &c, 11);
+        CHECK(dp_agent_load(part, path, &err) == 0);
+        CHECK(dp_agent_get_state(part)->pretrain_done == 4);
+        for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
+        CHECK(dp_agent_save(part, path, &err) == 0);
+        dp_agent_free(part);
+        part = make(g, ds, &c, 11);
+        CHECK(dp_agent_load(part, path, &err) == 0);
+        for (int u = 0; u < 3; u++) CHECK(dp_agent_update(part, &err) == 0);
+        compare_agents(whole, part);
+        if (v == 1) CHECK(whole->ce_updates == 2 && part->ce_updates == 2);
+        dp_agent_free(whole), dp_agent_free(part);
+    }
+    remove(path);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* A pre-trained, trained agent saved and loaded places as before (greedy
+ * placement, log-probabilities); its networks load into an agent of another
+ * graph (--init: the policy is graph-independent with type-ids=fixed) and
+ * into one of the same graph, which then places identically; files of other
+ * networks are refused, naming the tensor, leaving the agent unchanged. */
+static void test_save_load_and_init(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("src"), *other = heavy_chain();
+    dp_error err;
+    char path[64], path2[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_agent_mars_%d.a.ck", (int)getpid());
+    snprintf(path2, sizeof path2, "/tmp/dplace_test_agent_mars_%d.b.ck", (int)getpid());
+    dp_agent_config c = small_mars("mars");
+    dp_agent *a = make(g, ds, &c, 21);
+    for (int u = 0; u < 2; u++) CHECK(dp_agent_update(a, &err) == 0);
+    CHECK(dp_agent_save(a, path, &err) == 0);
+    int32_t pa[22], pb[22];
+    CHECK(dp_agent_greedy(a, pa, &err) == 0);
+    float lp = agent_logp_of(a, NULL, a->devs + 3 * a->N);
+
+    dp_agent *b = make(g, ds, &c, 21);
+    CHECK(dp_agent_load(b, path, &err) == 0);
+    CHECK(dp_agent_greedy(b, pb, &err) == 0);
+    CHECK(memcmp(pa, pb, sizeof pa) == 0);
+    CHECK(agent_logp_of(b, NULL, a->devs + 3 * a->N) == lp);
+    dp_agent_free(b);
+
+    /* --init on the same graph (another seed): the same networks, a fresh run */
+    b = make(g, ds, &c, 99);
+    CHECK(dp_agent_load_policy(b, path, &err) == 0);
+    CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
+    CHECK(dp_agent_get_state(b)->updates == 0 && b->params.step == 0);
+    CHECK(dp_agent_get_state(b)->pretrain_done == c.pretrain_iters); /* not pre-trained again */
+    CHECK(dp_agent_greedy(b, pb, &err) == 0);
+    CHECK(memcmp(pa, pb, sizeof pa) == 0);
+    CHECK(dp_agent_update(b, &err) == 0);
+    dp_agent_free(b);
+
+    /* --init on another graph: 12 ops, other types and shapes */
+    b = make(other, ds, &c, 99);
+    CHECK(b->OF == a->OF);
+    CHECK(dp_agent_load_policy(b, path, &err) == 0);
+    CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
+    CHECK(dp_agent_update(b, &err) == 0);
+    dp_agent_free(b);
+
+    /* refused: other network sizes, another kind of agent; nothing changed */
+    dp_agent_config c2 = small_mars("mars");
+    CHECK(dp_agent_config_set(&c2, "hidden", "12", &err) == 0);
+    b = make(g, ds, &c2, 21);
+    float *keep = malloc(sizeof(float) * b->params.count);
+    memcpy(keep, b->params.data, sizeof(float) * b->params.count);
+    CHECK(dp_agent_load_policy(b, path, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "tensor placer.enc has");
+    CHECK(memcmp(keep, b->params.data, sizeof(float) * b->params.count) == 0);
+    CHECK(dp_agent_get_state(b)->pretrain_done == 0);
+    dp_agent_config h;
+    CHECK(dp_agent_preset("hp", &h) == 0);
+    CHECK(dp_agent_config_set(&h, "hidden", "8", &err) == 0 && dp_agent_config_set(&h, "groups", "4", &err) == 0);
+    CHECK(dp_agent_config_set(&h, "type-ids", "fixed", &err) == 0); /* its type embedding then matches */
+    dp_agent *hp = make(g, ds, &h, 1);
+    CHECK(dp_agent_save(hp, path2, &err) == 0);
+    dp_agent_free(hp);
+    CHECK(dp_agent_load_policy(b, path2, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "has no tensor gcn0.weight");
+    CHECK(dp_agent_load_policy(b, "/nonexistent/x.ck", &err) == DP_STATUS_IO);
+    CHECK(memcmp(keep, b->params.data, sizeof(float) * b->params.count) == 0);
+    free(keep);
+    dp_agent_free(b);
+    remove(path), remove(path2);
+    dp_agent_free(a);
+    dp_graph_free(g), dp_graph_free(other);
+    dp_devices_free(ds);
+}
+
+/* Settings: the Mars presets' values; what the op-level path refuses;
+ * type ids by name are the same on two graphs. */
+static void test_config(void) {
+    dp_agent_config c;
+    dp_error err;
+    CHECK(dp_agent_preset("mars", &c) == 0);
+    CHECK(c.encoder == DP_AGENT_ENCODER_GCN && c.gcn_hidden == 256 && c.gcn_layers == 3 && c.pretrain_iters == 1000);
+    CHECK(c.placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG && c.seg_len == 128 && c.hidden == 512);
+    CHECK(c.algo == DP_AGENT_ALGO_PPO && c.samples == 20 && c.ppo_minibatches == 4 && c.ppo_epochs == 3);
+    CHECK_NEAR(c.ppo_clip, 0.2, 1e-7);
+    CHECK_NEAR(c.entropy, 0.001, 1e-9);
+    CHECK_NEAR(c.lr, 3e-4, 1e-9);
+    CHECK_NEAR(c.baseline_decay, 0.99, 1e-7);
+    CHECK(c.type_ids == DP_AGENT_TYPE_IDS_FIXED && c.entropy_sum && !c.clip_per_network);
+    CHECK(dp_agent_config_check(&c, &err) == 0);
+    CHECK(dp_agent_preset("mars-nopretrain", &c) == 0 && c.pretrain_iters == 0);
+    CHECK(dp_agent_preset("mars-seq2seq", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
+    CHECK(dp_agent_preset("mars-trfxl", &c) == 0);
+    CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "not built yet");
+    struct {
+        const char *preset, *key, *value, *msg;
+    } bad[] = {
+        {"mars", "grouper", "learned", "grouper=none"},
+        {"mars", "placer", "gcn", "sequence placer"},
+        {"mars", "ppo-minibatches", "3", "must divide samples"},
+        {"mars", "noise-updates", "10", NULL}, /* noise-amp is 0: fine */
+        {"hp", "placer", "seq2seq-seg", "needs encoder=gcn"},
+        {"hp", "pretrain-iters", "5", "needs encoder=gcn"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        CHECK(dp_agent_preset(bad[k].preset, &c) == 0);
+        CHECK(dp_agent_config_set(&c, bad[k].key, bad[k].value, &err) == 0);
+        dp_status st = dp_agent_config_check(&c, &err);
+        if (!bad[k].msg) {
+            CHECK(st == 0);
+            continue;
+        }
+        CHECK(st == DP_STATUS_INVALID);
+        CHECK_STR_CONTAINS(err.msg, bad[k].msg);
+    }
+    CHECK(dp_agent_preset("mars", &c) == 0);
+    CHECK(dp_agent_config_set(&c, "noise-amp", "0.1", &err) == 0 && dp_agent_config_set(&c, "noise-updates", "5", &err) == 0);
+    CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "noise");
+
+    /* fixed ids: the same type, the same id, whatever the graph */
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g1 = two_chains("one"), *g2 = heavy_chain();
+    dp_agent_config m = small_mars("mars-nopretrain");
+    dp_agent *a = make(g1, ds, &m, 1), *b = make(g2, ds, &m, 1);
+    CHECK(a->feat.V == agent_fixed_type_count() && b->feat.V == a->feat.V);
+    int32_t matmul_a = -1, matmul_b = -1;
+    for (int i = 0; i < a->N; i++)
+        if (!strcmp(dp_graph_str(g1, g1->ops[i].type), "MatMul")) matmul_a = a->feat.type_id[i];
+    for (int i = 0; i < b->N; i++)
+        if (!strcmp(dp_graph_str(g2, g2->ops[i].type), "MatMul")) matmul_b = b->feat.type_id[i];
+    CHECK(matmul_a > 0 && matmul_a == matmul_b);
+    /* node features: one-hot type, shapes over the largest dimension */
+    const float *row = a->opx; /* the first op in topological order: "in" [64, 128] */
+    CHECK_INT_EQ(a->seq[0], 0);
+    float sum = 0.0f;
+    for (int k = 0; k < a->feat.V; k++) sum += row[k];
+    CHECK_NEAR(sum, 1.0, 0.0);
+    CHECK_NEAR(row[a->feat.V + a->feat.S], 64.0 / 384.0, 1e-7); /* output dims / 384, the largest */
+    CHECK_NEAR(row[a->feat.V + a->feat.S + 1], 128.0 / 384.0, 1e-7);
+    CHECK_NEAR(row[a->feat.V], 0.0, 0.0); /* no input */
+    dp_agent_free(a), dp_agent_free(b);
+    dp_graph_free(g1), dp_graph_free(g2);
+    dp_devices_free(ds);
+}
+
+int main(void) {
+    TEST_RUN(test_config);
+    TEST_RUN(test_policy_gradient_fd);
+    TEST_RUN(test_pretraining);
+    TEST_RUN(test_save_load_and_init);
+    TEST_RUN(test_checkpoint_resume);
+    TEST_RUN(test_ppo_finds_known_best);
+    return 0;
+}
