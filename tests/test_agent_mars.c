@@ -81,7 +81,8 @@ static dp_agent_config small_mars(const char *preset) {
     CHECK(dp_agent_preset(preset, &c) == 0);
     dp_error err;
     const char *kv[][2] = {{"gcn-hidden", "8"}, {"hidden", "8"}, {"attn-dim", "8"}, {"dev-emb", "4"},
-                           {"seg-len", "8"},     {"seg-keep", "1"}, {"pretrain-iters", "20"}};
+                           {"seg-len", "8"},     {"seg-keep", "1"}, {"pretrain-iters", "20"},
+                           {"txl-heads", "2"},   {"txl-inner", "8"}, {"txl-mem", "8"}};
     for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
         if (dp_agent_config_set(&c, kv[k][0], kv[k][1], &err) != 0) CHECK(0);
     return c;
@@ -96,48 +97,75 @@ static dp_agent *make(const dp_graph *g, const dp_devices *ds, const dp_agent_co
     return a;
 }
 
-/* L = sum_b w_b log p(devs_b) + v_b H_b of the batch in a->mdevs, in double. */
-static double batch_loss(dp_agent *a, const double *w, const double *v) {
+/* L = sum_b w_b log p(devs_b) + v_b H_b + sum_{b,j} u_bj log p(devs_bj) of
+ * the batch in a->mdevs, in double (u: PPO's per-decision weights). */
+static double batch_loss(dp_agent *a, const double *w, const double *v, const float *u) {
     agent_mars_batch_forward(a);
     double L = 0.0;
-    for (int b = 0; b < a->mars_B; b++) L += w[b] * a->mlogp[b] + v[b] * a->ment[b];
+    for (int b = 0; b < a->mars_B; b++) {
+        double s = 0.0; /* log p(devs_b), summed in double: less rounding noise than the float sum */
+        for (int j = 0; j < a->N; j++) {
+            L += (double)u[b * a->N + j] * a->mstep[b * a->N + j];
+            s += a->mstep[b * a->N + j];
+        }
+        CHECK_NEAR(s, a->mlogp[b], 1e-4); /* the decisions' log-probabilities sum to the sample's */
+        L += w[b] * s + v[b] * a->ment[b];
+    }
     return L;
 }
 
 /* The gradient the agent takes (its batch backward: placer segments in
  * reverse with the state gradient carried, then the GCN) equals central
- * differences of the loss, for every tensor of the encoder and the placer,
- * with three segments of which two are recomputed (seg-keep 1). */
-static void test_policy_gradient_fd(void) {
+ * differences of the loss (per-sample, per-decision and entropy weights),
+ * for every tensor of the encoder and the placer, with three segments of
+ * which two are recomputed (seg-keep 1); for both segment placers. */
+static void check_gradient(const char *preset) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("fd");
-    dp_agent_config c = small_mars("mars-nopretrain");
+    dp_agent_config c = small_mars(preset);
+    /* the Transformer-XL's memory is a constant to the gradient (stop-gradient,
+     * as Dai et al.), so differences would see what the backward does not: no
+     * memory here (the nn engine checks the memory path on its own) */
+    if (c.placer == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "txl-mem", "0", NULL) == 0);
+    /* and 16 wide: its layer norms over 8 columns amplify float32 rounding */
+    if (c.placer == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "hidden", "16", NULL) == 0);
     dp_agent *a = make(g, ds, &c, 7);
     CHECK_INT_EQ(a->N, 22);
     CHECK_INT_EQ(a->mars.nseg, 3);
     CHECK_INT_EQ(a->mars.slots, 1);
     CHECK_INT_EQ(a->mars_B, 5); /* 20 samples in 4 minibatches */
+    CHECK(a->mars_steps);     /* per-decision ratios: per-op log-probabilities */
     int B = a->mars_B, N = a->N;
     double w[8], v[8];
+    float u[8 * 22];
     dp_rng r;
     dp_rng_seed(&r, 3);
     for (int b = 0; b < B; b++) {
-        for (int j = 0; j < N; j++) a->mdevs[b * N + j] = (int32_t)dp_rng_below(&r, (uint64_t)a->D);
+        for (int j = 0; j < N; j++) {
+            a->mdevs[b * N + j] = (int32_t)dp_rng_below(&r, (uint64_t)a->D);
+            u[b * N + j] = (float)(0.1 * sin(1.3 * (b * N + j)));
+        }
         w[b] = (b % 2 ? -1.0 : 1.0) * (0.3 + 0.2 * b);
         v[b] = 0.05 * (b + 1);
     }
-    batch_loss(a, w, v);
+    batch_loss(a, w, v, u);
     for (int b = 0; b < B; b++) a->mdlogp[b] = (float)w[b], a->mdent[b] = (float)v[b];
+    memcpy(a->mdstep, u, sizeof(float) * (size_t)B * N);
+    a->mdsteps_on = 1;
     dp_nn_params_zero_grad(&a->params);
     agent_mars_batch_backward(a);
-    const char *names[] = {"gcn0.weight", "gcn0.bias", "gcn0.prelu", "gcn1.weight", "gcn2.weight", "gcn2.prelu",
-                           "placer.enc", "placer.wk",  "placer.wq",  "placer.v",    "placer.emb",  "placer.dec",
-                           "placer.wo",  "placer.bo"};
+    a->mdsteps_on = 0;
+    /* the tensors checked: the GCN's and every one of the placer's */
+    const char *gcn[] = {"gcn0.weight", "gcn0.bias", "gcn0.prelu", "gcn1.weight", "gcn2.weight", "gcn2.prelu"};
+    int idx[64], n_idx = 0;
+    for (size_t t = 0; t < sizeof gcn / sizeof gcn[0]; t++) idx[n_idx++] = dp_nn_params_find(&a->params, gcn[t]);
+    for (int i = a->i_placer; i < a->params.ntensors && n_idx < 64; i++) idx[n_idx++] = i;
     double worst = 0.0;
     int checked = 0, skipped = 0;
-    for (size_t t = 0; t < sizeof names / sizeof names[0]; t++) {
-        int i = dp_nn_params_find(&a->params, names[t]);
+    for (int t = 0; t < n_idx; t++) {
+        int i = idx[t];
         CHECK(i >= 0);
+        const char *tname = a->params.name[i];
         size_t off = a->params.offset[i], n = a->params.size[i], pick[10];
         int np = 0;
         /* 6 evenly spaced entries and the 4 largest analytic gradients (the
@@ -157,13 +185,15 @@ static void test_policy_gradient_fd(void) {
         for (int j = 0; j < np; j++) {
             size_t k = pick[j];
             float *p = a->params.data + off + k, keep = *p;
-            double h = 1e-2;
+            /* the Transformer-XL's gradients are larger (up to ~25 here) and so is
+             * its curvature: a smaller step */
+            double h = c.placer == DP_AGENT_PLACER_KIND_TRFXL ? 3e-3 : 1e-2;
             *p = keep + (float)h;
-            double up = batch_loss(a, w, v);
+            double up = batch_loss(a, w, v, u);
             *p = keep - (float)h;
-            double dn = batch_loss(a, w, v);
+            double dn = batch_loss(a, w, v, u);
             *p = keep;
-            double mid = batch_loss(a, w, v);
+            double mid = batch_loss(a, w, v, u);
             double num = (up - dn) / (2 * h), ana = a->params.grad[off + k];
             /* a PReLU kink inside [-h, h] (the GCN's, or through it): the
              * one-sided differences disagree; such points are skipped */
@@ -178,21 +208,27 @@ static void test_policy_gradient_fd(void) {
              * hold each layer to 2e-2); a wrong wiring of segments, samples
              * or weights is off by far more */
             double rel = fabs(num - ana) / fmax(fmax(fabs(num), fabs(ana)), 2e-2);
-            if (rel > 5e-2) fprintf(stderr, "  %s[%zu]: analytic %.6g, numeric %.6g\n", names[t], k, ana, num);
+            if (rel > 5e-2) fprintf(stderr, "  %s[%zu]: analytic %.6g, numeric %.6g\n", tname, k, ana, num);
             CHECK(rel <= 5e-2);
             worst = fmax(worst, rel);
             max_num = fmax(max_num, fabs(num));
             checked++;
         }
-        if (max_num <= 1e-4) fprintf(stderr, "  %s: largest numeric gradient %.3g\n", names[t], max_num);
-        CHECK(max_num > 1e-4); /* the loss reaches every tensor checked */
+        if (max_num <= 1e-5) fprintf(stderr, "  %s: largest numeric gradient %.3g\n", tname, max_num);
+        CHECK(max_num > 1e-5); /* the loss reaches every tensor checked (the attention query weights: ~3e-5) */
     }
-    printf("  largest relative error %.2e over %d entries of the encoder and placer tensors (%d at a kink skipped)\n",
-           worst, checked, skipped);
+    printf("  %s: largest relative error %.2e over %d entries of the encoder and placer tensors (%d at a kink "
+           "skipped)\n",
+           dp_agent_placer_kind_name(a->cfg.placer), worst, checked, skipped);
     CHECK(skipped * 5 <= checked);
     dp_agent_free(a);
     dp_graph_free(g);
     dp_devices_free(ds);
+}
+
+static void test_policy_gradient_fd(void) {
+    check_gradient("mars-nopretrain"); /* the segment-level seq2seq */
+    check_gradient("mars-trfxl");      /* the Transformer-XL */
 }
 
 /* Pre-training lowers the DGI loss, keeps the parameters of the lowest
@@ -283,16 +319,20 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
 }
 
 /* A run in one go equals: pre-training interrupted and saved, loaded,
- * finished, two updates, saved, loaded, three more; also for the
- * cross-entropy variant (ppo-ce on the op-level path). */
+ * finished, two updates, saved, loaded, three more; for the Mars preset,
+ * its cross-entropy variant (ppo-ce on the op-level path), PPO ratios per
+ * sequence (the reference's), REINFORCE and the Transformer-XL placer. */
 static void test_checkpoint_resume(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("ck");
     dp_error err;
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_agent_mars_%d.ck", (int)getpid());
-    for (int v = 0; v < 2; v++) {
-        dp_agent_config c = small_mars("mars");
+    for (int v = 0; v < 5; v++) {
+        dp_agent_config c = small_mars(v == 4 ? "mars-trfxl" : "mars");
+        if (v == 4) CHECK(dp_agent_config_set(&c, "hidden", "8", &err) == 0);
+        if (v == 2) CHECK(dp_agent_config_set(&c, "ppo-ratio", "sequence", &err) == 0);
+        if (v == 3) CHECK(dp_agent_config_set(&c, "algo", "reinforce", &err) == 0);
         CHECK(dp_agent_config_set(&c, "pretrain-iters", "6", &err) == 0);
         if (v == 1) {
             CHECK(dp_agent_config_set(&c, "algo", "ppo-ce", &err) == 0);
@@ -414,9 +454,11 @@ static void test_config(void) {
     CHECK(dp_agent_config_check(&c, &err) == 0);
     CHECK(dp_agent_preset("mars-nopretrain", &c) == 0 && c.pretrain_iters == 0);
     CHECK(dp_agent_preset("mars-seq2seq", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
-    CHECK(dp_agent_preset("mars-trfxl", &c) == 0);
+    CHECK(dp_agent_preset("mars-trfxl", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
+    CHECK(c.placer == DP_AGENT_PLACER_KIND_TRFXL && c.ppo_ratio == DP_AGENT_PPO_RATIO_DECISION);
+    CHECK(dp_agent_config_set(&c, "txl-heads", "6", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
-    CHECK_STR_CONTAINS(err.msg, "not built yet");
+    CHECK_STR_CONTAINS(err.msg, "multiple of txl-heads");
     struct {
         const char *preset, *key, *value, *msg;
     } bad[] = {

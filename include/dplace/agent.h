@@ -146,9 +146,14 @@ typedef struct dp_agent_config {
     /* placer */
     dp_agent_placer_kind placer;
     int32_t seg_len;        /* seq2seq-seg: ops per segment                     */
-    int32_t seg_keep;       /* seq2seq-seg: segment workspaces kept between the
-                               forward and the backward; the others' forwards
-                               are recomputed (memory against time)          */
+    int32_t seg_keep;       /* seq2seq-seg, trfxl: segment workspaces kept
+                               between the forward and the backward; the
+                               others' forwards are recomputed               */
+    int32_t txl_layers;     /* trfxl: layers (its width is `hidden`)            */
+    int32_t txl_heads;      /* trfxl: attention heads                           */
+    int32_t txl_inner;      /* trfxl: feed-forward units                        */
+    int32_t txl_mem;        /* trfxl: memory positions from earlier segments    */
+    int txl_causal;         /* trfxl: an op attends only to the ones before it  */
     int32_t hidden;         /* LSTM units (encoder: per direction); GCN units   */
     int32_t attn_dim;
     int32_t dev_emb;        /* device embedding size                           */

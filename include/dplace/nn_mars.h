@@ -80,6 +80,10 @@ void dp_nn_mars_free(dp_nn_mars *m);
  * entropies, actions [B, N] read (TEACHER) or written (SAMPLE, GREEDY). */
 void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *actions,
                         dp_nn_decode_mode mode, dp_rng *rng);
+/* The same, and logp_step [B, N] (may be NULL) each decision's
+ * log p(actions[b, n]) (PPO's per-decision ratios). */
+void dp_nn_mars_forward_steps(dp_nn_mars *m, float *logp_sum, float *logp_step, float *entropy, int *actions,
+                              dp_nn_decode_mode mode, dp_rng *rng);
 /* Accumulates the parameter gradients of sum_b dlogp[b] logp_sum[b] +
  * sum_{b,n} dlogp_step[b, n] log p(actions[b, n]) + sum_b dentropy[b]
  * entropy[b] for the last forward (dlogp_step, dentropy may be NULL; actions

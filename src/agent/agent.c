@@ -143,9 +143,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
         int n = agent_mars_specs(a, NULL);
         assert(ns + n <= (int)(sizeof specs / sizeof specs[0]));
         agent_mars_specs(a, specs + ns);
-        for (first_placer = ns; first_placer < ns + n && strcmp(specs[first_placer].name, "placer.enc"); first_placer++)
-            ;
-        assert(first_placer < ns + n && "the encoder's tensors, then the placer's");
+        first_placer = ns + agent_mars_encoder_tensors(a); /* the encoder's tensors, then the placer's */
         ns += n;
     } else {
         ns += agent_placer_specs(a, specs + ns);

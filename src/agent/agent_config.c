@@ -74,7 +74,12 @@ static const key_def keys[] = {
     {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT, "placer"},
     {"seg-len", KEY_INT, OFF(seg_len), 1, 1e6, NULL, 0, "seq2seq-seg: ops per segment"},
     {"seg-keep", KEY_INT, OFF(seg_keep), 0, 1e6, NULL, 0,
-     "seq2seq-seg: segments whose activations stay for the backward (the others are recomputed; 0: all stay)"},
+     "seq2seq-seg, trfxl: segments whose activations stay for the backward (the others are recomputed; 0: all)"},
+    {"txl-layers", KEY_INT, OFF(txl_layers), 1, 8, NULL, 0, "trfxl: layers (width: hidden)"},
+    {"txl-heads", KEY_INT, OFF(txl_heads), 1, 256, NULL, 0, "trfxl: attention heads (dividing hidden)"},
+    {"txl-inner", KEY_INT, OFF(txl_inner), 1, 65536, NULL, 0, "trfxl: feed-forward units"},
+    {"txl-mem", KEY_INT, OFF(txl_mem), 0, 1e6, NULL, 0, "trfxl: memory positions kept from earlier segments"},
+    {"txl-causal", KEY_BOOL, OFF(txl_causal), 0, 1, NULL, 0, "trfxl: each op attends only to the ones before it"},
     {"hidden", KEY_INT, OFF(hidden), 1, 4096, NULL, 0, "LSTM (seq2seq) or graph-convolution (gcn) units of the placer"},
     {"attn-dim", KEY_INT, OFF(attn_dim), 1, 4096, NULL, 0, "attention units"},
     {"dev-emb", KEY_INT, OFF(dev_emb), 1, 4096, NULL, 0, "device embedding size"},
@@ -169,6 +174,7 @@ static void preset_hp(dp_agent_config *c) {
     /* Mars's parts, for --set encoder=gcn: its sizes (preset_mars) */
     c->gcn_hidden = 256, c->gcn_layers = 3, c->pretrain_lr = 0.001f, c->encoder_train = 1;
     c->seg_len = 128, c->seg_keep = 16;
+    c->txl_layers = 2, c->txl_heads = 8, c->txl_inner = 1024, c->txl_mem = 128, c->txl_causal = 0;
 }
 
 /* ColocRL (seed 004, Section 3); numbers the extraction lost come from the
@@ -288,11 +294,16 @@ static void preset_mars_seq2seq(dp_agent_config *c) {
 }
 
 /* Table 1's Transformer-XL placer (and, without pre-training, Table 2's
- * encoder-placer, GDP, with a GCN for its GraphSAGE). */
+ * encoder-placer, GDP, with a GCN for its GraphSAGE). Its sizes are not in
+ * seed 002: ours (docs/agents.md). */
 static void preset_mars_trfxl(dp_agent_config *c) {
     preset_mars(c);
     snprintf(c->preset, sizeof c->preset, "mars-trfxl");
     c->placer = DP_AGENT_PLACER_KIND_TRFXL;
+    c->hidden = 256;                                  /* the width of the GCN's representations       */
+    c->txl_layers = 2, c->txl_heads = 8, c->txl_inner = 1024;
+    c->txl_mem = 128;                                 /* the previous segment                          */
+    c->txl_causal = 0;                                /* the whole graph is known: no mask             */
 }
 
 int dp_agent_preset(const char *name, dp_agent_config *cfg) {
@@ -418,10 +429,11 @@ dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
                                 "(or pretrain-iters=0)",
                                 (int)cfg->pretrain_iters);
     }
-    if (cfg->placer == DP_AGENT_PLACER_KIND_TRFXL)
+    if (cfg->placer == DP_AGENT_PLACER_KIND_TRFXL && (cfg->hidden % 2 || cfg->hidden % cfg->txl_heads))
         return dp_error_set(err, DP_STATUS_INVALID,
-                            "agent: placer=trfxl (the Transformer-XL placer) is not built yet: its layers are "
-                            "still being added to the nn engine; use placer=seq2seq-seg");
+                            "agent: the Transformer-XL placer's width hidden = %d must be even and a multiple of "
+                            "txl-heads = %d",
+                            (int)cfg->hidden, (int)cfg->txl_heads);
     if (cfg->baseline_window == 0 && !(cfg->baseline_decay > 0 && cfg->baseline_decay < 1))
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: the reward baseline needs baseline-decay in (0, 1) or baseline-window > 0");

@@ -184,6 +184,9 @@ struct dp_agent {
     int32_t mars_B;
     int32_t *mdevs;     /* [mars_B, N] the batch's devices                       */
     float *mlogp, *ment, *mdlogp, *mdent; /* [mars_B]                            */
+    int mars_steps;     /* PPO ratios per decision: per-op log-probabilities kept */
+    float *mstep, *mdstep; /* [mars_B, N] the batch's, and their weights           */
+    int mdsteps_on;     /* the backward reads mdstep                             */
     int i_enc, n_enc;   /* the encoder's tensors (GCN layers, DGI discriminator) */
     size_t enc_floats;
     float *pretrain_keep;    /* [enc_floats] parameters of the lowest DGI loss    */
@@ -261,6 +264,9 @@ void agent_optimizer_step(dp_agent *a);
 /* Samples per batch of the op-level policy: a PPO minibatch, or all samples
  * for REINFORCE. */
 int32_t agent_mars_batch(const dp_agent_config *c);
+/* Number of the encoder's tensors (GCN layers, DGI discriminator): the
+ * first of agent_mars_specs. */
+int agent_mars_encoder_tensors(const dp_agent *a);
 /* Tensor specs of the encoder and placer (a->OF and a->D set). */
 int agent_mars_specs(const dp_agent *a, dp_nn_tensor_spec *specs);
 /* Builds the sequence (a->seq, a->group = positions), the node features,

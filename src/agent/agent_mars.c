@@ -52,8 +52,14 @@ static dp_nn_mars_config mars_config(const dp_agent *a) {
                                        c->tanh_c,
                                        c->temperature,
                                        1};
-    /* seq2seq-seg: segments; the plain seq2seq placers: one segment */
-    mc.seg = c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG ? c->seg_len : a->N;
+    if (c->placer == DP_AGENT_PLACER_KIND_TRFXL) {
+        mc.placer_kind = DP_NN_MARS_PLACER_KIND_TXL;
+        mc.txl = (dp_nn_txl_config){c->gcn_hidden, c->hidden,   c->txl_heads, c->txl_inner,
+                                    c->txl_layers, c->txl_mem, a->D,          c->txl_causal};
+    }
+    /* seq2seq-seg and trfxl: segments; the plain seq2seq placers: one segment */
+    mc.seg = c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG || c->placer == DP_AGENT_PLACER_KIND_TRFXL ? c->seg_len
+                                                                                                         : a->N;
     mc.freeze_encoder = !c->encoder_train;
     return mc;
 }
@@ -61,6 +67,11 @@ static dp_nn_mars_config mars_config(const dp_agent *a) {
 int agent_mars_specs(const dp_agent *a, dp_nn_tensor_spec *specs) {
     dp_nn_mars_config mc = mars_config(a);
     return dp_nn_mars_specs(specs, &mc);
+}
+
+int agent_mars_encoder_tensors(const dp_agent *a) {
+    dp_nn_mars_config mc = mars_config(a);
+    return dp_nn_gcn_specs(NULL, &mc.gcn);
 }
 
 int32_t agent_mars_batch(const dp_agent_config *c) {
@@ -71,8 +82,9 @@ dp_status agent_mars_init(dp_agent *a, dp_error *err) {
     const dp_agent_config *c = &a->cfg;
     const dp_graph *g = a->g;
     int32_t N = a->N, B = a->mars_B = agent_mars_batch(c);
+    a->mars_steps = c->algo != DP_AGENT_ALGO_REINFORCE && c->ppo_ratio == DP_AGENT_PPO_RATIO_DECISION;
     dp_nn_mars_config mc = mars_config(a);
-    if (mc.seg >= N && c->placer != DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG) {
+    if (mc.seg >= N && (c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE || c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER)) {
         double bytes = 4.0 * B * (double)N * N;
         if (bytes > WHOLE_SEQUENCE_LIMIT)
             return dp_error_set(err, DP_STATUS_INVALID,
@@ -84,7 +96,8 @@ dp_status agent_mars_init(dp_agent *a, dp_error *err) {
     }
     /* the sequence: topological order; an op's group is its position */
     if (!ALLOC(a->seq, N) || !ALLOC(a->opx, (int64_t)N * a->OF) || !ALLOC(a->mdevs, (int64_t)B * N) ||
-        !ALLOC(a->mlogp, B) || !ALLOC(a->ment, B) || !ALLOC(a->mdlogp, B) || !ALLOC(a->mdent, B))
+        !ALLOC(a->mlogp, B) || !ALLOC(a->ment, B) || !ALLOC(a->mdlogp, B) || !ALLOC(a->mdent, B) ||
+        (a->mars_steps && (!ALLOC(a->mstep, (int64_t)B * N) || !ALLOC(a->mdstep, (int64_t)B * N))))
         goto nomem;
     for (int32_t j = 0; j < N; j++) a->seq[j] = g->topo[j], a->group[g->topo[j]] = j;
     agent_op_features(&a->feat, g, c, a->seq, a->opx);
@@ -121,6 +134,7 @@ void agent_mars_free(dp_agent *a) {
     if (a->have_mars) dp_nn_mars_free(&a->mars);
     dp_nn_graph_free(&a->opgraph);
     free(a->seq), free(a->opx), free(a->mdevs), free(a->mlogp), free(a->ment), free(a->mdlogp), free(a->mdent);
+    free(a->mstep), free(a->mdstep);
     free(a->pretrain_keep);
 }
 
@@ -193,7 +207,9 @@ void agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode) {
     assert(K % B == 0);
     float *ent = a->cfg.entropy > 0 ? a->ment : NULL;
     for (int32_t k0 = 0; k0 < K; k0 += B) {
-        dp_nn_mars_forward(&a->mars, a->mlogp, ent, a->devs + (int64_t)k0 * N, mode, &a->rng);
+        /* per-decision log-probabilities for PPO's ratios (a->logp_step [K, N]) */
+        dp_nn_mars_forward_steps(&a->mars, a->mlogp, a->mars_steps ? a->logp_step + (int64_t)k0 * N : NULL, ent,
+                                 a->devs + (int64_t)k0 * N, mode, &a->rng);
         for (int32_t b = 0; b < B; b++) {
             a->logp[k0 + b] = a->mlogp[b];
             a->entropy[k0 + b] = ent ? ent[b] : 0.0f;
@@ -208,12 +224,13 @@ static float entropy_weight(const dp_agent *a, int32_t n) {
 }
 
 void agent_mars_batch_forward(dp_agent *a) {
-    dp_nn_mars_forward(&a->mars, a->mlogp, a->cfg.entropy > 0 ? a->ment : NULL, a->mdevs, DP_NN_DECODE_MODE_TEACHER,
-                       NULL);
+    dp_nn_mars_forward_steps(&a->mars, a->mlogp, a->mars_steps ? a->mstep : NULL, a->cfg.entropy > 0 ? a->ment : NULL,
+                             a->mdevs, DP_NN_DECODE_MODE_TEACHER, NULL);
 }
 
 void agent_mars_batch_backward(dp_agent *a) {
-    dp_nn_mars_backward(&a->mars, a->mdlogp, NULL, a->cfg.entropy > 0 ? a->mdent : NULL, a->mdevs);
+    dp_nn_mars_backward(&a->mars, a->mdlogp, a->mdsteps_on ? a->mdstep : NULL, a->cfg.entropy > 0 ? a->mdent : NULL,
+                        a->mdevs);
 }
 
 void agent_mars_train_reinforce(dp_agent *a, const double *adv) {
@@ -234,8 +251,11 @@ void agent_mars_train_ppo(dp_agent *a, const double *adv) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, M = c->ppo_minibatches, B = a->mars_B, N = a->N;
     double eps = c->ppo_clip;
+    int per_decision = a->mars_steps;
     assert(B * M == K);
     memcpy(a->old_logp, a->logp, sizeof(float) * (size_t)K);
+    if (per_decision) memcpy(a->old_step, a->logp_step, sizeof(float) * (size_t)K * N);
+    a->mdsteps_on = per_decision;
     for (int32_t k = 0; k < K; k++) a->order[k] = k;
     for (int32_t e = 0; e < c->ppo_epochs; e++) {
         if (M > 1)
@@ -250,14 +270,23 @@ void agent_mars_train_ppo(dp_agent *a, const double *adv) {
             agent_mars_batch_forward(a);
             for (int32_t r = 0; r < B; r++) {
                 int32_t k = rows[r];
-                a->mdlogp[r] = (float)(-agent_ppo_grad(a->mlogp[r], a->old_logp[k], adv[k], eps) / B);
                 a->mdent[r] = entropy_weight(a, B);
+                if (!per_decision) {
+                    a->mdlogp[r] = (float)(-agent_ppo_grad(a->mlogp[r], a->old_logp[k], adv[k], eps) / B);
+                    continue;
+                }
+                /* one ratio per op, clipped on its own */
+                a->mdlogp[r] = 0.0f;
+                const float *now = a->mstep + (int64_t)r * N, *old = a->old_step + (int64_t)k * N;
+                float *d = a->mdstep + (int64_t)r * N;
+                for (int32_t j = 0; j < N; j++) d[j] = (float)(-agent_ppo_grad(now[j], old[j], adv[k], eps) / B);
             }
             dp_nn_params_zero_grad(&a->params);
             agent_mars_batch_backward(a);
             agent_optimizer_step(a);
         }
     }
+    a->mdsteps_on = 0;
 }
 
 void agent_mars_cross_entropy(dp_agent *a) {

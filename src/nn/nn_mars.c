@@ -193,9 +193,9 @@ static void gather_seg(int *sact, const int *actions, int B, int N, int off, int
     for (int b = 0; b < B; b++) memcpy(sact + (size_t)b * T, actions + (size_t)b * N + off, sizeof(int) * T);
 }
 
-/* Places every operation for B samples; see nn_mars.h. */
-void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *actions,
-                        dp_nn_decode_mode mode, dp_rng *rng) {
+/* Places every operation for B samples, with each decision's log-probability; see nn_mars.h. */
+void dp_nn_mars_forward_steps(dp_nn_mars *m, float *logp_sum, float *logp_step, float *entropy, int *actions,
+                              dp_nn_decode_mode mode, dp_rng *rng) {
     int B = m->B, N = m->N, seg = m->cfg.seg;
     m->emb = dp_nn_gcn_encode(&m->gcn, m->g, m->x);
     for (int b = 0; b < B; b++) {
@@ -212,7 +212,22 @@ void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *act
             logp_sum[b] += m->lp[b];
             if (entropy) entropy[b] += m->ent[b];
         }
+        if (logp_step) { /* the segment's log-softmax: seq2seq [T, B, D], Transformer-XL [T, D] */
+            int D = is_txl(m) ? m->cfg.txl.devices : m->cfg.placer.devices;
+            const float *lp = is_txl(m) ? txl_model(m, k)->logp : seg_model(m, k)->logp;
+            for (int b = 0; b < B; b++)
+                for (int t = 0; t < T; t++) {
+                    size_t row = is_txl(m) ? (size_t)t : (size_t)t * B + b;
+                    logp_step[(size_t)b * N + off + t] = lp[row * D + m->sact[(size_t)b * T + t]];
+                }
+        }
     }
+}
+
+/* Places every operation for B samples; see nn_mars.h. */
+void dp_nn_mars_forward(dp_nn_mars *m, float *logp_sum, float *entropy, int *actions,
+                        dp_nn_decode_mode mode, dp_rng *rng) {
+    dp_nn_mars_forward_steps(m, logp_sum, NULL, entropy, actions, mode, rng);
 }
 
 /* Backward of the last forward, segments in reverse; see nn_mars.h. */
