@@ -125,7 +125,7 @@ grep -q "pre-trained" "$T/out" && bad "--init should not pre-train again" || ok
 expect 2 "tensor placer.enc has" -- "$D" optimize $G $MARS --set hidden=12 --updates 1 --init "$T/mars.ck"
 # shellcheck disable=SC2086
 expect 2 "give one of them" -- "$D" optimize $G $MARS --updates 1 --init "$T/mars.ck" --resume "$T/mars.ck"
-expect 2 "not built yet" -- "$D" optimize $G --agent mars-trfxl
+expect 2 "multiple of txl-heads" -- "$D" optimize $G --agent mars-trfxl --set txl-heads=3
 expect 2 "attention" -- "$D" optimize --model synthetic-12000 --devices k40x2 --agent mars-seq2seq --set gcn-hidden=8 \
   --set hidden=8 --set attn-dim=8 --set dev-emb=4 --baselines none
 
