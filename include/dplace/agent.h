@@ -7,6 +7,11 @@
  *              -1-padded output shapes, and adjacency (the BFS indices of the
  *              op's neighbours); per group: op-type counts (or the mean type
  *              embedding), summed output shapes, a one-hot group adjacency row
+ *   encoder    none (groups, as above), or Mars's: every op placed, its
+ *              node features (one-hot type by name, input and output
+ *              shapes) through GCN layers over the op graph, pre-trained by
+ *              Deep Graph Infomax; the placer then reads the op sequence
+ *              segment by segment (segment-level seq2seq or Transformer-XL)
  *   grouper    the learned feed-forward grouper (Hierarchical Planner), a
  *              heuristic grouper of src/place (colocation, metis, scotch,
  *              fluid, random), ColocRL's scope groups, or none
@@ -26,7 +31,8 @@
  *              papers' noisy protocol optionally) or an external measuring
  *              command (include/dplace/measure.h)
  *
- * Presets reproduce the papers ("hp", "colocrl"); dp_agent_config_set
+ * Presets reproduce the papers ("hp", "colocrl", "eagle", "post", "mars",
+ * ...); dp_agent_config_set
  * overrides one component or hyperparameter, so the papers' ablations are
  * command lines. Every random choice draws from the agent's seeded
  * generator: the same seed gives the same run, and a run resumed from a
