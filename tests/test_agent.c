@@ -598,7 +598,7 @@ static void test_config(void) {
     CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID); /* link needs the learned grouper */
     CHECK_STR_CONTAINS(err.msg, "link");
     x = e;
-    CHECK(dp_agent_config_set(&x, "placer", "table", &err) == 0);
+    CHECK(dp_agent_config_set(&x, "placer", "table", &err) == 0 && dp_agent_config_set(&x, "tanh-c", "5", &err) == 0);
     CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID); /* tanh-c with the table */
     CHECK_STR_CONTAINS(err.msg, "tanh-c");
     x = e;

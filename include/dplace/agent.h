@@ -131,6 +131,8 @@ typedef struct dp_agent_config {
     int adj_raw;          /* neighbours as raw BFS positions (as the paper
                              writes them), not scaled into (0, 1]             */
     dp_agent_group_types group_types;
+    int group_scale;      /* scale each count and shape column of the group
+                             embedding into [0, 1] by its largest value     */
     /* grouper */
     dp_agent_grouper_kind grouper;
     int32_t groups;         /* learned and partitioning groupers               */

@@ -25,6 +25,7 @@
  * only valid samples in the sums and the baseline. */
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -85,6 +85,8 @@ static const key_def keys[] = {
     {"dev-emb", KEY_INT, OFF(dev_emb), 1, 4096, NULL, 0, "device embedding size"},
     {"group-types", KEY_ENUM, OFF(group_types), 0, 0, group_types_names, DP_AGENT_GROUP_TYPES_COUNT,
      "op types in the group embedding"},
+    {"group-scale", KEY_BOOL, OFF(group_scale), 0, 1, NULL, 0,
+     "scale the group embedding's count and shape columns into [0, 1] by their largest value"},
     {"type-ids", KEY_ENUM, OFF(type_ids), 0, 0, type_ids_names, DP_AGENT_TYPE_IDS_COUNT,
      "op type ids: rank (most common types of the graph) or fixed (by name, the same on every graph)"},
     {"type-vocab", KEY_INT, OFF(type_vocab), 2, 100000, NULL, 0, "op types with an id of their own (type-ids=rank)"},
@@ -204,10 +206,16 @@ static void preset_eagle(dp_agent_config *c) {
     c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE;  /* "attention score is applied before ... decoder" */
     c->hidden = 512, c->attn_dim = 512;               /* "Both ... LSTM layers have a hidden size of 512" */
     c->noise_amp = 0.0f, c->noise_updates = 0;        /* not mentioned for EAGLE                       */
+    c->tanh_c = 0.0f, c->temperature = 1.0f;          /* plain logits: the seed names no squashing; with
+                                                         the HP's 5 tanh(l / 10) PPO's first steps
+                                                         saturate the logits and it stops learning
+                                                         (docs/agents.md)                             */
     c->algo = DP_AGENT_ALGO_PPO;
     c->samples = 10, c->ppo_epochs = 4;               /* "10 placements as a minibatch ... 4 times"    */
     c->ppo_clip = 0.3f, c->entropy = 0.01f;           /* "clip ratio ... 0.3", "coefficient of entropy ... 0.01" */
-    c->lr = 0.01f, c->clip = 1.0f;                    /* "learning rate of 0.01", "norm ... 1.0"        */
+    c->lr = 0.003f, c->clip = 1.0f;                   /* "norm ... 1.0"; the seed's lr 0.01 collapses
+                                                         gnmt4 onto one out-of-memory placement within
+                                                         two updates (docs/agents.md): --set lr=0.01  */
     c->ce_every = 50, c->ce_elites = 5;               /* PPO+CE: "interval ... 50", "top 5"           */
 }
 

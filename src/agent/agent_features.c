@@ -279,6 +279,17 @@ void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, cons
     }
     dp_nn_group_sum_forward(spart, f->shape_sum, group, N, S, G);
     for (int64_t k = 0; k < (int64_t)G * S; k++) spart[k] = log1pf(spart[k]);
+    if (cfg->group_scale) { /* columns into [0, 1]: no feature dwarfs the rest */
+        float *cols[2] = {counts ? tpart : NULL, spart};
+        int32_t widths[2] = {tw, S};
+        for (int p = 0; p < 2; p++)
+            for (int32_t j = 0; cols[p] && j < widths[p]; j++) {
+                float mx = 0.0f;
+                for (int32_t g = 0; g < G; g++) mx = fmaxf(mx, cols[p][(int64_t)g * widths[p] + j]);
+                if (mx > 0.0f)
+                    for (int32_t g = 0; g < G; g++) cols[p][(int64_t)g * widths[p] + j] /= mx;
+            }
+    }
     if (w[2]) dp_nn_group_adjacency_forward(apart, group, f->src, f->dst, f->n_edges, G);
     const float *parts[4];
     int widths[4], n = 0;
