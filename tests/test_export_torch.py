@@ -5,6 +5,7 @@ bad models and arguments get one clear error and write nothing.
 
 usage: test_export_torch.py DPLACE_BINARY   (run from tests/; exit 0 when all
 pass, 1 on the first failure, 77 when /usr/bin/python3 has no torch)."""
+import importlib
 import importlib.machinery
 import importlib.util
 import io
@@ -21,8 +22,8 @@ EXPORTER = os.path.join(HERE, "..", "scripts", "dplace-export-torch")
 MODELS = os.path.join(HERE, "data", "torch", "models.py")
 
 try:
-    import torch  # noqa: F401
-    import torchvision  # noqa: F401
+    torch = importlib.import_module("torch")
+    importlib.import_module("torchvision")
 except ImportError as e:
     print(f"test_export_torch: skipped: {e} (scripts/setup.sh installs python3-torch and python3-torchvision)")
     sys.exit(77)
@@ -212,7 +213,7 @@ def test_profile():
     check(costs and all(c.get("cpu", -1) >= 0 for c in costs), "profiled ops carry a cpu cost")
     conv = op_named(g, "convolution", "conv")
     check("cpu" in conv.get("cost", {}), "the convolution was timed")
-    res = simulate_ok(out, "k40x1")
+    simulate_ok(out, "k40x1")
     rc, text = dplace("simulate", "--graph", out, "--devices", "k40x1", "--placement", "cpu")
     check(rc == 0, f"simulate the profiled graph on the CPU: {text}")
 
