@@ -103,6 +103,8 @@ static void test_type_tables(void) {
         CHECK_INT_EQ(dp_cost_type_known(cases[i].type), 1);
     }
     CHECK(!dp_cost_type_known("SomethingNew"));
+    CHECK(!dp_cost_type_known("MatMul.v2")); /* overload suffixes only after "aten." */
+    CHECK(dp_cost_type_known("aten::add_") && dp_cost_type_known("aten.relu_.default"));
     CHECK(!dp_cost_type_known("__"));
     CHECK(!dp_cost_type_known("aten::"));
     CHECK(!dp_cost_type_known(""));

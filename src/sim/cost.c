@@ -286,23 +286,22 @@ static const type_row *find_row(const char *type) {
     return NULL;
 }
 
-/* The row of a type name: as written; else without aten's "aten::" or
- * "aten." prefix and overload suffix (".default", ".Tensor"); else an aten
- * in-place variant ("add_", "relu_") as its out-of-place op. */
+/* The row of a type name: as written; else without aten's "aten::" prefix,
+ * or its "aten." prefix and overload suffix ("aten.addmm.default"); else an
+ * aten in-place variant ("add_", "relu_") as its out-of-place op. */
 static const type_row *lookup(const char *type) {
     const type_row *r = find_row(type);
     if (r) return r;
     char buf[128];
     const char *s = type;
-    if (!strncmp(s, "aten::", 6)) s += 6;
-    else if (!strncmp(s, "aten.", 5)) s += 5;
-    size_t n = strcspn(s, ".");
+    size_t n;
+    if (!strncmp(s, "aten::", 6)) s += 6, n = strlen(s);
+    else if (!strncmp(s, "aten.", 5)) s += 5, n = strcspn(s, ".");
+    else n = strlen(s);
     if (n == 0 || n >= sizeof buf) return NULL;
     memcpy(buf, s, n);
     buf[n] = 0;
-    if (s != type || s[n]) {
-        if ((r = find_row(buf))) return r;
-    }
+    if (s != type && (r = find_row(buf))) return r;
     if (n > 1 && buf[n - 1] == '_' && buf[n - 2] != '_') {
         buf[n - 1] = 0;
         return find_row(buf);
