@@ -1,11 +1,14 @@
 /* Benchmark: every baseline placer on every zoo model with the device set
- * its paper measured it on, each placement simulated. Prints one block per
+ * its paper measured it on, and on issue 12's set (inception_v3 at batch 32
+ * and gnmt4 at batch 128 on 1 CPU + 4 P100s cut to 8 GiB: PCIe 3.0, no
+ * peer-to-peer), each placement simulated. Prints one block per
  * model (step time, step time relative to one GPU and to the expert,
  * validity, time to place, bytes crossing devices, the units placed) and
  * closing matrices of step times, both ratios, bytes sent and time to place.
  * Models the zoo cannot build yet are skipped with a note.
  *
- * usage: bench_baseline [--models a,b,...] [--seed N] [--group METHOD [--groups N]]
+ * usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] [--group METHOD [--groups N]]
+ *                       [--forward-only yes|no]
  * A program, not a timed test (docs/benchmarks.md, docs/baselines.md). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +20,22 @@
 #include "dplace/zoo.h"
 
 typedef struct bench_model {
+    const char *label; /* column and --models name */
     const char *model;
     const char *devices;
+    int64_t batch;     /* 0: the papers' */
+    int gpu_gib;       /* GPUs cut to this many GiB; 0: the preset's */
 } bench_model;
 
-/* The papers' presets: Hierarchical Planner (K40) and Mars (P100). */
+/* The papers' presets: Hierarchical Planner (K40) and Mars (P100); then
+ * issue 12's set. */
 static const bench_model models[] = {
-    {"inception_v3", "k40x2"}, {"resnet152", "k40x2"}, {"rnnlm", "k40x2"},  {"nmt2", "k40x2"},
-    {"nmt4", "k40x4"},         {"nmt8", "k40x8"},      {"gnmt4", "p100x4"}, {"bert_base", "p100x4"},
-    {"synthetic", "k40x4"},
+    {"inception_v3", "inception_v3", "k40x2", 0, 0}, {"resnet152", "resnet152", "k40x2", 0, 0},
+    {"rnnlm", "rnnlm", "k40x2", 0, 0},                {"nmt2", "nmt2", "k40x2", 0, 0},
+    {"nmt4", "nmt4", "k40x4", 0, 0},                  {"nmt8", "nmt8", "k40x8", 0, 0},
+    {"gnmt4", "gnmt4", "p100x4", 0, 0},               {"bert_base", "bert_base", "p100x4", 0, 0},
+    {"synthetic", "synthetic", "k40x4", 0, 0},        {"incep32_8G", "inception_v3", "p100x4", 32, 8},
+    {"gnmt128_8G", "gnmt4", "p100x4", 128, 8},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 
@@ -67,17 +77,23 @@ static int wanted(const char *list, const char *name) {
 }
 
 int main(int argc, char **argv) {
-    const char *only = NULL;
+    const char *only = NULL, *only_methods = NULL;
     long seed = 1, n_groups = 256;
     int32_t group = DP_PLACE_GROUP_DEFAULT;
+    int forward_only = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--models") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--methods") && i + 1 < argc) only_methods = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--group") && i + 1 < argc && !dp_place_group_from_name(argv[i + 1], &group)) i++;
         else if (!strcmp(argv[i], "--groups") && i + 1 < argc && strtol(argv[i + 1], NULL, 10) >= 1)
             n_groups = strtol(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--forward-only") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "yes") || !strcmp(argv[i + 1], "no")))
+            forward_only = !strcmp(argv[++i], "yes");
         else {
-            fprintf(stderr, "usage: bench_baseline [--models a,b,...] [--seed N] [--group METHOD [--groups N]]\n"
+            fprintf(stderr, "usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] "
+                            "[--group METHOD [--groups N]] [--forward-only yes|no]\n"
                             "  METHOD: none, colocation, metis, scotch, fluid, random, default\n");
             return 2;
         }
@@ -87,26 +103,37 @@ int main(int argc, char **argv) {
     opt.seed = (uint64_t)seed;
     opt.group = group;
     opt.n_groups = (int32_t)n_groups;
+    opt.forward_only = forward_only;
     double t_all = dp_now_s();
     for (int k = 0; k < N_MODELS; k++) {
-        if (!wanted(only, models[k].model)) continue;
+        if (!wanted(only, models[k].label)) continue;
         dp_error err;
         double t0 = dp_now_s();
-        dp_graph *g = dp_zoo_build(models[k].model, 0, &err);
+        dp_graph *g = dp_zoo_build(models[k].model, models[k].batch, &err);
         if (!g) {
-            printf("== %s on %s: skipped (%s)\n\n", models[k].model, models[k].devices, err.msg);
+            printf("== %s on %s: skipped (%s)\n\n", models[k].label, models[k].devices, err.msg);
             continue;
         }
         double build_s = dp_now_s() - t0;
         dp_devices *ds = dp_devices_preset(models[k].devices, &err);
+        for (int32_t d = 0; ds && models[k].gpu_gib && d < ds->n_devices; d++)
+            if (ds->devices[d].kind == DP_DEVKIND_GPU) ds->devices[d].memory_bytes = (uint64_t)models[k].gpu_gib << 30;
         dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
         int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
         if (!ds || !sim || !p) {
             fprintf(stderr, "bench_baseline: %s: %s\n", models[k].model, p ? err.msg : "out of memory");
             return 1;
         }
-        printf("== %s on %s: %d ops (built in %.2f s)\n", models[k].model, models[k].devices, g->n_ops, build_s);
+        char batch[32] = "";
+        if (models[k].batch) snprintf(batch, sizeof batch, " at batch %lld", (long long)models[k].batch);
+        printf("== %s: %s%s on %s%s: %d ops (built in %.2f s)\n", models[k].label, models[k].model, batch,
+               models[k].devices, models[k].gpu_gib ? " with GPUs of 8 GiB" : "", g->n_ops, build_s);
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+            if (m > DP_PLACE_METHOD_EXPERT && !wanted(only_methods, dp_place_method_name((dp_place_method)m))) {
+                snprintf(table[k][m].reason, sizeof table[k][m].reason, "not asked for (--methods)");
+                table[k][m].ran = 1;
+                continue;
+            }
             dp_place_report rep;
             if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, &err)) {
                 fprintf(stderr, "bench_baseline: %s %s: %s\n", models[k].model,
@@ -156,7 +183,7 @@ int main(int argc, char **argv) {
         if (gpu->applied && !gpu->valid)
             printf("(vs gpu: against one GPU's simulated step time, though it does not fit: %s)\n", gpu->verdict);
         for (const dp_zoo_paper_row *r = dp_zoo_paper_table(); r->model; r++)
-            if (!strcmp(r->model, models[k].model) && !strcmp(r->devices, models[k].devices)) {
+            if (!models[k].batch && !strcmp(r->model, models[k].model) && !strcmp(r->devices, models[k].devices)) {
                 char c[16], gp[16], e[16];
                 double v[3] = {r->cpu_s, r->gpu_s, r->expert_s};
                 char *out[3] = {c, gp, e};
@@ -176,7 +203,7 @@ int main(int argc, char **argv) {
     /* the matrix: step time in seconds; * = invalid (out of memory), - = cannot apply */
     printf("step time (s) by method and model; * invalid (out of memory), - cannot apply\n%-8s", "method");
     for (int k = 0; k < N_MODELS; k++)
-        if (table[k][0].ran) printf(" %13s", models[k].model);
+        if (table[k][0].ran) printf(" %13s", models[k].label);
     printf("\n");
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         printf("%-8s", dp_place_method_name((dp_place_method)m));
@@ -198,7 +225,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < N_MODELS; k++)
             if (table[k][0].ran) {
                 const cell *gpu = &table[k][DP_PLACE_METHOD_GPU];
-                printf(" %12s%s", models[k].model, which == 0 && gpu->applied && !gpu->valid ? "!" : " ");
+                printf(" %12s%s", models[k].label, which == 0 && gpu->applied && !gpu->valid ? "!" : " ");
             }
         printf("\n");
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
@@ -225,7 +252,7 @@ int main(int argc, char **argv) {
     }
     printf("\ntime to place (ms)\n%-8s", "method");
     for (int k = 0; k < N_MODELS; k++)
-        if (table[k][0].ran) printf(" %13s", models[k].model);
+        if (table[k][0].ran) printf(" %13s", models[k].label);
     printf("\n");
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         printf("%-8s", dp_place_method_name((dp_place_method)m));

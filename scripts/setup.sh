@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config libjansson-dev libopenblas-dev libscotch-dev libmetis-dev libglpk-dev clang
+packages=(build-essential cmake pkg-config libjansson-dev libopenblas-dev libscotch-dev libmetis-dev coinor-libclp-dev clang
           python3-torch python3-torchvision)
 missing=()
 for p in "${packages[@]}"; do

@@ -9,7 +9,7 @@ D="$1"
 
 expect 0 "baseline" -- "$D" --help
 expect 0 "group" -- "$D" --help
-for flag in --graph --model --devices --methods --json --out-dir --seed --memory-fraction --group --groups --sct-threshold m-etf m-topo m-sct mincut; do
+for flag in --graph --model --devices --methods --json --out-dir --seed --memory-fraction --group --groups --sct-threshold --forward-only m-etf m-topo m-sct mincut; do
   expect 0 "$flag" -- "$D" baseline --help
 done
 for flag in --graph --model --method --groups --devices --json --seed -o colocation fluid; do
@@ -43,6 +43,10 @@ expect 0 '"units": "none"' -- "$D" baseline --model synthetic-500 --devices k40x
 expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json --group colocation
 expect 2 "--group: unknown method" -- "$D" baseline --model synthetic-500 --devices k40x2 --group kmeans
 expect 2 "--sct-threshold" -- "$D" baseline --model synthetic-500 --devices k40x2 --sct-threshold 0
+# the forward-only placement on a training graph: both settings run
+expect 0 "m-sct    none" -- "$D" baseline --model rnnlm --devices k40x2 --methods m-etf,m-sct --forward-only yes
+expect 0 "m-etf    none" -- "$D" baseline --model rnnlm --devices k40x2 --methods m-etf --forward-only no
+expect 2 "--forward-only must be yes or no" -- "$D" baseline --model synthetic-500 --devices k40x2 --forward-only maybe
 
 # --out-dir: one placement file per applied method, accepted by simulate
 expect 0 "placements written" -- "$D" baseline --model synthetic-2000 --devices k40x2 --out-dir "$T/pl"

@@ -18,11 +18,12 @@
 
 enum { CPU = 0, G0 = 1, G1 = 2, G2 = 3 };
 
-/* Adds an op taking `secs` on a GPU (10x on the CPU) with one output. */
-static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs, uint64_t out_bytes, uint64_t params,
-                   const int32_t *ins, int n_in) {
+/* Adds an op in scope `scope` (may be NULL) taking `secs` on a GPU (10x on
+ * the CPU) with one output. */
+static int32_t add_in(dp_graph *g, const char *name, const char *scope, const char *coloc, double secs,
+                      uint64_t out_bytes, uint64_t params, const int32_t *ins, int n_in) {
     dp_error err;
-    int32_t id = dp_graph_add_op(g, name, "MatMul", NULL, coloc, &err);
+    int32_t id = dp_graph_add_op(g, name, "MatMul", scope, coloc, &err);
     CHECK(id >= 0);
     for (int k = 0; k < n_in; k++) CHECK(dp_graph_add_input(g, id, ins[k], 0, &err) == DP_STATUS_OK);
     CHECK(dp_graph_add_output_bytes(g, id, out_bytes, &err) == DP_STATUS_OK);
@@ -30,6 +31,12 @@ static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs
     CHECK(dp_graph_add_cost(g, id, "cpu", 10 * secs, &err) == DP_STATUS_OK);
     g->ops[id].param_bytes = params;
     return id;
+}
+
+/* The same outside every scope. */
+static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs, uint64_t out_bytes, uint64_t params,
+                   const int32_t *ins, int n_in) {
+    return add_in(g, name, NULL, coloc, secs, out_bytes, params, ins, n_in);
 }
 
 static dp_sim_result simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p) {
@@ -166,7 +173,7 @@ static void test_coplacement_units(void) {
     o.group = DP_GROUP_METHOD_COLOCATION;
     CHECK(dp_place_group_of(DP_PLACE_METHOD_M_ETF, &o) == DP_GROUP_METHOD_COLOCATION);
     CHECK(dp_place_group_of(DP_PLACE_METHOD_METIS, &o) == DP_GROUP_METHOD_COLOCATION);
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &err) == DP_STATUS_OK);
+    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.unit_of[l1], u.unit_of[l2]);    /* a chain */
     CHECK_INT_EQ(u.unit_of[l2], u.unit_of[join]);  /* ...into its consumer */
     CHECK_INT_EQ(u.unit_of[r1], u.unit_of[join]);
@@ -187,13 +194,13 @@ static void test_coplacement_units(void) {
     CHECK(grp[in] != grp[x]);
     /* none: TensorFlow's groups only */
     o.group = DP_PLACE_GROUP_NONE;
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &err) == DP_STATUS_OK);
+    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.n_units, 8);
     dp_units_free(&u);
     /* another grouper: metis into 2 groups */
     o.group = DP_GROUP_METHOD_METIS;
     o.n_groups = 2;
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &err) == DP_STATUS_OK);
+    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.n_units, 2);
     dp_units_free(&u);
     /* every list placer keeps each co-placed unit on one device */
@@ -233,6 +240,85 @@ static void test_sct_favourites(void) {
     CHECK_INT_EQ(fav[0], 2); /* x = 1/11 < 0.1 */
     CHECK_INT_EQ(fav[1], -1);
     CHECK_NEAR(mk, 2 + 5.0 / 11, 1e-6);
+}
+
+/* Baechi's forward-only placement on a hand-made training step: two
+ * parallel 1-second layers a and b, a loss, their gradients (2 s each, in
+ * "gradients/a" and "gradients/b") and a variable of a updated by the
+ * gradient. The backward ops are the gradient ops and what reads them; each
+ * gradient op goes with the forward op of its scope that it reads; the list
+ * placers spread a and b and put each gradient with its layer. */
+static void test_forward_only(void) {
+    dp_graph *g = dp_graph_init("train-step");
+    int32_t in = add_in(g, "input", "input", NULL, 0.01, 1000, 0, NULL, 0);
+    int32_t wa = add_in(g, "wa", "a/w", "a/w", 0.001, 1000, 1000, NULL, 0);
+    int32_t ain[2] = {in, wa};
+    int32_t fa = add_in(g, "fa", "a", NULL, 1.0, 1000, 0, ain, 2);
+    int32_t fb = add_in(g, "fb", "b", NULL, 1.0, 1000, 0, &in, 1);
+    int32_t lin[2] = {fa, fb};
+    int32_t loss = add_in(g, "loss", "loss", NULL, 0.01, 1000, 0, lin, 2);
+    int32_t g0 = add_in(g, "fill", "gradients", NULL, 0.01, 1000, 0, &loss, 1);
+    int32_t gain[2] = {g0, fa}, gbin[2] = {g0, fb};
+    int32_t ga = add_in(g, "ga", "gradients/a", NULL, 2.0, 1000, 0, gain, 2);
+    int32_t ga2 = add_in(g, "ga_sum", "gradients/a", NULL, 0.01, 1000, 0, &ga, 1); /* reads a gradient only */
+    int32_t gb = add_in(g, "gb", "clip_by_global_norm/gradients/b", NULL, 2.0, 1000, 0, gbin, 2);
+    int32_t upin[2] = {wa, ga2};
+    int32_t upd = add_in(g, "upd", "a/w/optimizer", "a/w", 0.01, 0, 0, upin, 2);
+    fixture_finalize(g);
+    dp_error err;
+    place_fwd f;
+    CHECK(place_fwd_init(&f, g, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(f.n_backward, 5);
+    int32_t fwd_ops[] = {in, wa, fa, fb, loss}, back_ops[] = {g0, ga, ga2, gb, upd};
+    for (int k = 0; k < 5; k++) CHECK(!f.backward[fwd_ops[k]] && f.backward[back_ops[k]]);
+    CHECK_INT_EQ(f.anchor[ga], fa);
+    CHECK_INT_EQ(f.anchor[ga2], fa); /* its scope's op it reads */
+    CHECK_INT_EQ(f.anchor[gb], fb);  /* through the clipping scope */
+    CHECK_INT_EQ(f.anchor[g0], -1);  /* "gradients" has no forward scope */
+    CHECK_INT_EQ(f.anchor[upd], -1); /* not a gradient scope: its TF group pins it */
+    CHECK_INT_EQ(f.anchor[fa], -1);
+    /* units: each gradient with its anchor; co-placement sees forward
+     * consumers only, so fa (read by loss and ga) joins loss */
+    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
+    dp_place_options o = dp_place_options_default();
+    dp_units u;
+    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &f, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(u.unit_of[ga], u.unit_of[fa]);
+    CHECK_INT_EQ(u.unit_of[gb], u.unit_of[fb]);
+    CHECK(u.unit_of[fa] != u.unit_of[loss]);
+    dp_units_free(&u);
+    o.group = DP_GROUP_METHOD_COLOCATION;
+    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &f, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(u.unit_of[fa], u.unit_of[loss]);
+    CHECK_INT_EQ(u.unit_of[ga], u.unit_of[loss]);
+    dp_units_free(&u);
+    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
+    CHECK(u.unit_of[fa] != u.unit_of[loss]); /* two consumers when all ops count */
+    dp_units_free(&u);
+    place_fwd_free(&f);
+    /* the placers (TensorFlow's groups): a and b apart, gradients with them */
+    int32_t p[16];
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT, DP_PLACE_METHOD_M_TOPO};
+    for (int k = 0; k < 3; k++) {
+        place(lists[k], g, ds, NULL, p);
+        check_constraints(g, ds, p, dp_place_method_name(lists[k]));
+        CHECK_INT_EQ(p[ga], p[fa]);
+        CHECK_INT_EQ(p[ga2], p[fa]);
+        CHECK_INT_EQ(p[gb], p[fb]);
+        CHECK_INT_EQ(p[upd], p[wa]);
+        if (k < 2) {
+            CHECK(p[fa] != p[fb]);
+            CHECK_INT_EQ(p[g0], p[loss]); /* unanchored: with its largest input */
+            CHECK(simulate(g, ds, p).step_time_s < 3.5); /* one GPU: 6.05 s */
+        }
+    }
+    /* forward_only 0: every op placed on its own */
+    o = dp_place_options_default();
+    o.forward_only = 0;
+    place(DP_PLACE_METHOD_M_ETF, g, ds, &o, p);
+    check_constraints(g, ds, p, "m-etf, every op");
+    dp_devices_free(ds);
+    dp_graph_free(g);
 }
 
 /* A chain of 1-second ops passing 1 MB tensors over 1 MB/s links: moving
@@ -651,6 +737,7 @@ int main(void) {
     TEST_RUN(test_etf_two_branches);
     TEST_RUN(test_coplacement_units);
     TEST_RUN(test_sct_favourites);
+    TEST_RUN(test_forward_only);
     TEST_RUN(test_etf_chain);
     TEST_RUN(test_too_large_for_one_gpu);
     TEST_RUN(test_every_placer_keeps_constraints);

@@ -47,9 +47,14 @@ typedef struct dp_group_options {
                                     CPU-only input op would otherwise pull its
                                     consumer, the loss say, onto the CPU); the
                                     placers set it, default 0                   */
+    const uint8_t *outside;      /* colocation: ops[op] != 0 are outside the rule:
+                                    never joined by it, and not counted as
+                                    consumers (Baechi's co-placement of the
+                                    forward graph); NULL (default): none        */
 } dp_group_options;
 
-/* Defaults: 64 groups, seed 1, no reference device, keep_unconstrained 0. */
+/* Defaults: 64 groups, seed 1, no reference device, keep_unconstrained 0,
+ * no op outside the colocation rule. */
 dp_group_options dp_group_options_default(void);
 
 /* Groups the ops of g (finalized): fills out[g->n_ops] and *n_groups (the

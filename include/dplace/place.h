@@ -13,13 +13,15 @@
  *   m-topo   Baechi's topological fill of each GPU up to a memory cap
  *   m-etf    Baechi's earliest-time-first list scheduling with memory limits
  *   m-sct    Baechi's m-SCT: m-etf that keeps each op's "favourite child"
- *            (from an LP relaxation solved by GLPK) on the op's device
+ *            (from an LP relaxation solved by COIN-OR CLP) on the op's device
  *
  * Every placer but cpu, gpu and expert places units (dplace/units.h) made by
  * a grouping step (dp_place_options.group): TensorFlow's colocation groups
  * alone (the default: on the zoo it beats Baechi's co-placement for m-etf,
  * docs/baselines.md), or the groups of a grouper (dplace/group.h), such as
- * Baechi's co-placement (the colocation grouper).
+ * Baechi's co-placement (the colocation grouper). m-topo, m-etf and m-sct
+ * place a training graph as Baechi does (dp_place_options.forward_only): the
+ * forward ops, each gradient op going with the forward op it differentiates.
  *
  * docs/baselines.md describes each method, its parameters and the library
  * pitfalls handled. */
@@ -69,10 +71,15 @@ typedef struct dp_place_options {
                                (default 256)                                 */
     double sct_threshold;   /* m-sct: an edge is a favourite-child edge when
                                its LP value is below this (Baechi's 0.1)     */
+    int forward_only;       /* m-topo, m-etf, m-sct: place the forward ops,
+                               each gradient op with the forward op it
+                               differentiates (Baechi's setting; a graph
+                               without gradient scopes is all forward);
+                               0: every op (default 1)                       */
 } dp_place_options;
 
 /* Defaults: seed 1, memory_fraction 0.9, group DEFAULT, 256 groups,
- * sct_threshold 0.1. */
+ * sct_threshold 0.1, forward_only 1. */
 dp_place_options dp_place_options_default(void);
 
 /* The grouping method placer m runs on under opt (resolving DEFAULT):

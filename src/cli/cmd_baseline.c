@@ -17,7 +17,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
             "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
-            "                       [--group METHOD] [--groups N] [--sct-threshold X]\n"
+            "                       [--group METHOD] [--groups N] [--sct-threshold X] [--forward-only yes|no]\n"
             "\n"
             "Runs the baseline placers on the graph and the devices, simulates each\n"
             "placement and prints one row per method: the step time, whether it is valid\n"
@@ -35,7 +35,7 @@ static void usage(FILE *f) {
             "  m-topo   Baechi's topological fill of the GPUs up to a memory cap\n"
             "  m-etf    Baechi's earliest-time-first scheduling with memory limits\n"
             "  m-sct    Baechi's m-SCT: m-etf keeping each op's favourite child (an LP\n"
-            "           relaxation solved by GLPK) on the op's device\n"
+            "           relaxation solved by CLP) on the op's device\n"
             "\n"
             "  --graph FILE         a dplace-graph v1 JSON file\n"
             "  --model NAME         a built-in graph (dplace zoo list)\n"
@@ -57,6 +57,10 @@ static void usage(FILE *f) {
             "  --groups N           groups made by metis, scotch, fluid, random (default 256)\n"
             "  --sct-threshold X    m-sct: LP value under which an edge is a favourite child\n"
             "                       (0 < X <= 1, default 0.1, Baechi's)\n"
+            "  --forward-only B     m-topo, m-etf, m-sct: yes (default, Baechi's setting) places\n"
+            "                       the forward ops, each gradient op with the forward op it\n"
+            "                       differentiates (read from the \"gradients/\" scopes); no:\n"
+            "                       every op\n"
             "  -h, --help           this text\n");
 }
 
@@ -187,6 +191,7 @@ int cmd_baseline(int argc, char **argv) {
     long seed = 1;
     double fraction = 0.9, sct_threshold = 0.1;
     long n_groups = 256;
+    int forward_only = 1;
     int32_t group = DP_PLACE_GROUP_DEFAULT;
     cli_graph_source src = {0};
     int r;
@@ -221,6 +226,10 @@ int cmd_baseline(int argc, char **argv) {
         } else if ((v = cli_opt_value(argc, argv, &i, "--sct-threshold"))) {
             if (cli_parse_double(v, 1e-9, 1, &sct_threshold))
                 return cli_usage_error("baseline", "--sct-threshold must be in (0, 1]");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--forward-only"))) {
+            if (strcmp(v, "yes") && strcmp(v, "no"))
+                return cli_usage_error("baseline", "--forward-only must be yes or no, got \"%s\"", v);
+            forward_only = !strcmp(v, "yes");
         } else {
             return cli_usage_error("baseline", "unknown option \"%s\"", argv[i]);
         }
@@ -275,6 +284,7 @@ int cmd_baseline(int argc, char **argv) {
     opt.group = group;
     opt.n_groups = (int32_t)n_groups;
     opt.sct_threshold = sct_threshold;
+    opt.forward_only = forward_only;
     for (int i = 0; i < n_methods; i++) {
         if (dp_place_evaluate(sim, g, ds, methods[i], &opt, place, &reps[i], &err)) {
             rc = cli_report(&err);

@@ -47,21 +47,12 @@ static double op_compute(const dp_graph *g, int32_t op, const dp_device *ref) {
 
 /* ---- colocation: union-find over ops -------------------------------------- */
 
-/* Root of x's set, halving the path on the way. */
-static int32_t uf_find(int32_t *parent, int32_t x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving */
-        x = parent[x];
-    }
-    return x;
-}
-
 /* Joins the sets of a and b unless their constraints conflict (when `force`
  * is 0; with `strict` a constrained set and an unconstrained one conflict
  * too); the joined set keeps the constraint of either. Returns 1 if joined. */
 static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, int32_t b, int force, int strict) {
-    a = uf_find(parent, a);
-    b = uf_find(parent, b);
+    a = place_uf_find(parent, a);
+    b = place_uf_find(parent, b);
     if (a == b) return 0;
     dp_devcon ca = con[a], cb = con[b];
     if (!force && ca.kind != DP_DEVCON_NONE && cb.kind != DP_DEVCON_NONE &&
@@ -85,9 +76,11 @@ static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, i
  * chain whose every op feeds only the next collapses into one group. Two
  * groups whose ops carry different device constraints are not joined by the
  * rule (so every group can be placed); with `strict` (keep_unconstrained)
- * neither are a constrained group and an unconstrained one. Fills set[op]
- * with its root. */
-static dp_status group_colocation(const dp_graph *g, const dp_units *u, int strict, int32_t *set, dp_error *err) {
+ * neither are a constrained group and an unconstrained one. Ops marked in
+ * `outside` (may be NULL) are neither joined by the rule nor counted as
+ * consumers. Fills set[op] with its root. */
+static dp_status group_colocation(const dp_graph *g, const dp_units *u, int strict, const uint8_t *outside,
+                                  int32_t *set, dp_error *err) {
     int32_t n = g->n_ops;
     int32_t *size = malloc((size_t)n * sizeof(int32_t));
     dp_devcon *con = malloc((size_t)n * sizeof(dp_devcon));
@@ -106,9 +99,11 @@ static dp_status group_colocation(const dp_graph *g, const dp_units *u, int stri
             uf_union(set, size, con, u->members[u->first[k]], u->members[j], 1, 0);
     for (int32_t op = 0; op < n; op++) {
         int32_t only = -1, many = 0;
+        if (outside && outside[op]) continue;
         for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && !many; t++)
             for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1]; x++) {
                 int32_t c = g->consumers[x];
+                if (outside && outside[c]) continue;
                 if (only < 0) only = c;
                 else if (c != only) {
                     many = 1;
@@ -117,7 +112,7 @@ static dp_status group_colocation(const dp_graph *g, const dp_units *u, int stri
             }
         if (!many && only >= 0 && only != op) uf_union(set, size, con, op, only, 0, strict);
     }
-    for (int32_t i = 0; i < n; i++) set[i] = uf_find(set, i);
+    for (int32_t i = 0; i < n; i++) set[i] = place_uf_find(set, i);
     free(size);
     free(con);
     return DP_STATUS_OK;
@@ -218,7 +213,7 @@ dp_status dp_group_run(dp_group_method m, const dp_graph *g, const dp_group_opti
     dp_status st = dp_units_init(&u, g, err);
     if (st) return st;
     if (m == DP_GROUP_METHOD_COLOCATION) {
-        st = group_colocation(g, &u, o.keep_unconstrained, out, err);
+        st = group_colocation(g, &u, o.keep_unconstrained, o.outside, out, err);
         if (!st) st = renumber(g->n_ops, g->n_ops, out, n_groups, err);
     } else {
         int32_t *unit_part = malloc((size_t)u.n_units * sizeof(int32_t));

@@ -8,9 +8,11 @@ find_library(DPLACE_SCOTCH_LIBRARY scotch REQUIRED)
 find_library(DPLACE_SCOTCHERR_LIBRARY scotcherr REQUIRED)
 find_path(DPLACE_METIS_INCLUDE_DIR metis.h REQUIRED)
 find_library(DPLACE_METIS_LIBRARY metis REQUIRED)
-# m-SCT's LP relaxation: GLPK from Debian (libglpk-dev).
-find_path(DPLACE_GLPK_INCLUDE_DIR glpk.h REQUIRED)
-find_library(DPLACE_GLPK_LIBRARY glpk REQUIRED)
+# m-SCT's LP relaxation: COIN-OR CLP from Debian (coinor-libclp-dev; its C
+# interface, coin/Clp_C_Interface.h).
+find_path(DPLACE_CLP_INCLUDE_DIR coin/Clp_C_Interface.h REQUIRED)
+find_library(DPLACE_CLP_LIBRARY Clp REQUIRED)
+find_library(DPLACE_COINUTILS_LIBRARY CoinUtils REQUIRED)
 
 target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/place/units.c
@@ -20,6 +22,7 @@ target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/place/place_scotch.c
   ${PROJECT_SOURCE_DIR}/src/place/place_metis.c
   ${PROJECT_SOURCE_DIR}/src/place/place_list.c
+  ${PROJECT_SOURCE_DIR}/src/place/place_forward.c
   ${PROJECT_SOURCE_DIR}/src/place/place_sct.c
   ${PROJECT_SOURCE_DIR}/src/place/group.c
   ${PROJECT_SOURCE_DIR}/src/place/group_fluid.c
@@ -30,11 +33,12 @@ set_source_files_properties(${PROJECT_SOURCE_DIR}/src/place/place_scotch.c PROPE
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/place/place_metis.c PROPERTIES
   INCLUDE_DIRECTORIES ${DPLACE_METIS_INCLUDE_DIR})
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/place/place_sct.c PROPERTIES
-  INCLUDE_DIRECTORIES ${DPLACE_GLPK_INCLUDE_DIR})
+  INCLUDE_DIRECTORIES ${DPLACE_CLP_INCLUDE_DIR})
 # libscotch needs libscotcherr (its error printer); dplace defines
 # SCOTCH_errorPrint itself, and the program's definition wins, so Scotch's
 # messages come back in dp_error instead of going to stderr.
-target_link_libraries(dplace PUBLIC ${DPLACE_SCOTCH_LIBRARY} ${DPLACE_SCOTCHERR_LIBRARY} ${DPLACE_METIS_LIBRARY} ${DPLACE_GLPK_LIBRARY})
+target_link_libraries(dplace PUBLIC ${DPLACE_SCOTCH_LIBRARY} ${DPLACE_SCOTCHERR_LIBRARY} ${DPLACE_METIS_LIBRARY}
+  ${DPLACE_CLP_LIBRARY} ${DPLACE_COINUTILS_LIBRARY})
 
 target_sources(dplace_cli PRIVATE
   ${PROJECT_SOURCE_DIR}/src/cli/cmd_baseline.c

@@ -11,26 +11,76 @@
 
 /* ---- helpers for placers ------------------------------------------------ */
 
+/* Joins each gradient op's group (group[op] in 0..*n_groups-1) with its
+ * anchor's and renumbers the groups densely in the order of their first op. */
+static dp_status join_anchors(const dp_graph *g, const place_fwd *fwd, int32_t *group, int32_t *n_groups,
+                              dp_error *err) {
+    int32_t n = g->n_ops, ng = *n_groups;
+    int32_t *parent = malloc(((size_t)ng + 1) * sizeof(int32_t));
+    int32_t *id = malloc(((size_t)ng + 1) * sizeof(int32_t));
+    if (!parent || !id) {
+        free(parent);
+        free(id);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (joining %d groups)", ng);
+    }
+    for (int32_t k = 0; k < ng; k++) parent[k] = k, id[k] = -1;
+    for (int32_t op = 0; op < n; op++) {
+        if (fwd->anchor[op] < 0) continue;
+        int32_t a = place_uf_find(parent, group[op]), b = place_uf_find(parent, group[fwd->anchor[op]]);
+        if (a != b) parent[a < b ? b : a] = a < b ? a : b;
+    }
+    int32_t next = 0;
+    for (int32_t op = 0; op < n; op++) {
+        int32_t r = place_uf_find(parent, group[op]);
+        if (id[r] < 0) id[r] = next++;
+        group[op] = id[r];
+    }
+    *n_groups = next;
+    free(parent);
+    free(id);
+    return DP_STATUS_OK;
+}
+
 dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
-                           const dp_place_options *opt, dp_error *err) {
+                           const dp_place_options *opt, const place_fwd *fwd, dp_error *err) {
     memset(u, 0, sizeof *u);
     int32_t grp = dp_place_group_of(m, opt);
-    if (grp == DP_PLACE_GROUP_NONE) return dp_units_init(u, g, err);
-    if (grp < 0 || grp >= DP_GROUP_METHOD_COUNT)
+    if (grp == DP_PLACE_GROUP_NONE && !fwd) return dp_units_init(u, g, err);
+    if (grp != DP_PLACE_GROUP_NONE && (grp < 0 || grp >= DP_GROUP_METHOD_COUNT))
         return dp_error_set(err, DP_STATUS_INVALID, "grouping step %d out of range", grp);
-    dp_group_options go = dp_group_options_default();
-    go.seed = opt->seed;
-    go.n_groups = opt->n_groups;
-    int32_t ref = dp_devices_nth(ds, DP_DEVKIND_GPU, 0);
-    go.reference = &ds->devices[ref >= 0 ? ref : 0];
-    go.keep_unconstrained = 1;
     int32_t *group = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof(int32_t));
     if (!group) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (grouping %d ops)", g->n_ops);
     int32_t n_groups = 0;
-    dp_status st = dp_group_run((dp_group_method)grp, g, &go, group, &n_groups, err);
+    dp_status st = DP_STATUS_OK;
+    if (grp == DP_PLACE_GROUP_NONE) {
+        dp_units tf;
+        if (!(st = dp_units_init(&tf, g, err))) {
+            memcpy(group, tf.unit_of, (size_t)g->n_ops * sizeof(int32_t));
+            n_groups = tf.n_units;
+            dp_units_free(&tf);
+        }
+    } else {
+        dp_group_options go = dp_group_options_default();
+        go.seed = opt->seed;
+        go.n_groups = opt->n_groups;
+        int32_t ref = dp_devices_nth(ds, DP_DEVKIND_GPU, 0);
+        go.reference = &ds->devices[ref >= 0 ? ref : 0];
+        go.keep_unconstrained = 1;
+        go.outside = fwd ? fwd->backward : NULL;
+        st = dp_group_run((dp_group_method)grp, g, &go, group, &n_groups, err);
+    }
+    if (!st && fwd) st = join_anchors(g, fwd, group, &n_groups, err);
     if (!st) st = dp_units_init_from_groups(u, group, g->n_ops, n_groups, err);
     free(group);
     return st;
+}
+
+int32_t place_uf_find(int32_t *parent, int32_t x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]]; /* path halving */
+        x = parent[x];
+    }
+    return x;
 }
 
 void place_units_repair(const dp_units *u, const dp_mask *mask, const double *uw, int32_t n_devices,

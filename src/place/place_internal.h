@@ -54,6 +54,10 @@ dp_status place_wgraph_build(place_wgraph *w, const dp_graph *g, const int32_t *
                              const double *op_w, dp_error *err);
 void place_wgraph_free(place_wgraph *w);
 
+/* Root of x's set in a union-find forest (parent[x] == x at a root),
+ * halving the path on the way. */
+int32_t place_uf_find(int32_t *parent, int32_t x);
+
 /* Scales non-negative reals into integers >= 1 whose sum is at most
  * n + budget (each 1 + floor(x * budget / sum)); all 1 when the sum is 0. */
 void place_scale(const double *x, int64_t n, double budget, int64_t *out);
@@ -79,7 +83,7 @@ dp_status place_metis_part(const place_wgraph *w, int32_t n_parts, const double 
  * every community non-empty; 1 <= k <= w->n. */
 dp_status place_fluid(const place_wgraph *w, int32_t k, uint64_t seed, int32_t *part, dp_error *err);
 
-/* ---- m-SCT's LP (place_sct.c, GLPK) ------------------------------------- */
+/* ---- m-SCT's LP (place_sct.c, COIN-OR CLP) ------------------------------ */
 
 /* Favourite children from the LP relaxation of SCT over n_ops ops and
  * n_edges edges from[e] -> to[e] (each pair once) with transfer times
@@ -87,20 +91,37 @@ dp_status place_fluid(const place_wgraph *w, int32_t k, uint64_t seed, int32_t *
  * *lp_makespan_s the LP's (relaxed) makespan. An edge whose LP value is
  * under threshold is a favourite; each op keeps at most one favourite child
  * and one favourite parent (first edges first). DP_STATUS_UNSUPPORTED when
- * GLPK finds no optimum, DP_STATUS_NOMEM. */
+ * CLP finds no optimum, DP_STATUS_NOMEM. */
 dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
                                const double *comm_s, const double *op_s, double threshold, int32_t *fav,
                                double *lp_makespan_s, dp_error *err);
+
+/* ---- forward-only placement (place_forward.c) --------------------------- */
+
+/* The backward ops of a training graph and the forward op each gradient op
+ * goes with (TensorFlow's colocate_gradients_with_ops), read from the name
+ * scopes ("gradients/X" differentiates scope X; place_forward.c). A graph
+ * without gradient scopes has no backward ops. */
+typedef struct place_fwd {
+    int32_t n_backward;
+    uint8_t *backward; /* [n_ops] 1: in a gradient or clipping scope, or reads a backward op */
+    int32_t *anchor;   /* [n_ops] the forward op a gradient op goes with, -1 none */
+} place_fwd;
+
+dp_status place_fwd_init(place_fwd *f, const dp_graph *g, dp_error *err);
+void place_fwd_free(place_fwd *f);
 
 /* ---- helpers for placers ------------------------------------------------ */
 
 /* The units placer m places under opt (its grouping step,
  * dp_place_group_of): TensorFlow's colocation groups for
  * DP_PLACE_GROUP_NONE, else one unit per group of the grouper run on g
- * (compute weighed on ds's first GPU, or its first device). u is left empty
- * on failure. */
+ * (compute weighed on ds's first GPU, or its first device). With fwd (the
+ * forward-only placement), the colocation grouper's rule sees the forward
+ * ops only (Baechi co-places the forward graph) and each gradient op joins
+ * the unit of its anchor. u is left empty on failure. */
 dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
-                           const dp_place_options *opt, dp_error *err);
+                           const dp_place_options *opt, const place_fwd *fwd, dp_error *err);
 
 /* Puts every unit whose device is not in its mask on the device of its mask
  * with the least compute assigned so far (unit weights uw), keeping the

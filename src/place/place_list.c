@@ -23,6 +23,9 @@
  *
  * Both place on the GPUs (every device when the set has none); CPU-only ops
  * stay on the CPU, and a colocation group goes where its first op is put.
+ * In the forward-only placement (Baechi's; place_forward.c) they place the
+ * forward ops, each gradient op in its anchor's unit, and then put every
+ * backward op where its unit is, or beside its data (list_follow).
  *
  * Memory by liveness, like the simulator but in placement order: a device
  * holds the parameters of every colocation group put on it (reserved whole
@@ -161,7 +164,12 @@ typedef struct list_ctx {
     double *unit_params;  /* [n_units] */
     int32_t *pinned;      /* [n_units] device, -1 none */
     memtrack mt;
+    place_fwd fwd;        /* forward-only placement: the backward ops (none
+                             when off or the graph has no gradient scopes) */
 } list_ctx;
+
+/* Whether op is left to the forward-only placement's second pass. */
+static int list_backward(const list_ctx *c, int32_t op) { return c->fwd.backward && c->fwd.backward[op]; }
 
 /* Frees what list_init allocated. */
 static void list_free(list_ctx *c) {
@@ -170,10 +178,13 @@ static void list_free(list_ctx *c) {
     free(c->unit_params);
     free(c->pinned);
     memtrack_free(&c->mt);
+    place_fwd_free(&c->fwd);
 }
 
-/* Units (method m's grouping step), their devices (the GPUs, or their
- * constraint), their parameters, nothing pinned, the memory tracker. */
+/* Units (method m's grouping step; with opt->forward_only and gradient
+ * scopes in g, the backward ops and each gradient op in its anchor's unit),
+ * their devices (the GPUs, or their constraint), their parameters, nothing
+ * pinned, the memory tracker. */
 static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                            const dp_place_options *opt, dp_error *err) {
     memset(c, 0, sizeof *c);
@@ -181,8 +192,15 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
     c->ds = ds;
     if (!(opt->memory_fraction > 0 && opt->memory_fraction <= 1))
         return dp_error_set(err, DP_STATUS_INVALID, "memory fraction %g is not in (0, 1]", opt->memory_fraction);
-    dp_status st = place_units_init(&c->u, g, ds, m, opt, err);
-    if (st) return st;
+    dp_status st;
+    if (opt->forward_only) {
+        if ((st = place_fwd_init(&c->fwd, g, err))) return st;
+        if (!c->fwd.n_backward) place_fwd_free(&c->fwd);
+    }
+    if ((st = place_units_init(&c->u, g, ds, m, opt, c->fwd.backward ? &c->fwd : NULL, err))) {
+        place_fwd_free(&c->fwd);
+        return st;
+    }
     int32_t nu = c->u.n_units;
     c->mask = malloc((size_t)nu * sizeof(dp_mask));
     c->unit_params = calloc((size_t)nu, sizeof(double));
@@ -230,6 +248,35 @@ static void list_put(list_ctx *c, int32_t op, int32_t d, int32_t *out) {
     out[op] = d;
 }
 
+/* Forward-only placement, after the forward ops: puts every backward op, in
+ * topological order, where its unit is pinned, else with the producer of its
+ * largest input (where the data is); then, in reverse order, an op without
+ * a placed producer with its first placed consumer. A device outside the
+ * unit's mask gives way to the mask's device with the most room. out[op] is
+ * -1 for the ops not placed yet. */
+static void list_follow(list_ctx *c, int32_t *out) {
+    const dp_graph *g = c->g;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t j = 0; j < g->n_ops; j++) {
+            int32_t op = g->topo[pass ? g->n_ops - 1 - j : j], k = c->u.unit_of[op];
+            if (out[op] >= 0 || !list_backward(c, op)) continue;
+            int32_t d = c->pinned[k];
+            const dp_op *o = &g->ops[op];
+            double most = -1;
+            for (int32_t x = 0; x < o->n_inputs && c->pinned[k] < 0 && !pass; x++) {
+                dp_input in = g->inputs[o->inputs_at + x];
+                double b = (double)place_tensor_bytes(g, dp_graph_tensor(g, in.op, in.slot));
+                if (out[in.op] >= 0 && b > most) most = b, d = out[in.op];
+            }
+            for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && d < 0 && pass; t++)
+                for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && d < 0; x++)
+                    if (out[g->consumers[x]] >= 0) d = out[g->consumers[x]];
+            if (d < 0 && !pass) continue;
+            if (d < 0 || !(c->mask[k] & dp_mask_bit(d))) d = list_roomiest(c, op, c->mask[k]);
+            list_put(c, op, d, out);
+        }
+}
+
 /* ---- m-topo -------------------------------------------------------------- */
 
 dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
@@ -243,13 +290,21 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
     for (dp_mask m = pool; m; m &= m - 1) pool_dev[n_pool++] = dp_mask_first(m);
 
     /* Baechi's uniform cap over the ops that go to the pool, each op counted
-     * as never freed (parameters + outputs + scratch) */
+     * as never freed (parameters + outputs + scratch). In the forward-only
+     * placement a unit's backward ops come with its first forward op: their
+     * memory (back[unit]) is counted when the unit is pinned. */
     double total = 0, largest = 0, room = 0;
+    double *back = calloc((size_t)c.u.n_units + 1, sizeof(double));
+    if (!back) {
+        list_free(&c);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-topo on %d units)", c.u.n_units);
+    }
     for (int32_t i = 0; i < g->n_ops; i++) {
         if (!(c.mask[c.u.unit_of[i]] & pool)) continue;
         double m = (double)g->ops[i].param_bytes + op_output_bytes(g, i) + (double)g->ops[i].temp_bytes;
         total += m;
         if (m > largest) largest = m;
+        if (list_backward(&c, i)) back[c.u.unit_of[i]] += m;
     }
     double uniform = total / n_pool + largest;
     double cap[DP_MAX_DEVICES] = {0};
@@ -264,11 +319,14 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
     int fits = total <= room;
     double used[DP_MAX_DEVICES] = {0};
     int32_t cur = 0; /* the GPU being filled (index into pool_dev) */
+    for (int32_t i = 0; i < g->n_ops; i++) out[i] = -1;
     for (int32_t j = 0; j < g->n_ops; j++) {
         int32_t op = g->topo[j], k = c.u.unit_of[op];
         int32_t d = c.pinned[k];
+        if (list_backward(&c, op)) continue;
         dp_mask cand = c.mask[k] & pool;
         double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
+        if (d < 0) m += back[k];
         if (d < 0 && !cand) d = dp_mask_first(c.mask[k]); /* CPU-only */
         for (int32_t p = cur; p < n_pool && d < 0; p++) {
             /* the first GPU from the current one on with room for the op */
@@ -289,6 +347,8 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
         used[d] += memtrack_recv(&c.mt, op, d) + m;
         list_put(&c, op, d, out);
     }
+    list_follow(&c, out);
+    free(back);
     list_free(&c);
     return DP_STATUS_OK;
 }
@@ -328,7 +388,11 @@ static double etf_device_free(const etf *e, int32_t d) {
 }
 
 /* When tensor t (produced by p) would be on d if sent now; with `commit`,
- * books the links and records the copy. */
+ * books the links and records the copy. Hops as the simulator runs them: a
+ * hop takes its link when free for latency + bytes / bandwidth; through the
+ * host, the second hop asks for its link when the first ends (store and
+ * forward) or starts (pipelined: it starts a first-hop latency later at the
+ * soonest and ends a latency after the first hop at the soonest). */
 static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
     const dp_devices *ds = e->c.ds;
     int32_t s = (int32_t)e->c.pinned[e->c.u.unit_of[p]];
@@ -336,12 +400,18 @@ static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
     if (s == d) return e->finish[p];
     if (e->c.mt.have[t] & dp_mask_bit(d)) return e->arrive[t * nd + d];
     int64_t pair = (int64_t)s * nd + d;
-    double bytes = (double)place_tensor_bytes(e->c.g, t), at = e->finish[p];
+    int pipelined = ds->staging == DP_STAGING_PIPELINED;
+    double bytes = (double)place_tensor_bytes(e->c.g, t), ask = e->finish[p], first_start = 0, first_end = 0, at = 0;
     for (int k = 0; k < ds->route_len[pair]; k++) {
         int32_t l = ds->route[pair * 2 + k];
-        double start = at > e->link_free[l] ? at : e->link_free[l];
-        at = start + ds->links[l].latency_s + bytes / ds->links[l].bandwidth;
+        double take = ask > e->link_free[l] ? ask : e->link_free[l], start = take, lat = ds->links[l].latency_s;
+        if (k > 0 && pipelined && first_start + ds->links[ds->route[pair * 2]].latency_s > start)
+            start = first_start + ds->links[ds->route[pair * 2]].latency_s;
+        at = start + lat + bytes / ds->links[l].bandwidth;
+        if (k > 0 && pipelined && first_end + lat > at) at = first_end + lat;
         if (commit) e->link_free[l] = at;
+        if (k == 0) first_start = take, first_end = at;
+        ask = pipelined ? take : at;
     }
     if (commit) e->arrive[t * nd + d] = at;
     return at;
@@ -487,7 +557,8 @@ static int etf_priorities(etf *e) {
         double after = 0;
         for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++)
             for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1]; x++)
-                if (e->blevel[g->consumers[x]] > after) after = e->blevel[g->consumers[x]];
+                if (!list_backward(c, g->consumers[x]) && e->blevel[g->consumers[x]] > after)
+                    after = e->blevel[g->consumers[x]];
         e->blevel[op] = sum / dp_mask_count(m) + after;
     }
     return etf_rank(e, g->n_ops);
@@ -592,25 +663,12 @@ static int etf_schedule(etf *e, int32_t op, int32_t d, int32_t *out) {
     for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && !oom; t++)
         for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && !oom; x++) {
             int32_t cons = g->consumers[x];
-            if (--e->pending[cons] == 0) oom = etf_offer_all(e, cons);
+            if (--e->pending[cons] == 0 && !list_backward(c, cons)) oom = etf_offer_all(e, cons);
         }
     return oom;
 }
 
 /* ---- m-sct --------------------------------------------------------------- */
-
-/* Seconds to send `bytes` from device a to device b along the route (every
- * hop's latency plus bytes / bandwidth, no queueing); 0 when a == b. */
-static double sct_comm(const dp_devices *ds, int32_t a, int32_t b, double bytes) {
-    if (a == b) return 0;
-    int64_t pair = (int64_t)a * ds->n_devices + b;
-    double t = 0;
-    for (int k = 0; k < ds->route_len[pair]; k++) {
-        const dp_link *l = &ds->links[ds->route[pair * 2 + k]];
-        t += l->latency_s + bytes / l->bandwidth;
-    }
-    return t;
-}
 
 /* Solves SCT's LP (place_sct.c) on the op graph: an edge per (producer,
  * consumer) pair, its transfer time that of its distinct tensors between
@@ -650,7 +708,7 @@ static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
         for (int32_t k = 0; k < op->n_inputs; k++) {
             dp_input in = g->inputs[op->inputs_at + k];
             int64_t t = dp_graph_tensor(g, in.op, in.slot);
-            if (in.op == j) continue;
+            if (in.op == j || list_backward(&e->c, j)) continue; /* a forward op reads forward ops only */
             if (seen_by[in.op] != j) {
                 seen_by[in.op] = j;
                 edge_of[in.op] = ne;
@@ -660,7 +718,7 @@ static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
             if (e->stamp[t] == stamp) continue; /* a tensor read twice is sent once */
             e->stamp[t] = stamp;
             if (e->c.u.unit_of[in.op] != e->c.u.unit_of[j])
-                comm[edge_of[in.op]] += sct_comm(ds, a, b, (double)place_tensor_bytes(g, t));
+                comm[edge_of[in.op]] += dp_devices_transfer_seconds(ds, a, b, (double)place_tensor_bytes(g, t));
         }
     }
     double lp_makespan;
@@ -720,10 +778,11 @@ static dp_status etf_run(etf *e, int32_t *out, dp_error *err) {
     int oom = etf_priorities(e);
     dp_mask used_devices = 0;
     for (int32_t k = 0; k < e->c.u.n_units; k++) used_devices |= e->c.mask[k];
+    for (int32_t i = 0; i < n; i++) out[i] = -1;
     for (int32_t i = 0; i < n && !oom; i++)
-        if (e->pending[i] == 0) oom = etf_offer_all(e, i);
+        if (e->pending[i] == 0 && !list_backward(&e->c, i)) oom = etf_offer_all(e, i);
     int idle = 0;
-    for (int32_t placed = 0; placed < n && !oom;) {
+    for (int32_t placed = e->c.fwd.n_backward; placed < n && !oom;) {
         /* each device's best candidate; the best of them is scheduled */
         etf_pick best = {-1, -1, 0, 0};
         for (dp_mask m = used_devices; m && !oom; m &= m - 1) {
@@ -743,6 +802,7 @@ static dp_status etf_run(etf *e, int32_t *out, dp_error *err) {
         placed++;
     }
     if (oom) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (list scheduling of %d ops)", n);
+    list_follow(&e->c, out);
     return DP_STATUS_OK;
 }
 

@@ -34,7 +34,7 @@ static dp_status place_partition(const dp_graph *g, const dp_devices *ds, const 
     place_wgraph w;
     memset(&w, 0, sizeof w);
     memset(&costs, 0, sizeof costs);
-    dp_status st = place_units_init(&u, g, ds, method, &o, err);
+    dp_status st = place_units_init(&u, g, ds, method, &o, NULL, err);
     if (st) return st;
     int32_t nu = u.n_units;
     dp_mask *mask = malloc((size_t)nu * sizeof(dp_mask));

@@ -50,6 +50,7 @@ dp_place_options dp_place_options_default(void) {
     o.group = DP_PLACE_GROUP_DEFAULT;
     o.n_groups = 256;
     o.sct_threshold = 0.1;
+    o.forward_only = 1;
     return o;
 }
 

@@ -44,8 +44,7 @@ static family family_of(const char *name) {
     return FAMILY_NONE;
 }
 
-/* The forward scope of an op: without "gradients/" and the clipping prefix. */
-static const char *forward_scope(const char *s) {
+const char *dp_zoo_forward_scope(const char *s) {
     for (;;) {
         if (!strncmp(s, "gradients/", 10)) s += 10;
         else if (!strncmp(s, "clip_by_global_norm/", 20)) s += 20;
@@ -93,7 +92,7 @@ dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds
     int32_t last_rnn = gpus[((L - 1) * n_gpu / L) % n_gpu];
     int32_t out_gnmt = gpus[(L < n_gpu ? L : L - 1) % n_gpu];
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const char *s = forward_scope(dp_graph_str(g, g->ops[i].scope));
+        const char *s = dp_zoo_forward_scope(dp_graph_str(g, g->ops[i].scope));
         int k = layer_of(s);
         int32_t d;
         if (f == FAMILY_GNMT) {
