@@ -673,8 +673,12 @@ int cmd_optimize(int argc, char **argv) {
         if (s->pretrain_done > 0 && isfinite(s->pretrain_best)) { /* not with --init: its encoder came trained */
             char t3[32];
             format_duration(s->pretrain_s, t3, sizeof t3);
-            printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",
-                   (long long)s->pretrain_done, t3, s->pretrain_best);
+            if (s->pretrain_done == s->pretrain_iters)
+                printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",
+                       (long long)s->pretrain_done, t3, s->pretrain_best);
+            else
+                printf("pre-training: %lld of %lld Deep Graph Infomax iterations in %s (lowest loss %.4f so far)\n",
+                       (long long)s->pretrain_done, (long long)s->pretrain_iters, t3, s->pretrain_best);
         }
         printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
         if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
