@@ -55,10 +55,11 @@ dp_place_options dp_place_options_default(void) {
 }
 
 /* DEFAULT is TensorFlow's colocation groups for every placer. Baechi's
- * co-placement (--group colocation) is not the default: in dplace's simulator
- * it makes m-etf slower on ResNet, the NMTs and issue 12's inception_v3 and
- * gnmt4 set, and m-etf (BERT) and m-topo (NMT-2, NMT-8) run out of memory
- * (docs/baselines.md, "None or co-placement"). */
+ * co-placement (--group colocation) is not the default: with the forward-only
+ * placement and pipelined copies it still makes m-etf 1.3x to 1.7x slower on
+ * ResNet, NMT-4, NMT-8 and issue 12's inception_v3, and out of memory on
+ * NMT-2 and BERT, gaining on gnmt4 only (docs/baselines.md, "None or
+ * co-placement"). */
 int32_t dp_place_group_of(dp_place_method m, const dp_place_options *opt) {
     (void)m;
     int32_t grp = opt ? opt->group : DP_PLACE_GROUP_DEFAULT;
