@@ -214,12 +214,13 @@ int main(int argc, char **argv) {
     enum { PH_SAMPLE, PH_TRAIN_F, PH_TRAIN_B, PH_OPT, PH_COUNT };
     static const char *const ph_name[] = {"sample", "train_fwd", "train_bwd", "clip_adam"};
     _Static_assert(sizeof ph_name / sizeof ph_name[0] == PH_COUNT, "a name per phase");
-    double ph[PH_COUNT] = {0};
+    double ph[PH_COUNT] = {0}, phc[PH_COUNT] = {0}; /* wall and CPU (all threads) seconds */
     int counted = 0;
     for (int it = 0; it < ITERS; it++) {
-        double c0 = cpu_now(), t0 = now(), tph[PH_COUNT] = {0};
+        double c0 = cpu_now(), t0 = now(), tph[PH_COUNT] = {0}, cph[PH_COUNT] = {0};
         dp_nn_mars_forward(&sampler, old_lp, NULL, acts, DP_NN_DECODE_MODE_SAMPLE, &rng);
         tph[PH_SAMPLE] = now() - t0;
+        cph[PH_SAMPLE] = cpu_now() - c0;
         for (int i = 0; i < S; i++) adv[i] = (float)dp_rng_normal(&rng); /* stand-in advantages */
         for (int ep = 0; ep < EPOCHS; ep++) {
             dp_nn_permutation_sample(perm, &rng, S);
@@ -229,9 +230,9 @@ int main(int argc, char **argv) {
                 dp_nn_mars *pol = n == csz ? &trainer : &trainer_rem;
                 for (int b = 0; b < n; b++)
                     memcpy(mb_acts + (size_t)b * OPS, acts + (size_t)idx[b] * OPS, sizeof(int) * OPS);
-                double t1 = now();
+                double t1 = now(), c1 = cpu_now();
                 dp_nn_mars_forward(pol, lp, ent, mb_acts, DP_NN_DECODE_MODE_TEACHER, NULL);
-                double t2 = now();
+                double t2 = now(), c2 = cpu_now();
                 /* loss = -(mean_b min(r A, clamp(r, 0.8, 1.2) A) + 0.001 mean_b entropy) */
                 for (int b = 0; b < n; b++) {
                     float A = adv[idx[b]], r = expf(lp[b] - old_lp[idx[b]]);
@@ -242,13 +243,13 @@ int main(int argc, char **argv) {
                 }
                 dp_nn_params_zero_grad(&p);
                 dp_nn_mars_backward(pol, dlp, NULL, dent, mb_acts);
-                double t3 = now();
+                double t3 = now(), c3 = cpu_now();
                 dp_nn_grad_clip(&p, 1.0);
                 dp_nn_adam_update(&p, &adam, 3e-4f);
-                double t4 = now();
-                tph[PH_TRAIN_F] += t2 - t1;
-                tph[PH_TRAIN_B] += t3 - t2;
-                tph[PH_OPT] += t4 - t3;
+                double t4 = now(), c4 = cpu_now();
+                tph[PH_TRAIN_F] += t2 - t1, cph[PH_TRAIN_F] += c2 - c1;
+                tph[PH_TRAIN_B] += t3 - t2, cph[PH_TRAIN_B] += c3 - c2;
+                tph[PH_OPT] += t4 - t3, cph[PH_OPT] += c4 - c3;
             }
         }
         times[it] = now() - t0;
@@ -256,7 +257,7 @@ int main(int argc, char **argv) {
         printf("round %d: %.3f s\n", it, times[it]);
         fflush(stdout);
         if (it > 0 || ITERS < 3) {
-            for (int k = 0; k < PH_COUNT; k++) ph[k] += tph[k];
+            for (int k = 0; k < PH_COUNT; k++) ph[k] += tph[k], phc[k] += cph[k];
             counted++;
         }
     }
@@ -266,8 +267,8 @@ int main(int argc, char **argv) {
            "median_s=%.4f\n", OPS, SEG, H, GH, D, S, EPOCHS, MB, THREADS, med);
     printf("median cpu_s=%.4f (all threads) kernels=%s params=%zu max_saved=%d (of %d segments)\n", cmed,
            nn_kern_get()->name, p.count, trainer.slots, trainer.nseg);
-    printf("phases (mean s per round):");
-    for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.4f", ph_name[k], ph[k] / counted);
+    printf("phases (mean s per round, wall/cpu):");
+    for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.3f/%.3f", ph_name[k], ph[k] / counted, phc[k] / counted);
     printf("\n");
 
     /* FLOPs of one round by component, counted from the shapes (multiply-add = 2) */
