@@ -167,6 +167,42 @@ static double gcn_seconds(int N, int GH, dp_rng *rng) {
     return best;
 }
 
+/* the sizes that set a round's FLOPs */
+typedef struct sizes_t {
+    int seg, H, GH, D, S, epochs, updates;
+} sizes_t;
+
+/* FLOPs of one round, counted from the shapes (multiply-add = 2), and the
+ * shares of the forward work: decoder products, attention scores, segment
+ * encoders (bi-LSTM, keys, P), GCN */
+typedef struct flops_t {
+    double sample, train_f, train_b, total, pct[4];
+} flops_t;
+
+static flops_t round_flops(const sizes_t *z, int ops, double nnz) {
+    double nseg = (ops + z->seg - 1) / z->seg, T = z->seg, H = z->H, A = H, G4 = 4.0 * H, E2 = 2.0 * H;
+    double gcn = 2.0 * ops * ((double)FIN * z->GH + 2.0 * z->GH * z->GH) + 2.0 * nnz * 3 * z->GH;
+    double enc = nseg * (2.0 * 2 * T * (z->GH + H) * G4 + 2.0 * T * E2 * A + 2.0 * T * E2 * G4);
+    /* decoder per step and sample: query, att @ P, recurrence, logits;
+     * attention: T A tanh and dot */
+    double dec = 2.0 * (H * A + T * G4 + H * G4 + H * z->D), attn = 3.0 * T * A;
+    double steps = ops, S = z->S, E = z->epochs, U = z->updates;
+    flops_t f;
+    f.sample = gcn + enc + steps * S * (dec + attn);
+    /* training: the forward for S samples per epoch; backward about twice
+     * the products (input and weight gradients) and the attention twice
+     * (recomputed, then differentiated) */
+    f.train_f = E * S * steps * (dec + attn) + U * (gcn + enc);
+    f.train_b = 2.0 * f.train_f;
+    f.total = f.sample + f.train_f + f.train_b;
+    double fwd = f.sample + f.train_f;
+    f.pct[0] = 100.0 * steps * S * dec * (1 + E) / fwd;
+    f.pct[1] = 100.0 * steps * S * attn * (1 + E) / fwd;
+    f.pct[2] = 100.0 * (1 + U) * enc / fwd;
+    f.pct[3] = 100.0 * (1 + U) * gcn / fwd;
+    return f;
+}
+
 int main(int argc, char **argv) {
     int a[10] = {256, 128, 512, 256, 5, 20, 3, 4, 1, 2};
     for (int i = 1; i < argc && i <= 10; i++) a[i - 1] = atoi(argv[i]);
@@ -271,27 +307,14 @@ int main(int argc, char **argv) {
     for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.3f/%.3f", ph_name[k], ph[k] / counted, phc[k] / counted);
     printf("\n");
 
-    /* FLOPs of one round by component, counted from the shapes (multiply-add = 2) */
-    double nseg = trainer.nseg, T = SEG, A = H, G4 = 4.0 * H, E2 = 2.0 * H;
-    double nnz = (double)g.nnz, F = FIN;
-    double gcn_f = 2.0 * OPS * (F * GH + 2.0 * GH * GH) + 2.0 * nnz * 3 * GH;
-    double enc_f = nseg * (2.0 * 2 * T * (GH + H) * G4 + 2.0 * T * E2 * A + 2.0 * T * E2 * G4); /* + keys, P */
-    /* decoder per step and sample: query, att @ P, recurrence, logits; attention T A tanh + dot */
-    double dec_gemm = 2.0 * (H * A + T * G4 + H * G4 + H * D), attn_ew = 3.0 * T * A;
-    double steps = (double)OPS;
     int updates = EPOCHS * nchunks;
-    double samp_f = gcn_f + enc_f + steps * S * (dec_gemm + attn_ew);
-    /* training: forward as above for S samples per epoch; backward ~2x the
-     * products (input and weight gradients) plus the attention recomputed */
-    double train_f = EPOCHS * (S * steps * (dec_gemm + attn_ew)) + updates * (gcn_f + enc_f);
-    double train_b = EPOCHS * (S * steps * (2 * dec_gemm + 2 * attn_ew)) + updates * 2 * (gcn_f + enc_f);
-    double total = samp_f + train_f + train_b;
+    sizes_t sz = {SEG, H, GH, D, S, EPOCHS, updates};
+    flops_t fl = round_flops(&sz, OPS, (double)g.nnz);
+    double total = fl.total;
     printf("GFLOP per round: %.1f (sample %.1f, train forward %.1f, train backward %.1f); of the forward work: "
            "decoder products %.0f%%, attention scores %.0f%%, segment encoders %.0f%%, GCN %.0f%%\n",
-           total * 1e-9, samp_f * 1e-9, train_f * 1e-9, train_b * 1e-9,
-           100.0 * steps * S * dec_gemm * (1 + EPOCHS) / (samp_f + train_f),
-           100.0 * steps * S * attn_ew * (1 + EPOCHS) / (samp_f + train_f),
-           100.0 * (1 + updates) * enc_f / (samp_f + train_f), 100.0 * (1 + updates) * gcn_f / (samp_f + train_f));
+           total * 1e-9, fl.sample * 1e-9, fl.train_f * 1e-9, fl.train_b * 1e-9, fl.pct[0], fl.pct[1], fl.pct[2],
+           fl.pct[3]);
     printf("rate: %.1f GFLOP/s over the round\n", total * 1e-9 / med);
 
     /* the round's hot kernels on this machine */
@@ -307,16 +330,19 @@ int main(int argc, char **argv) {
      * (DPLACE_MARS_PAPER=0 skips this, e.g. for profiling the round) */
     const char *pp = getenv("DPLACE_MARS_PAPER");
     double t_gcn_here = gcn_seconds(OPS, GH, &rng);
-    double per_seg = (med - (1 + updates) * t_gcn_here) / nseg;
+    double per_seg = (med - (1 + updates) * t_gcn_here) / trainer.nseg;
     static const struct { const char *name; int ops; } paper[] = {
         {"inception_v3", 21700}, {"gnmt4", 55785}, {"bert_base", 11443}};
     for (int i = 0; i < 3 && !(pp && strcmp(pp, "0") == 0); i++) {
         int n = paper[i].ops, segs = (n + SEG - 1) / SEG;
         double tg = gcn_seconds(n, GH, &rng);
         double est = segs * per_seg + (1 + updates) * tg;
+        flops_t pf = round_flops(&sz, n, (double)g.nnz / OPS * n); /* anchor-like graphs */
         printf("paper size %-12s %6d ops, %4d segments: %.0f s per round (%.2f s per segment x %d, GCN %d x "
-               "%.3f s), extrapolated from this round\n",
-               paper[i].name, n, segs, est, per_seg, segs, 1 + updates, tg);
+               "%.3f s), extrapolated from this round; %.1f TFLOP per round (forward: decoder products %.0f%%, "
+               "attention scores %.0f%%, segment encoders %.0f%%, GCN %.1f%%)\n",
+               paper[i].name, n, segs, est, per_seg, segs, 1 + updates, tg, pf.total * 1e-12, pf.pct[0], pf.pct[1],
+               pf.pct[2], pf.pct[3]);
     }
     dp_nn_mars_free(&sampler);
     dp_nn_mars_free(&trainer);
