@@ -3,7 +3,8 @@
  * (Mars: each segment's encoder and decoder start from the previous
  * segment's final state, and the gradient can flow back through it).
  *
- * How the work is planned (every product goes through nn_gemm):
+ * How the work is planned (products through nn_gemm, a step's few-row ones
+ * through the few-row kernel directly, rows_gemm):
  *  - the encoder's input projections for all elements are one product
  *    (dp_nn_lstm_forward); with shared_input the encoder, its attention keys
  *    and its state run once for all B samples;
@@ -17,7 +18,7 @@
  *    are split into ranges decoded on the pool's threads for all T steps
  *    (no synchronisation per step), each step's products batched over a
  *    range's samples; every weight gradient is one product over all T B
- *    steps after the loop, from the parts' partial sums;
+ *    steps after the loop;
  *  - the attention's tanh values ([T, A] per step and sample, T B T A floats
  *    in all) are not saved: backward recomputes them.
  * Results do not depend on the thread count or the split: the per-step
