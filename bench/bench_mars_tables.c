@@ -126,8 +126,10 @@ static int configure(const run_def *rd, dp_agent_config *c, dp_error *err) {
                                            {"dev-emb", "16"},    {"pretrain-iters", "200"}, {"seg-keep", "0"},
                                            {"txl-heads", "4"},   {"txl-inner", "128"}};
     if (small_sizes && c->encoder != DP_AGENT_ENCODER_NONE)
-        for (size_t k = 0; k < sizeof small / sizeof small[0]; k++)
+        for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) {
+            if (!strcmp(small[k][0], "pretrain-iters") && c->pretrain_iters == 0) continue; /* mars-nopretrain */
             if (dp_agent_config_set(c, small[k][0], small[k][1], err)) return 1;
+        }
     for (int k = 0; k < 3 && rd->set[k][0]; k++)
         if (dp_agent_config_set(c, rd->set[k][0], rd->set[k][1], err)) return 1;
     return 0;
