@@ -450,7 +450,7 @@ static void test_config(void) {
     CHECK_NEAR(c.entropy, 0.001, 1e-9);
     CHECK_NEAR(c.lr, 3e-4, 1e-9);
     CHECK_NEAR(c.baseline_decay, 0.99, 1e-7);
-    CHECK(c.type_ids == DP_AGENT_TYPE_IDS_FIXED && c.entropy_sum && !c.clip_per_network);
+    CHECK(c.type_ids == DP_AGENT_TYPE_IDS_FIXED && !c.entropy_sum && !c.clip_per_network);
     CHECK(dp_agent_config_check(&c, &err) == 0);
     CHECK(dp_agent_preset("mars-nopretrain", &c) == 0 && c.pretrain_iters == 0);
     CHECK(dp_agent_preset("mars-seq2seq", &c) == 0 && dp_agent_config_check(&c, &err) == 0);

@@ -275,8 +275,10 @@ static void preset_mars(dp_agent_config *c) {
                                                          them into four mini-batches"                   */
     c->ppo_epochs = 3;                                /* "repeating this for three epochs"              */
     c->ppo_clip = 0.2f;                               /* "The clip ratio ... 0.2"                       */
-    c->entropy = 0.001f, c->entropy_sum = 1;          /* "coefficient of entropy ... 0.001", on the
-                                                         entropy summed over the ops (the reference)    */
+    c->entropy = 0.001f, c->entropy_sum = 0;          /* "coefficient of entropy ... 0.001", on the mean
+                                                         entropy per op: on the summed entropy (the
+                                                         reference's; --set entropy-sum=yes) the policy
+                                                         stayed uniform on bert_base (docs/agents.md)   */
     c->lr = 3e-4f, c->clip = 1.0f;                    /* "Adam ... 0.0003 and gradient clipping with a
                                                          1.0 norm"                                      */
     c->clip_per_network = 0;                          /* one norm over encoder and placer (reference)   */
