@@ -83,6 +83,11 @@ expect 0 '"cut_bytes"' -- "$D" group --model synthetic-2000 --method fluid --gro
 for key in '"groups": 4' '"ops_per_group"' '"imbalance"' '"compute_total_s"'; do
   grep -q -- "$key" "$T/out" || bad "group --json lacks $key"
 done
+# METIS printf()s "***Cannot bisect a graph with 0 vertices!" on stdout when
+# asked for many parts of a small graph: --json output must stay JSON
+"$D" group --model inception_v3 --method metis --groups 1000 --json >"$T/out" 2>"$T/err" && ok || bad "metis 1000 groups"
+python3 -m json.tool "$T/out" >/dev/null && ok || bad "group --json with METIS's complaints is not JSON"
+grep -q "Cannot bisect" "$T/out" && bad "METIS's complaints on stdout" || ok
 expect 0 "written" -- "$D" group --model synthetic-2000 --method metis --groups 8 -o "$T/g.json"
 grep -q '"format": "dplace-groups"' "$T/g.json" && grep -q '"n_groups": 8' "$T/g.json" && ok || bad "groups file"
 expect 2 "--groups N is required" -- "$D" group --model synthetic-500 --method metis

@@ -15,11 +15,21 @@
  *  - it prints to stdout and fails on a target weight <= 0 (a device
  *    so slow that its share rounds to 0): each part's weight is at least
  *    METIS_MIN_TPWGT;
- *  - the seed is METIS_OPTION_SEED, so the same seed gives the same parts. */
+ *  - the seed is METIS_OPTION_SEED, so the same seed gives the same parts;
+ *  - its initial partitioning printf()s "***Cannot bisect a graph with 0
+ *    vertices!" and "***You are trying to partition a graph into too many
+ *    parts!" on stdout when many parts are asked of a small coarsened graph
+ *    (gnmt4 into 256 parts), and still returns a partition: these lines
+ *    would corrupt `--json` output, so stdout is pointed at /dev/null for
+ *    the call (one call at a time, under a mutex). */
 #include <assert.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <metis.h>
 
@@ -36,6 +46,35 @@ static const char *metis_status_name(int rc) {
     case METIS_ERROR_MEMORY: return "out of memory";
     default: return "error";
     }
+}
+
+static pthread_mutex_t metis_stdout_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Points file descriptor 1 at /dev/null and returns a duplicate of the old
+ * one to give to stdout_unmute (-1: nothing was changed). Takes
+ * metis_stdout_lock, which stdout_unmute releases. */
+static int stdout_mute(void) {
+    pthread_mutex_lock(&metis_stdout_lock);
+    fflush(stdout);
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd < 0) return -1;
+    int saved = dup(STDOUT_FILENO);
+    if (saved >= 0 && dup2(null_fd, STDOUT_FILENO) < 0) {
+        close(saved);
+        saved = -1;
+    }
+    close(null_fd);
+    return saved;
+}
+
+/* Undoes stdout_mute(saved) and releases the lock. */
+static void stdout_unmute(int saved) {
+    if (saved >= 0) {
+        fflush(stdout);
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+    pthread_mutex_unlock(&metis_stdout_lock);
 }
 
 /* (weight, index) pairs sorted heaviest first (ties: lower index). */
@@ -128,8 +167,10 @@ dp_status place_metis_part(const place_wgraph *w, int32_t n_parts, const double 
     options[METIS_OPTION_SEED] = (idx_t)(seed % 2147483647u);
     options[METIS_OPTION_NUMBERING] = 0;
     idx_t nv = (idx_t)n, ncon = 1, np = n_parts, cut = 0;
+    int muted = stdout_mute();
     int rc = METIS_PartGraphKway(&nv, &ncon, xadj, adjncy, vwgt, NULL, adjwgt, &np, tpwgts, NULL, options, &cut,
                                  parts);
+    stdout_unmute(muted);
     if (rc != METIS_OK) {
         st = dp_error_set(err, DP_STATUS_UNSUPPORTED, "METIS_PartGraphKway failed (%s) on %d vertices, %d parts",
                           metis_status_name(rc), w->n, n_parts);
