@@ -67,6 +67,8 @@ typedef struct hp_ctx {
     float ge[BATCH * GROUPS * FIN], dge[BATCH * GROUPS * FIN], count[GROUPS];
     float lp[BATCH], ent[BATCH];
     float coef_g, ent_g, coef_d[BATCH], ent_d[BATCH];
+    int use_rows;      /* 1: the grouper's rows weighted one by one (PPO's per-decision ratios) */
+    float rows[OPS];   /* per-row weights added to coef_g */
 } hp_ctx;
 
 /* group embedding = mean of the member ops' features, one copy per sample */
@@ -80,6 +82,8 @@ static double hp_loss(void *vctx) {
     dp_nn_seq2seq_forward(&c->placer, c->lp, c->ent, c->devices, c->ge, NULL, NULL,
                           DP_NN_DECODE_MODE_TEACHER, NULL, 0.0f);
     double s = (double)c->coef_g * glp + (double)c->ent_g * gent;
+    if (c->use_rows) /* + sum_n rows[n] log p(groups[n] | x[n]), from the forward's log-probabilities */
+        for (int n = 0; n < OPS; n++) s += (double)c->rows[n] * c->grouper.logp[(size_t)n * GROUPS + c->groups[n]];
     for (int b = 0; b < BATCH; b++) s += (double)c->coef_d[b] * c->lp[b] + (double)c->ent_d[b] * c->ent[b];
     return s;
 }
@@ -93,10 +97,13 @@ static void hp_grad(void *vctx) {
     dp_nn_seq2seq_backward(&c->placer, c->dge, c->coef_d, c->ent_d, c->devices, c->ge);
     for (int b = 0; b < BATCH; b++)
         dp_nn_group_mean_backward(c->dx, c->dge + b * GROUPS * FIN, c->count, c->groups, OPS, FIN, GROUPS);
-    dp_nn_grouper_backward(&c->grouper, c->dx, c->groups, c->x, c->coef_g, c->ent_g, OPS);
+    if (c->use_rows)
+        dp_nn_grouper_backward_rows(&c->grouper, c->dx, c->groups, c->x, c->rows, c->coef_g, c->ent_g, OPS);
+    else
+        dp_nn_grouper_backward(&c->grouper, c->dx, c->groups, c->x, c->coef_g, c->ent_g, OPS);
 }
 
-static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, const char *label) {
+static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, int use_rows, const char *label) {
     hp_ctx *c = calloc(1, sizeof *c);
     dp_nn_grouper_config gc = {FIN, 6, GROUPS, 0.0f, 1.0f};
     dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, mode, ctx_to_output, 5.0f, 2.0f, 0};
@@ -126,6 +133,8 @@ static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, const char *l
     for (int i = 0; i < BATCH * GROUPS; i++) c->devices[i] = (int)dp_rng_below(&rng, DEV);
     c->coef_g = 0.7f, c->ent_g = -0.3f;
     c->coef_d[0] = 1.0f, c->coef_d[1] = -0.6f, c->ent_d[0] = 0.2f, c->ent_d[1] = 0.5f;
+    c->use_rows = use_rows;
+    for (int i = 0; i < OPS; i++) c->rows[i] = (float)(1.6 * dp_rng_uniform(&rng) - 0.8); /* mixed signs */
     dp_nn_check_tensor t[16];
     dp_nn_check_result r[16];
     for (int i = 0; i < c->p.ntensors; i++) {
@@ -145,9 +154,12 @@ static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, const char *l
     free(c);
 }
 
-static void test_hp_before(void) { check_hp(DP_NN_ATTENTION_MODE_BEFORE, 1, "s2s(before)"); }
-static void test_hp_before_plain(void) { check_hp(DP_NN_ATTENTION_MODE_BEFORE, 0, "s2s(before,h)"); }
-static void test_hp_after(void) { check_hp(DP_NN_ATTENTION_MODE_AFTER, 0, "s2s(after)"); }
+static void test_hp_before(void) { check_hp(DP_NN_ATTENTION_MODE_BEFORE, 1, 0, "s2s(before)"); }
+static void test_hp_before_plain(void) { check_hp(DP_NN_ATTENTION_MODE_BEFORE, 0, 0, "s2s(before,h)"); }
+static void test_hp_after(void) { check_hp(DP_NN_ATTENTION_MODE_AFTER, 0, 0, "s2s(after)"); }
+/* the grouper's per-row weights (dp_nn_grouper_backward_rows), as PPO's
+ * per-decision ratios use them */
+static void test_hp_grouper_rows(void) { check_hp(DP_NN_ATTENTION_MODE_AFTER, 0, 1, "s2s+rows"); }
 
 /* ---- GCN + readout + discriminator ---- */
 
@@ -309,6 +321,7 @@ int main(void) {
     TEST_RUN(test_hp_before);
     TEST_RUN(test_hp_before_plain);
     TEST_RUN(test_hp_after);
+    TEST_RUN(test_hp_grouper_rows);
     TEST_RUN(test_gcn_encode);
     TEST_RUN(test_dgi);
     TEST_RUN(test_determinism);
