@@ -362,6 +362,61 @@ static void test_checkpoint_resume(void) {
     dp_devices_free(ds);
 }
 
+/* A cancel flag raised by the progress callback at one point of an update. */
+typedef struct cancel_at {
+    volatile sig_atomic_t flag;
+    const char *phase; /* raise it when this phase reports done == at */
+    int64_t at;
+    int calls[3];      /* sampling, evaluating, training reports seen */
+} cancel_at;
+
+static void cancel_progress(void *user, const char *phase, int64_t done, int64_t total) {
+    cancel_at *c = user;
+    CHECK(done >= 0 && done <= total && total > 0);
+    int k = !strcmp(phase, "sampling") ? 0 : !strcmp(phase, "evaluating") ? 1 : 2;
+    CHECK(k < 2 || !strcmp(phase, "training"));
+    c->calls[k]++;
+    if (c->phase && !strcmp(phase, c->phase) && done == c->at) c->flag = 1;
+}
+
+/* An update cancelled between batches of sampling or minibatches of
+ * training is abandoned: the agent is as before it, and the run goes on as
+ * if it had not been tried; progress is reported for every phase. */
+static void test_cancel_mid_update(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("cancel");
+    dp_error err;
+    const char *phases[] = {"sampling", "training", "training"};
+    const int64_t ats[] = {5, 1, 11}; /* mars: batches of 5 samples; 3 epochs x 4 minibatches */
+    for (int v = 0; v < 3; v++) {
+        dp_agent_config c = small_mars("mars");
+        CHECK(dp_agent_config_set(&c, "pretrain-iters", "4", &err) == 0);
+        cancel_at ca = {0, NULL, 0, {0, 0, 0}};
+        dp_agent_eval_options eo = dp_agent_eval_options_default();
+        eo.cancel = &ca.flag;
+        eo.progress = cancel_progress;
+        eo.progress_user = &ca;
+        dp_agent *whole = make(g, ds, &c, 5), *part = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        CHECK(part != NULL);
+        for (int u = 0; u < 4; u++) CHECK(dp_agent_update(whole, &err) == 0);
+        for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
+        CHECK(ca.calls[0] == 2 * 5 && ca.calls[1] == 2 * 2 && ca.calls[2] == 2 * 13);
+        ca.phase = phases[v], ca.at = ats[v];
+        CHECK(dp_agent_update(part, &err) == 0); /* cancelled */
+        CHECK(ca.flag == 1);
+        CHECK_INT_EQ(dp_agent_get_state(part)->n_last, 0);
+        CHECK_INT_EQ(dp_agent_get_state(part)->updates, 2);
+        ca.flag = 0, ca.phase = NULL;
+        for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
+        compare_agents(whole, part);
+        CHECK(memcmp(whole->params.v, part->params.v, sizeof(float) * whole->params.count) == 0);
+        CHECK(whole->params.step == part->params.step);
+        dp_agent_free(whole), dp_agent_free(part);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* A pre-trained, trained agent saved and loaded places as before (greedy
  * placement, log-probabilities); its networks load into an agent of another
  * graph (--init: the policy is graph-independent with type-ids=fixed) and
@@ -517,6 +572,7 @@ int main(void) {
     TEST_RUN(test_pretraining);
     TEST_RUN(test_save_load_and_init);
     TEST_RUN(test_checkpoint_resume);
+    TEST_RUN(test_cancel_mid_update);
     TEST_RUN(test_ppo_finds_known_best);
     return 0;
 }

@@ -245,9 +245,17 @@ typedef struct dp_agent_eval_options {
      * measurements are stopped and the update in flight is abandoned,
      * leaving the agent as it was before it */
     const volatile sig_atomic_t *cancel;
+    /* NULL, or called during an update with what it is doing ("sampling",
+     * "evaluating", "training") and how far (done of total): a Mars update
+     * over every op of a large graph takes minutes. Agents over every op
+     * also check the cancel flag between the batches of sampling and the
+     * minibatches of training, abandoning the update as above. */
+    void (*progress)(void *user, const char *phase, int64_t done, int64_t total);
+    void *progress_user;
 } dp_agent_eval_options;
 
-/* Defaults: 1 thread, cache on, the simulator without noise, 1 step. */
+/* Defaults: 1 thread, cache on, the simulator without noise, 1 step, no
+ * cancel flag, no progress callback. */
 dp_agent_eval_options dp_agent_eval_options_default(void);
 
 /* One evaluated placement of the last update. */
@@ -298,8 +306,10 @@ void dp_agent_free(dp_agent *a);
  * trains the networks on their rewards. Errors only for the agent's own
  * failures (NOMEM, a placement file it cannot write for --measure); a
  * placement that fails to run is a failed sample, not an error. When the
- * evaluator's cancel flag stops a measurement, the update is abandoned: the
- * agent is left exactly as before it (the state's n_last is 0). */
+ * evaluator's cancel flag stops a measurement (or, for agents over every op,
+ * is found set between batches of sampling or training), the update is
+ * abandoned: the agent is left exactly as before it (the state's n_last is
+ * 0). */
 dp_status dp_agent_update(dp_agent *a, dp_error *err);
 
 /* Runs up to max_iters (< 0: all) more iterations of the GCN encoder's

@@ -80,6 +80,7 @@ void dp_agent_free(dp_agent *a) {
     free(a->devs), free(a->logp), free(a->dlogp), free(a->entropy), free(a->dentropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->window), free(a->best), free(a->dge0), free(a->best_group_scratch);
     free(a->old_logp), free(a->mb_weight), free(a->order);
+    free(a->undo);
     free(a->logp_step), free(a->old_step), free(a->dlogp_step), free(a->old_rows), free(a->dlogp_rows);
     free(a->elite_reward), free(a->elite_hash), free(a->elite_devs), free(a->elite_group);
     free(a);
@@ -461,6 +462,12 @@ void agent_train_cross_entropy(dp_agent *a) {
     if (c->ce_recent) a->n_elites = 0;
 }
 
+void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t total) {
+    if (a->eo.progress) a->eo.progress(a->eo.progress_user, phase, done, total);
+}
+
+int agent_cancel_requested(const dp_agent *a) { return a->eo.cancel && *a->eo.cancel; }
+
 dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, N = a->N;
@@ -476,7 +483,11 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
 
     if (a->op_level) {
         a->old_logp_g = 0.0f;
-        agent_mars_sample(a, DP_NN_DECODE_MODE_SAMPLE);
+        if (agent_mars_sample(a, DP_NN_DECODE_MODE_SAMPLE)) {
+            a->rng = saved_rng;
+            a->st.n_last = 0;
+            return DP_STATUS_OK;
+        }
     } else {
         a->old_logp_g = forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
         agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
@@ -485,6 +496,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
 
     double te0 = dp_now_s();
     int cancelled = 0;
+    agent_progress(a, "evaluating", 0, K);
     dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
     if (st) return st;
     if (cancelled) {
@@ -498,6 +510,8 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     int valid_only = u >= c->valid_only_after;
     double adv[K];
     int32_t n_used = 0;
+    int had_baseline = a->have_baseline;
+    double saved_baseline = a->st.baseline;
     if (!a->have_baseline) { /* first rewards: the baseline starts at their mean */
         double s = 0.0;
         int32_t m = 0;
@@ -519,18 +533,32 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         adv[k] = s->used ? s->reward - b : 0.0;
         if (s->used) n_used++;
     }
+    agent_progress(a, "evaluating", K, K);
+
+    /* training (the baseline and the elites take this update's rewards
+     * after it: training reads only adv, and a cancelled training leaves
+     * them as they were) */
+    if (n_used > 0) {
+        if (a->op_level && c->algo == DP_AGENT_ALGO_REINFORCE) {
+            agent_mars_train_reinforce(a, adv);
+        } else if (a->op_level) {
+            if (agent_mars_train_ppo(a, adv)) { /* cancelled: parameters put back */
+                a->rng = saved_rng;
+                a->have_baseline = had_baseline, a->st.baseline = saved_baseline;
+                a->st.n_last = 0;
+                return DP_STATUS_OK;
+            }
+        } else if (c->algo == DP_AGENT_ALGO_REINFORCE) {
+            train_reinforce(a, adv);
+        } else {
+            train_ppo(a, adv, noise);
+        }
+    }
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].used) agent_baseline_add(a, a->last[k].reward);
     if (c->algo == DP_AGENT_ALGO_PPO_CE)
         for (int32_t k = 0; k < K; k++)
             if (a->last[k].valid) elites_offer(a, k, a->last[k].reward);
-
-    if (n_used > 0) {
-        if (a->op_level && c->algo == DP_AGENT_ALGO_REINFORCE) agent_mars_train_reinforce(a, adv);
-        else if (a->op_level) agent_mars_train_ppo(a, adv);
-        else if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
-        else train_ppo(a, adv, noise);
-    }
     if (c->algo == DP_AGENT_ALGO_PPO_CE && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every)
         agent_train_cross_entropy(a);
 

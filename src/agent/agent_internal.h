@@ -132,6 +132,10 @@ struct dp_agent {
      * grouper's [N]; old values; weights for the backward when step_weights */
     float *logp_step, *old_step, *dlogp_step;
     float *old_rows, *dlogp_rows;
+    /* agents over every op: parameters, Adam's m and v [3, params.count]
+     * before an update's training, put back when it is cancelled (allocated
+     * on first use, only when there is a cancel flag) */
+    float *undo;
     int step_weights;
     float *mb_weight;   /* [K] 1 for the samples of the current minibatch   */
     int32_t *order;     /* [K] */
@@ -275,8 +279,9 @@ int agent_mars_specs(const dp_agent *a, dp_nn_tensor_spec *specs);
 dp_status agent_mars_init(dp_agent *a, dp_error *err);
 void agent_mars_free(dp_agent *a);
 /* Samples (or decodes greedily) a->devs [K, N], a->logp, a->entropy in
- * batches of mars_B. */
-void agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode);
+ * batches of mars_B, reporting progress after each; returns 1 (work left
+ * undone) when the cancel flag is found set between batches, else 0. */
+int agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode);
 /* Teacher-forced forward of the batch a->mdevs [mars_B, N]: a->mlogp and
  * (entropy > 0) a->ment. */
 void agent_mars_batch_forward(dp_agent *a);
@@ -286,8 +291,14 @@ void agent_mars_batch_backward(dp_agent *a);
 /* REINFORCE step on the last sampling (one batch of K) with advantages adv[K]. */
 void agent_mars_train_reinforce(dp_agent *a, const double *adv);
 /* PPO: ppo_epochs passes, each over ppo_minibatches shuffled minibatches
- * run one at a time. */
-void agent_mars_train_ppo(dp_agent *a, const double *adv);
+ * run one at a time, reporting progress after each. When the cancel flag
+ * is found set between minibatches, the parameters, Adam's moments and step
+ * and the generator are put back as they were and 1 is returned; else 0. */
+int agent_mars_train_ppo(dp_agent *a, const double *adv);
+/* The eval options' progress callback, if any. */
+void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t total);
+/* Whether the eval options' cancel flag is set. */
+int agent_cancel_requested(const dp_agent *a);
 /* ce_steps Adam steps on -1/E sum_e log p(elite_e). */
 void agent_mars_cross_entropy(dp_agent *a);
 /* log p(devs [N]) under the current policy. */

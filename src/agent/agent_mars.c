@@ -202,11 +202,13 @@ float agent_mars_dgi_loss(dp_agent *a) {
 
 /* ---- sampling and training ------------------------------------------------------ */
 
-void agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode) {
+int agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode) {
     int32_t K = a->K, B = a->mars_B, N = a->N;
     assert(K % B == 0);
     float *ent = a->cfg.entropy > 0 ? a->ment : NULL;
+    agent_progress(a, "sampling", 0, K);
     for (int32_t k0 = 0; k0 < K; k0 += B) {
+        if (k0 > 0 && agent_cancel_requested(a)) return 1;
         /* per-decision log-probabilities for PPO's ratios (a->logp_step [K, N]) */
         dp_nn_mars_forward_steps(&a->mars, a->mlogp, a->mars_steps ? a->logp_step + (int64_t)k0 * N : NULL, ent,
                                  a->devs + (int64_t)k0 * N, mode, &a->rng);
@@ -214,7 +216,9 @@ void agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode) {
             a->logp[k0 + b] = a->mlogp[b];
             a->entropy[k0 + b] = ent ? ent[b] : 0.0f;
         }
+        agent_progress(a, "sampling", k0 + B, K);
     }
+    return 0;
 }
 
 /* The entropy term's weight per sample of a batch of n: the bonus on the
@@ -247,12 +251,25 @@ void agent_mars_train_reinforce(dp_agent *a, const double *adv) {
     agent_optimizer_step(a);
 }
 
-void agent_mars_train_ppo(dp_agent *a, const double *adv) {
+int agent_mars_train_ppo(dp_agent *a, const double *adv) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, M = c->ppo_minibatches, B = a->mars_B, N = a->N;
     double eps = c->ppo_clip;
     int per_decision = a->mars_steps;
     assert(B * M == K);
+    /* what a cancelled training puts back (only with a cancel flag to heed) */
+    size_t P = a->params.count;
+    int64_t step0 = a->params.step;
+    int can_undo = a->eo.cancel != NULL;
+    if (can_undo && !a->undo) a->undo = malloc(sizeof(float) * 3 * P);
+    if (!a->undo) can_undo = 0; /* out of memory: train without checking */
+    if (can_undo) {
+        memcpy(a->undo, a->params.data, sizeof(float) * P);
+        memcpy(a->undo + P, a->params.m, sizeof(float) * P);
+        memcpy(a->undo + 2 * P, a->params.v, sizeof(float) * P);
+    }
+    int64_t total = (int64_t)c->ppo_epochs * M, done = 0;
+    agent_progress(a, "training", 0, total);
     memcpy(a->old_logp, a->logp, sizeof(float) * (size_t)K);
     if (per_decision) memcpy(a->old_step, a->logp_step, sizeof(float) * (size_t)K * N);
     a->mdsteps_on = per_decision;
@@ -284,9 +301,19 @@ void agent_mars_train_ppo(dp_agent *a, const double *adv) {
             dp_nn_params_zero_grad(&a->params);
             agent_mars_batch_backward(a);
             agent_optimizer_step(a);
+            agent_progress(a, "training", ++done, total);
+            if (can_undo && done < total && agent_cancel_requested(a)) {
+                memcpy(a->params.data, a->undo, sizeof(float) * P);
+                memcpy(a->params.m, a->undo + P, sizeof(float) * P);
+                memcpy(a->params.v, a->undo + 2 * P, sizeof(float) * P);
+                a->params.step = step0;
+                a->mdsteps_on = 0;
+                return 1;
+            }
         }
     }
     a->mdsteps_on = 0;
+    return 0;
 }
 
 void agent_mars_cross_entropy(dp_agent *a) {

@@ -73,7 +73,9 @@ static void usage(FILE *f) {
             "  --trace FILE         timeline of the best placement (Chrome trace)\n"
             "  --json               print a JSON summary instead of the table\n"
             "  --checkpoint FILE    training state, atomically, every --checkpoint-every updates\n"
-            "                       (default 50), at the end and on SIGINT/SIGTERM\n"
+            "                       (default 50) or 10 minutes, at the end and on SIGINT/SIGTERM\n"
+            "                       (an update in flight is abandoned: Mars's stop between\n"
+            "                       minibatches, measurements are killed)\n"
             "  --resume FILE        continue from a checkpoint (same graph, devices, agent, seed;\n"
             "                       --updates and --samples count from the first run, --time\n"
             "                       from this one)\n"
@@ -100,6 +102,7 @@ static void usage(FILE *f) {
 static volatile sig_atomic_t g_stop;
 
 #define MAX_SETS 128
+#define CK_EVERY_S 600.0 /* a checkpoint at least this often (after an update) */
 
 /* One override: --set KEY=VALUE (key NULL) or a component flag. */
 typedef struct setting {
@@ -309,7 +312,20 @@ static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices 
 typedef struct progress {
     int tty, quiet;
     double every_s, last_s, start_s;
+    const dp_agent_state *st; /* set once the agent exists */
 } progress;
+
+/* The agent's progress callback: where the update in flight stands (a Mars
+ * update over every op of a large graph takes minutes). */
+static void update_progress(void *user, const char *phase, int64_t done, int64_t total) {
+    progress *p = user;
+    double now = dp_now_s();
+    if (p->quiet || !p->st || now - p->last_s < p->every_s) return;
+    p->last_s = now;
+    fprintf(stderr, "%supdate %lld in flight: %s %lld/%lld%s", p->tty ? "\r\033[K" : "optimize: ",
+            (long long)p->st->updates + 1, phase, (long long)done, (long long)total, p->tty ? "" : "\n");
+    fflush(stderr);
+}
 
 /* The last 200 to 400 samples: the window being filled and the one before. */
 typedef struct recent_window {
@@ -519,8 +535,12 @@ int cmd_optimize(int argc, char **argv) {
     eo.measure_cmd = measure;
     eo.measure_timeout_s = measure_timeout;
     eo.cancel = &g_stop;
+    progress pg = {isatty(2), quiet || json, isatty(2) ? 0.5 : 10.0, 0, dp_now_s(), NULL};
+    eo.progress = update_progress;
+    eo.progress_user = &pg;
     if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)seed, &err))) goto fail;
     const dp_agent_state *s = dp_agent_get_state(agent);
+    pg.st = s;
     if (resume_path) {
         if (dp_agent_load(agent, resume_path, &err)) goto fail;
         if (log_path && log_truncate(log_path, s->samples, &cv, &err)) goto fail;
@@ -537,7 +557,6 @@ int cmd_optimize(int argc, char **argv) {
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s()};
     if (!quiet && !json)
         fprintf(stderr, "optimize: %s on %s, agent %s, %d %s, %lld updates done%s\n", g->name, ds->name, cfg.preset,
                 (int)s->n_groups, cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
@@ -548,6 +567,7 @@ int cmd_optimize(int argc, char **argv) {
     if (ck_path && s->pretrain_done > pretrained && dp_agent_save(agent, ck_path, &err)) goto fail;
     recent_window rw = {0};
     int64_t since_ck = 0;
+    double last_ck = dp_now_s();
     double last_best = s->best_s;
     while (!g_stop && (updates < 0 || s->updates < updates) && (time_budget < 0 || dp_now_s() - start < time_budget)) {
         if (dp_agent_update(agent, &err)) goto fail;
@@ -574,9 +594,9 @@ int cmd_optimize(int argc, char **argv) {
             if (dp_placement_write_file(out, g, ds, s->best_placement, &err)) goto fail;
         }
         last_best = s->best_s;
-        if (ck_path && since_ck >= ck_every) {
+        if (ck_path && (since_ck >= ck_every || (since_ck > 0 && dp_now_s() - last_ck >= CK_EVERY_S))) {
             if (dp_agent_save(agent, ck_path, &err)) goto fail;
-            since_ck = 0;
+            since_ck = 0, last_ck = dp_now_s();
         }
         progress_show(&pg, s, updates, time_budget, &rw, 0);
     }
