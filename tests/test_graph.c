@@ -273,6 +273,30 @@ static void test_any_order_and_builder(void) {
     dp_graph_free(g);
 }
 
+/* The depth-first order follows chains: x -> a1 -> a2 and x -> b1 -> b2
+ * (written a1, b1, a2, b2) give x a1 a2 b1 b2 where FIFO gives x a1 b1 a2
+ * b2; both are topological permutations. */
+static void test_topo_depth_first(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_init("chains");
+    const char *names[] = {"x", "a1", "b1", "a2", "b2"};
+    const int32_t from[] = {-1, 0, 0, 1, 2};
+    for (int i = 0; i < 5; i++) {
+        CHECK(dp_graph_add_op(g, names[i], "T", NULL, NULL, &err) == i);
+        if (from[i] >= 0) CHECK(dp_graph_add_input(g, i, from[i], 0, &err) == 0);
+        CHECK(dp_graph_add_output_bytes(g, i, 4, &err) == 0);
+    }
+    CHECK(dp_graph_finalize(g, NULL, &err) == 0);
+    int32_t dfs[5];
+    CHECK(dp_graph_topo_depth_first(g, dfs, &err) == 0);
+    const int32_t want_dfs[] = {0, 1, 3, 2, 4}, want_fifo[] = {0, 1, 2, 3, 4};
+    for (int i = 0; i < 5; i++) {
+        CHECK_INT_EQ(dfs[i], want_dfs[i]);
+        CHECK_INT_EQ(g->topo[i], want_fifo[i]);
+    }
+    dp_graph_free(g);
+}
+
 static void test_devcon_parse(void) {
     dp_devcon c;
     CHECK(dp_devcon_parse("cpu", &c) == 0 && c.kind == DP_DEVCON_CPU && c.index == -1);
@@ -292,6 +316,7 @@ int main(void) {
     TEST_RUN(test_roundtrip);
     TEST_RUN(test_any_order_and_builder);
     TEST_RUN(test_devcon_parse);
+    TEST_RUN(test_topo_depth_first);
     printf("test_graph: all passed\n");
     return 0;
 }

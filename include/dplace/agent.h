@@ -104,6 +104,15 @@ typedef enum dp_agent_encoder {
     DP_AGENT_ENCODER_COUNT
 } dp_agent_encoder;
 
+/* The order in which a placer over every op (encoder=gcn) visits the ops. */
+typedef enum dp_agent_op_order {
+    DP_AGENT_OP_ORDER_TOPO = 0, /* the graph's FIFO topological order (level by level) */
+    DP_AGENT_OP_ORDER_DFS,      /* depth-first topological order (dp_graph_topo_depth_first):
+                                   neighbours in the sequence are mostly neighbours in
+                                   the graph */
+    DP_AGENT_OP_ORDER_COUNT
+} dp_agent_op_order;
+
 /* How op types become ids. */
 typedef enum dp_agent_type_ids {
     DP_AGENT_TYPE_IDS_RANK = 0, /* the type-vocab - 1 most common types of the graph */
@@ -146,6 +155,7 @@ typedef struct dp_agent_config {
     int32_t link_hidden;    /* its LSTM units                                  */
     /* encoder (Mars) */
     dp_agent_encoder encoder;
+    dp_agent_op_order op_order; /* encoder=gcn: the placer's op sequence       */
     int32_t gcn_hidden;     /* units per GCN layer                             */
     int32_t gcn_layers;     /* GCN layers, each followed by PReLU              */
     int32_t pretrain_iters; /* Deep Graph Infomax iterations before training   */
@@ -167,6 +177,8 @@ typedef struct dp_agent_config {
     int32_t dev_emb;        /* device embedding size                           */
     float tanh_c;           /* logits C tanh(l / T); C <= 0: plain logits       */
     float temperature;
+    float stick;            /* seq2seq placers: logit bonus of the previous
+                               element's device (dplace's; 0: none)       */
     float noise_amp;        /* logit noise amplitude for the first updates     */
     int32_t noise_updates;
     /* algorithm */

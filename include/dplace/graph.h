@@ -171,6 +171,14 @@ dp_status dp_graph_add_cost(dp_graph *g, int32_t op, const char *key, double sec
  * modified. */
 dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err);
 
+/* Writes into out [n_ops] a depth-first topological order of a finalized
+ * graph: each op follows its producers, and after an op come, as far as
+ * they can, its consumers and theirs (Kahn's algorithm with a stack, the
+ * lowest index first among ready ops), so ops next to each other in the
+ * order are mostly neighbours in the graph, where g->topo (FIFO) goes
+ * level by level. Errors: DP_STATUS_NOMEM. */
+dp_status dp_graph_topo_depth_first(const dp_graph *g, int32_t *out, dp_error *err);
+
 /* Interned string access. */
 const char *dp_graph_str(const dp_graph *g, int32_t id); /* "" for -1 */
 int32_t dp_graph_intern(dp_graph *g, const char *s);       /* -1 on OOM */

@@ -95,6 +95,11 @@ typedef struct dp_nn_seq2seq_config {
      * one encoding of a segment serves every sampled placement); 0: inp
      * [B, T, F], one encoder per sample. */
     int shared_input;
+    /* >= 0: a constant added to the logit of the previous step's device
+     * (not of the start symbol) before the softmax: a prior for placing
+     * consecutive elements together (dplace's, not in the seeds; 0: none).
+     * A constant: no parameter, the gradients' formulas are unchanged. */
+    float stick;
 } dp_nn_seq2seq_config;
 
 /* The state one segment hands to the next (Mars's segment-level placer).

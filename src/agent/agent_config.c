@@ -22,6 +22,8 @@ static const char *const ppo_ratio_names[] = {"sequence", "decision"};
 _Static_assert(sizeof ppo_ratio_names / sizeof ppo_ratio_names[0] == DP_AGENT_PPO_RATIO_COUNT, "a name per ratio");
 static const char *const encoder_names[] = {"none", "gcn"};
 _Static_assert(sizeof encoder_names / sizeof encoder_names[0] == DP_AGENT_ENCODER_COUNT, "a name per encoder");
+static const char *const op_order_names[] = {"topo", "dfs"};
+_Static_assert(sizeof op_order_names / sizeof op_order_names[0] == DP_AGENT_OP_ORDER_COUNT, "a name per op order");
 static const char *const type_ids_names[] = {"rank", "fixed"};
 _Static_assert(sizeof type_ids_names / sizeof type_ids_names[0] == DP_AGENT_TYPE_IDS_COUNT, "a name per type-id scheme");
 static const char *const group_types_names[] = {"counts", "embedding"};
@@ -64,6 +66,9 @@ static const key_def keys[] = {
     {"link-hidden", KEY_INT, OFF(link_hidden), 1, 4096, NULL, 0, "LSTM units of the link RNN"},
     {"encoder", KEY_ENUM, OFF(encoder), 0, 0, encoder_names, DP_AGENT_ENCODER_COUNT,
      "op encoder: none (groups) or gcn (every op, Mars)"},
+    {"op-order", KEY_ENUM, OFF(op_order), 0, 0, op_order_names, DP_AGENT_OP_ORDER_COUNT,
+     "encoder=gcn: the order the placer visits the ops in: topo (the graph's FIFO topological order) or dfs "
+     "(depth-first: a chain's ops follow each other)"},
     {"gcn-hidden", KEY_INT, OFF(gcn_hidden), 1, 4096, NULL, 0, "units per layer of the GCN encoder"},
     {"gcn-layers", KEY_INT, OFF(gcn_layers), 1, 8, NULL, 0, "layers of the GCN encoder"},
     {"pretrain-iters", KEY_INT, OFF(pretrain_iters), 0, 1e7, NULL, 0,
@@ -97,6 +102,9 @@ static const key_def keys[] = {
     {"adj-raw", KEY_BOOL, OFF(adj_raw), 0, 1, NULL, 0, "neighbours as raw BFS positions, not scaled"},
     {"tanh-c", KEY_FLOAT, OFF(tanh_c), 0, 1000, NULL, 0, "C of C tanh(l / T); 0: plain logits"},
     {"temperature", KEY_FLOAT, OFF(temperature), 1e-3, 1000, NULL, 0, "T of C tanh(l / T)"},
+    {"stick", KEY_FLOAT, OFF(stick), 0, 50, NULL, 0,
+     "seq2seq placers: added to the logit of the previous op's (group's) device, a prior for placing neighbours "
+     "in the sequence together (dplace's, not in the seeds; 0: none)"},
     {"noise-amp", KEY_FLOAT, OFF(noise_amp), 0, 100, NULL, 0, "logit noise amplitude"},
     {"noise-updates", KEY_INT, OFF(noise_updates), 0, 1e9, NULL, 0, "updates with logit noise"},
     {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT, "training algorithm"},

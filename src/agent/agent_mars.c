@@ -51,7 +51,8 @@ static dp_nn_mars_config mars_config(const dp_agent *a) {
                                        0, /* logits from the decoder state alone (the reference) */
                                        c->tanh_c,
                                        c->temperature,
-                                       1};
+                                       1,
+                                       c->stick};
     if (c->placer == DP_AGENT_PLACER_KIND_TRFXL) {
         mc.placer_kind = DP_NN_MARS_PLACER_KIND_TXL;
         mc.txl = (dp_nn_txl_config){c->gcn_hidden, c->hidden,   c->txl_heads, c->txl_inner,
@@ -99,7 +100,13 @@ dp_status agent_mars_init(dp_agent *a, dp_error *err) {
         !ALLOC(a->mlogp, B) || !ALLOC(a->ment, B) || !ALLOC(a->mdlogp, B) || !ALLOC(a->mdent, B) ||
         (a->mars_steps && (!ALLOC(a->mstep, (int64_t)B * N) || !ALLOC(a->mdstep, (int64_t)B * N))))
         goto nomem;
-    for (int32_t j = 0; j < N; j++) a->seq[j] = g->topo[j], a->group[g->topo[j]] = j;
+    if (c->op_order == DP_AGENT_OP_ORDER_DFS) {
+        dp_status st = dp_graph_topo_depth_first(g, a->seq, err);
+        if (st) return st;
+    } else {
+        memcpy(a->seq, g->topo, sizeof(int32_t) * (size_t)N);
+    }
+    for (int32_t j = 0; j < N; j++) a->group[a->seq[j]] = j;
     agent_op_features(&a->feat, g, c, a->seq, a->opx);
     int64_t E = a->feat.n_edges;
     int *src, *dst;

@@ -38,7 +38,8 @@ static dp_nn_seq2seq_config s2s_config(const dp_agent *a) {
                                c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE,
                                c->tanh_c,
                                c->temperature,
-                               1 /* the K samples place one grouping: one encoder for all */};
+                               1 /* the K samples place one grouping: one encoder for all */,
+                               c->stick};
     return sc;
 }
 

@@ -313,6 +313,7 @@ typedef struct progress {
     int tty, quiet;
     double every_s, last_s, start_s;
     const dp_agent_state *st; /* set once the agent exists */
+    double flight_s;          /* the last line about an update in flight */
 } progress;
 
 /* The agent's progress callback: where the update in flight stands (a Mars
@@ -320,8 +321,9 @@ typedef struct progress {
 static void update_progress(void *user, const char *phase, int64_t done, int64_t total) {
     progress *p = user;
     double now = dp_now_s();
-    if (p->quiet || !p->st || now - p->last_s < p->every_s) return;
-    p->last_s = now;
+    /* only when no line at all came for every_s: update lines keep their own pace */
+    if (p->quiet || !p->st || now - fmax(p->last_s, p->flight_s) < p->every_s) return;
+    p->flight_s = now;
     fprintf(stderr, "%supdate %lld in flight: %s %lld/%lld%s", p->tty ? "\r\033[K" : "optimize: ",
             (long long)p->st->updates + 1, phase, (long long)done, (long long)total, p->tty ? "" : "\n");
     fflush(stderr);
@@ -535,7 +537,7 @@ int cmd_optimize(int argc, char **argv) {
     eo.measure_cmd = measure;
     eo.measure_timeout_s = measure_timeout;
     eo.cancel = &g_stop;
-    progress pg = {isatty(2), quiet || json, isatty(2) ? 0.5 : 10.0, 0, dp_now_s(), NULL};
+    progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s(), NULL, 0};
     eo.progress = update_progress;
     eo.progress_user = &pg;
     if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)seed, &err))) goto fail;

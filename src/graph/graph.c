@@ -1,6 +1,7 @@
 /* Graph builder, validation, topological order and consumer lists. */
 #include "dplace/graph.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -466,6 +467,38 @@ static dp_status sort_topologically(dp_graph *g, const char *what, dp_error *err
     dp_status st = tail < n ? report_cycle(g, what, indeg, err) : DP_STATUS_OK;
     free(indeg);
     return st;
+}
+
+dp_status dp_graph_topo_depth_first(const dp_graph *g, int32_t *out, dp_error *err) {
+    assert(g->finalized);
+    int32_t n = g->n_ops;
+    int32_t *indeg = malloc((size_t)n * sizeof(int32_t));
+    int32_t *stack = malloc((size_t)n * sizeof(int32_t)); /* each op is pushed once */
+    if (!indeg || !stack) {
+        free(indeg);
+        free(stack);
+        return oom(err);
+    }
+    int32_t top = 0, done = 0;
+    for (int32_t i = n - 1; i >= 0; i--) { /* sources, the lowest index on top */
+        indeg[i] = g->ops[i].n_inputs;
+        if (indeg[i] == 0) stack[top++] = i;
+    }
+    while (top > 0) {
+        int32_t u = stack[--top];
+        out[done++] = u;
+        const dp_op *o = &g->ops[u];
+        /* consumers that become ready, pushed last to first: the first on top */
+        for (int32_t s = o->n_outputs - 1; s >= 0; s--) {
+            int64_t t = g->tensor_at[u] + s;
+            for (int64_t e = g->consumers_at[t + 1] - 1; e >= g->consumers_at[t]; e--)
+                if (--indeg[g->consumers[e]] == 0) stack[top++] = g->consumers[e];
+        }
+    }
+    assert(done == n); /* finalized: no cycle */
+    free(indeg);
+    free(stack);
+    return DP_STATUS_OK;
 }
 
 dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err) {

@@ -314,6 +314,9 @@ static void decode_part(void *vjob, int tid, int nt) {
         if (ox > H) rows_gemm(1, n, D, H2, ctx, H2, m->wo + H, ox, 1.0f, l, D);
         dp_nn_policy_logits_forward(logp, tact, l, j->noise ? m->noise + r * D : NULL, n, D, cf->tanh_c,
                                     cf->temperature);
+        if (cf->stick != 0.0f)
+            for (int i = 0; i < n; i++)
+                if (prev[i] < D) logp[(size_t)i * D + prev[i]] += cf->stick;
         dp_nn_log_softmax_forward(logp, logp, n, D);
         for (int i = 0; i < n; i++) {
             int b = b0 + i, *a = &j->actions[(size_t)b * T + t];
