@@ -59,7 +59,7 @@ typedef struct run_def {
     const char *set[3][2];
 } run_def;
 
-enum { R_T1_S2S, R_T1_TXL, R_T1_SEG, R_GP, R_EP, R_MARS, R_MARS_NP, R_EAGLE, R_T3_SIM, R_T3_DIFF, R_COUNT };
+enum { R_T1_S2S, R_T1_TXL, R_T1_SEG, R_GP, R_EP, R_MARS, R_MARS_NP, R_EAGLE, R_MARS_DP, R_T3_SIM, R_T3_DIFF, R_COUNT };
 static const run_def runs[R_COUNT] = {
     {"t1-seq2seq", "mars-seq2seq", {{"encoder-train", "no"}}},
     {"t1-trfxl", "mars-trfxl", {{"encoder-train", "no"}}},
@@ -69,6 +69,8 @@ static const run_def runs[R_COUNT] = {
     {"mars", "mars", {{0}}},
     {"mars-nopretrain", "mars-nopretrain", {{0}}},
     {"eagle", "eagle", {{0}}},
+    /* not in Mars's tables: Mars with dplace's sequence prior (docs/agents.md) */
+    {"mars-dplace", "mars-dplace", {{0}}},
     {"t3-similar", "mars", {{0}}},
     {"t3-different", "mars", {{0}}},
 };
@@ -304,7 +306,7 @@ int main(int argc, char **argv) {
         if (!g) return 1;
         single[m] = baseline_time(g, ds, DP_PLACE_METHOD_GPU);
         expert[m] = baseline_time(g, ds, DP_PLACE_METHOD_EXPERT);
-        for (int r = 0; r <= R_EAGLE; r++) {
+        for (int r = 0; r <= R_MARS_DP; r++) {
             if (!wanted(runs[r].name)) continue;
             int save = r == R_MARS;
             if (run_one(g, ds, &runs[r], updates, threads, NULL, save ? ck[m] : NULL, src_updates, &res[m][r]))
@@ -434,6 +436,11 @@ int main(int argc, char **argv) {
         if (e->done && h->done && mm->done)
             printf("%-13s best step time, same placements: Mars %.3f s, EAGLE %.3f s, Hierarchical Planner %.3f s\n",
                    model_names[m], mm->best_s, e->best_s, h->best_s);
+        const result *dp = &res[m][R_MARS_DP];
+        if (dp->done && !dp->refused)
+            printf("%-13s Mars with dplace's prior (op-order=dfs, stick=5): best %.3f s at placement %lld, first "
+                   "update's mean %.3f s, %.0f s\n",
+                   model_names[m], dp->best_s, (long long)dp->best_at, dp->first_mean, dp->wall_s);
         const result *ma = &res[m][R_MARS], *np = &res[m][R_MARS_NP];
         if (ma->done && np->done && !ma->refused && !np->refused && isfinite(ma->best_s) && isfinite(np->best_s)) {
             double target = fmax(ma->best_s, np->best_s); /* a level both reached */

@@ -149,7 +149,7 @@ const char *const *dp_agent_config_keys(void) {
 
 static const char *const preset_names[] = {"hp",   "colocrl",         "eagle",        "eagle-ppo-ce",
                                            "post", "mars",            "mars-nopretrain", "mars-seq2seq",
-                                           "mars-trfxl", NULL};
+                                           "mars-trfxl", "mars-dplace", NULL};
 const char *const *dp_agent_preset_names(void) { return preset_names; }
 
 /* The Hierarchical Planner (seed 001, Sections 2 and 3). */
@@ -324,6 +324,20 @@ static void preset_mars_trfxl(dp_agent_config *c) {
     c->txl_causal = 0;                                /* the whole graph is known: no mask             */
 }
 
+/* Mars with dplace's sequence prior (not in the seeds; docs/agents.md):
+ * the ops in depth-first topological order, so neighbours in the sequence
+ * are mostly neighbours in the graph, and a constant bonus on the logit of
+ * the previous op's device. A random placement scatters every op's
+ * neighbours over the devices and is transfer-bound whatever the policy
+ * prefers; with the prior, the first samples are runs of ops on one device
+ * (measured: inception_v3 0.36 -> 0.19 s, docs/agents.md). */
+static void preset_mars_dplace(dp_agent_config *c) {
+    preset_mars(c);
+    snprintf(c->preset, sizeof c->preset, "mars-dplace");
+    c->op_order = DP_AGENT_OP_ORDER_DFS;
+    c->stick = 5.0f;                                  /* p(same device) = e^5 / (e^5 + D - 1): 0.97 on 5 devices */
+}
+
 int dp_agent_preset(const char *name, dp_agent_config *cfg) {
     if (!name) return -1;
     if (strcmp(name, "hp") == 0) preset_hp(cfg);
@@ -335,6 +349,7 @@ int dp_agent_preset(const char *name, dp_agent_config *cfg) {
     else if (strcmp(name, "mars-nopretrain") == 0) preset_mars_nopretrain(cfg);
     else if (strcmp(name, "mars-seq2seq") == 0) preset_mars_seq2seq(cfg);
     else if (strcmp(name, "mars-trfxl") == 0) preset_mars_trfxl(cfg);
+    else if (strcmp(name, "mars-dplace") == 0) preset_mars_dplace(cfg);
     else return -1;
     return 0;
 }
