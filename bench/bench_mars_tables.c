@@ -20,7 +20,9 @@
  * took to find it and the run's wall time (pre-training included). The
  * Hierarchical Planner gets as many placements as a Mars run (UPDATES x
  * its 20), and so does EAGLE (not in Mars's tables; the issue's target
- * compares Mars with it: printed after the tables). Mars's sources for Table 3 (the paper's in brackets):
+ * compares Mars with it: printed after the tables), and so does mars-dplace
+ * (Mars with dplace's sequence prior, not in the paper: printed with the
+ * targets). Mars's sources for Table 3 (the paper's in brackets):
  * inception_v3 from resnet152 [VGG16] and from gnmt4 [GNMT-4], gnmt4 from
  * nmt2 [a seq2seq model] and from inception_v3 [Inception-V3], bert_base
  * from bert_base at batch 8 [a Transformer: the zoo has no other] and from
