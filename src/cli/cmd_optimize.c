@@ -359,13 +359,15 @@ static void progress_show(progress *p, const dp_agent_state *s, int64_t total_up
     if (total_updates > 0 && s->updates > 0)
         remain = (double)(total_updates - s->updates) * (s->elapsed_s / (double)s->updates);
     if (time_budget > 0) remain = fmin(isfinite(remain) ? remain : INFINITY, time_budget - el);
-    char e[32], r[32], best[32];
+    char e[32], r[32], best[32], recent[32];
     format_duration(s->elapsed_s, e, sizeof e);
     format_duration(remain, r, sizeof r);
     if (isfinite(s->best_s)) snprintf(best, sizeof best, "%.4f s", s->best_s);
     else snprintf(best, sizeof best, "none yet");
-    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %.4f s  valid %.0f%%  %.1f samples/s  %s  left %s%s",
-            p->tty ? "\r\033[K" : "optimize: ", (long long)s->updates, (long long)s->samples, best, recent_mean,
+    if (isfinite(recent_mean)) snprintf(recent, sizeof recent, "%.4f s", recent_mean);
+    else snprintf(recent, sizeof recent, "-");
+    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %s  valid %.0f%%  %.1f samples/s  %s  left %s%s",
+            p->tty ? "\r\033[K" : "optimize: ", (long long)s->updates, (long long)s->samples, best, recent,
             valid_pct, rate, e, r, p->tty && !final ? "" : "\n");
     fflush(stderr);
 }
