@@ -139,13 +139,14 @@ static void free_state(dp_nn_seq2seq_state *s) {
 /* Checks every parameter, every segment's input and segment 0's start state
  * (so both the incoming and the outgoing state gradients are covered); the
  * T = 7 and after-attention cases with the previous device's logit bonus
- * (stick). */
+ * (stick; after-attention: for devices 0 and 2 only). */
 static void check_segments(dp_nn_attention_mode mode, int join, int shared, int T, const char *label) {
     seg_ctx *c = calloc(1, sizeof *c);
     dp_nn_seq2seq_config sc = {.in_dim = SF, .hidden = SH, .devices = SD, .attn_dim = 4, .emb_dim = 3,
                                .mode = mode, .ctx_to_output = join, .tanh_c = 0.0f, .temperature = 1.0f,
                                .shared_input = shared,
-                               .stick = T == 7 || mode == DP_NN_ATTENTION_MODE_AFTER ? 1.3f : 0.0f};
+                               .stick = T == 7 || mode == DP_NN_ATTENTION_MODE_AFTER ? 1.3f : 0.0f,
+                               .stick_mask = mode == DP_NN_ATTENTION_MODE_AFTER ? 0x5 : 0};
     dp_nn_tensor_spec specs[8];
     int n = dp_nn_seq2seq_specs(specs, &sc);
     dp_rng rng;

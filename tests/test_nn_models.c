@@ -106,7 +106,7 @@ static void hp_grad(void *vctx) {
 static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, int use_rows, const char *label) {
     hp_ctx *c = calloc(1, sizeof *c);
     dp_nn_grouper_config gc = {FIN, 6, GROUPS, 0.0f, 1.0f};
-    dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, mode, ctx_to_output, 5.0f, 2.0f, 0, use_rows ? 1.5f : 0.0f};
+    dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, mode, ctx_to_output, 5.0f, 2.0f, 0, use_rows ? 1.5f : 0.0f, 0x6 /* devices 1 and 2 */};
     dp_nn_tensor_spec specs[16];
     int n = dp_nn_grouper_specs(specs, &gc);
     n += dp_nn_seq2seq_specs(specs + n, &sc);
@@ -239,7 +239,7 @@ static void test_dgi(void) { check_dgi(0); }
 
 static void train_run(uint64_t seed, float *out_params, size_t *count, int *out_actions) {
     dp_nn_grouper_config gc = {FIN, 6, GROUPS, 5.0f, 10.0f};
-    dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, DP_NN_ATTENTION_MODE_AFTER, 1, 5.0f, 10.0f, 0, 0.0f};
+    dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, DP_NN_ATTENTION_MODE_AFTER, 1, 5.0f, 10.0f, 0, 0.0f, 0};
     dp_nn_tensor_spec specs[16];
     int n = dp_nn_grouper_specs(specs, &gc);
     n += dp_nn_seq2seq_specs(specs + n, &sc);
@@ -292,7 +292,7 @@ static void test_determinism(void) {
 /* Mars-style segments: the second segment continues from the first's final
  * decoder state, and starting it from zeros gives different probabilities. */
 static void test_segments(void) {
-    dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, DP_NN_ATTENTION_MODE_BEFORE, 0, 0.0f, 1.0f, 0, 0.0f};
+    dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, DP_NN_ATTENTION_MODE_BEFORE, 0, 0.0f, 1.0f, 0, 0.0f, 0};
     dp_nn_tensor_spec specs[8];
     int n = dp_nn_seq2seq_specs(specs, &sc);
     dp_rng rng;

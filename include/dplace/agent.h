@@ -178,7 +178,8 @@ typedef struct dp_agent_config {
     float tanh_c;           /* logits C tanh(l / T); C <= 0: plain logits       */
     float temperature;
     float stick;            /* seq2seq placers: logit bonus of the previous
-                               element's device (dplace's; 0: none)       */
+                               element's device when it is a GPU
+                               (dplace's; 0: none)                        */
     float noise_amp;        /* logit noise amplitude for the first updates     */
     int32_t noise_updates;
     /* algorithm */

@@ -100,6 +100,9 @@ typedef struct dp_nn_seq2seq_config {
      * consecutive elements together (dplace's, not in the seeds; 0: none).
      * A constant: no parameter, the gradients' formulas are unchanged. */
     float stick;
+    /* bit d set: the bonus applies when the previous device is d (devices
+     * 64 and up: always); 0: every device */
+    uint64_t stick_mask;
 } dp_nn_seq2seq_config;
 
 /* The state one segment hands to the next (Mars's segment-level placer).

@@ -462,6 +462,13 @@ void agent_train_cross_entropy(dp_agent *a) {
     if (c->ce_recent) a->n_elites = 0;
 }
 
+uint64_t agent_stick_mask(const dp_agent *a) {
+    uint64_t m = 0;
+    for (int32_t d = 0; d < a->ds->n_devices && d < 64; d++)
+        if (a->ds->devices[d].kind != DP_DEVKIND_CPU) m |= (uint64_t)1 << d;
+    return m;
+}
+
 void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t total) {
     if (a->eo.progress) a->eo.progress(a->eo.progress_user, phase, done, total);
 }

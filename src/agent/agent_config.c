@@ -103,8 +103,8 @@ static const key_def keys[] = {
     {"tanh-c", KEY_FLOAT, OFF(tanh_c), 0, 1000, NULL, 0, "C of C tanh(l / T); 0: plain logits"},
     {"temperature", KEY_FLOAT, OFF(temperature), 1e-3, 1000, NULL, 0, "T of C tanh(l / T)"},
     {"stick", KEY_FLOAT, OFF(stick), 0, 50, NULL, 0,
-     "seq2seq placers: added to the logit of the previous op's (group's) device, a prior for placing neighbours "
-     "in the sequence together (dplace's, not in the seeds; 0: none)"},
+     "seq2seq placers: added to the logit of the previous op's (group's) device when it is a GPU, a prior for "
+     "placing neighbours in the sequence together (dplace's, not in the seeds; 0: none)"},
     {"noise-amp", KEY_FLOAT, OFF(noise_amp), 0, 100, NULL, 0, "logit noise amplitude"},
     {"noise-updates", KEY_INT, OFF(noise_updates), 0, 1e9, NULL, 0, "updates with logit noise"},
     {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT, "training algorithm"},

@@ -295,6 +295,10 @@ void agent_mars_train_reinforce(dp_agent *a, const double *adv);
  * is found set between minibatches, the parameters, Adam's moments and step
  * and the generator are put back as they were and 1 is returned; else 0. */
 int agent_mars_train_ppo(dp_agent *a, const double *adv);
+/* The seq2seq decoders' stick_mask: the GPUs among the first 64 devices
+ * (the previous op's device is favoured only when it is a GPU: a run of
+ * ops on the CPU is what a start from near uniform must not repeat). */
+uint64_t agent_stick_mask(const dp_agent *a);
 /* The eval options' progress callback, if any. */
 void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t total);
 /* Whether the eval options' cancel flag is set. */

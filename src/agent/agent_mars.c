@@ -52,7 +52,8 @@ static dp_nn_mars_config mars_config(const dp_agent *a) {
                                        c->tanh_c,
                                        c->temperature,
                                        1,
-                                       c->stick};
+                                       c->stick,
+                                       agent_stick_mask(a)};
     if (c->placer == DP_AGENT_PLACER_KIND_TRFXL) {
         mc.placer_kind = DP_NN_MARS_PLACER_KIND_TXL;
         mc.txl = (dp_nn_txl_config){c->gcn_hidden, c->hidden,   c->txl_heads, c->txl_inner,

@@ -39,7 +39,8 @@ static dp_nn_seq2seq_config s2s_config(const dp_agent *a) {
                                c->tanh_c,
                                c->temperature,
                                1 /* the K samples place one grouping: one encoder for all */,
-                               c->stick};
+                               c->stick,
+                               agent_stick_mask(a)};
     return sc;
 }
 

@@ -316,7 +316,8 @@ static void decode_part(void *vjob, int tid, int nt) {
                                     cf->temperature);
         if (cf->stick != 0.0f)
             for (int i = 0; i < n; i++)
-                if (prev[i] < D) logp[(size_t)i * D + prev[i]] += cf->stick;
+                if (prev[i] < D && (!cf->stick_mask || prev[i] >= 64 || (cf->stick_mask >> prev[i] & 1)))
+                    logp[(size_t)i * D + prev[i]] += cf->stick;
         dp_nn_log_softmax_forward(logp, logp, n, D);
         for (int i = 0; i < n; i++) {
             int b = b0 + i, *a = &j->actions[(size_t)b * T + t];
