@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent/agent_internal.h"
+#include "common/uf.h"
 #include "common/util.h"
 #include "dplace/group.h"
 #include "dplace/units.h"
@@ -319,14 +320,6 @@ static int scope_key(const dp_graph *g, int32_t op, int32_t depth, char *buf, si
     return 1;
 }
 
-static int32_t uf_find(int32_t *parent, int32_t x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
 /* ColocRL's groups: the colocation grouping joined with the layer scope cut
  * to depth components ("each LSTM cell, each embedding lookup, each
  * attention step, each softmax step" of the RNNs, "each branch" of
@@ -357,20 +350,10 @@ static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint
         if (!scope_key(g, i, cfg->scope_depth, buf, sizeof buf)) continue;
         int32_t id = dp_strtab_intern(keys, buf); /* dense ids: at most one per op */
         if (id < 0) goto nomem;
-        int32_t r = uf_find(parent, group[i]);
-        if (scope_rep[id] < 0) scope_rep[id] = r;
-        else {
-            int32_t q = uf_find(parent, scope_rep[id]);
-            if (q != r) parent[q < r ? r : q] = q < r ? q : r;
-        }
+        if (scope_rep[id] < 0) scope_rep[id] = dp_uf_find(parent, group[i]);
+        else dp_uf_join(parent, scope_rep[id], group[i]);
     }
-    int32_t m = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t r = uf_find(parent, group[i]);
-        if (dense[r] < 0) dense[r] = m++;
-        group[i] = dense[r];
-    }
-    *n_groups = m;
+    *n_groups = dp_uf_relabel(parent, group, n, dense);
     dp_strtab_free(keys);
     free(parent);
     free(scope_rep);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/uf.h"
 #include "common/util.h"
 #include "dplace/cost.h"
 #include "dplace/group.h"
@@ -51,8 +52,8 @@ static double op_compute(const dp_graph *g, int32_t op, const dp_device *ref) {
  * is 0; with `strict` a constrained set and an unconstrained one conflict
  * too); the joined set keeps the constraint of either. Returns 1 if joined. */
 static int uf_union(int32_t *parent, int32_t *size, dp_devcon *con, int32_t a, int32_t b, int force, int strict) {
-    a = place_uf_find(parent, a);
-    b = place_uf_find(parent, b);
+    a = dp_uf_find(parent, a);
+    b = dp_uf_find(parent, b);
     if (a == b) return 0;
     dp_devcon ca = con[a], cb = con[b];
     if (!force && ca.kind != DP_DEVCON_NONE && cb.kind != DP_DEVCON_NONE &&
@@ -112,7 +113,7 @@ static dp_status group_colocation(const dp_graph *g, const dp_units *u, int stri
             }
         if (!many && only >= 0 && only != op) uf_union(set, size, con, op, only, 0, strict);
     }
-    for (int32_t i = 0; i < n; i++) set[i] = place_uf_find(set, i);
+    for (int32_t i = 0; i < n; i++) set[i] = dp_uf_find(set, i);
     free(size);
     free(con);
     return DP_STATUS_OK;

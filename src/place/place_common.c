@@ -7,6 +7,7 @@
 
 #include "dplace/cost.h"
 #include "dplace/group.h"
+#include "common/uf.h"
 #include "place/place_internal.h"
 
 /* ---- helpers for placers ------------------------------------------------ */
@@ -24,18 +25,9 @@ static dp_status join_anchors(const dp_graph *g, const place_fwd *fwd, int32_t *
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (joining %d groups)", ng);
     }
     for (int32_t k = 0; k < ng; k++) parent[k] = k, id[k] = -1;
-    for (int32_t op = 0; op < n; op++) {
-        if (fwd->anchor[op] < 0) continue;
-        int32_t a = place_uf_find(parent, group[op]), b = place_uf_find(parent, group[fwd->anchor[op]]);
-        if (a != b) parent[a < b ? b : a] = a < b ? a : b;
-    }
-    int32_t next = 0;
-    for (int32_t op = 0; op < n; op++) {
-        int32_t r = place_uf_find(parent, group[op]);
-        if (id[r] < 0) id[r] = next++;
-        group[op] = id[r];
-    }
-    *n_groups = next;
+    for (int32_t op = 0; op < n; op++)
+        if (fwd->anchor[op] >= 0) dp_uf_join(parent, group[op], group[fwd->anchor[op]]);
+    *n_groups = dp_uf_relabel(parent, group, n, id);
     free(parent);
     free(id);
     return DP_STATUS_OK;
@@ -73,14 +65,6 @@ dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds,
     if (!st) st = dp_units_init_from_groups(u, group, g->n_ops, n_groups, err);
     free(group);
     return st;
-}
-
-int32_t place_uf_find(int32_t *parent, int32_t x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]]; /* path halving */
-        x = parent[x];
-    }
-    return x;
 }
 
 void place_units_repair(const dp_units *u, const dp_mask *mask, const double *uw, int32_t n_devices,

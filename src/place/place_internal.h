@@ -54,9 +54,6 @@ dp_status place_wgraph_build(place_wgraph *w, const dp_graph *g, const int32_t *
                              const double *op_w, dp_error *err);
 void place_wgraph_free(place_wgraph *w);
 
-/* Root of x's set in a union-find forest (parent[x] == x at a root),
- * halving the path on the way. */
-int32_t place_uf_find(int32_t *parent, int32_t x);
 
 /* Scales non-negative reals into integers >= 1 whose sum is at most
  * n + budget (each 1 + floor(x * budget / sum)); all 1 when the sum is 0. */
