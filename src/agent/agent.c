@@ -475,6 +475,22 @@ void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t 
 
 int agent_cancel_requested(const dp_agent *a) { return a->eo.cancel && *a->eo.cancel; }
 
+/* What an update may have changed before it is abandoned: the generator
+ * and the baseline (the parameters are put back by the training itself). */
+typedef struct update_undo {
+    dp_rng rng;
+    int have_baseline;
+    double baseline;
+} update_undo;
+
+/* Leaves the agent as before the update (the state's n_last is 0). */
+static dp_status update_abandon(dp_agent *a, const update_undo *u) {
+    a->rng = u->rng;
+    a->have_baseline = u->have_baseline, a->st.baseline = u->baseline;
+    a->st.n_last = 0;
+    return DP_STATUS_OK;
+}
+
 dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, N = a->N;
@@ -486,15 +502,11 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         if (pst) return pst;
         t0 = dp_now_s();
     }
-    dp_rng saved_rng = a->rng; /* restored when the update is abandoned */
+    const update_undo undo = {a->rng, a->have_baseline, a->st.baseline}; /* when the update is abandoned */
 
     if (a->op_level) {
         a->old_logp_g = 0.0f;
-        if (agent_mars_sample(a, DP_NN_DECODE_MODE_SAMPLE)) {
-            a->rng = saved_rng;
-            a->st.n_last = 0;
-            return DP_STATUS_OK;
-        }
+        if (agent_mars_sample(a, DP_NN_DECODE_MODE_SAMPLE)) return update_abandon(a, &undo);
     } else {
         a->old_logp_g = forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
         agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
@@ -506,19 +518,13 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     agent_progress(a, "evaluating", 0, K);
     dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
     if (st) return st;
-    if (cancelled) {
-        a->rng = saved_rng;
-        a->st.n_last = 0;
-        return DP_STATUS_OK;
-    }
+    if (cancelled) return update_abandon(a, &undo);
     double te1 = dp_now_s();
 
     /* rewards and advantages against the baseline before this update */
     int valid_only = u >= c->valid_only_after;
     double adv[K];
     int32_t n_used = 0;
-    int had_baseline = a->have_baseline;
-    double saved_baseline = a->st.baseline;
     if (!a->have_baseline) { /* first rewards: the baseline starts at their mean */
         double s = 0.0;
         int32_t m = 0;
@@ -549,12 +555,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         if (a->op_level && c->algo == DP_AGENT_ALGO_REINFORCE) {
             agent_mars_train_reinforce(a, adv);
         } else if (a->op_level) {
-            if (agent_mars_train_ppo(a, adv)) { /* cancelled: parameters put back */
-                a->rng = saved_rng;
-                a->have_baseline = had_baseline, a->st.baseline = saved_baseline;
-                a->st.n_last = 0;
-                return DP_STATUS_OK;
-            }
+            if (agent_mars_train_ppo(a, adv)) return update_abandon(a, &undo); /* parameters put back */
         } else if (c->algo == DP_AGENT_ALGO_REINFORCE) {
             train_reinforce(a, adv);
         } else {

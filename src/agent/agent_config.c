@@ -327,15 +327,16 @@ static void preset_mars_trfxl(dp_agent_config *c) {
 /* Mars with dplace's sequence prior (not in the seeds; docs/agents.md):
  * the ops in depth-first topological order, so neighbours in the sequence
  * are mostly neighbours in the graph, and a constant bonus on the logit of
- * the previous op's device. A random placement scatters every op's
- * neighbours over the devices and is transfer-bound whatever the policy
- * prefers; with the prior, the first samples are runs of ops on one device
- * (measured: inception_v3 0.36 -> 0.19 s, docs/agents.md). */
+ * the previous op's device when it is a GPU. A random placement scatters
+ * every op's neighbours over the devices and is transfer-bound whatever the
+ * policy prefers; with the prior, the first samples are runs of ops on one
+ * GPU (measured: inception_v3's first-update mean 0.36 -> 0.17 s,
+ * docs/agents.md). */
 static void preset_mars_dplace(dp_agent_config *c) {
     preset_mars(c);
     snprintf(c->preset, sizeof c->preset, "mars-dplace");
     c->op_order = DP_AGENT_OP_ORDER_DFS;
-    c->stick = 5.0f;                                  /* p(same device) = e^5 / (e^5 + D - 1): 0.97 on 5 devices */
+    c->stick = 5.0f;                                  /* p(same GPU) = e^5 / (e^5 + D - 1): 0.97 on 5 devices */
 }
 
 int dp_agent_preset(const char *name, dp_agent_config *cfg) {

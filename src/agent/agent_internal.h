@@ -293,7 +293,8 @@ void agent_mars_train_reinforce(dp_agent *a, const double *adv);
 /* PPO: ppo_epochs passes, each over ppo_minibatches shuffled minibatches
  * run one at a time, reporting progress after each. When the cancel flag
  * is found set between minibatches, the parameters, Adam's moments and step
- * and the generator are put back as they were and 1 is returned; else 0. */
+ * are put back as they were and 1 is returned (the caller puts back the
+ * generator); else 0. */
 int agent_mars_train_ppo(dp_agent *a, const double *adv);
 /* The seq2seq decoders' stick_mask: the GPUs among the first 64 devices
  * (the previous op's device is favoured only when it is a GPU: a run of
