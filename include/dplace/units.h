@@ -70,6 +70,10 @@ typedef struct dp_units {
  * first op. DP_STATUS_NOMEM (u left empty) when out of memory. */
 dp_status dp_units_init(dp_units *u, const dp_graph *g, dp_error *err);
 
+/* The same units as a grouping: group [n_ops] gets each op's unit id and
+ * *n_groups their count. DP_STATUS_NOMEM. */
+dp_status dp_units_group_ids(const dp_graph *g, int32_t *group, int32_t *n_groups, dp_error *err);
+
 /* Units from a grouping of n_ops ops: unit k is group k (group[op] in
  * 0..n_groups-1), so n_units == n_groups and a group without ops is an
  * empty unit (its mask is the pool). The grouping need not respect

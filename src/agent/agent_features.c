@@ -333,12 +333,8 @@ static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint
         dp_status st = dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &o, group, &n0, err);
         if (st) return st;
     } else { /* TensorFlow's colocation groups only */
-        dp_units u;
-        dp_status st = dp_units_init(&u, g, err);
+        dp_status st = dp_units_group_ids(g, group, &n0, err);
         if (st) return st;
-        memcpy(group, u.unit_of, sizeof(int32_t) * (size_t)n);
-        n0 = u.n_units;
-        dp_units_free(&u);
     }
     int32_t *parent = NULL, *scope_rep = NULL, *dense = NULL;
     dp_strtab *keys = dp_strtab_init();

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/uf.h"
 #include "dplace/cost.h"
 #include "dplace/group.h"
-#include "common/uf.h"
 #include "place/place_internal.h"
 
 /* ---- helpers for placers ------------------------------------------------ */
@@ -45,12 +45,7 @@ dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds,
     int32_t n_groups = 0;
     dp_status st = DP_STATUS_OK;
     if (grp == DP_PLACE_GROUP_NONE) {
-        dp_units tf;
-        if (!(st = dp_units_init(&tf, g, err))) {
-            memcpy(group, tf.unit_of, (size_t)g->n_ops * sizeof(int32_t));
-            n_groups = tf.n_units;
-            dp_units_free(&tf);
-        }
+        st = dp_units_group_ids(g, group, &n_groups, err);
     } else {
         dp_group_options go = dp_group_options_default();
         go.seed = opt->seed;

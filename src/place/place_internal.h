@@ -54,7 +54,6 @@ dp_status place_wgraph_build(place_wgraph *w, const dp_graph *g, const int32_t *
                              const double *op_w, dp_error *err);
 void place_wgraph_free(place_wgraph *w);
 
-
 /* Scales non-negative reals into integers >= 1 whose sum is at most
  * n + budget (each 1 + floor(x * budget / sum)); all 1 when the sum is 0. */
 void place_scale(const double *x, int64_t n, double budget, int64_t *out);

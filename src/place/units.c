@@ -76,6 +76,16 @@ dp_status dp_units_init(dp_units *u, const dp_graph *g, dp_error *err) {
     return DP_STATUS_OK;
 }
 
+dp_status dp_units_group_ids(const dp_graph *g, int32_t *group, int32_t *n_groups, dp_error *err) {
+    dp_units u;
+    dp_status st = dp_units_init(&u, g, err);
+    if (st) return st;
+    memcpy(group, u.unit_of, (size_t)g->n_ops * sizeof(int32_t));
+    *n_groups = u.n_units;
+    dp_units_free(&u);
+    return DP_STATUS_OK;
+}
+
 dp_status dp_units_init_from_groups(dp_units *u, const int32_t *group, int32_t n_ops, int32_t n_groups,
                                     dp_error *err) {
     memset(u, 0, sizeof *u);
