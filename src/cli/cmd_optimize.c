@@ -316,6 +316,7 @@ typedef struct progress {
     double every_s, last_s, start_s;
     const dp_agent_state *st; /* set once the agent exists */
     double flight_s;          /* the last line about an update in flight */
+    double update_s;          /* when the last update ended (or the run began) */
 } progress;
 
 /* The agent's progress callback: where the update in flight stands (a Mars
@@ -323,8 +324,10 @@ typedef struct progress {
 static void update_progress(void *user, const char *phase, int64_t done, int64_t total) {
     progress *p = user;
     double now = dp_now_s();
-    /* only when no line at all came for every_s: update lines keep their own pace */
-    if (p->quiet || !p->st || now - fmax(p->last_s, p->flight_s) < p->every_s) return;
+    /* only for an update running longer than every_s, and when no line at
+     * all came for every_s: update lines keep their own pace */
+    if (p->quiet || !p->st || now - p->update_s < p->every_s || now - fmax(p->last_s, p->flight_s) < p->every_s)
+        return;
     p->flight_s = now;
     fprintf(stderr, "%supdate %lld in flight: %s %lld/%lld%s", p->tty ? "\r\033[K" : "optimize: ",
             (long long)p->st->updates + 1, phase, (long long)done, (long long)total, p->tty ? "" : "\n");
@@ -351,6 +354,7 @@ static void progress_show(progress *p, const dp_agent_state *s, int64_t total_up
     int64_t n = w->n[0] + w->n[1], nv = w->valid[0] + w->valid[1];
     double recent_mean = nv ? (w->sum[0] + w->sum[1]) / nv : NAN, valid_pct = n ? 100.0 * nv / n : 0;
     double now = dp_now_s();
+    p->update_s = now;
     if (p->quiet || (!final && now - p->last_s < p->every_s)) return;
     p->last_s = now;
     double el = now - p->start_s;
@@ -541,7 +545,7 @@ int cmd_optimize(int argc, char **argv) {
     eo.measure_cmd = measure;
     eo.measure_timeout_s = measure_timeout;
     eo.cancel = &g_stop;
-    progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s(), NULL, 0};
+    progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s(), NULL, 0, dp_now_s()};
     eo.progress = update_progress;
     eo.progress_user = &pg;
     if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)seed, &err))) goto fail;
@@ -574,6 +578,7 @@ int cmd_optimize(int argc, char **argv) {
     recent_window rw = {0};
     int64_t since_ck = 0;
     double last_ck = dp_now_s();
+    pg.update_s = last_ck; /* the first update starts after the pre-training */
     double last_best = s->best_s;
     while (!g_stop && (updates < 0 || s->updates < updates) && (time_budget < 0 || dp_now_s() - start < time_budget)) {
         if (dp_agent_update(agent, &err)) goto fail;
