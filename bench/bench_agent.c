@@ -62,8 +62,8 @@ static int run(const char *agent, const char *model, const char *devices, const 
             prior = fmin(prior, t);
         if (t < best_base) best_base = t, best_name = dp_place_method_name((dp_place_method)m);
     }
-    dp_agent_bound lb;
-    dp_agent_lower_bound(g, ds, sim, &lb, &err);
+    dp_run_bound lb;
+    dp_run_lower_bound(g, ds, sim, &lb, &err);
     dp_agent_config cfg;
     dp_agent_preset(agent, &cfg);
     dp_agent_eval_options eo = dp_agent_eval_options_default();
@@ -73,14 +73,15 @@ static int run(const char *agent, const char *model, const char *devices, const 
         fprintf(stderr, "bench_agent: %s: %s\n", model, err.msg);
         return 1;
     }
-    double t0 = dp_now_s();
-    for (long u = 0; u < updates; u++)
-        if (dp_agent_update(a, &err)) {
-            fprintf(stderr, "bench_agent: %s\n", err.msg);
-            return 1;
-        }
-    double wall = dp_now_s() - t0;
-    const dp_agent_state *s = dp_agent_get_state(a);
+    dp_run_options ro = dp_run_options_default();
+    ro.g = g, ro.ds = ds, ro.max_updates = updates;
+    dp_run_result rr;
+    if (dp_run(dp_agent_method(a), &ro, NULL, &rr, &err)) {
+        fprintf(stderr, "bench_agent: %s\n", err.msg);
+        return 1;
+    }
+    double wall = rr.wall_s;
+    const dp_run_state *s = dp_agent_get_state(a);
     char paper_hp[32] = "n/a", paper_red[32] = "n/a";
     if (paper && isfinite(paper->hp_s)) snprintf(paper_hp, sizeof paper_hp, "%.2f", paper->hp_s);
     if (paper && isfinite(paper->reduction_pct)) snprintf(paper_red, sizeof paper_red, "%.1f%%", paper->reduction_pct);

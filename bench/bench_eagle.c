@@ -82,6 +82,29 @@ static int wanted(const char *name) {
     return 0;
 }
 
+/* What a run's hook keeps: the best after each update, the valid share,
+ * a progress line every 30 s. */
+typedef struct eagle_watch {
+    const dp_graph *g;
+    const run_def *rd;
+    result *out;
+    double t0, last_print;
+    int64_t valid, total;
+} eagle_watch;
+
+static void eagle_stepped(void *user, const dp_run_state *s) {
+    eagle_watch *w = user;
+    for (int k = 0; k < s->n_last; k++) w->valid += s->last[k].valid, w->total++;
+    w->out->at[w->out->n] = s->samples;
+    w->out->best[w->out->n++] = s->best_s;
+    double now = dp_now_s();
+    if (now - w->last_print > 30) {
+        fprintf(stderr, "bench_eagle: %s %s: %lld placements, best %.4f s, %.0f s\n", w->g->name, w->rd->name,
+                (long long)s->samples, s->best_s, now - w->t0);
+        w->last_print = now;
+    }
+}
+
 static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, long samples, int threads,
                    result *out) {
     dp_error err;
@@ -103,26 +126,18 @@ static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, l
     out->at = calloc((size_t)updates, sizeof *out->at);
     out->best = calloc((size_t)updates, sizeof *out->best);
     if (!out->at || !out->best) return 1;
-    double t0 = dp_now_s(), last_print = t0;
-    int64_t valid = 0, total = 0;
-    for (long u = 0; u < updates; u++) {
-        if (dp_agent_update(a, &err)) {
-            fprintf(stderr, "bench_eagle: %s: %s\n", rd->name, err.msg);
-            dp_agent_free(a);
-            return 1;
-        }
-        const dp_agent_state *s = dp_agent_get_state(a);
-        for (int k = 0; k < s->n_last; k++) valid += s->last[k].valid, total++;
-        out->at[out->n] = s->samples;
-        out->best[out->n++] = s->best_s;
-        double now = dp_now_s();
-        if (now - last_print > 30) {
-            fprintf(stderr, "bench_eagle: %s %s: %lld placements, best %.4f s, %.0f s\n", g->name, rd->name,
-                    (long long)s->samples, s->best_s, now - t0);
-            last_print = now;
-        }
+    eagle_watch w = {g, rd, out, dp_now_s(), dp_now_s(), 0, 0};
+    dp_run_options ro = dp_run_options_default();
+    ro.g = g, ro.ds = ds, ro.max_updates = updates;
+    dp_run_hooks hooks = {&w, NULL, eagle_stepped};
+    if (dp_run(dp_agent_method(a), &ro, &hooks, NULL, &err)) {
+        fprintf(stderr, "bench_eagle: %s: %s\n", rd->name, err.msg);
+        dp_agent_free(a);
+        return 1;
     }
-    const dp_agent_state *s = dp_agent_get_state(a);
+    const dp_run_state *s = dp_agent_get_state(a);
+    double t0 = w.t0;
+    int64_t valid = w.valid, total = w.total;
     out->done = 1;
     out->best_s = s->best_s;
     out->best_at = s->best_sample + 1;

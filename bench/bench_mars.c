@@ -302,7 +302,7 @@ int main(int argc, char **argv) {
     printf("ops=%d seg=%d hidden=%d gcn_hidden=%d devices=%d samples=%d epochs=%d minibatches=%d threads=%d "
            "median_s=%.4f\n", OPS, SEG, H, GH, D, S, EPOCHS, MB, THREADS, med);
     printf("median cpu_s=%.4f (all threads) kernels=%s params=%zu max_saved=%d (of %d segments)\n", cmed,
-           nn_kern_get()->name, p.count, trainer.slots, trainer.nseg);
+           nn_kern_get()->name, p.count, trainer.seg.slots, trainer.seg.nseg);
     printf("phases (mean s per round, wall/cpu):");
     for (int k = 0; k < PH_COUNT; k++) printf(" %s=%.3f/%.3f", ph_name[k], ph[k] / counted, phc[k] / counted);
     printf("\n");
@@ -330,7 +330,7 @@ int main(int argc, char **argv) {
      * (DPLACE_MARS_PAPER=0 skips this, e.g. for profiling the round) */
     const char *pp = getenv("DPLACE_MARS_PAPER");
     double t_gcn_here = gcn_seconds(OPS, GH, &rng);
-    double per_seg = (med - (1 + updates) * t_gcn_here) / trainer.nseg;
+    double per_seg = (med - (1 + updates) * t_gcn_here) / trainer.seg.nseg;
     static const struct { const char *name; int ops; } paper[] = {
         {"inception_v3", 21700}, {"gnmt4", 55785}, {"bert_base", 11443}};
     for (int i = 0; i < 3 && !(pp && strcmp(pp, "0") == 0); i++) {

@@ -139,6 +139,42 @@ static int configure(const run_def *rd, dp_agent_config *c, dp_error *err) {
     return 0;
 }
 
+/* What a run's hook keeps: the first update's mean, the best after each
+ * update, the valid share, the policy saved after save_at updates, a
+ * progress line every 60 s. */
+typedef struct mars_watch {
+    const dp_graph *g;
+    const run_def *rd;
+    result *out;
+    dp_agent *a;
+    const char *save_path;
+    long save_at, total;
+    double t0, last_print;
+    int64_t valid, all;
+    dp_status st;
+    dp_error err;
+} mars_watch;
+
+static void mars_stepped(void *user, const dp_run_state *s) {
+    mars_watch *w = user;
+    double sum = 0.0;
+    int nv = 0;
+    for (int k = 0; k < s->n_last; k++) {
+        w->valid += s->last[k].valid, w->all++;
+        if (s->last[k].valid) sum += s->last[k].step_time_s, nv++;
+    }
+    if (s->updates == 1) w->out->first_mean = nv ? sum / nv : NAN, w->out->first_best = s->best_s;
+    w->out->at[w->out->n] = s->samples;
+    w->out->best[w->out->n++] = s->best_s;
+    if (w->save_path && s->updates == w->save_at && !w->st) w->st = dp_agent_save(w->a, w->save_path, &w->err);
+    double now = dp_now_s();
+    if (now - w->last_print > 60) {
+        fprintf(stderr, "bench_mars_tables: %s %s: update %lld/%ld, best %.4f s, %.0f s\n", w->g->name, w->rd->name,
+                (long long)s->updates, w->total, s->best_s, now - w->t0);
+        w->last_print = now;
+    }
+}
+
 /* Runs `updates` updates of rd on g (Mars-type runs: `updates` of 20
  * placements; others: as many placements). init: start from that
  * checkpoint's networks; save_path: write a checkpoint after save_at
@@ -171,38 +207,19 @@ static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, l
     out->at = calloc((size_t)total, sizeof *out->at);
     out->best = calloc((size_t)total, sizeof *out->best);
     if (!out->at || !out->best) return 1;
-    double t0 = dp_now_s(), last_print = t0;
-    int64_t valid = 0, all = 0;
     out->first_mean = NAN;
-    for (long u = 0; u < total; u++) {
-        if (dp_agent_update(a, &err)) {
-            fprintf(stderr, "bench_mars_tables: %s: %s\n", rd->name, err.msg);
-            dp_agent_free(a);
-            return 1;
-        }
-        const dp_agent_state *s = dp_agent_get_state(a);
-        double sum = 0.0;
-        int nv = 0;
-        for (int k = 0; k < s->n_last; k++) {
-            valid += s->last[k].valid, all++;
-            if (s->last[k].valid) sum += s->last[k].step_time_s, nv++;
-        }
-        if (u == 0) out->first_mean = nv ? sum / nv : NAN, out->first_best = s->best_s;
-        out->at[out->n] = s->samples;
-        out->best[out->n++] = s->best_s;
-        if (save_path && u + 1 == save_at && dp_agent_save(a, save_path, &err)) {
-            fprintf(stderr, "bench_mars_tables: %s\n", err.msg);
-            dp_agent_free(a);
-            return 1;
-        }
-        double now = dp_now_s();
-        if (now - last_print > 60) {
-            fprintf(stderr, "bench_mars_tables: %s %s: update %ld/%ld, best %.4f s, %.0f s\n", g->name, rd->name, u + 1,
-                    total, s->best_s, now - t0);
-            last_print = now;
-        }
+    mars_watch w = {g, rd, out, a, save_path, save_at, total, dp_now_s(), dp_now_s(), 0, 0, DP_STATUS_OK, {0}};
+    dp_run_options ro = dp_run_options_default();
+    ro.g = g, ro.ds = ds, ro.max_updates = total;
+    dp_run_hooks hooks = {&w, NULL, mars_stepped};
+    if (dp_run(dp_agent_method(a), &ro, &hooks, NULL, &err) || w.st) {
+        fprintf(stderr, "bench_mars_tables: %s: %s\n", rd->name, w.st ? w.err.msg : err.msg);
+        dp_agent_free(a);
+        return 1;
     }
-    const dp_agent_state *s = dp_agent_get_state(a);
+    const dp_run_state *s = dp_agent_get_state(a);
+    double t0 = w.t0;
+    int64_t valid = w.valid, all = w.all;
     out->done = 1;
     out->best_s = s->best_s;
     out->best_at = s->best_sample + 1;

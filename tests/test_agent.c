@@ -112,7 +112,7 @@ static double train(const dp_graph *g, const dp_devices *ds, const dp_agent_conf
     if (!a) fprintf(stderr, "%s\n", err.msg);
     CHECK(a);
     for (int u = 0; u < updates; u++) CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
-    const dp_agent_state *s = dp_agent_get_state(a);
+    const dp_run_state *s = dp_agent_get_state(a);
     double best = s->best_s;
     if (s->best_placement) {
         int valid;
@@ -174,10 +174,10 @@ static void test_baseline(void) {
     dp_agent_config c = small("hp");
     dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
     CHECK(a);
-    agent_baseline_add(a, -2.0);
-    CHECK_NEAR(a->st.baseline, -2.0, 1e-12);
-    agent_baseline_add(a, -3.0);
-    CHECK_NEAR(a->st.baseline, 0.9 * -2.0 + 0.1 * -3.0, 1e-6); /* decay 0.9f */
+    agent_baseline_add(&a->baseline, &a->cfg, -2.0);
+    CHECK_NEAR(a->baseline.value, -2.0, 1e-12);
+    agent_baseline_add(&a->baseline, &a->cfg, -3.0);
+    CHECK_NEAR(a->baseline.value, 0.9 * -2.0 + 0.1 * -3.0, 1e-6); /* decay 0.9f */
     dp_agent_free(a);
 
     c = small("colocrl"); /* window 10, started at the failing reward */
@@ -186,10 +186,10 @@ static void test_baseline(void) {
     double f = a->fail_reward;
     CHECK_NEAR(f, -sqrt(10.0 * 8.0), 1e-9); /* automatic: -sqrt(10 x serial time on gpu:0) */
     CHECK_NEAR(a->st.baseline, f, 1e-12);
-    agent_baseline_add(a, -1.0);
-    CHECK_NEAR(a->st.baseline, (9 * f - 1.0) / 10, 1e-9);
-    for (int k = 0; k < 9; k++) agent_baseline_add(a, -1.0);
-    CHECK_NEAR(a->st.baseline, -1.0, 1e-12);
+    agent_baseline_add(&a->baseline, &a->cfg, -1.0);
+    CHECK_NEAR(a->baseline.value, (9 * f - 1.0) / 10, 1e-9);
+    for (int k = 0; k < 9; k++) agent_baseline_add(&a->baseline, &a->cfg, -1.0);
+    CHECK_NEAR(a->baseline.value, -1.0, 1e-12);
     dp_agent_free(a);
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -218,7 +218,7 @@ static void test_failing_signal_and_valid_only(void) {
     dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
     if (!a) fprintf(stderr, "%s\n", err.msg);
     CHECK(a);
-    const dp_agent_state *s = dp_agent_get_state(a);
+    const dp_run_state *s = dp_agent_get_state(a);
     float *before = malloc(sizeof(float) * a->params.count);
     for (int u = 0; u < 4; u++) {
         memcpy(before, a->params.data, sizeof(float) * a->params.count);
@@ -258,12 +258,12 @@ static void test_rewards_and_entropy(void) {
     dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
     CHECK(a);
     agent_result ok = {4.0, 1, 0, 0.0, ""}, oom = {4.0, 0, 0, 1.5, "out of memory"}, bad = {NAN, 0, 0, 0.0, "x"};
-    CHECK_NEAR(agent_reward(a, &ok), -2.0, 1e-12);
-    CHECK_NEAR(agent_reward(a, &oom), -10.0, 1e-12);
-    CHECK_NEAR(agent_reward(a, &bad), -10.0, 1e-12);
+    CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &ok), -2.0, 1e-12);
+    CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &oom), -10.0, 1e-12);
+    CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &bad), -10.0, 1e-12);
     a->cfg.oom_shaped = 1;
-    CHECK_NEAR(agent_reward(a, &oom), -2.0 * (1.25 + 4.0 * 0.5), 1e-12);
-    CHECK_NEAR(agent_reward(a, &bad), -10.0, 1e-12); /* no time: still the failing reward */
+    CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &oom), -2.0 * (1.25 + 4.0 * 0.5), 1e-12);
+    CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &bad), -10.0, 1e-12); /* no time: still the failing reward */
     dp_agent_free(a);
 
     /* a one-op graph constrained to the GPUs: 1 s on either, so every
@@ -284,7 +284,7 @@ static void test_rewards_and_entropy(void) {
         float *before = malloc(sizeof(float) * b->params.count);
         memcpy(before, b->params.data, sizeof(float) * b->params.count);
         CHECK(dp_agent_update(b, &err) == 0);
-        const dp_agent_state *s = dp_agent_get_state(b);
+        const dp_run_state *s = dp_agent_get_state(b);
         for (int k = 1; k < s->n_last; k++) CHECK(s->last[k].reward == s->last[0].reward);
         int changed = memcmp(before, b->params.data, sizeof(float) * b->params.count) != 0;
         CHECK_INT_EQ(changed, e); /* zero advantages: only the entropy bonus moves the weights */
@@ -339,13 +339,19 @@ static void test_ppo_surrogate(void) {
  * (placer part): -1/K sum_k min(r_k A_k, clip(r_k) A_k) with sequence
  * ratios (old [K]), or -1/K sum_k sum_g min(r_kg A_k, clip(r_kg) A_k) with
  * per-decision ratios (old_step [K, G]). */
+/* The placer's teacher-forced forward of the samples in a->devs. */
+static void placer_teacher(dp_agent *a) {
+    a->placer->ops->forward(a->placer, a->enc, a->devs, a->logp, a->logp_step, a->entropy, DP_NN_DECODE_MODE_TEACHER,
+                            0.0f, &a->rng);
+}
+
 static double ppo_loss(dp_agent *a, const float *old, const float *old_step, const double *adv, double eps) {
-    agent_placer_forward(a, a->K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    placer_teacher(a);
     double L = 0.0;
     for (int k = 0; k < a->K; k++) {
-        int n = old_step ? a->G : 1;
+        int n = old_step ? a->T : 1;
         for (int t = 0; t < n; t++) {
-            double r = old_step ? exp((double)a->logp_step[k * a->G + t] - old_step[k * a->G + t])
+            double r = old_step ? exp((double)a->logp_step[k * a->T + t] - old_step[k * a->T + t])
                                 : exp((double)a->logp[k] - old[k]);
             L -= fmin(r * adv[k], fmin(fmax(r, 1 - eps), 1 + eps) * adv[k]) / a->K;
         }
@@ -374,10 +380,10 @@ static void test_ppo_gradient_fd(void) {
         /* move the parameters so that ratios differ from 1 */
         for (size_t i = 0; i < a->params.count; i++) a->params.data[i] += 0.3f * (float)sin(1.7 * (double)i);
         CHECK(dp_agent_update(a, &err) == 0); /* draws samples into a->devs */
-        int K = a->K, G = a->G;
+        int K = a->K, G = a->T;
         float old[64], old_step[64 * 64];
         double adv[64];
-        agent_placer_forward(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+        placer_teacher(a);
         /* ratios e^-0.6, e^0.6 (clipped or not, by the advantage's sign) and
          * e^+-0.1 (inside): away from the kinks at 1 -+ 0.3, which a finite
          * difference must not straddle */
@@ -386,15 +392,12 @@ static void test_ppo_gradient_fd(void) {
         for (int j = 0; j < K * G; j++) old_step[j] = a->logp_step[j] + off[(j + j / 4) % 4];
         ppo_loss(a, old, decision ? old_step : NULL, adv, 0.3);
         dp_nn_params_zero_grad(&a->params);
-        a->step_weights = decision;
         for (int k = 0; k < K; k++) {
             a->dlogp[k] = decision ? 0.0f : (float)(-agent_ppo_grad(a->logp[k], old[k], adv[k], 0.3) / K);
-            a->dentropy[k] = 0.0f;
             for (int t = 0; decision && t < G; t++)
-                a->dlogp_step[k * G + t] = (float)(-agent_ppo_grad(a->logp_step[k * G + t], old_step[k * G + t], adv[k], 0.3) / K);
+                a->dstep[k * G + t] = (float)(-agent_ppo_grad(a->logp_step[k * G + t], old_step[k * G + t], adv[k], 0.3) / K);
         }
-        agent_placer_backward(a, K, NULL);
-        a->step_weights = 0;
+        a->placer->ops->backward(a->placer, NULL, a->devs, a->dlogp, decision ? a->dstep : NULL, NULL);
         int checked = 0;
         for (size_t i = 0; i < a->params.count; i += 1 + a->params.count / 60) {
             float keep = a->params.data[i];
@@ -419,6 +422,20 @@ static void test_ppo_gradient_fd(void) {
     dp_devices_free(ds);
 }
 
+/* lp [T, D]: each element's log-probability of each device under the
+ * batch-of-one placer (teacher-forced with every element on device d). */
+static void element_logp(dp_agent *a, float *lp) {
+    agent_placer *p1 = agent_placer_one(a);
+    CHECK(p1);
+    a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+    for (int d = 0; d < a->D; d++) {
+        float logp, ent;
+        for (int t = 0; t < a->T; t++) a->devs1[t] = d;
+        p1->ops->forward(p1, a->enc, a->devs1, &logp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+        for (int t = 0; t < a->T; t++) lp[t * a->D + d] = a->step1[t];
+    }
+}
+
 /* Post's table starts uniform; the cross-entropy update sets each group's
  * distribution to (1 - m) times the elites' frequencies plus m uniform; for
  * the neural placers it raises the elites' log-probability. */
@@ -430,24 +447,26 @@ static void test_cross_entropy_and_post(void) {
     dp_agent_config c = small("post");
     dp_agent *a = dp_agent_init(g, ds, &c, &eo, 2, &err);
     CHECK(a);
-    int D = a->D, G = a->G;
+    int D = a->D, G = a->T;
     CHECK_INT_EQ(D, 3);
-    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
-    for (int i = 0; i < G * D; i++) CHECK_NEAR(a->hlogp[i], -log(3.0), 1e-6);
+    float *lp = malloc(sizeof(float) * (size_t)G * D);
+    element_logp(a, lp);
+    for (int i = 0; i < G * D; i++) CHECK_NEAR(lp[i], -log(3.0), 1e-6);
     /* three elites: group 0 on devices 1, 1, 2; every other group on 0 */
-    a->n_elites = 3;
+    a->elites.n = 3;
     for (int e = 0; e < 3; e++) {
-        for (int gg = 0; gg < G; gg++) a->elite_devs[e * G + gg] = 0;
-        a->elite_devs[e * G + 0] = e < 2 ? 1 : 2;
-        a->elite_reward[e] = -1.0 - e;
+        for (int gg = 0; gg < G; gg++) a->elites.devs[e * G + gg] = 0;
+        a->elites.devs[e * G + 0] = e < 2 ? 1 : 2;
+        a->elites.reward[e] = -1.0 - e;
     }
     agent_train_cross_entropy(a);
-    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
+    element_logp(a, lp);
     double m = c.post_mix;
-    CHECK_NEAR(exp(a->hlogp[0 * D + 0]), m / 3, 1e-5);
-    CHECK_NEAR(exp(a->hlogp[0 * D + 1]), (1 - m) * 2 / 3 + m / 3, 1e-5);
-    CHECK_NEAR(exp(a->hlogp[0 * D + 2]), (1 - m) / 3 + m / 3, 1e-5);
-    for (int gg = 1; gg < G; gg++) CHECK_NEAR(exp(a->hlogp[gg * D + 0]), 1 - m + m / 3, 1e-5);
+    CHECK_NEAR(exp(lp[0 * D + 0]), m / 3, 1e-5);
+    CHECK_NEAR(exp(lp[0 * D + 1]), (1 - m) * 2 / 3 + m / 3, 1e-5);
+    CHECK_NEAR(exp(lp[0 * D + 2]), (1 - m) / 3 + m / 3, 1e-5);
+    for (int gg = 1; gg < G; gg++) CHECK_NEAR(exp(lp[gg * D + 0]), 1 - m + m / 3, 1e-5);
+    free(lp);
     CHECK_INT_EQ(a->ce_updates, 1);
     dp_agent_free(a);
 
@@ -457,14 +476,14 @@ static void test_cross_entropy_and_post(void) {
     a = dp_agent_init(g, ds, &c, &eo, 2, &err);
     CHECK(a);
     for (int u = 0; u < 2; u++) CHECK(dp_agent_update(a, &err) == 0);
-    CHECK(a->n_elites == c.ce_elites);
-    for (int e = 1; e < a->n_elites; e++) CHECK(a->elite_reward[e - 1] >= a->elite_reward[e]); /* best first */
+    CHECK(a->elites.n == c.ce_elites);
+    for (int e = 1; e < a->elites.n; e++) CHECK(a->elites.reward[e - 1] >= a->elites.reward[e]); /* best first */
     double before = 0.0, after = 0.0;
-    for (int e = 0; e < a->n_elites; e++)
-        before += agent_logp_of(a, a->elite_group + (size_t)e * a->N, a->elite_devs + (size_t)e * a->G);
+    for (int e = 0; e < a->elites.n; e++)
+        before += agent_logp_of(a, a->elites.choice + (size_t)e * a->N, a->elites.devs + (size_t)e * a->T);
     agent_train_cross_entropy(a);
-    for (int e = 0; e < a->n_elites; e++)
-        after += agent_logp_of(a, a->elite_group + (size_t)e * a->N, a->elite_devs + (size_t)e * a->G);
+    for (int e = 0; e < a->elites.n; e++)
+        after += agent_logp_of(a, a->elites.choice + (size_t)e * a->N, a->elites.devs + (size_t)e * a->T);
     printf("  elites' log-probability %.3f -> %.3f\n", before, after);
     CHECK(after > before + 1e-3);
     dp_agent_free(a);
@@ -473,7 +492,7 @@ static void test_cross_entropy_and_post(void) {
 }
 
 static void compare_agents(const dp_agent *x, const dp_agent *y) {
-    const dp_agent_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
+    const dp_run_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
     CHECK_INT_EQ(a->updates, b->updates);
     CHECK_INT_EQ(a->samples, b->samples);
     CHECK(a->best_s == b->best_s);
@@ -484,8 +503,8 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
     CHECK(memcmp(x->params.m, y->params.m, sizeof(float) * x->params.count) == 0);
     CHECK(memcmp(x->rng.s, y->rng.s, sizeof x->rng.s) == 0);
     CHECK_INT_EQ(x->ce_updates, y->ce_updates);
-    CHECK_INT_EQ(x->n_elites, y->n_elites);
-    CHECK(memcmp(x->elite_devs, y->elite_devs, sizeof(int32_t) * (size_t)x->n_elites * x->G) == 0);
+    CHECK_INT_EQ(x->elites.n, y->elites.n);
+    CHECK(memcmp(x->elites.devs, y->elites.devs, sizeof(int32_t) * (size_t)x->elites.n * x->T) == 0);
     CHECK((a->best_placement == NULL) == (b->best_placement == NULL));
     if (a->best_placement) CHECK(memcmp(a->best_placement, b->best_placement, sizeof(int32_t) * x->N) == 0);
     for (int k = 0; k < a->n_last && k < b->n_last; k++) {

@@ -1,4 +1,4 @@
-/* Tests of Mars on the agent framework (encoder=gcn, src/agent/agent_mars.c):
+/* Tests of Mars on the agent framework (encoder=gcn, src/agent/encoder_ops.c, placer_seq.c):
  * the composed policy (GCN encoder + segment-level placer over three
  * segments, one recomputed) by finite differences through the agent's
  * forward and backward; Deep Graph Infomax pre-training lowers its loss and
@@ -97,19 +97,35 @@ static dp_agent *make(const dp_graph *g, const dp_devices *ds, const dp_agent_co
     return a;
 }
 
+/* The policy's teacher-forced forward of the batch in a->bdevs (the
+ * encoder, then the placer), as a PPO minibatch runs it. */
+static void batch_forward(dp_agent *a) {
+    a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+    a->placer->ops->forward(a->placer, a->enc, a->bdevs, a->blogp, a->bstep, a->bent, DP_NN_DECODE_MODE_TEACHER, 0.0f,
+                            &a->rng);
+}
+
+/* Its backward with weights dlogp, dstep, dent (through the sequence into
+ * the encoder). */
+static void batch_backward(dp_agent *a) {
+    memset(a->dx, 0, sizeof(float) * (size_t)a->T * a->enc->F);
+    a->placer->ops->backward(a->placer, a->dx, a->bdevs, a->dlogp, a->dstep, a->dent);
+    a->enc->ops->backward(a->enc, a->dx, NULL, 0.0f, 0.0f);
+}
+
 /* L = sum_b w_b log p(devs_b) + v_b H_b + sum_{b,j} u_bj log p(devs_bj) of
- * the batch in a->mdevs, in double (u: PPO's per-decision weights). */
+ * the batch in a->bdevs, in double (u: PPO's per-decision weights). */
 static double batch_loss(dp_agent *a, const double *w, const double *v, const float *u) {
-    agent_mars_batch_forward(a);
+    batch_forward(a);
     double L = 0.0;
-    for (int b = 0; b < a->mars_B; b++) {
+    for (int b = 0; b < a->B; b++) {
         double s = 0.0; /* log p(devs_b), summed in double: less rounding noise than the float sum */
         for (int j = 0; j < a->N; j++) {
-            L += (double)u[b * a->N + j] * a->mstep[b * a->N + j];
-            s += a->mstep[b * a->N + j];
+            L += (double)u[b * a->N + j] * a->bstep[b * a->N + j];
+            s += a->bstep[b * a->N + j];
         }
-        CHECK_NEAR(s, a->mlogp[b], 1e-4); /* the decisions' log-probabilities sum to the sample's */
-        L += w[b] * s + v[b] * a->ment[b];
+        CHECK_NEAR(s, a->blogp[b], 1e-4); /* the decisions' log-probabilities sum to the sample's */
+        L += w[b] * s + v[b] * a->bent[b];
     }
     return L;
 }
@@ -131,35 +147,33 @@ static void check_gradient(const char *preset) {
     if (c.placer == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "hidden", "16", NULL) == 0);
     dp_agent *a = make(g, ds, &c, 7);
     CHECK_INT_EQ(a->N, 22);
-    CHECK_INT_EQ(a->mars.nseg, 3);
-    CHECK_INT_EQ(a->mars.slots, 1);
-    CHECK_INT_EQ(a->mars_B, 5); /* 20 samples in 4 minibatches */
-    CHECK(a->mars_steps);     /* per-decision ratios: per-op log-probabilities */
-    int B = a->mars_B, N = a->N;
+    CHECK_INT_EQ((a->N + c.seg_len - 1) / c.seg_len, 3); /* three segments */
+    CHECK_INT_EQ(c.seg_keep, 1);                          /* of which two are recomputed */
+    CHECK_INT_EQ(a->B, 5); /* 20 samples in 4 minibatches */
+    CHECK(c.ppo_ratio == DP_AGENT_PPO_RATIO_DECISION); /* per-decision ratios: per-op log-probabilities */
+    int B = a->B, N = a->N;
     double w[8], v[8];
     float u[8 * 22];
     dp_rng r;
     dp_rng_seed(&r, 3);
     for (int b = 0; b < B; b++) {
         for (int j = 0; j < N; j++) {
-            a->mdevs[b * N + j] = (int32_t)dp_rng_below(&r, (uint64_t)a->D);
+            a->bdevs[b * N + j] = (int32_t)dp_rng_below(&r, (uint64_t)a->D);
             u[b * N + j] = (float)(0.1 * sin(1.3 * (b * N + j)));
         }
         w[b] = (b % 2 ? -1.0 : 1.0) * (0.3 + 0.2 * b);
         v[b] = 0.05 * (b + 1);
     }
     batch_loss(a, w, v, u);
-    for (int b = 0; b < B; b++) a->mdlogp[b] = (float)w[b], a->mdent[b] = (float)v[b];
-    memcpy(a->mdstep, u, sizeof(float) * (size_t)B * N);
-    a->mdsteps_on = 1;
+    for (int b = 0; b < B; b++) a->dlogp[b] = (float)w[b], a->dent[b] = (float)v[b];
+    memcpy(a->dstep, u, sizeof(float) * (size_t)B * N);
     dp_nn_params_zero_grad(&a->params);
-    agent_mars_batch_backward(a);
-    a->mdsteps_on = 0;
+    batch_backward(a);
     /* the tensors checked: the GCN's and every one of the placer's */
     const char *gcn[] = {"gcn0.weight", "gcn0.bias", "gcn0.prelu", "gcn1.weight", "gcn2.weight", "gcn2.prelu"};
     int idx[64], n_idx = 0;
     for (size_t t = 0; t < sizeof gcn / sizeof gcn[0]; t++) idx[n_idx++] = dp_nn_params_find(&a->params, gcn[t]);
-    for (int i = a->i_placer; i < a->params.ntensors && n_idx < 64; i++) idx[n_idx++] = i;
+    for (int i = a->first_placer; i < a->params.ntensors && n_idx < 64; i++) idx[n_idx++] = i;
     double worst = 0.0;
     int checked = 0, skipped = 0;
     for (int t = 0; t < n_idx; t++) {
@@ -240,19 +254,19 @@ static void test_pretraining(void) {
     CHECK(dp_agent_config_set(&c, "pretrain-iters", "60", NULL) == 0);
     CHECK(dp_agent_config_set(&c, "gcn-hidden", "16", NULL) == 0);
     dp_agent *a = make(g, ds, &c, 5);
-    const dp_agent_state *s = dp_agent_get_state(a);
+    const dp_run_state *s = dp_agent_get_state(a);
     CHECK(s->pretrain_iters == 60 && s->pretrain_done == 0);
-    double before = agent_mars_dgi_loss(a);
+    double before = agent_dgi_loss(a);
     dp_error err;
     CHECK(dp_agent_pretrain(a, 25, &err) == 0);
     CHECK(s->pretrain_done == 25 && a->params.step == 0 && a->pretrain_step == 25);
     CHECK(dp_agent_pretrain(a, -1, &err) == 0);
     CHECK(s->pretrain_done == 60);
-    double after = agent_mars_dgi_loss(a);
+    double after = agent_dgi_loss(a);
     printf("  DGI loss %.4f -> %.4f (lowest seen %.4f)\n", before, after, s->pretrain_best);
     CHECK(after < before - 0.05);
     CHECK(s->pretrain_best <= s->pretrain_loss);
-    size_t lo = a->params.offset[a->i_enc];
+    size_t lo = a->enc_lo;
     CHECK(memcmp(a->params.data + lo, a->pretrain_keep, sizeof(float) * a->enc_floats) == 0);
     CHECK(a->params.step == 0);
     for (size_t i = 0; i < a->params.count; i++) CHECK(a->params.m[i] == 0.0f && a->params.v[i] == 0.0f);
@@ -286,9 +300,8 @@ static void test_ppo_finds_known_best(void) {
     for (int v = 0; v < 2; v++) {
     dp_agent_config c = small_mars(v ? "mars-dplace" : "mars");
     dp_agent *a = make(g, ds, &c, 3);
-    CHECK(agent_stick_mask(a) == 0x6); /* the prior favours a previous GPU, never the CPU */
-    CHECK(a->mars.cfg.placer.stick_mask == 0x6 && a->mars.segs[0].cfg.stick_mask == 0x6);
-    const dp_agent_state *s = dp_agent_get_state(a);
+    CHECK(a->placer->stick_mask == 0x6); /* the prior favours a previous GPU, never the CPU */
+    const dp_run_state *s = dp_agent_get_state(a);
     double first = NAN, mean_first = 0.0, mean_last = 0.0;
     int U = 40;
     for (int u = 0; u < U; u++) {
@@ -313,7 +326,7 @@ static void test_ppo_finds_known_best(void) {
 }
 
 static void compare_agents(const dp_agent *x, const dp_agent *y) {
-    const dp_agent_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
+    const dp_run_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
     CHECK_INT_EQ(a->updates, b->updates);
     CHECK_INT_EQ(a->samples, b->samples);
     CHECK(a->best_s == b->best_s);
@@ -467,7 +480,7 @@ static void test_save_load_and_init(void) {
 
     /* --init on another graph: 12 ops, other types and shapes */
     b = make(other, ds, &c, 99);
-    CHECK(b->OF == a->OF);
+    CHECK(agent_op_feature_dim(&b->feat) == agent_op_feature_dim(&a->feat));
     CHECK(dp_agent_load_policy(b, path, &err) == 0);
     CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
     CHECK(dp_agent_update(b, &err) == 0);
@@ -566,14 +579,16 @@ static void test_config(void) {
         if (!strcmp(dp_graph_str(g2, g2->ops[i].type), "MatMul")) matmul_b = b->feat.type_id[i];
     CHECK(matmul_a > 0 && matmul_a == matmul_b);
     /* node features: one-hot type, shapes over the largest dimension */
-    const float *row = a->opx; /* the first op in topological order: "in" [64, 128] */
-    CHECK_INT_EQ(a->seq[0], 0);
+    float *row = malloc(sizeof(float) * (size_t)a->N * agent_op_feature_dim(&a->feat));
+    agent_op_features(&a->feat, g1, &m, g1->topo, row); /* the first op in topological order: "in" [64, 128] */
+    CHECK_INT_EQ(a->enc->choice[0], 0);                 /* the first in the sequence */
     float sum = 0.0f;
     for (int k = 0; k < a->feat.V; k++) sum += row[k];
     CHECK_NEAR(sum, 1.0, 0.0);
     CHECK_NEAR(row[a->feat.V + a->feat.S], 64.0 / 384.0, 1e-7); /* output dims / 384, the largest */
     CHECK_NEAR(row[a->feat.V + a->feat.S + 1], 128.0 / 384.0, 1e-7);
     CHECK_NEAR(row[a->feat.V], 0.0, 0.0); /* no input */
+    free(row);
     dp_agent_free(a), dp_agent_free(b);
     dp_graph_free(g1), dp_graph_free(g2);
     dp_devices_free(ds);

@@ -380,7 +380,7 @@ static void mars_teardown(mars_ctx *c) {
 static void test_mars_policy_gradients(void) {
     mars_ctx *c = calloc(1, sizeof *c);
     mars_setup(c, 1);
-    CHECK(c->pol.nseg == 3 && c->pol.slots == 1 && c->pol.tail_T == 1);
+    CHECK(c->pol.seg.nseg == 3 && c->pol.seg.slots == 1 && c->pol.seg.tail_T == 1);
     dp_nn_check_tensor t[24];
     dp_nn_check_result r[24];
     int nt = 0;
@@ -403,7 +403,7 @@ static void test_mars_recompute(void) {
     mars_ctx *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
     mars_setup(a, 1);
     mars_setup(b, 0);
-    CHECK(b->pol.slots == 2);
+    CHECK(b->pol.seg.slots == 2);
     mars_grad(a);
     mars_grad(b);
     CHECK(memcmp(a->p.grad, b->p.grad, sizeof(float) * a->p.count) == 0);
@@ -599,7 +599,7 @@ static void test_threads_change_nothing(void) {
 /* ---- the policy with the Transformer-XL placer ---- */
 
 static dp_nn_mars_config mars_txl_config(int seg) {
-    dp_nn_mars_config mc = {.gcn = {MF, MGH, 3}, .seg = seg, .placer_kind = DP_NN_MARS_PLACER_KIND_TXL,
+    dp_nn_mars_config mc = {.gcn = {MF, MGH, 3}, .seg = seg, .placer_kind = DP_NN_SEG_KIND_TXL,
                             .txl = {.in_dim = MGH, .d_model = 6, .heads = 2, .d_inner = 8, .layers = 1,
                                     .mem_len = 3, .devices = SD, .causal = 0}};
     return mc;
@@ -671,7 +671,7 @@ static void mtxl_setup(mtxl_ctx *c, int seg, int max_saved) {
 static void test_mars_txl_gradients(void) {
     mtxl_ctx *c = calloc(1, sizeof *c);
     mtxl_setup(c, 8, 0);
-    CHECK(c->pol.nseg == 1 && c->pol.tail_T == MN);
+    CHECK(c->pol.seg.nseg == 1 && c->pol.seg.tail_T == MN);
     dp_nn_check_tensor t[48];
     dp_nn_check_result r[48];
     int nt = 0;
@@ -696,7 +696,7 @@ static void test_mars_txl_recompute(void) {
     mtxl_ctx *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
     mtxl_setup(a, MSEG, 1);
     mtxl_setup(b, MSEG, 0);
-    CHECK(a->pol.nseg == 3 && a->pol.slots == 1 && b->pol.slots == 2);
+    CHECK(a->pol.seg.nseg == 3 && a->pol.seg.slots == 1 && b->pol.seg.slots == 2);
     CHECK(mtxl_loss(a) == mtxl_loss(b));
     mtxl_grad(a);
     mtxl_grad(b);

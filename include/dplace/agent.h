@@ -44,6 +44,7 @@
 
 #include "dplace/devices.h"
 #include "dplace/graph.h"
+#include "dplace/run.h"
 #include "dplace/sim.h"
 
 #ifdef __cplusplus
@@ -271,38 +272,6 @@ typedef struct dp_agent_eval_options {
  * cancel flag, no progress callback. */
 dp_agent_eval_options dp_agent_eval_options_default(void);
 
-/* One evaluated placement of the last update. */
-typedef struct dp_agent_sample {
-    double step_time_s;  /* NaN when it could not be measured               */
-    int valid;
-    char reason[192];    /* "" when valid                                   */
-    double reward;
-    int used;            /* contributed to the update                       */
-    int cached;
-} dp_agent_sample;
-
-/* Where a run stands. */
-typedef struct dp_agent_state {
-    int64_t updates;          /* policy updates done                       */
-    int64_t samples;          /* placements evaluated                      */
-    double baseline;          /* reward baseline after the last update     */
-    double best_s;            /* best valid step time so far (inf: none)    */
-    int64_t best_update, best_sample; /* when it was found (sample index)  */
-    double best_elapsed_s;    /* training seconds when it was found        */
-    double elapsed_s;         /* training seconds in all (across resumes)  */
-    double policy_s, eval_s;  /* of which in the policy / the evaluator    */
-    int64_t cache_lookups, cache_hits;
-    int32_t n_groups;         /* placer sequence length                    */
-    int32_t groups_used;      /* groups holding ops in the last sample     */
-    int32_t n_last;
-    const dp_agent_sample *last;   /* [n_last] the last update's samples   */
-    const int32_t *best_placement; /* [n_ops], NULL until a valid sample   */
-    /* the encoder's Deep Graph Infomax pre-training (encoder=gcn) */
-    int64_t pretrain_iters, pretrain_done;
-    double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
-    double pretrain_s;        /* seconds it took (not in elapsed_s)      */
-} dp_agent_state;
-
 typedef struct dp_agent dp_agent;
 
 /* Builds an agent for g (finalized) on ds: the features, the grouper's
@@ -333,7 +302,12 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err);
 dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err);
 
 /* The current state; valid until the next call on a. */
-const dp_agent_state *dp_agent_get_state(const dp_agent *a);
+const dp_run_state *dp_agent_get_state(const dp_agent *a);
+
+/* a as a method of the run driver (run.h): its step is dp_agent_update,
+ * its preparation dp_agent_pretrain, its checkpoints dp_agent_save and
+ * dp_agent_load. */
+dp_method dp_agent_method(dp_agent *a);
 
 /* The agent's most likely placement now (greedy decoding of grouper and
  * placer), into out[n_ops]; no training, no evaluation. */
@@ -358,17 +332,6 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err);
  * UNSUPPORTED (as dp_agent_load), INVALID (a tensor missing or of another
  * size, named); a is unchanged on error. */
 dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err);
-
-/* Lower bounds of any placement's step time on ds: the critical path with
- * every op on its fastest allowed device and no transfers, and the total
- * work (each op on its fastest allowed device) spread evenly over every
- * stream of every device. */
-typedef struct dp_agent_bound {
-    double critical_path_s;
-    double work_s;
-} dp_agent_bound;
-dp_status dp_agent_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_agent_bound *out,
-                               dp_error *err);
 
 #ifdef __cplusplus
 }

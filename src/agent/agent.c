@@ -1,28 +1,32 @@
-/* The agent: builds the parts a configuration names and runs its updates.
- * Every update samples one grouping and K placements of its groups:
+/* The agent's core: builds the encoder and placer a configuration names
+ * and runs its updates. Every update draws one choice of the encoder (a
+ * learned grouper's grouping; nothing to draw otherwise) and K placements
+ * of its elements:
  *
- *   group ~ grouper(op features)            (m = 1 grouping per update)
- *   dev_k ~ placer(group embeddings), k < K (K placements per update)
+ *   choice ~ encoder(op features)             (m = 1 grouping per update)
+ *   dev_k  ~ placer(encoder's sequence), k < K (K placements per update)
  *   R_k = -sqrt(step time_k), or the failing reward when invalid
  *   A_k = R_k - B, B a moving average of the rewards (seed 003, Eq. 4)
  *
  * then trains by one of
  *   REINFORCE (seed 001, Eqs. 3-6; seed 004, Section 3.1):
- *     loss = -1/K sum_k A_k log p(dev_k) - (1/K sum_k A_k) log p(group)
- *   PPO (seed 003, Eq. 3), ppo_epochs passes over the K samples, each split
- *     into ppo_minibatches shuffled parts, one Adam step per part:
+ *     loss = -1/K sum_k A_k log p(dev_k) - (1/K sum_k A_k) log p(choice)
+ *   PPO (seed 003, Eq. 3; seed 002), ppo_epochs passes over the K samples,
+ *     each split into ppo_minibatches shuffled parts, one Adam step per part:
  *     loss = -1/|mb| sum_k [min(r_k A_k, clip(r_k, 1-e, 1+e) A_k)
- *                           + min(r_g A_k, clip(r_g, 1-e, 1+e) A_k)]
- *     with r_k = p(dev_k) / p_old(dev_k) and r_g = p(group) / p_old(group):
- *     the placer's and the grouper's ratios each on their own (each is one
- *     network's action; docs/agents.md);
+ *                           + min(r_c A_k, clip(r_c, 1-e, 1+e) A_k)]
+ *     with r_k = p(dev_k) / p_old(dev_k) and r_c = p(choice) / p_old(choice):
+ *     the placer's and the encoder's ratios each on their own (each is one
+ *     network's action; docs/agents.md), or one ratio per decision;
  *   PPO_CE (Post, as seed 003 describes it): PPO, and every ce_every samples
  *     ce_steps Adam steps on -1/E sum_e log p(elite_e), the E best
- *     placements sampled so far (the table placer instead takes the exact
- *     minimiser, the elites' device frequencies, mixed with the uniform).
+ *     placements sampled so far (a placer with an exact minimiser, Post's
+ *     table, takes it instead: the elites' device frequencies mixed with the
+ *     uniform).
  *
  * Logit noise for the first updates and, after valid_only_after updates,
- * only valid samples in the sums and the baseline. */
+ * only valid samples in the sums and the baseline. An encoder over every op
+ * (Mars) also pre-trains its GCN by Deep Graph Infomax first. */
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,41 +52,80 @@ static dp_status units_init(dp_agent *a, dp_error *err) {
     if (!ALLOC(a->unit_first, m) || !ALLOC(a->unit_mask, m))
         return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the colocation units");
     for (int32_t k = 0; k < m; k++) a->unit_first[k] = a->units.members[a->units.first[k]];
-    a->unit_of = a->units.unit_of;
-    a->n_units = m;
     return dp_units_masks(&a->units, a->g, a->ds, dp_mask_all(a->ds), a->unit_mask, err);
 }
 
-void agent_expand(const dp_agent *a, const int32_t *group, const int32_t *dev, int32_t *out) {
+void agent_expand(const dp_agent *a, const int32_t *choice, const int32_t *dev, int32_t *out) {
     for (int32_t i = 0; i < a->N; i++) {
-        int32_t u = a->unit_of[i];
-        int32_t d = dev[group[a->unit_first[u]]];
+        int32_t u = a->units.unit_of[i];
+        int32_t d = dev[choice[a->unit_first[u]]];
         dp_mask m = a->unit_mask[u];
         if (!(m & dp_mask_bit(d))) d = dp_mask_first(m);
         out[i] = d;
     }
 }
 
+/* ---- parts ---------------------------------------------------------------------- */
+
+/* The seq2seq decoders' stick_mask: the GPUs among the first 64 devices
+ * (the previous element's device is favoured only when it is a GPU: a run
+ * of ops on the CPU is what a start from near uniform must not repeat). */
+static uint64_t stick_mask(const dp_devices *ds) {
+    uint64_t m = 0;
+    for (int32_t d = 0; d < ds->n_devices && d < 64; d++)
+        if (ds->devices[d].kind != DP_DEVKIND_CPU) m |= (uint64_t)1 << d;
+    return m;
+}
+
+/* An unbound placer of the configured kind for batches of B. */
+static agent_placer *placer_new(dp_agent *a, int32_t B) {
+    agent_placer *p;
+    switch (a->cfg.placer) {
+    case DP_AGENT_PLACER_KIND_GCN: p = agent_placer_gcn_new(); break;
+    case DP_AGENT_PLACER_KIND_TABLE: p = agent_placer_table_new(); break;
+    default: p = agent_placer_seq_new(); break;
+    }
+    if (!p) return NULL;
+    p->ctx = a->enc->ctx;
+    p->T = a->T, p->F = a->enc->F, p->D = a->D, p->B = B;
+    p->stick_mask = stick_mask(a->ds);
+    return p;
+}
+
+static void placer_free(agent_placer *p) {
+    if (p) p->ops->free(p);
+}
+
+agent_placer *agent_placer_one(dp_agent *a) {
+    if (a->placer1) return a->placer1;
+    agent_placer *p = placer_new(a, 1);
+    dp_error err;
+    if (p && p->ops->bind(p, &err)) {
+        placer_free(p);
+        p = NULL;
+    }
+    return a->placer1 = p;
+}
+
 /* ---- init / free ------------------------------------------------------------ */
 
 void dp_agent_free(dp_agent *a) {
     if (!a) return;
+    placer_free(a->placer);
+    placer_free(a->placer1);
+    if (a->enc) a->enc->ops->free(a->enc);
     agent_features_free(&a->feat);
     agent_eval_free(a->eval);
-    if (a->learned_grouper) dp_nn_grouper_free(&a->grouper);
-    agent_placer_free(a);
-    agent_mars_free(a);
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
-    free(a->unit_first), free(a->unit_mask);
-    free(a->group), free(a->x), free(a->dx), free(a->trows), free(a->dtype_rows);
-    free(a->ge), free(a->gcount), free(a->gscratch), free(a->dgpart);
-    free(a->devs), free(a->logp), free(a->dlogp), free(a->entropy), free(a->dentropy), free(a->place), free(a->res), free(a->cached);
-    free(a->last), free(a->window), free(a->best), free(a->dge0), free(a->best_group_scratch);
-    free(a->old_logp), free(a->mb_weight), free(a->order);
-    free(a->undo);
-    free(a->logp_step), free(a->old_step), free(a->dlogp_step), free(a->old_rows), free(a->dlogp_rows);
-    free(a->elite_reward), free(a->elite_hash), free(a->elite_devs), free(a->elite_group);
+    free(a->unit_first), free(a->unit_mask), free(a->dx);
+    free(a->devs), free(a->logp), free(a->logp_step), free(a->entropy), free(a->place), free(a->res), free(a->cached);
+    free(a->last), free(a->old_logp), free(a->old_step), free(a->old_rows);
+    free(a->dlogp), free(a->dstep), free(a->dent), free(a->drows), free(a->order), free(a->in_mb), free(a->bsample);
+    free(a->bdevs), free(a->blogp), free(a->bstep), free(a->bent), free(a->choice_keep), free(a->devs1), free(a->step1);
+    free(a->undo.keep), free(a->baseline.window);
+    free(a->elites.reward), free(a->elites.hash), free(a->elites.devs), free(a->elites.choice);
+    free(a->pretrain_keep), free(a->best);
     free(a);
 }
 
@@ -96,6 +139,50 @@ static double serial_seconds(const dp_agent *a) {
     return s;
 }
 
+/* The parameter store: the type embedding (tensor 0; read by the group
+ * encoder, kept by every agent so that the layout and the initial values
+ * of the rest do not depend on it), the encoder's tensors, the placer's. */
+static dp_status params_init(dp_agent *a, dp_error *err) {
+    dp_nn_tensor_spec specs[128];
+    int ne = a->enc->ops->specs(a->enc, NULL), np = a->placer->ops->specs(a->placer, NULL);
+    assert(1 + ne + np <= (int)(sizeof specs / sizeof specs[0]));
+    specs[0] = (dp_nn_tensor_spec){"agent.type_emb", (size_t)a->feat.V * a->cfg.type_dim, DP_NN_INIT_UNIFORM, 0.1f};
+    a->enc->ops->specs(a->enc, specs + 1);
+    a->placer->ops->specs(a->placer, specs + 1 + ne);
+    dp_rng init_rng;
+    dp_rng_seed(&init_rng, a->seed ^ 0x5eed5eed5eedULL);
+    dp_status st = dp_nn_params_init(&a->params, specs, 1 + ne + np, &init_rng, err);
+    if (st) return st;
+    a->enc->first_tensor = 1, a->enc->n_tensors = ne;
+    a->first_placer = 1 + ne;
+    a->adam = dp_nn_adam_default();
+    if (ne > 0) {
+        int last = ne; /* tensors 1..ne */
+        a->enc_lo = a->params.offset[1];
+        a->enc_floats = a->params.offset[last] + a->params.size[last] - a->enc_lo;
+    }
+    return DP_STATUS_OK;
+}
+
+/* The per-update buffers, the baseline's window and the elites. */
+static int buffers_init(dp_agent *a) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t K = a->K, B = a->B, T = a->T, N = a->N, E = c->ce_elites, R = a->enc->n_rows;
+    int64_t KT = (int64_t)K * T, BT = (int64_t)B * T, gathered = B < K ? BT : 0;
+    a->elites = (agent_elites){E, 0, T, N, NULL, NULL, NULL, NULL};
+    return ALLOC(a->dx, a->enc->needs_dx ? (int64_t)T * a->enc->F : 0) && ALLOC(a->devs, KT) && ALLOC(a->logp, K) &&
+           ALLOC(a->logp_step, KT) && ALLOC(a->entropy, K) && ALLOC(a->place, (int64_t)K * N) &&
+           ALLOC(a->res, K) && ALLOC(a->cached, K) && ALLOC(a->last, K) && ALLOC(a->old_logp, K) &&
+           ALLOC(a->old_step, KT) && ALLOC(a->old_rows, R) && ALLOC(a->dlogp, B) && ALLOC(a->dstep, BT) &&
+           ALLOC(a->dent, B) && ALLOC(a->drows, R) && ALLOC(a->order, K) && ALLOC(a->in_mb, K) &&
+           ALLOC(a->bsample, B) && ALLOC(a->bdevs, gathered) && ALLOC(a->blogp, B) && ALLOC(a->bstep, gathered) &&
+           ALLOC(a->bent, B) && ALLOC(a->choice_keep, N) && ALLOC(a->devs1, T) && ALLOC(a->step1, T) && ALLOC(a->best, N) &&
+           ALLOC(a->baseline.window, c->baseline_window) && ALLOC(a->elites.reward, E) &&
+           ALLOC(a->elites.hash, E) && ALLOC(a->elites.devs, (int64_t)E * T) &&
+           (R == 0 || ALLOC(a->elites.choice, (int64_t)E * N)) &&
+           (!a->enc->ops->dgi_step || c->pretrain_iters == 0 || ALLOC(a->pretrain_keep, (int64_t)a->enc_floats));
+}
+
 dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_config *cfg,
                         const dp_agent_eval_options *eo, uint64_t seed, dp_error *err) {
     if (dp_agent_config_check(cfg, err)) return NULL;
@@ -107,88 +194,35 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (!a) goto nomem;
     a->g = g, a->ds = ds, a->cfg = *cfg, a->eo = *eo, a->seed = seed;
     a->N = g->n_ops, a->D = ds->n_devices, a->K = cfg->samples;
-    a->learned_grouper = cfg->grouper == DP_AGENT_GROUPER_KIND_LEARNED;
-    a->op_level = cfg->encoder != DP_AGENT_ENCODER_NONE;
     a->st.best_s = INFINITY;
     a->st.best_update = a->st.best_sample = -1;
+    a->st.pretrain_loss = a->st.pretrain_best = NAN;
     dp_rng_seed(&a->rng, seed);
     if (units_init(a, err) || agent_features_init(&a->feat, g, cfg, err)) goto fail;
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
-    if (!ALLOC(a->group, a->N)) goto nomem;
-    if (a->op_level) {
-        a->G = a->N; /* every op is placed: agent_mars_init numbers them */
-        a->OF = agent_op_feature_dim(&a->feat);
-    } else if (a->learned_grouper) {
-        a->G = cfg->groups;
-    } else {
-        dp_status st = agent_group_fixed(g, ds, cfg, seed, a->group, &a->G, err);
-        if (st) goto fail;
-    }
-    if (!a->op_level && a->G > 4096) {
-        dp_error_set(err, DP_STATUS_INVALID,
-                     "agent: the %s grouper makes %d groups of %s; the seq2seq placer takes at most 4096 "
-                     "(choose another grouper or fewer groups)",
-                     dp_agent_grouper_kind_name(cfg->grouper), a->G, g->name);
-        goto fail;
-    }
-    if (!a->op_level) a->GF = agent_group_dim(&a->feat, cfg, a->G, a->gwidth);
 
-    /* networks: type embedding, grouper, link, placer (or encoder and
-     * placer) in one parameter store */
-    dp_nn_tensor_spec specs[128];
-    int ns = 0;
-    specs[ns++] = (dp_nn_tensor_spec){"agent.type_emb", (size_t)a->feat.V * cfg->type_dim, DP_NN_INIT_UNIFORM, 0.1f};
-    dp_nn_grouper_config gc = {a->feat.F, cfg->grouper_hidden, cfg->groups, cfg->tanh_c, cfg->temperature};
-    if (a->learned_grouper) ns += dp_nn_grouper_specs(specs + ns, &gc);
-    int first_placer = ns + (cfg->link ? 1 : 0);
-    if (a->op_level) {
-        int n = agent_mars_specs(a, NULL);
-        assert(ns + n <= (int)(sizeof specs / sizeof specs[0]));
-        agent_mars_specs(a, specs + ns);
-        first_placer = ns + agent_mars_encoder_tensors(a); /* the encoder's tensors, then the placer's */
-        ns += n;
-    } else {
-        ns += agent_placer_specs(a, specs + ns);
-    }
-    dp_rng init_rng;
-    dp_rng_seed(&init_rng, seed ^ 0x5eed5eed5eedULL);
-    if (dp_nn_params_init(&a->params, specs, ns, &init_rng, err)) goto fail;
-    a->i_type_emb = dp_nn_params_find(&a->params, "agent.type_emb");
-    a->i_placer = dp_nn_params_find(&a->params, specs[first_placer].name);
-    assert(a->i_type_emb == 0 && a->i_placer > 0);
-    if (a->learned_grouper && dp_nn_grouper_init(&a->grouper, &gc, &a->params, a->N, err)) {
-        a->learned_grouper = 0; /* not initialised: nothing to free */
-        goto fail;
-    }
-    a->adam = dp_nn_adam_default();
-    if (a->op_level ? agent_mars_init(a, err) : agent_placer_init(a, err)) goto fail;
-
-    int32_t tdim = cfg->type_dim, K = a->K, G = a->G;
-    int32_t tw = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? a->feat.V : tdim;
-    int64_t NG = a->op_level ? 0 : a->N; /* group embedding buffers: not on the op-level path */
-    int64_t GG = a->op_level ? 0 : G;
-    if (!ALLOC(a->x, NG * a->feat.F) || !ALLOC(a->dx, NG * a->feat.F) || !ALLOC(a->trows, NG * tdim) ||
-        !ALLOC(a->dtype_rows, NG * tdim) || !ALLOC(a->ge, GG * a->GF) || !ALLOC(a->gcount, G) ||
-        !ALLOC(a->gscratch, GG * (tw + a->feat.S + G)) || !ALLOC(a->dgpart, GG * tw) ||
-        !ALLOC(a->devs, (int64_t)K * G) || !ALLOC(a->logp, K) ||
-        !ALLOC(a->dlogp, K) || !ALLOC(a->entropy, K) || !ALLOC(a->dentropy, K) || !ALLOC(a->place, (int64_t)K * a->N) || !ALLOC(a->res, K) || !ALLOC(a->cached, K) ||
-        !ALLOC(a->last, K) || !ALLOC(a->window, cfg->baseline_window) || !ALLOC(a->best, a->N) ||
-        !ALLOC(a->dge0, GG * a->GF) || !ALLOC(a->best_group_scratch, a->N) || !ALLOC(a->old_logp, K) || !ALLOC(a->mb_weight, K) ||
-        !ALLOC(a->order, K) || !ALLOC(a->logp_step, (int64_t)K * G) ||
-        !ALLOC(a->old_step, (int64_t)K * G) || !ALLOC(a->dlogp_step, (int64_t)K * G) || !ALLOC(a->old_rows, a->N) ||
-        !ALLOC(a->dlogp_rows, a->N) || !ALLOC(a->elite_reward, cfg->ce_elites) || !ALLOC(a->elite_hash, cfg->ce_elites) ||
-        !ALLOC(a->elite_devs, (int64_t)cfg->ce_elites * G) ||
-        (a->learned_grouper && !ALLOC(a->elite_group, (int64_t)cfg->ce_elites * a->N)))
-        goto nomem;
+    agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed};
+    a->enc = cfg->encoder == DP_AGENT_ENCODER_NONE ? agent_encoder_groups_new(&ctx) : agent_encoder_ops_new(&ctx);
+    if (!a->enc) goto nomem;
+    if (a->enc->ops->init(a->enc, err)) goto fail;
+    a->T = a->enc->T;
+    /* a policy over every op keeps one minibatch's workspaces, not an
+     * update's; one over groups keeps all K and masks the minibatch */
+    int op_level = cfg->encoder != DP_AGENT_ENCODER_NONE;
+    a->B = op_level && cfg->algo != DP_AGENT_ALGO_REINFORCE ? a->K / cfg->ppo_minibatches : a->K;
+    if (!(a->placer = placer_new(a, a->B))) goto nomem;
+    if (params_init(a, err) || a->enc->ops->bind(a->enc, err) || a->placer->ops->bind(a->placer, err)) goto fail;
+    if (!buffers_init(a)) goto nomem;
 
     a->fail_reward = cfg->fail_reward != 0.0 ? cfg->fail_reward : -sqrt(10.0 * serial_seconds(a));
     if (cfg->baseline_init_fail) {
-        a->st.baseline = a->fail_reward;
-        a->have_baseline = 1;
-        for (int32_t k = 0; k < cfg->baseline_window; k++) a->window[k] = a->fail_reward;
-        a->window_n = cfg->baseline_window;
+        a->baseline.have = 1, a->baseline.value = a->fail_reward;
+        for (int32_t k = 0; k < cfg->baseline_window; k++) a->baseline.window[k] = a->fail_reward;
+        a->baseline.n = cfg->baseline_window;
     }
-    a->st.n_groups = G;
+    a->st.baseline = a->baseline.value;
+    a->st.pretrain_iters = a->enc->ops->dgi_step ? cfg->pretrain_iters : 0;
+    a->st.n_groups = a->T;
     a->st.last = a->last;
     return a;
 nomem:
@@ -198,155 +232,202 @@ fail:
     return NULL;
 }
 
-const dp_agent_state *dp_agent_get_state(const dp_agent *a) { return &a->st; }
+const dp_run_state *dp_agent_get_state(const dp_agent *a) { return &a->st; }
 
-/* ---- the update --------------------------------------------------------------- */
+/* ---- pre-training ----------------------------------------------------------- */
 
-double agent_reward(const dp_agent *a, const agent_result *r) {
-    if (r->valid) return -sqrt(r->step_time_s);
-    if (a->cfg.oom_shaped && r->overflow > 1.0 && isfinite(r->step_time_s))
-        return -sqrt(r->step_time_s) * (1.25 + 4.0 * (r->overflow - 1.0));
-    return a->fail_reward;
+/* The encoder's part of the parameter store as a store of its own (Adam
+ * over it alone, with the pre-training's own step count). */
+static dp_nn_params encoder_view(dp_agent *a) {
+    dp_nn_params v = a->params;
+    size_t lo = a->enc_lo;
+    v.data += lo, v.grad += lo, v.m += lo, v.v += lo;
+    v.count = a->enc_floats;
+    v.step = a->pretrain_step;
+    return v;
 }
 
-float agent_noise_at(const dp_agent_config *c, int64_t update) {
-    return update < c->noise_updates ? c->noise_amp : 0.0f;
+/* Ends the pre-training: the parameters of the lowest loss back in place,
+ * and the optimiser starts afresh for training. */
+static void pretrain_finish(dp_agent *a) {
+    if (a->pretrain_have_keep) memcpy(a->params.data + a->enc_lo, a->pretrain_keep, sizeof(float) * a->enc_floats);
+    memset(a->params.m, 0, sizeof(float) * a->params.count);
+    memset(a->params.v, 0, sizeof(float) * a->params.count);
+    memset(a->params.grad, 0, sizeof(float) * a->params.count);
+    a->params.step = 0;
 }
 
-/* Type rows, grouping and group embeddings of this update: fills a->group
- * (sampled, greedy or read per mode) and a->ge [G, GF]; returns the
- * grouper's log-probability (0 for fixed groupers). */
-static float forward_groups(dp_agent *a, dp_nn_decode_mode mode, float noise) {
-    const dp_agent_config *c = &a->cfg;
-    float *table = dp_nn_params_tensor(&a->params, a->i_type_emb);
-    dp_nn_embedding_forward(a->trows, a->feat.type_id, table, a->N, a->feat.V, c->type_dim);
-    float logp = 0.0f;
-    if (a->learned_grouper) {
-        agent_features_op_rows(&a->feat, a->trows, c->type_dim, a->x);
-        logp = dp_nn_grouper_forward(&a->grouper, a->group, &a->grouper_entropy, a->x, mode, &a->rng, noise, a->N);
-        a->ggraph_ok = 0;
+dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err) {
+    (void)err;
+    dp_run_state *s = &a->st;
+    int64_t left = s->pretrain_iters - s->pretrain_done;
+    if (left <= 0) return DP_STATUS_OK;
+    if (max_iters >= 0 && max_iters < left) left = max_iters;
+    double t0 = dp_now_s();
+    for (int64_t it = 0; it < left; it++) {
+        memset(a->params.grad + a->enc_lo, 0, sizeof(float) * a->enc_floats);
+        float loss = a->enc->ops->dgi_step(a->enc, &a->rng);
+        s->pretrain_loss = loss;
+        if (!a->pretrain_have_keep || loss < s->pretrain_best) { /* the parameters this loss belongs to */
+            s->pretrain_best = loss;
+            memcpy(a->pretrain_keep, a->params.data + a->enc_lo, sizeof(float) * a->enc_floats);
+            a->pretrain_have_keep = 1;
+        }
+        dp_nn_params view = encoder_view(a);
+        dp_nn_adam_update(&view, &a->adam, a->cfg.pretrain_lr);
+        a->pretrain_step = view.step;
+        s->pretrain_done++;
     }
-    if (c->link) agent_link_forward(a);
-    agent_group_embed(&a->feat, c, a->group, a->G, a->trows, a->lout, a->ge, a->gcount, a->gscratch);
-    return logp;
+    if (s->pretrain_done == s->pretrain_iters) pretrain_finish(a);
+    s->pretrain_s += dp_now_s() - t0;
+    return DP_STATUS_OK;
 }
 
-/* Accumulates into the parameters the gradients of
- *   sum_b dlogp[b] log p(dev_b) + dentropy[b] H(dev_b)     (a->dlogp, a->dentropy)
- *   + dlogp_g log p(group) + dentropy_g H(group)
- * for the last forward of batch B. */
-static void backward(dp_agent *a, int32_t B, float dlogp_g, float dentropy_g) {
-    const dp_agent_config *c = &a->cfg;
-    int embed = c->group_types == DP_AGENT_GROUP_TYPES_EMBEDDING;
-    int need_dge = embed || c->link;
-    if (need_dge) memset(a->dge0, 0, sizeof(float) * (size_t)a->G * a->GF);
-    agent_placer_backward(a, B, need_dge ? a->dge0 : NULL);
-    memset(a->dtype_rows, 0, sizeof(float) * (size_t)a->N * c->type_dim);
-    if (need_dge) {
-        /* split the shared group embedding's gradient into its parts */
-        int32_t tw = a->gwidth[0];
-        float *dparts[4];
-        int widths[4], n = 0;
-        if (embed) memset(a->dgpart, 0, sizeof(float) * (size_t)a->G * tw);
-        if (c->link) memset(a->ldout, 0, sizeof(float) * (size_t)a->G * a->LH);
-        dparts[n] = embed ? a->dgpart : NULL, widths[n++] = tw;
-        dparts[n] = NULL, widths[n++] = a->gwidth[1];
-        if (a->gwidth[2]) dparts[n] = NULL, widths[n++] = a->gwidth[2];
-        if (a->gwidth[3]) dparts[n] = a->ldout, widths[n++] = a->gwidth[3];
-        dp_nn_concat_backward(dparts, a->dge0, widths, n, a->G);
-        if (embed) dp_nn_group_mean_backward(a->dtype_rows, a->dgpart, a->gcount, a->group, a->N, tw, a->G);
-        if (c->link) agent_link_backward(a, a->ldout);
-    }
-    if (a->learned_grouper) {
-        memset(a->dx, 0, sizeof(float) * (size_t)a->N * a->feat.F);
-        dp_nn_grouper_backward_rows(&a->grouper, a->dx, a->group, a->x, a->step_weights ? a->dlogp_rows : NULL,
-                                    dlogp_g, dentropy_g, a->N);
-        int32_t tdim = c->type_dim;
-        for (int32_t i = 0; i < a->N; i++)
-            for (int32_t j = 0; j < tdim; j++) a->dtype_rows[(int64_t)i * tdim + j] += a->dx[(int64_t)i * a->feat.F + j];
-    }
-    if (embed || a->learned_grouper)
-        dp_nn_embedding_backward(dp_nn_params_grad(&a->params, a->i_type_emb), a->dtype_rows, a->feat.type_id, a->N,
-                                 a->feat.V, c->type_dim);
+float agent_dgi_loss(dp_agent *a) { return a->enc->ops->dgi_step ? a->enc->ops->dgi_step(a->enc, NULL) : NAN; }
+
+/* ---- the policy's forward and backward ---------------------------------------------- */
+
+static void progress(const dp_agent *a, const char *phase, int64_t done, int64_t total) {
+    if (a->eo.progress) a->eo.progress(a->eo.progress_user, phase, done, total);
 }
 
-void agent_optimizer_step(dp_agent *a) {
-    const dp_agent_config *c = &a->cfg;
-    if (c->clip > 0 && c->clip_per_network) {
-        dp_nn_grad_clip_range(&a->params, 0, a->i_placer, c->clip);
-        dp_nn_grad_clip_range(&a->params, a->i_placer, a->params.ntensors - a->i_placer, c->clip);
-    } else if (c->clip > 0) {
-        dp_nn_grad_clip(&a->params, c->clip);
+static int cancel_requested(const dp_agent *a) { return a->eo.cancel && *a->eo.cancel; }
+
+/* Draws the update's choice and its K placements, B at a time; returns 1
+ * (work left undone) when the cancel flag is found set between batches. */
+static int sample_update(dp_agent *a, float noise) {
+    int32_t K = a->K, B = a->B, T = a->T;
+    a->logp_enc = a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_SAMPLE, noise, &a->rng);
+    progress(a, "sampling", 0, K);
+    for (int32_t k0 = 0; k0 < K; k0 += B) {
+        if (k0 > 0 && cancel_requested(a)) return 1;
+        a->placer->ops->forward(a->placer, a->enc, a->devs + (int64_t)k0 * T, a->logp + k0,
+                                a->logp_step + (int64_t)k0 * T, a->entropy + k0, DP_NN_DECODE_MODE_SAMPLE, noise,
+                                &a->rng);
+        progress(a, "sampling", k0 + B, K);
     }
-    dp_nn_adam_update(&a->params, &a->adam, c->lr);
+    return 0;
 }
 
-void agent_baseline_add(dp_agent *a, double r) {
-    const dp_agent_config *c = &a->cfg;
-    if (c->baseline_window > 0) {
-        a->window[a->window_pos] = r;
-        a->window_pos = (a->window_pos + 1) % c->baseline_window;
-        if (a->window_n < c->baseline_window) a->window_n++;
-        double s = 0.0;
-        for (int32_t k = 0; k < a->window_n; k++) s += a->window[k];
-        a->st.baseline = s / a->window_n;
-    } else {
-        a->st.baseline = a->have_baseline ? c->baseline_decay * a->st.baseline + (1.0 - c->baseline_decay) * r : r;
-    }
-    a->have_baseline = 1;
+/* Accumulates the policy's gradients for the last forward of placer p:
+ * the placer's weights (dlogp, dstep, dent over p's batch; dstep and dent
+ * may be NULL), then the encoder's own (drows may be NULL) and, through
+ * the sequence, the placer's gradient of it. */
+static void backward(dp_agent *a, agent_placer *p, const int32_t *devs, const float *dlogp, const float *dstep,
+                     const float *dent, const float *drows, float dlogp_enc, float dent_enc) {
+    agent_encoder *e = a->enc;
+    float *dx = e->needs_dx ? a->dx : NULL;
+    if (dx) memset(dx, 0, sizeof(float) * (size_t)a->T * e->F);
+    p->ops->backward(p, dx, devs, dlogp, dstep, dent);
+    e->ops->backward(e, dx, drows, dlogp_enc, dent_enc);
+}
+
+static void optimizer_step(dp_agent *a) { agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer); }
+
+/* The entropy bonus's weight per sample of n for the placer (on the mean
+ * over samples of the summed or the mean entropy per element) and for the
+ * encoder's choice. */
+static float entropy_weight(const dp_agent *a, float w, int32_t n) {
+    return -w * a->cfg.entropy / (float)n / (a->cfg.entropy_sum ? 1.0f : (float)a->T);
+}
+static float entropy_weight_enc(const dp_agent *a) {
+    return -a->cfg.entropy / (a->cfg.entropy_sum ? 1.0f : (float)a->N);
 }
 
 /* ---- algorithms ------------------------------------------------------------- */
 
-/* REINFORCE: one step on the K samples' advantages adv[K]. */
+/* REINFORCE: one step on the K samples' advantages adv[K], from the
+ * sampling forward (one batch of K). */
 static void train_reinforce(dp_agent *a, const double *adv) {
-    const dp_agent_config *c = &a->cfg;
     int32_t K = a->K;
+    assert(a->B == K);
     double sum_adv = 0.0;
     for (int32_t k = 0; k < K; k++) {
         a->dlogp[k] = (float)(-adv[k] / K);
-        a->dentropy[k] = -c->entropy / (float)K / (c->entropy_sum ? 1.0f : (float)a->G); /* per decision or summed */
+        a->dent[k] = entropy_weight(a, 1.0f, K);
         sum_adv += adv[k];
     }
     dp_nn_params_zero_grad(&a->params);
-    backward(a, K, (float)(-sum_adv / K), -c->entropy / (c->entropy_sum ? 1.0f : (float)a->N));
-    agent_optimizer_step(a);
+    backward(a, a->placer, a->devs, a->dlogp, NULL, a->cfg.entropy > 0 ? a->dent : NULL, NULL,
+             (float)(-sum_adv / K), entropy_weight_enc(a));
+    optimizer_step(a);
 }
 
-/* d/d(log p) of min(r A, clip(r, 1 - e, 1 + e) A) with r = exp(logp - old):
- * r A where the unclipped term is the smaller, else 0. */
-double agent_ppo_grad(double logp, double old, double adv, double eps) {
-    double d = logp - old;
-    if (d > 30) d = 30; /* a ratio past e^30 is clipped or capped alike */
-    double r = exp(d);
-    if ((adv >= 0 && r > 1 + eps) || (adv < 0 && r < 1 - eps)) return 0.0;
-    return r * adv;
-}
-
-/* The learned grouper's log-probability of each op's group, out [N]. */
-static void grouper_rows(const dp_agent *a, float *out) {
-    int32_t Gg = a->cfg.groups;
-    for (int32_t i = 0; i < a->N; i++) out[i] = a->grouper.logp[(int64_t)i * Gg + a->group[i]];
-}
-
-/* PPO: ppo_epochs passes over the samples in shuffled minibatches;
- * the first pass reuses the sampling forward when it drew no noise. The
- * ratio is the whole sequence's per network and sample (SEQUENCE) or each
- * decision's (DECISION: each group's device, each op's group; the sum over
- * decisions of the clipped terms, which at ratio 1 is the REINFORCE
- * gradient). Valid-only updates leave the unused samples' advantages at 0. */
-static void train_ppo(dp_agent *a, const double *adv, float noise) {
+/* PPO's weights for the batch of the current minibatch: per batch row r
+ * (sample bsample[r], in the minibatch or not), the placer's dlogp, dstep
+ * (per decision) and dent; returns the encoder's weight on log p(choice)
+ * (sequence ratios) and fills drows (per decision). */
+static float ppo_weights(dp_agent *a, const double *adv, int32_t n, const float *blogp, const float *bstep,
+                         float logp_enc, float old_enc) {
     const dp_agent_config *c = &a->cfg;
-    int32_t K = a->K, M = c->ppo_minibatches, G = a->G, N = a->N;
-    double eps = c->ppo_clip;
+    int32_t K = a->K, T = a->T;
+    double eps = c->ppo_clip, dg = 0.0;
     int per_decision = c->ppo_ratio == DP_AGENT_PPO_RATIO_DECISION;
+    for (int32_t r = 0; r < a->B; r++) {
+        int32_t k = a->bsample[r];
+        float w = a->in_mb[k] ? 1.0f : 0.0f;
+        a->dent[r] = entropy_weight(a, w, n);
+        if (per_decision) {
+            a->dlogp[r] = 0.0f;
+            for (int32_t t = 0; t < T; t++) {
+                int64_t j = (int64_t)r * T + t;
+                a->dstep[j] = w ? (float)(-agent_ppo_grad(bstep[j], a->old_step[(int64_t)k * T + t], adv[k], eps) / n)
+                                : 0.0f;
+            }
+        } else {
+            a->dlogp[r] = (float)(-w * agent_ppo_grad(blogp[r], a->old_logp[k], adv[k], eps) / n);
+            dg -= w * agent_ppo_grad(logp_enc, old_enc, adv[k], eps) / n;
+        }
+    }
+    if (per_decision && a->enc->n_rows) {
+        /* the one choice is every sample's: each decision's ratio against each sample's advantage */
+        a->enc->ops->rows(a->enc, a->drows); /* its log-probabilities first, then the weights */
+        for (int32_t i = 0; i < a->enc->n_rows; i++) {
+            double d = 0.0;
+            for (int32_t k = 0; k < K; k++)
+                if (a->in_mb[k]) d -= agent_ppo_grad(a->drows[i], a->old_rows[i], adv[k], eps) / n;
+            a->drows[i] = (float)d;
+        }
+    }
+    return (float)dg;
+}
+
+/* Puts the rows order[lo, hi) of the samples into the batch: with B = K
+ * the batch is the samples themselves (the others weigh 0); else they are
+ * gathered into the batch's own arrays. */
+static void minibatch_rows(dp_agent *a, int32_t lo, int32_t hi) {
+    int32_t K = a->K, T = a->T;
+    memset(a->in_mb, 0, (size_t)K);
+    for (int32_t j = lo; j < hi; j++) a->in_mb[a->order[j]] = 1;
+    for (int32_t r = 0; r < a->B; r++) a->bsample[r] = a->B == K ? r : a->order[lo + r];
+    if (a->B < K)
+        for (int32_t r = 0; r < a->B; r++)
+            memcpy(a->bdevs + (int64_t)r * T, a->devs + (int64_t)a->bsample[r] * T, sizeof(int32_t) * (size_t)T);
+}
+
+/* PPO: ppo_epochs passes over the samples in shuffled minibatches, one
+ * Adam step each; the first pass reuses the sampling forward when it was
+ * one batch without noise. With a cancel flag, a training found cancelled
+ * between minibatches puts back the parameters and Adam's state and
+ * returns 1 (the caller puts back the rest); else 0. */
+static int train_ppo(dp_agent *a, const double *adv, float noise) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t K = a->K, M = c->ppo_minibatches, T = a->T;
+    int per_decision = c->ppo_ratio == DP_AGENT_PPO_RATIO_DECISION, masked = a->B == K;
+    assert(masked || a->B * M == K);
     memcpy(a->old_logp, a->logp, sizeof(float) * (size_t)K);
-    memcpy(a->old_step, a->logp_step, sizeof(float) * (size_t)K * G);
-    float old_g = a->old_logp_g;
-    if (a->learned_grouper) grouper_rows(a, a->old_rows);
+    memcpy(a->old_step, a->logp_step, sizeof(float) * (size_t)K * T);
+    float old_enc = a->logp_enc;
+    if (a->enc->n_rows) a->enc->ops->rows(a->enc, a->old_rows);
+    int can_undo = a->eo.cancel != NULL;
+    if (can_undo) agent_undo_save(&a->undo, &a->params), can_undo = a->undo.have;
+    int32_t *bdevs = masked ? a->devs : a->bdevs;
+    float *blogp = masked ? a->logp : a->blogp, *bstep = masked ? a->logp_step : a->bstep;
+    float *bent = masked ? a->entropy : a->bent;
     for (int32_t k = 0; k < K; k++) a->order[k] = k;
-    int fresh = noise == 0.0f; /* the saved activations are the policy's own */
-    a->step_weights = per_decision;
+    int fresh = masked && noise == 0.0f; /* the saved activations are the policy's own */
+    int64_t total = (int64_t)c->ppo_epochs * M, done = 0;
+    progress(a, "training", 0, total);
     for (int32_t e = 0; e < c->ppo_epochs; e++) {
         if (M > 1)
             for (int32_t k = K - 1; k > 0; k--) { /* Fisher-Yates */
@@ -354,126 +435,66 @@ static void train_ppo(dp_agent *a, const double *adv, float noise) {
                 a->order[k] = a->order[j], a->order[j] = t;
             }
         for (int32_t mb = 0; mb < M; mb++) {
-            float logp_g = old_g;
+            int32_t lo = (int32_t)((int64_t)K * mb / M), hi = (int32_t)((int64_t)K * (mb + 1) / M);
+            minibatch_rows(a, lo, hi);
+            float logp_enc = old_enc;
             if (!fresh) {
-                logp_g = forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-                agent_placer_forward(a, K, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+                logp_enc = a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+                a->placer->ops->forward(a->placer, a->enc, bdevs, blogp, bstep, bent, DP_NN_DECODE_MODE_TEACHER,
+                                        0.0f, &a->rng);
             }
             fresh = 0;
-            int32_t lo = (int32_t)((int64_t)K * mb / M), hi = (int32_t)((int64_t)K * (mb + 1) / M), n = hi - lo;
-            for (int32_t k = 0; k < K; k++) a->mb_weight[k] = 0.0f;
-            for (int32_t j = lo; j < hi; j++) a->mb_weight[a->order[j]] = 1.0f;
-            double dg = 0.0;
-            for (int32_t k = 0; k < K; k++) {
-                float w = a->mb_weight[k];
-                a->dentropy[k] = -w * c->entropy / (float)n / (c->entropy_sum ? 1.0f : (float)G);
-                if (per_decision) {
-                    a->dlogp[k] = 0.0f;
-                    for (int32_t t = 0; t < G; t++) {
-                        int64_t j = (int64_t)k * G + t;
-                        a->dlogp_step[j] = w ? (float)(-agent_ppo_grad(a->logp_step[j], a->old_step[j], adv[k], eps) / n)
-                                             : 0.0f;
-                    }
-                } else {
-                    a->dlogp[k] = (float)(-w * agent_ppo_grad(a->logp[k], a->old_logp[k], adv[k], eps) / n);
-                    dg -= w * agent_ppo_grad(logp_g, old_g, adv[k], eps) / n;
-                }
-            }
-            if (per_decision && a->learned_grouper) {
-                /* the one grouping is every sample's: each op's ratio against each sample's advantage */
-                float *now = a->dlogp_rows; /* its log-probabilities first, then the weights */
-                grouper_rows(a, now);
-                for (int32_t i = 0; i < N; i++) {
-                    double d = 0.0;
-                    for (int32_t k = 0; k < K; k++)
-                        if (a->mb_weight[k]) d -= agent_ppo_grad(now[i], a->old_rows[i], adv[k], eps) / n;
-                    now[i] = (float)d;
-                }
-            }
+            float dg = ppo_weights(a, adv, hi - lo, blogp, bstep, logp_enc, old_enc);
             dp_nn_params_zero_grad(&a->params);
-            backward(a, K, (float)dg, -c->entropy / (c->entropy_sum ? 1.0f : (float)N));
-            agent_optimizer_step(a);
+            backward(a, a->placer, bdevs, a->dlogp, per_decision ? a->dstep : NULL, c->entropy > 0 ? a->dent : NULL,
+                     per_decision && a->enc->n_rows ? a->drows : NULL, dg, entropy_weight_enc(a));
+            optimizer_step(a);
+            progress(a, "training", ++done, total);
+            if (can_undo && done < total && cancel_requested(a)) {
+                agent_undo_restore(&a->undo, &a->params);
+                return 1;
+            }
         }
     }
-    a->step_weights = 0;
-}
-
-/* 64-bit hash of an op placement (FNV-1a over the devices). */
-static uint64_t placement_hash(const int32_t *p, int32_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (int32_t i = 0; i < n; i++) h = (h ^ (uint64_t)(uint32_t)p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-/* Offers sample k of this update (reward r, valid) to the elites: kept,
- * best first, when among the ce_elites best distinct placements. */
-static void elites_offer(dp_agent *a, int32_t k, double r) {
-    int32_t E = a->cfg.ce_elites, G = a->G, N = a->N;
-    uint64_t h = placement_hash(a->place + (int64_t)k * N, N);
-    for (int32_t e = 0; e < a->n_elites; e++)
-        if (a->elite_hash[e] == h) return;
-    if (a->n_elites == E && !(r > a->elite_reward[E - 1])) return;
-    int32_t at = a->n_elites < E ? a->n_elites++ : E - 1;
-    while (at > 0 && r > a->elite_reward[at - 1]) { /* ties: the earlier stays first */
-        a->elite_reward[at] = a->elite_reward[at - 1];
-        a->elite_hash[at] = a->elite_hash[at - 1];
-        memcpy(a->elite_devs + (int64_t)at * G, a->elite_devs + (int64_t)(at - 1) * G, sizeof(int32_t) * (size_t)G);
-        if (a->elite_group)
-            memcpy(a->elite_group + (int64_t)at * N, a->elite_group + (int64_t)(at - 1) * N, sizeof(int32_t) * (size_t)N);
-        at--;
-    }
-    a->elite_reward[at] = r;
-    a->elite_hash[at] = h;
-    memcpy(a->elite_devs + (int64_t)at * G, a->devs + (int64_t)k * G, sizeof(int32_t) * (size_t)G);
-    if (a->elite_group) memcpy(a->elite_group + (int64_t)at * N, a->group, sizeof(int32_t) * (size_t)N);
+    return 0;
 }
 
 /* Cross-entropy minimisation over the elites: ce_steps Adam steps on
  * -1/E sum_e log p(elite_e), one elite at a time through the batch-of-one
- * placer; the table placer takes the exact minimiser instead. The
- * current grouping is restored afterwards. */
+ * placer, each with its own choice; a placer with an exact minimiser
+ * takes it instead (when the encoder decides nothing). The update's
+ * choice is put back afterwards. */
 void agent_train_cross_entropy(dp_agent *a) {
     const dp_agent_config *c = &a->cfg;
-    int32_t E = a->n_elites, G = a->G, N = a->N;
+    agent_encoder *e = a->enc;
+    agent_elites *el = &a->elites;
+    int32_t E = el->n, T = a->T, N = a->N;
     if (E == 0) return;
     a->ce_updates++;
-    if (a->op_level) {
-        agent_mars_cross_entropy(a);
-    } else if (c->placer == DP_AGENT_PLACER_KIND_TABLE && !a->learned_grouper) {
-        agent_table_set_from_elites(a);
-    } else {
-        memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)N);
+    agent_placer *p1;
+    if (a->placer->ops->fit && e->n_rows == 0) {
+        a->placer->ops->fit(a->placer, el->devs, E);
+    } else if ((p1 = agent_placer_one(a))) {
+        memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)N);
+        float dl = -1.0f / (float)E;
         for (int32_t step = 0; step < c->ce_steps; step++) {
             dp_nn_params_zero_grad(&a->params);
-            for (int32_t e = 0; e < E; e++) {
-                if (a->elite_group) memcpy(a->group, a->elite_group + (int64_t)e * N, sizeof(int32_t) * (size_t)N);
-                forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-                memcpy(a->devs, a->elite_devs + (int64_t)e * G, sizeof(int32_t) * (size_t)G);
-                agent_placer_forward(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-                a->dlogp[0] = -1.0f / (float)E;
-                a->dentropy[0] = 0.0f;
-                backward(a, 1, -1.0f / (float)E, 0.0f);
+            for (int32_t k = 0; k < E; k++) {
+                if (e->n_rows) memcpy(e->choice, el->choice + (int64_t)k * N, sizeof(int32_t) * (size_t)N);
+                e->ops->forward(e, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+                memcpy(a->devs1, el->devs + (int64_t)k * T, sizeof(int32_t) * (size_t)T);
+                float lp, ent;
+                p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+                backward(a, p1, a->devs1, &dl, NULL, NULL, NULL, dl, 0.0f);
             }
-            agent_optimizer_step(a);
+            optimizer_step(a);
         }
-        memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)N);
-        a->ggraph_ok = 0;
+        memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)N);
     }
-    if (c->ce_recent) a->n_elites = 0;
+    if (c->ce_recent) el->n = 0;
 }
 
-uint64_t agent_stick_mask(const dp_agent *a) {
-    uint64_t m = 0;
-    for (int32_t d = 0; d < a->ds->n_devices && d < 64; d++)
-        if (a->ds->devices[d].kind != DP_DEVKIND_CPU) m |= (uint64_t)1 << d;
-    return m;
-}
-
-void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t total) {
-    if (a->eo.progress) a->eo.progress(a->eo.progress_user, phase, done, total);
-}
-
-int agent_cancel_requested(const dp_agent *a) { return a->eo.cancel && *a->eo.cancel; }
+/* ---- the update ---------------------------------------------------------------- */
 
 /* What an update may have changed before it is abandoned: the generator
  * and the baseline (the parameters are put back by the training itself). */
@@ -486,97 +507,67 @@ typedef struct update_undo {
 /* Leaves the agent as before the update (the state's n_last is 0). */
 static dp_status update_abandon(dp_agent *a, const update_undo *u) {
     a->rng = u->rng;
-    a->have_baseline = u->have_baseline, a->st.baseline = u->baseline;
+    a->baseline.have = u->have_baseline, a->baseline.value = u->baseline;
     a->st.n_last = 0;
     return DP_STATUS_OK;
 }
 
-dp_status dp_agent_update(dp_agent *a, dp_error *err) {
+/* The samples' rewards and advantages adv[K] against the baseline before
+ * this update (the first rewards start it at their mean); returns how many
+ * samples train. */
+static int32_t rewards(dp_agent *a, int64_t u, double *adv) {
     const dp_agent_config *c = &a->cfg;
-    int32_t K = a->K, N = a->N;
-    int64_t u = a->st.updates;
-    double t0 = dp_now_s();
-    float noise = agent_noise_at(c, u);
-    if (a->st.pretrain_done < a->st.pretrain_iters) { /* the encoder's pre-training comes first */
-        dp_status pst = dp_agent_pretrain(a, -1, err);
-        if (pst) return pst;
-        t0 = dp_now_s();
-    }
-    const update_undo undo = {a->rng, a->have_baseline, a->st.baseline}; /* when the update is abandoned */
-
-    if (a->op_level) {
-        a->old_logp_g = 0.0f;
-        if (agent_mars_sample(a, DP_NN_DECODE_MODE_SAMPLE)) return update_abandon(a, &undo);
-    } else {
-        a->old_logp_g = forward_groups(a, DP_NN_DECODE_MODE_SAMPLE, noise);
-        agent_placer_forward(a, K, DP_NN_DECODE_MODE_SAMPLE, noise);
-    }
-    for (int32_t k = 0; k < K; k++) agent_expand(a, a->group, a->devs + (int64_t)k * a->G, a->place + (int64_t)k * N);
-
-    double te0 = dp_now_s();
-    int cancelled = 0;
-    agent_progress(a, "evaluating", 0, K);
-    dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
-    if (st) return st;
-    if (cancelled) return update_abandon(a, &undo);
-    double te1 = dp_now_s();
-
-    /* rewards and advantages against the baseline before this update */
+    int32_t K = a->K, n_used = 0;
     int valid_only = u >= c->valid_only_after;
-    double adv[K];
-    int32_t n_used = 0;
-    if (!a->have_baseline) { /* first rewards: the baseline starts at their mean */
+    if (!a->baseline.have) {
         double s = 0.0;
         int32_t m = 0;
         for (int32_t k = 0; k < K; k++)
-            if (!valid_only || a->res[k].valid)
-                s += agent_reward(a, &a->res[k]), m++;
-        if (m) a->st.baseline = s / m, a->have_baseline = 1;
+            if (!valid_only || a->res[k].valid) s += agent_reward(c, a->fail_reward, &a->res[k]), m++;
+        if (m) a->baseline.value = s / m, a->baseline.have = 1;
     }
-    double b = a->st.baseline;
+    double b = a->baseline.value;
     for (int32_t k = 0; k < K; k++) {
-        dp_agent_sample *s = &a->last[k];
+        dp_run_sample *s = &a->last[k];
         const agent_result *r = &a->res[k];
         s->step_time_s = r->step_time_s;
         s->valid = r->valid;
         snprintf(s->reason, sizeof s->reason, "%s", r->reason);
-        s->reward = agent_reward(a, r);
+        s->reward = agent_reward(c, a->fail_reward, r);
         s->used = !valid_only || r->valid;
         s->cached = a->cached[k] != 0;
         adv[k] = s->used ? s->reward - b : 0.0;
         if (s->used) n_used++;
     }
-    agent_progress(a, "evaluating", K, K);
+    return n_used;
+}
 
-    /* training (the baseline and the elites take this update's rewards
-     * after it: training reads only adv, and a cancelled training leaves
-     * them as they were) */
-    if (n_used > 0) {
-        if (a->op_level && c->algo == DP_AGENT_ALGO_REINFORCE) {
-            agent_mars_train_reinforce(a, adv);
-        } else if (a->op_level) {
-            if (agent_mars_train_ppo(a, adv)) return update_abandon(a, &undo); /* parameters put back */
-        } else if (c->algo == DP_AGENT_ALGO_REINFORCE) {
-            train_reinforce(a, adv);
-        } else {
-            train_ppo(a, adv, noise);
-        }
-    }
+/* After training: the baseline and the elites take this update's rewards
+ * (training reads only the advantages, and a cancelled training leaves
+ * them as they were); the cross-entropy update when its turn has come. */
+static void after_training(dp_agent *a) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t K = a->K, T = a->T, N = a->N;
     for (int32_t k = 0; k < K; k++)
-        if (a->last[k].used) agent_baseline_add(a, a->last[k].reward);
-    if (c->algo == DP_AGENT_ALGO_PPO_CE)
-        for (int32_t k = 0; k < K; k++)
-            if (a->last[k].valid) elites_offer(a, k, a->last[k].reward);
-    if (c->algo == DP_AGENT_ALGO_PPO_CE && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every)
-        agent_train_cross_entropy(a);
+        if (a->last[k].used) agent_baseline_add(&a->baseline, c, a->last[k].reward);
+    a->st.baseline = a->baseline.value;
+    if (c->algo != DP_AGENT_ALGO_PPO_CE) return;
+    for (int32_t k = 0; k < K; k++)
+        if (a->last[k].valid)
+            agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
+                               a->enc->n_rows ? a->enc->choice : NULL, a->last[k].reward);
+    if ((a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
+}
 
-    /* bookkeeping */
+/* The counters, timings and the best placement after an update. */
+static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te1) {
+    int32_t K = a->K, N = a->N;
     double t1 = dp_now_s();
     a->st.elapsed_s += t1 - t0;
     a->st.eval_s += te1 - te0;
     a->st.policy_s += (t1 - t0) - (te1 - te0);
     for (int32_t k = 0; k < K; k++) {
-        const dp_agent_sample *s = &a->last[k];
+        const dp_run_sample *s = &a->last[k];
         if (s->valid && s->step_time_s < a->st.best_s) {
             a->st.best_s = s->step_time_s;
             a->st.best_update = u;
@@ -586,74 +577,104 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
             a->have_best = 1;
         }
     }
+    /* elements holding ops (devs1 as scratch: one flag per element) */
     int32_t used = 0;
-    memset(a->gcount, 0, sizeof(float) * (size_t)a->G);
-    for (int32_t i = 0; i < N; i++)
-        if (a->gcount[a->group[i]] == 0.0f) a->gcount[a->group[i]] = 1.0f, used++;
+    memset(a->devs1, 0, sizeof(int32_t) * (size_t)a->T);
+    for (int32_t i = 0; i < N; i++) {
+        int32_t g = a->enc->choice[i];
+        if (!a->devs1[g]) a->devs1[g] = 1, used++;
+    }
     a->st.groups_used = used;
     a->st.samples += K;
     a->st.updates++;
     a->st.n_last = K;
     a->st.best_placement = a->have_best ? a->best : NULL;
     agent_eval_cache_stats(a->eval, &a->st.cache_lookups, &a->st.cache_hits);
+}
+
+dp_status dp_agent_update(dp_agent *a, dp_error *err) {
+    const dp_agent_config *c = &a->cfg;
+    int32_t K = a->K, N = a->N, T = a->T;
+    int64_t u = a->st.updates;
+    double t0 = dp_now_s();
+    float noise = agent_noise_at(c, u);
+    if (a->st.pretrain_done < a->st.pretrain_iters) { /* the encoder's pre-training comes first */
+        dp_status pst = dp_agent_pretrain(a, -1, err);
+        if (pst) return pst;
+        t0 = dp_now_s();
+    }
+    const update_undo undo = {a->rng, a->baseline.have, a->baseline.value}; /* when the update is abandoned */
+
+    if (sample_update(a, noise)) return update_abandon(a, &undo);
+    for (int32_t k = 0; k < K; k++)
+        agent_expand(a, a->enc->choice, a->devs + (int64_t)k * T, a->place + (int64_t)k * N);
+
+    double te0 = dp_now_s();
+    int cancelled = 0;
+    progress(a, "evaluating", 0, K);
+    dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
+    if (st) return st;
+    if (cancelled) return update_abandon(a, &undo);
+    double te1 = dp_now_s();
+    double adv[K];
+    int32_t n_used = rewards(a, u, adv);
+    progress(a, "evaluating", K, K);
+
+    if (n_used > 0) {
+        if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
+        else if (train_ppo(a, adv, noise)) return update_abandon(a, &undo); /* parameters put back */
+    }
+    after_training(a);
+    bookkeeping(a, u, t0, te0, te1);
     return DP_STATUS_OK;
 }
 
-float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs) {
-    if (a->op_level) return agent_mars_logp_of(a, devs);
-    memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
-    if (a->learned_grouper) memcpy(a->group, group, sizeof(int32_t) * (size_t)a->N);
-    float lg = forward_groups(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-    memcpy(a->devs, devs, sizeof(int32_t) * (size_t)a->G);
-    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-    memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)a->N);
-    a->ggraph_ok = 0;
-    return lg + a->logp[0];
+/* ---- the policy's answers without training ------------------------------------------ */
+
+float agent_logp_of(dp_agent *a, const int32_t *choice, const int32_t *devs) {
+    agent_encoder *e = a->enc;
+    agent_placer *p1 = agent_placer_one(a);
+    if (!p1) return NAN;
+    memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)a->N);
+    if (e->n_rows) memcpy(e->choice, choice, sizeof(int32_t) * (size_t)a->N);
+    float lg = e->ops->forward(e, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng), lp, ent;
+    memcpy(a->devs1, devs, sizeof(int32_t) * (size_t)a->T);
+    p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+    memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)a->N);
+    return lg + lp;
 }
 
 dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
-    (void)err;
-    /* greedy decoding draws nothing, but keep the generator untouched anyway */
-    dp_rng saved = a->rng;
-    if (a->op_level) {
-        agent_mars_greedy(a, a->devs);
-        agent_expand(a, a->group, a->devs, out);
-        return DP_STATUS_OK;
-    }
-    memcpy(a->best_group_scratch, a->group, sizeof(int32_t) * (size_t)a->N);
-    forward_groups(a, DP_NN_DECODE_MODE_GREEDY, 0.0f);
-    agent_placer_forward(a, 1, DP_NN_DECODE_MODE_GREEDY, 0.0f);
-    agent_expand(a, a->group, a->devs, out);
-    memcpy(a->group, a->best_group_scratch, sizeof(int32_t) * (size_t)a->N);
-    a->ggraph_ok = 0;
+    agent_encoder *e = a->enc;
+    agent_placer *p1 = agent_placer_one(a);
+    if (!p1) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for greedy decoding");
+    dp_rng saved = a->rng; /* greedy decoding draws nothing; keep the generator untouched anyway */
+    memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)a->N);
+    e->ops->forward(e, DP_NN_DECODE_MODE_GREEDY, 0.0f, &a->rng);
+    float lp, ent;
+    p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_GREEDY, 0.0f, &a->rng);
+    agent_expand(a, e->choice, a->devs1, out);
+    memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)a->N);
     a->rng = saved;
     return DP_STATUS_OK;
 }
 
-/* ---- lower bound ------------------------------------------------------------ */
+/* ---- the agent as a method of the run driver --------------------------------------- */
 
-dp_status dp_agent_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_agent_bound *out,
-                               dp_error *err) {
-    double *finish = malloc(sizeof(double) * (size_t)(g->n_ops ? g->n_ops : 1));
-    if (!finish) return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
-    double work = 0.0, cp = 0.0;
-    int32_t streams = 0;
-    for (int32_t d = 0; d < ds->n_devices; d++) streams += ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
-    for (int32_t k = 0; k < g->n_ops; k++) {
-        int32_t i = g->topo[k];
-        double best = INFINITY;
-        for (int32_t d = 0; d < ds->n_devices; d++)
-            if (dp_placement_allowed(g, ds, i, d)) best = fmin(best, dp_sim_op_seconds(sim, i, d));
-        if (!isfinite(best)) best = 0.0;
-        double start = 0.0;
-        const dp_op *op = &g->ops[i];
-        for (int32_t e = 0; e < op->n_inputs; e++) start = fmax(start, finish[g->inputs[op->inputs_at + e].op]);
-        finish[i] = start + best;
-        cp = fmax(cp, finish[i]);
-        work += best;
-    }
-    free(finish);
-    out->critical_path_s = cp;
-    out->work_s = work / streams;
-    return DP_STATUS_OK;
+static dp_status method_step(void *self, dp_error *err) { return dp_agent_update(self, err); }
+static dp_status method_prepare(void *self, int64_t max_iters, dp_error *err) {
+    return dp_agent_pretrain(self, max_iters, err);
+}
+static const dp_run_state *method_state(const void *self) { return dp_agent_get_state(self); }
+static dp_status method_save(const void *self, const char *path, dp_error *err) {
+    return dp_agent_save(self, path, err);
+}
+static dp_status method_load(void *self, const char *path, dp_error *err) { return dp_agent_load(self, path, err); }
+
+static const dp_method_ops agent_method_ops = {"agent",      method_step, method_prepare,
+                                               method_state, method_save, method_load};
+
+dp_method dp_agent_method(dp_agent *a) {
+    dp_method m = {&agent_method_ops, a};
+    return m;
 }

@@ -4,14 +4,18 @@
 find_package(Threads REQUIRED)
 target_sources(dplace PRIVATE
   ${PROJECT_SOURCE_DIR}/src/agent/measure.c
-  ${PROJECT_SOURCE_DIR}/src/agent/plot.c
+  ${PROJECT_SOURCE_DIR}/src/run/plot.c
+  ${PROJECT_SOURCE_DIR}/src/run/run.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent.c
+  ${PROJECT_SOURCE_DIR}/src/agent/agent_train.c
+  ${PROJECT_SOURCE_DIR}/src/agent/encoder_groups.c
+  ${PROJECT_SOURCE_DIR}/src/agent/encoder_ops.c
+  ${PROJECT_SOURCE_DIR}/src/agent/placer_seq.c
+  ${PROJECT_SOURCE_DIR}/src/agent/placer_independent.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent_config.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent_features.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent_eval.c
   ${PROJECT_SOURCE_DIR}/src/agent/agent_ckpt.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_policy.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_mars.c
 )
 target_link_libraries(dplace PUBLIC Threads::Threads)
 target_sources(dplace_cli PRIVATE

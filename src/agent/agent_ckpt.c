@@ -72,7 +72,7 @@ static char *identity(const dp_agent *a) {
     for (int32_t d = 0; d < a->D; d++) w += snprintf(s + w, cap - (size_t)w, "%s%s", d ? "," : "", a->ds->devices[d].name);
     w += snprintf(s + w, cap - (size_t)w, " seed=%llu eval=%s noise=%.9g steps=%d warmup=%d mean=%d simseed=%llu groups=%d ",
                   (unsigned long long)a->seed, a->eo.measure_cmd ? "measure" : "sim", a->eo.sim.noise_sigma,
-                  (int)a->eo.sim.steps, (int)a->eo.sim.warmup, a->eo.sim.mean, (unsigned long long)a->eo.sim.seed, (int)a->G);
+                  (int)a->eo.sim.steps, (int)a->eo.sim.warmup, a->eo.sim.mean, (unsigned long long)a->eo.sim.seed, (int)a->T);
     dp_agent_config_format(&a->cfg, s + w, cap - (size_t)w);
     return s;
 }
@@ -87,7 +87,7 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     PUT(&b, idlen);
     put(&b, id, idlen);
     free(id);
-    const dp_agent_state *s = &a->st;
+    const dp_run_state *s = &a->st;
     uint64_t state_bytes = 0;
     size_t state_at = b.n;
     PUT(&b, state_bytes); /* filled in below */
@@ -95,16 +95,16 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     PUT(&b, s->best_update), PUT(&b, s->best_sample), PUT(&b, s->best_elapsed_s), PUT(&b, s->elapsed_s);
     PUT(&b, s->policy_s), PUT(&b, s->eval_s), PUT(&b, s->groups_used);
     put(&b, a->rng.s, sizeof a->rng.s);
-    PUT(&b, a->have_baseline), PUT(&b, a->window_n), PUT(&b, a->window_pos);
-    put(&b, a->window, sizeof(double) * (size_t)a->cfg.baseline_window);
+    PUT(&b, a->baseline.have), PUT(&b, a->baseline.n), PUT(&b, a->baseline.pos);
+    put(&b, a->baseline.window, sizeof(double) * (size_t)a->cfg.baseline_window);
     PUT(&b, a->have_best);
     put(&b, a->best, sizeof(int32_t) * (size_t)a->N);
     int32_t E = a->cfg.ce_elites;
-    PUT(&b, a->ce_updates), PUT(&b, a->n_elites);
-    put(&b, a->elite_reward, sizeof(double) * (size_t)E);
-    put(&b, a->elite_hash, sizeof(uint64_t) * (size_t)E);
-    put(&b, a->elite_devs, sizeof(int32_t) * (size_t)E * a->G);
-    if (a->elite_group) put(&b, a->elite_group, sizeof(int32_t) * (size_t)E * a->N);
+    PUT(&b, a->ce_updates), PUT(&b, a->elites.n);
+    put(&b, a->elites.reward, sizeof(double) * (size_t)E);
+    put(&b, a->elites.hash, sizeof(uint64_t) * (size_t)E);
+    put(&b, a->elites.devs, sizeof(int32_t) * (size_t)E * a->T);
+    if (a->elites.choice) put(&b, a->elites.choice, sizeof(int32_t) * (size_t)E * a->N);
     int32_t have_keep = a->pretrain_have_keep;
     uint64_t keep_n = have_keep ? a->enc_floats : 0;
     PUT(&b, s->pretrain_done), PUT(&b, s->pretrain_loss), PUT(&b, s->pretrain_best), PUT(&b, s->pretrain_s);
@@ -332,7 +332,7 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     uint64_t state_bytes = 0;
     GET(&r, state_bytes);
     size_t state_end = r.at + (state_bytes <= r.n - r.at ? state_bytes : 0);
-    dp_agent_state s = a->st;
+    dp_run_state s = a->st;
     dp_rng rng;
     int have_baseline, have_best;
     int32_t window_n, window_pos;
@@ -348,8 +348,8 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     int64_t ce_updates = 0;
     int32_t n_elites = 0, E = a->cfg.ce_elites;
     GET(&r, ce_updates), GET(&r, n_elites);
-    size_t ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->G +
-                    (a->elite_group ? sizeof(int32_t) * (size_t)E * a->N : 0);
+    size_t ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
+                    (a->elites.choice ? sizeof(int32_t) * (size_t)E * a->N : 0);
     const unsigned char *elites = view(&r, ebytes);
     int64_t pretrain_step = 0;
     int32_t have_keep = 0;
@@ -376,7 +376,7 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
             goto out;
         }
     }
-    for (int64_t i = 0; i < (int64_t)n_elites * a->G; i++) {
+    for (int64_t i = 0; i < (int64_t)n_elites * a->T; i++) {
         int32_t d;
         memcpy(&d, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)i, sizeof d);
         if (d < 0 || d >= a->D) {
@@ -385,12 +385,12 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
             goto out;
         }
     }
-    for (int64_t i = 0; a->elite_group && i < (int64_t)n_elites * a->N; i++) {
+    for (int64_t i = 0; a->elites.choice && i < (int64_t)n_elites * a->N; i++) {
         int32_t g;
-        memcpy(&g, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->G +
+        memcpy(&g, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
                        sizeof(int32_t) * (size_t)i,
                sizeof g);
-        if (g < 0 || g >= a->G) {
+        if (g < 0 || g >= a->T) {
             st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite groupings have group %d", path,
                               (int)g);
             goto out;
@@ -407,17 +407,17 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     if (keep_n) memcpy(a->pretrain_keep, keep, sizeof(float) * keep_n);
     a->st.n_last = 0;
     a->rng = rng;
-    a->have_baseline = have_baseline, a->window_n = window_n, a->window_pos = window_pos;
-    if (wbytes) memcpy(a->window, window, wbytes);
+    a->baseline.have = have_baseline, a->baseline.n = window_n, a->baseline.pos = window_pos;
+    a->baseline.value = s.baseline;
+    if (wbytes) memcpy(a->baseline.window, window, wbytes);
     a->have_best = have_best;
     memcpy(a->best, best, bbytes);
-    a->ce_updates = ce_updates, a->n_elites = n_elites;
+    a->ce_updates = ce_updates, a->elites.n = n_elites;
     const unsigned char *q = elites;
-    memcpy(a->elite_reward, q, sizeof(double) * (size_t)E), q += sizeof(double) * (size_t)E;
-    memcpy(a->elite_hash, q, sizeof(uint64_t) * (size_t)E), q += sizeof(uint64_t) * (size_t)E;
-    memcpy(a->elite_devs, q, sizeof(int32_t) * (size_t)E * a->G), q += sizeof(int32_t) * (size_t)E * a->G;
-    if (a->elite_group) memcpy(a->elite_group, q, sizeof(int32_t) * (size_t)E * a->N);
-    a->ggraph_ok = 0;
+    memcpy(a->elites.reward, q, sizeof(double) * (size_t)E), q += sizeof(double) * (size_t)E;
+    memcpy(a->elites.hash, q, sizeof(uint64_t) * (size_t)E), q += sizeof(uint64_t) * (size_t)E;
+    memcpy(a->elites.devs, q, sizeof(int32_t) * (size_t)E * a->T), q += sizeof(int32_t) * (size_t)E * a->T;
+    if (a->elites.choice) memcpy(a->elites.choice, q, sizeof(int32_t) * (size_t)E * a->N);
     a->st.best_placement = have_best ? a->best : NULL;
     size_t count = a->params.count;
     memcpy(a->params.data, t.values, sizeof(float) * count);

@@ -1,4 +1,27 @@
-/* The agent's parts, shared by the files of src/agent. Not public API. */
+/* The agent's parts, shared by the files of src/agent. Not public API.
+ *
+ * A learned agent is a policy, an encoder feeding a placer, around a shared
+ * core (struct dp_agent, agent.c):
+ *
+ *   encoder  what is placed and what the placer reads about it: the groups
+ *            of a grouper (learned or fixed) with their embeddings
+ *            (encoder_groups.c), or every op through the GCN encoder
+ *            (encoder_ops.c). It makes the sequence x [T, F] all samples of
+ *            an update share; a learned grouper's choice of groups is a
+ *            decision of its own with its log-probability.
+ *   placer   a device for each of the T elements, B samples at a time: the
+ *            seq2seq family (attention after or before the decoder, the
+ *            segment-level seq2seq, the Transformer-XL; placer_seq.c) or
+ *            the independent placers (GCN, Post's table;
+ *            placer_independent.c).
+ *   core     graph, devices, configuration, evaluator, parameters and
+ *            optimiser, baseline, elites, counters; one sampling loop, one
+ *            PPO loop, one REINFORCE step and one cross-entropy step serve
+ *            every encoder and placer (agent.c), on the training
+ *            primitives of agent_train.c.
+ *
+ * Files call downwards only: agent.c -> encoders, placers -> agent_train.c,
+ * agent_features.c, agent_eval.c -> nn, sim. */
 #ifndef DPLACE_AGENT_INTERNAL_H
 #define DPLACE_AGENT_INTERNAL_H
 
@@ -6,6 +29,7 @@
 #include "dplace/nn.h"
 #include "dplace/nn_mars.h"
 #include "dplace/nn_models.h"
+#include "dplace/run.h"
 #include "dplace/units.h"
 
 /* ---- features (agent_features.c) ------------------------------------------ */
@@ -84,7 +108,159 @@ dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_r
 void agent_eval_cache_stats(const agent_eval *e, int64_t *lookups, int64_t *hits);
 const dp_sim *agent_eval_sim(const agent_eval *e);
 
-/* ---- the agent (agent.c) --------------------------------------------------- */
+/* ---- encoders (encoder_groups.c, encoder_ops.c) ------------------------------ */
+
+typedef struct agent_encoder agent_encoder;
+
+/* What builds an encoder: the agent's graph, devices, configuration and
+ * features, its parameter store (for specs and binding) and seed. */
+typedef struct agent_ctx {
+    const dp_graph *g;
+    const dp_devices *ds;
+    const dp_agent_config *cfg;
+    const agent_features *feat;
+    dp_nn_params *params;
+    uint64_t seed;
+} agent_ctx;
+
+typedef struct agent_encoder_ops {
+    const char *name;
+    /* Sizes the sequence (fills T, F, n_rows, choice) before any tensor
+     * exists: fixed groupings are computed here. Errors: INVALID, NOMEM. */
+    dp_status (*init)(agent_encoder *e, dp_error *err);
+    /* Number of its tensors and, when specs is not NULL, their specs. */
+    int (*specs)(const agent_encoder *e, dp_nn_tensor_spec *specs);
+    /* Binds it to its tensors in ctx.params and allocates its workspaces. */
+    dp_status (*bind)(agent_encoder *e, dp_error *err);
+    void (*free)(agent_encoder *e);
+    /* x [T, F] for the choice: SAMPLE and GREEDY choose anew (a learned
+     * grouper; noise > 0 adds logit noise), TEACHER keeps the current one.
+     * Returns log p(choice) (0 when it decides nothing) and sets entropy. */
+    float (*forward)(agent_encoder *e, dp_nn_decode_mode mode, float noise, dp_rng *rng);
+    /* Accumulates the gradients of <dx, x> (dx [T, F], NULL: nothing reaches
+     * x) + dlogp log p(choice) + dentropy H(choice) + sum_i drows[i]
+     * log p(choice_i) (drows [n_rows], may be NULL) for the last forward. */
+    void (*backward)(agent_encoder *e, const float *dx, const float *drows, float dlogp, float dentropy);
+    /* Each of its decisions' log-probability in the last forward, out [n_rows]. */
+    void (*rows)(const agent_encoder *e, float *out);
+    /* The graph over the elements for the current choice (GCN placer). */
+    const dp_nn_graph *(*graph)(agent_encoder *e);
+    /* Deep Graph Infomax: the loss of one iteration, its gradients
+     * accumulated into the encoder's tensors (rng draws the corruption; a
+     * NULL rng: a fixed one, nothing accumulated); NULL when it has none. */
+    float (*dgi_step)(agent_encoder *e, dp_rng *rng);
+} agent_encoder_ops;
+
+struct agent_encoder {
+    const agent_encoder_ops *ops;
+    agent_ctx ctx;
+    int32_t T, F;        /* elements placed, features per element               */
+    int32_t n_rows;      /* decisions of its own (a learned grouper: one per op) */
+    int needs_dx;        /* x depends on parameters: backward wants dx          */
+    int32_t *choice;     /* [n_ops] each op's element: its group, or its position */
+    const float *x;      /* [T, F] the last forward's sequence                  */
+    float entropy;       /* of the choice in the last forward                   */
+    int first_tensor, n_tensors; /* its tensors in the store (set by the core)  */
+};
+
+/* The encoders, for ctx (which they keep); NULL when out of memory. */
+agent_encoder *agent_encoder_groups_new(const agent_ctx *ctx);
+agent_encoder *agent_encoder_ops_new(const agent_ctx *ctx);
+
+/* ---- placers (placer_seq.c, placer_independent.c) ------------------------------ */
+
+typedef struct agent_placer agent_placer;
+
+typedef struct agent_placer_ops {
+    const char *name;
+    /* Number of its tensors and, when specs is not NULL, their specs. */
+    int (*specs)(const agent_placer *p, dp_nn_tensor_spec *specs);
+    /* Binds it to its tensors and sizes its workspaces for batches of B.
+     * Errors: INVALID, NOMEM. */
+    dp_status (*bind)(agent_placer *p, dp_error *err);
+    void (*free)(agent_placer *p);
+    /* Places the encoder's sequence e->x for B samples: devs [B, T]
+     * sampled, greedy or read (TEACHER), logp [B], logp_step [B, T] (each
+     * decision's log-probability), entropy [B] (summed over the elements);
+     * noise > 0 adds logit noise drawn from rng. */
+    void (*forward)(agent_placer *p, agent_encoder *e, int32_t *devs, float *logp, float *logp_step, float *entropy,
+                    dp_nn_decode_mode mode, float noise, dp_rng *rng);
+    /* Accumulates the gradients of sum_b dlogp[b] logp[b] + sum_{b,t}
+     * dlogp_step[b, t] log p(devs[b, t]) + sum_b dentropy[b] entropy[b]
+     * (dlogp_step, dentropy may be NULL: zero) for the last forward, and
+     * adds dL/dx to dx [T, F] when not NULL. */
+    void (*backward)(agent_placer *p, float *dx, const int32_t *devs, const float *dlogp, const float *dlogp_step,
+                     const float *dentropy);
+    /* Sets the policy to the exact cross-entropy minimiser of the elites
+     * elite_devs [E, T] (NULL: gradient steps instead). */
+    void (*fit)(agent_placer *p, const int32_t *elite_devs, int32_t E);
+} agent_placer_ops;
+
+struct agent_placer {
+    const agent_placer_ops *ops;
+    agent_ctx ctx;
+    int32_t T, F, D, B;  /* elements, features per element, devices, samples per forward */
+    uint64_t stick_mask; /* the devices the stick prior favours (GPUs among the first 64) */
+};
+
+/* Empty placers of each kind (the core fills ctx, T, F, D, B and
+ * stick_mask before specs and bind); NULL when out of memory. */
+agent_placer *agent_placer_seq_new(void);   /* seq2seq-after, -before, -seg, trfxl */
+agent_placer *agent_placer_gcn_new(void);
+agent_placer *agent_placer_table_new(void);
+
+/* ---- training primitives (agent_train.c) ---------------------------------------- */
+
+/* Reward of one evaluated placement: -sqrt(step time) when valid; the
+ * shaped out-of-memory reward when cfg->oom_shaped; else fail_reward. */
+double agent_reward(const dp_agent_config *cfg, double fail_reward, const agent_result *r);
+/* PPO's clipped-surrogate gradient with respect to log p: d/d(log p) of
+ * min(r A, clip(r, 1 - eps, 1 + eps) A), r = exp(logp - old): r A where the
+ * unclipped term is the smaller (or they are equal), else 0. */
+double agent_ppo_grad(double logp, double old, double adv, double eps);
+/* Logit-noise amplitude of update number `update` (0-based). */
+float agent_noise_at(const dp_agent_config *c, int64_t update);
+
+/* The reward baseline: the exponential moving average (decay
+ * baseline_decay; the first reward starts it), or the mean of the last
+ * baseline_window rewards. */
+typedef struct agent_baseline {
+    int have;
+    double value;
+    double *window; /* [baseline_window] */
+    int32_t n, pos;
+} agent_baseline;
+void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r);
+
+/* Clips the gradients (the encoder's network, tensors [0, first_placer),
+ * and the placer's each on their own with clip_per_network, else all at
+ * once) and takes one Adam step. */
+void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer);
+
+/* The best distinct placements so far, best first (cross-entropy over elites). */
+typedef struct agent_elites {
+    int32_t cap, n, T, N;
+    double *reward;     /* [cap] */
+    uint64_t *hash;     /* [cap] hash of the op placement */
+    int32_t *devs;      /* [cap, T] */
+    int32_t *choice;    /* [cap, N] the encoder's choice, when it decides (else NULL) */
+} agent_elites;
+/* Offers a sample (its op placement place [N], element devices devs [T],
+ * the encoder's choice [N] or NULL, reward r): kept when among the cap
+ * best distinct placements. */
+void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *devs, const int32_t *choice, double r);
+
+/* Parameters and Adam's state, saved before a training that may be
+ * abandoned and put back when it is. */
+typedef struct agent_undo {
+    float *keep; /* [3, count]: values, m, v */
+    int64_t step;
+    int have;
+} agent_undo;
+void agent_undo_save(agent_undo *u, const dp_nn_params *p);
+void agent_undo_restore(const agent_undo *u, dp_nn_params *p);
+
+/* ---- the agent core (agent.c) --------------------------------------------------- */
 
 struct dp_agent {
     const dp_graph *g;
@@ -92,225 +268,79 @@ struct dp_agent {
     dp_agent_config cfg;
     dp_agent_eval_options eo;
     uint64_t seed;
-    int32_t N, D, G, K;
+    int32_t N, D, T, K;  /* ops, devices, elements placed, samples per update   */
+    int32_t B;           /* samples per placer forward: K, or a PPO minibatch
+                            when the encoder places every op                   */
 
     agent_features feat;
     agent_eval *eval;
 
-    /* networks: one parameter store for all of them */
+    /* the policy: one parameter store (tensor 0 the type embedding, then
+     * the encoder's, then the placer's), one Adam */
     dp_nn_params params;
-    int learned_grouper;
-    dp_nn_grouper grouper;
-    int i_type_emb;     /* tensor index of the type embedding (0)            */
-    int i_placer;       /* first tensor of the placer; the grouper's and the
-                           link's before it                                  */
     dp_nn_adam adam;
-    int32_t gwidth[4];  /* widths of the parts of a group embedding         */
-
-    /* link RNN (EAGLE): LSTM over the groups reading [w2 row g | b2 g] */
-    int i_link;
-    int32_t LX, LH;     /* input (grouper hidden + 1) and state sizes        */
-    float *lx, *lout, *lcell, *lgates, *ldx, *ldout, *lscratch;
-
-    /* placer (agent_policy.c): seq2seq for the K samples and for one */
-    dp_nn_seq2seq placer, placer1;
-    int have_placer, have_placer1;
-    /* GCN and table placers: base logits [G, D] per group, then a head
-     * per sample: logits, log-probabilities [K, G, D] */
-    int i_gcn, i_table;
-    dp_nn_graph ggraph;      /* group graph of the GCN placer               */
-    int ggraph_ok;           /* built for the current grouping              */
-    int32_t *gsrc, *gdst;    /* [n_edges] group-level edges                 */
-    float *gxw[2], *gh[2], *gdh, *gdpre, *gcscratch; /* [G, hidden]           */
-    float *hbase, *hdbase;   /* [G, D]                                       */
-    float *htact, *hlogp, *hnoise, *hdlog, *hdlg, *hdl; /* [K, G, D]         */
-
-    /* PPO: log-probabilities when the samples were drawn */
-    float *old_logp;    /* [K] */
-    float old_logp_g;
-    /* per decision: the placer's [K, G] (filled by every placer forward), the
-     * grouper's [N]; old values; weights for the backward when step_weights */
-    float *logp_step, *old_step, *dlogp_step;
-    float *old_rows, *dlogp_rows;
-    /* agents over every op: parameters, Adam's m and v [3, params.count]
-     * before an update's training, put back when it is cancelled (allocated
-     * on first use, only when there is a cancel flag) */
-    float *undo;
-    int step_weights;
-    float *mb_weight;   /* [K] 1 for the samples of the current minibatch   */
-    int32_t *order;     /* [K] */
-    /* cross-entropy over elites: the best placements so far (best first) */
-    int32_t n_elites;
-    double *elite_reward;   /* [ce_elites] */
-    uint64_t *elite_hash;   /* [ce_elites] hash of the op placement          */
-    int32_t *elite_devs;    /* [ce_elites, G] */
-    int32_t *elite_group;   /* [ce_elites, N] (learned grouper only)         */
-    int64_t ce_updates;     /* cross-entropy updates done                    */
-    int32_t *best_group_scratch; /* [N] the grouping, kept while another is used */
+    int first_placer;        /* first tensor of the placer                      */
+    agent_encoder *enc;
+    agent_placer *placer;    /* batches of B                                    */
+    agent_placer *placer1;   /* batches of 1 (cross-entropy, greedy, log p of one);
+                                made on first use                               */
+    float *dx;               /* [T, F] gradient of the encoder's sequence         */
 
     /* units: TensorFlow colocation groups, and the devices each may use */
     dp_units units;
-    int32_t n_units;
-    const int32_t *unit_of; /* [N] = units.unit_of */
-    int32_t *unit_first;/* [n_units] lowest op of each unit */
-    dp_mask *unit_mask; /* [n_units] devices every member allows */
+    int32_t *unit_first;     /* [n_units] lowest op of each unit                  */
+    dp_mask *unit_mask;      /* [n_units] devices every member allows             */
 
-    /* per-update buffers */
-    int32_t *group;     /* [N] grouping of this update (fixed groupers: constant) */
-    float *x, *dx;      /* [N, F] op rows and their gradient                    */
-    float *trows;       /* [N, type_dim] type embedding rows                    */
-    float *dtype_rows;  /* [N, type_dim] their gradient                         */
-    float *ge;          /* [G, GF] the group embedding all samples place        */
-    float *dge0;        /* [G, GF] its gradient                                 */
-    float *gcount, *gscratch;
-    float *dgpart;      /* [G, type_dim] gradient of the group type part        */
-    int32_t GF;
-    int32_t *devs;      /* [K, G]                                               */
-    float *logp, *dlogp;/* [K]                                                  */
-    float *entropy, *dentropy; /* [K] placer entropies (summed over groups)      */
-    float grouper_entropy;
-    int32_t *place;     /* [K, N]                                               */
-    agent_result *res;  /* [K]                                                  */
-    int *cached;        /* [K]                                                  */
-    dp_agent_sample *last; /* [K]                                               */
-    double *window;     /* [baseline_window] rewards of the moving average       */
-    int32_t window_n, window_pos;
-
-    /* op-level path (encoder=gcn, Mars: agent_mars.c): groups are the ops,
-     * numbered by their position in the sequence the placer reads */
-    int op_level;
-    int32_t OF;         /* node features per op                                 */
-    int32_t *seq;       /* [N] ops in sequence (topological) order              */
-    float *opx;         /* [N, OF] node features in sequence order              */
-    dp_nn_graph opgraph;/* the op graph over sequence positions                 */
-    dp_nn_mars mars;    /* encoder + placer for batches of mars_B samples        */
-    int have_mars;
-    int32_t mars_B;
-    int32_t *mdevs;     /* [mars_B, N] the batch's devices                       */
-    float *mlogp, *ment, *mdlogp, *mdent; /* [mars_B]                            */
-    int mars_steps;     /* PPO ratios per decision: per-op log-probabilities kept */
-    float *mstep, *mdstep; /* [mars_B, N] the batch's, and their weights           */
-    int mdsteps_on;     /* the backward reads mdstep                             */
-    int i_enc, n_enc;   /* the encoder's tensors (GCN layers, DGI discriminator) */
-    size_t enc_floats;
-    float *pretrain_keep;    /* [enc_floats] parameters of the lowest DGI loss    */
+    /* the samples of an update */
+    int32_t *devs;           /* [K, T]                                           */
+    float *logp, *logp_step, *entropy; /* [K], [K, T], [K] (the placer's)         */
+    float logp_enc;          /* log p(choice) of the encoder                      */
+    int32_t *place;          /* [K, N]                                           */
+    agent_result *res;       /* [K]                                              */
+    int *cached;             /* [K]                                              */
+    dp_run_sample *last;     /* [K]                                              */
+    /* training */
+    float *old_logp, *old_step, *old_rows; /* [K], [K, T], [n_rows]               */
+    float *dlogp, *dstep, *dent, *drows;   /* [B], [B, T], [B], [n_rows]          */
+    int32_t *order;          /* [K] samples in minibatch order                    */
+    unsigned char *in_mb;    /* [K] in the current minibatch                      */
+    int32_t *bsample;        /* [B] the sample each batch row holds (-1: none)    */
+    int32_t *bdevs;          /* [B, T] a gathered minibatch (B < K)               */
+    float *blogp, *bstep, *bent; /* [B], [B, T], [B]                              */
+    int32_t *choice_keep;    /* [N] the update's choice, kept while another is used */
+    int32_t *devs1;          /* [T] one placement for the batch-of-one placer       */
+    float *step1;            /* [T] its per-decision log-probabilities             */
+    agent_undo undo;
+    agent_baseline baseline;
+    agent_elites elites;
+    int64_t ce_updates;
+    /* the encoder's Deep Graph Infomax pre-training */
+    size_t enc_lo, enc_floats; /* the encoder's floats in the store            */
+    float *pretrain_keep;      /* [enc_floats] parameters of the lowest loss     */
     int pretrain_have_keep;
-    int64_t pretrain_step;   /* Adam steps of the pre-training                   */
+    int64_t pretrain_step;     /* Adam steps of the pre-training                 */
 
     dp_rng rng;
     double fail_reward;
-    int have_baseline;
-    dp_agent_state st;
-    int32_t *best;      /* [N] */
+    dp_run_state st;
+    int32_t *best;           /* [N] */
     int have_best;
 };
 
-/* ---- placers (agent_policy.c) ---------------------------------------------- */
-
-/* Tensor specs of the placer a->cfg names (and of the link RNN when on),
- * for group embeddings of width a->GF; returns their number. */
-int agent_placer_specs(const dp_agent *a, dp_nn_tensor_spec *specs);
-/* Binds the placer and the link to a->params and sizes their buffers.
- * Errors: NOMEM, INVALID. */
-dp_status agent_placer_init(dp_agent *a, dp_error *err);
-void agent_placer_free(dp_agent *a);
-/* Link RNN forward: a->lout [G, LH] from the grouper's output layer. */
-void agent_link_forward(dp_agent *a);
-/* Accumulates the link's gradients and, through it, the grouper's output
- * layer gradients, from dlink [G, LH]. */
-void agent_link_backward(dp_agent *a, const float *dlink);
-/* Places B (K, or 1 for greedy decoding and cross-entropy steps) samples
- * from the group embedding a->ge [G, GF] (one grouping for all): a->devs [B, G] sampled,
- * greedy or read (TEACHER), a->logp [B], a->logp_step [B, G] (each
- * decision's log-probability) and a->entropy [B]; noise > 0
- * adds logit noise. */
-void agent_placer_forward(dp_agent *a, int32_t B, dp_nn_decode_mode mode, float noise);
-/* Accumulates the placer's gradients of sum_b a->dlogp[b] logp[b] +
- * a->dentropy[b] entropy[b] (+ sum_{b,g} a->dlogp_step[b, g] log p(dev_bg)
- * when a->step_weights) for the last forward of batch B, and of the
- * group embedding into dge0 [G, GF] when not NULL (summed over samples). */
-void agent_placer_backward(dp_agent *a, int32_t B, float *dge0);
-/* Table placer: sets each group's distribution to (1 - mix) times the
- * device frequencies among the elites plus mix times uniform (the exact
- * cross-entropy minimiser, then Post's mixing). */
-void agent_table_set_from_elites(dp_agent *a);
-
-/* Turns group devices dev[G] into an op placement out[N]: each op takes its
- * group's device; a colocation unit follows its lowest op, and a unit whose
- * device a member's constraint forbids goes to its first allowed device (as
- * TensorFlow's placer with soft placement does). */
-void agent_expand(const dp_agent *a, const int32_t *group, const int32_t *dev, int32_t *out);
-
-/* Adds one reward to the reward baseline: the exponential moving average
- * (decay baseline_decay; the first reward starts it), or the mean of the
- * last baseline_window rewards. */
-void agent_baseline_add(dp_agent *a, double r);
-/* Reward of one evaluated placement: -sqrt(step time) when valid; the
- * shaped out-of-memory reward when oom_shaped; else the failing reward. */
-double agent_reward(const dp_agent *a, const agent_result *r);
-/* PPO's clipped-surrogate gradient with respect to log p: d/d(log p) of
- * min(r A, clip(r, 1 - eps, 1 + eps) A), r = exp(logp - old): r A where the
- * unclipped term is the smaller (or they are equal), else 0. */
-double agent_ppo_grad(double logp, double old, double adv, double eps);
+/* Turns element devices dev[T] into an op placement out[N]: each op takes
+ * its element's device (choice[N]); a colocation unit follows its lowest
+ * op, and a unit whose device a member's constraint forbids goes to its
+ * first allowed device (as TensorFlow's placer with soft placement does). */
+void agent_expand(const dp_agent *a, const int32_t *choice, const int32_t *dev, int32_t *out);
+/* log p(choice) + log p(devs [T] | choice) under the current policy, without
+ * noise (choice is read only when the encoder decides). */
+float agent_logp_of(dp_agent *a, const int32_t *choice, const int32_t *devs);
 /* The cross-entropy update over the current elites (normally every
  * ce_every samples of PPO_CE). */
 void agent_train_cross_entropy(dp_agent *a);
-/* log p(group) + log p(devs [G] | group) under the current policy, without
- * noise (group is read only with the learned grouper). */
-float agent_logp_of(dp_agent *a, const int32_t *group, const int32_t *devs);
-/* Logit-noise amplitude of update number `update` (0-based). */
-float agent_noise_at(const dp_agent_config *c, int64_t update);
-/* Clips the gradients (per network or all at once) and takes one Adam step. */
-void agent_optimizer_step(dp_agent *a);
-
-/* ---- op-level path (agent_mars.c) --------------------------------------------- */
-
-/* Samples per batch of the op-level policy: a PPO minibatch, or all samples
- * for REINFORCE. */
-int32_t agent_mars_batch(const dp_agent_config *c);
-/* Number of the encoder's tensors (GCN layers, DGI discriminator): the
- * first of agent_mars_specs. */
-int agent_mars_encoder_tensors(const dp_agent *a);
-/* Tensor specs of the encoder and placer (a->OF and a->D set). */
-int agent_mars_specs(const dp_agent *a, dp_nn_tensor_spec *specs);
-/* Builds the sequence (a->seq, a->group = positions), the node features,
- * the op graph and the policy, bound to a->params. Errors: INVALID (a
- * whole-sequence placer too large for the graph), NOMEM. */
-dp_status agent_mars_init(dp_agent *a, dp_error *err);
-void agent_mars_free(dp_agent *a);
-/* Samples (or decodes greedily) a->devs [K, N], a->logp, a->entropy in
- * batches of mars_B, reporting progress after each; returns 1 (work left
- * undone) when the cancel flag is found set between batches, else 0. */
-int agent_mars_sample(dp_agent *a, dp_nn_decode_mode mode);
-/* Teacher-forced forward of the batch a->mdevs [mars_B, N]: a->mlogp and
- * (entropy > 0) a->ment. */
-void agent_mars_batch_forward(dp_agent *a);
-/* Accumulates the gradients of sum_b a->mdlogp[b] mlogp[b] + a->mdent[b]
- * ment[b] for the last forward (a->mdent used when entropy > 0). */
-void agent_mars_batch_backward(dp_agent *a);
-/* REINFORCE step on the last sampling (one batch of K) with advantages adv[K]. */
-void agent_mars_train_reinforce(dp_agent *a, const double *adv);
-/* PPO: ppo_epochs passes, each over ppo_minibatches shuffled minibatches
- * run one at a time, reporting progress after each. When the cancel flag
- * is found set between minibatches, the parameters, Adam's moments and step
- * are put back as they were and 1 is returned (the caller puts back the
- * generator); else 0. */
-int agent_mars_train_ppo(dp_agent *a, const double *adv);
-/* The seq2seq decoders' stick_mask: the GPUs among the first 64 devices
- * (the previous op's device is favoured only when it is a GPU: a run of
- * ops on the CPU is what a start from near uniform must not repeat). */
-uint64_t agent_stick_mask(const dp_agent *a);
-/* The eval options' progress callback, if any. */
-void agent_progress(const dp_agent *a, const char *phase, int64_t done, int64_t total);
-/* Whether the eval options' cancel flag is set. */
-int agent_cancel_requested(const dp_agent *a);
-/* ce_steps Adam steps on -1/E sum_e log p(elite_e). */
-void agent_mars_cross_entropy(dp_agent *a);
-/* log p(devs [N]) under the current policy. */
-float agent_mars_logp_of(dp_agent *a, const int32_t *devs);
-/* The most likely devices [N] (greedy decoding). */
-void agent_mars_greedy(dp_agent *a, int32_t *devs);
+/* The batch-of-one placer (made on first use); NULL when out of memory. */
+agent_placer *agent_placer_one(dp_agent *a);
 /* The DGI loss now, with a fixed corruption (tests). */
-float agent_mars_dgi_loss(dp_agent *a);
+float agent_dgi_loss(dp_agent *a);
 
 #endif

@@ -1,7 +1,8 @@
 /* dplace optimize: trains a learned placer (an agent preset with optional
- * component overrides) on one graph and device set, and writes the best
- * placement found, a per-sample log, the training curve, checkpoints and
- * a summary beside the baselines. */
+ * component overrides) on one graph and device set through the run driver
+ * (include/dplace/run.h), which writes the best placement found, the
+ * per-sample log, the training curve and checkpoints; this command parses
+ * the options, shows progress and prints the summary beside the baselines. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -19,6 +19,7 @@
 #include "dplace/place.h"
 #include "dplace/placement.h"
 #include "dplace/plot.h"
+#include "dplace/run.h"
 #include "dplace/sim.h"
 
 static void usage(FILE *f) {
@@ -104,12 +105,24 @@ static void usage(FILE *f) {
 static volatile sig_atomic_t g_stop;
 
 #define MAX_SETS 128
-#define CK_EVERY_S 600.0 /* a checkpoint at least this often (after an update) */
 
 /* One override: --set KEY=VALUE (key NULL) or a component flag. */
 typedef struct setting {
     const char *key, *value;
 } setting;
+
+/* Everything the command line says. */
+typedef struct opt_args {
+    const char *devices, *agent_name, *out, *log_path, *plot_path, *trace_path, *ck_path, *resume_path;
+    const char *measure, *baselines, *init_path;
+    long updates, samples, seed, threads, ck_every;
+    double time_budget, measure_timeout;
+    cli_protocol proto;
+    int json, quiet, no_cache;
+    cli_graph_source src;
+    setting sets[MAX_SETS];
+    int n_sets;
+} opt_args;
 
 /* --grouper, --placer, --algo, --groups at argv[*i]: the value, with *key
  * the setting it overrides; NULL when argv[*i] is another option. */
@@ -150,116 +163,145 @@ static void format_duration(double s, char *buf, size_t size) {
     else snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
-/* CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *f, const char *s) {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
-        return;
+/* ---- options -------------------------------------------------------------------- */
+
+/* Options with a number, at argv[*i]: 1 when consumed, 0 another option,
+ * -1 after a usage error. */
+static int number_option(opt_args *o, int argc, char **argv, int *i) {
+    const char *v;
+    if ((v = cli_opt_value(argc, argv, i, "--updates"))) {
+        if (cli_parse_long(v, 1, 100000000L, &o->updates)) return cli_usage_error("optimize", "--updates must be >= 1"), -1;
+    } else if ((v = cli_opt_value(argc, argv, i, "--samples"))) {
+        if (cli_parse_long(v, 1, 1000000000L, &o->samples))
+            return cli_usage_error("optimize", "--samples must be >= 1"), -1;
+    } else if ((v = cli_opt_value(argc, argv, i, "--time"))) {
+        if ((o->time_budget = parse_duration(v)) <= 0)
+            return cli_usage_error("optimize", "--time wants a duration such as 90s, 10m or 2h, not \"%s\"", v), -1;
+    } else if ((v = cli_opt_value(argc, argv, i, "--seed"))) {
+        if (cli_parse_long(v, 0, 2147483647L, &o->seed)) return cli_usage_error("optimize", "--seed must be >= 0"), -1;
+    } else if ((v = cli_opt_value(argc, argv, i, "--threads"))) {
+        if (cli_parse_long(v, 1, 256, &o->threads)) return cli_usage_error("optimize", "--threads must be in 1..256"), -1;
+    } else if ((v = cli_opt_value(argc, argv, i, "--checkpoint-every"))) {
+        if (cli_parse_long(v, 1, 100000000L, &o->ck_every))
+            return cli_usage_error("optimize", "--checkpoint-every must be >= 1"), -1;
+    } else if ((v = cli_opt_value(argc, argv, i, "--measure-timeout"))) {
+        if (cli_parse_double(v, 0.001, 1e6, &o->measure_timeout))
+            return cli_usage_error("optimize", "--measure-timeout must be > 0 seconds"), -1;
+    } else {
+        return 0;
     }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
-    }
-    fputc('"', f);
+    return 1;
 }
 
-static const char LOG_HEADER[] = "update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s\n";
-
-/* Training curve points kept for the plot. */
-typedef struct curve {
-    int64_t n, cap;
-    double *x, *y, *best;
-    unsigned char *valid;
-} curve;
-
-static int curve_add(curve *c, double x, double y, int valid, double best) {
-    if (c->n == c->cap) {
-        int64_t nc = c->cap ? c->cap * 2 : 4096;
-        double *nx = realloc(c->x, sizeof(double) * nc), *ny = nx ? realloc(c->y, sizeof(double) * nc) : NULL;
-        double *nb = ny ? realloc(c->best, sizeof(double) * nc) : NULL;
-        unsigned char *nv = nb ? realloc(c->valid, (size_t)nc) : NULL;
-        if (nx) c->x = nx;
-        if (ny) c->y = ny;
-        if (nb) c->best = nb;
-        if (nv) c->valid = nv;
-        if (!nv) return -1;
-        c->cap = nc;
+/* Options naming a file or a string, at argv[*i]: 1 when consumed, 0 not. */
+static int string_option(opt_args *o, int argc, char **argv, int *i) {
+    static const struct {
+        const char *name;
+        size_t at;
+    } opts[] = {
+        {"--devices", offsetof(opt_args, devices)},       {"--agent", offsetof(opt_args, agent_name)},
+        {"-o", offsetof(opt_args, out)},                  {"--out", offsetof(opt_args, out)},
+        {"--log", offsetof(opt_args, log_path)},          {"--plot", offsetof(opt_args, plot_path)},
+        {"--trace", offsetof(opt_args, trace_path)},      {"--checkpoint", offsetof(opt_args, ck_path)},
+        {"--resume", offsetof(opt_args, resume_path)},    {"--init", offsetof(opt_args, init_path)},
+        {"--measure", offsetof(opt_args, measure)},       {"--baselines", offsetof(opt_args, baselines)},
+    };
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        const char *v = cli_opt_value(argc, argv, i, opts[k].name);
+        if (v) {
+            *(const char **)((char *)o + opts[k].at) = v;
+            return 1;
+        }
     }
-    c->x[c->n] = x, c->y[c->n] = y, c->valid[c->n] = (unsigned char)valid, c->best[c->n] = best;
-    c->n++;
     return 0;
 }
 
-/* Splits one CSV line into at most max fields (quotes honoured, in place). */
-static int csv_split(char *line, char **fields, int max) {
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        char *out = p;
-        fields[n++] = p;
-        if (*p == '"') {
-            char *r = p + 1;
-            for (;;) {
-                if (!*r) break;
-                if (*r == '"' && r[1] == '"') *out++ = '"', r += 2;
-                else if (*r == '"') { r++; break; }
-                else *out++ = *r++;
-            }
-            fields[n - 1] = p; /* content copied to the front */
-            char *end = r;
-            *out = 0;
-            if (*end == ',') p = end + 1;
-            else return n;
-        } else {
-            char *comma = strchr(p, ',');
-            if (!comma) return n;
-            *comma = 0;
-            p = comma + 1;
+/* Parses argv into o: -1 to go on, else the exit status (help, usage errors). */
+static int parse_args(int argc, char **argv, opt_args *o) {
+    memset(o, 0, sizeof *o);
+    o->agent_name = "hp";
+    o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50;
+    o->time_budget = -1, o->measure_timeout = 600;
+    o->proto = (cli_protocol){0.0, 1, 0, 0};
+    const char *v, *key = NULL;
+    int r;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            o->json = 1;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(argv[i], "--no-cache")) {
+            o->no_cache = 1;
+        } else if ((r = cli_graph_option("optimize", argc, argv, &i, &o->src)) ||
+                   (r = cli_protocol_option("optimize", argc, argv, &i, &o->proto)) ||
+                   (r = number_option(o, argc, argv, &i))) {
+            if (r < 0) return CLI_EXIT_INPUT;
+        } else if ((v = component_option(argc, argv, &i, &key)) || (v = cli_opt_value(argc, argv, &i, "--set"))) {
+            if (o->n_sets == MAX_SETS) return cli_usage_error("optimize", "more than %d settings", MAX_SETS);
+            o->sets[o->n_sets].key = key, o->sets[o->n_sets].value = v, o->n_sets++;
+            key = NULL;
+        } else if (!string_option(o, argc, argv, &i)) {
+            return cli_usage_error("optimize", "unknown option \"%s\"", argv[i]);
         }
     }
-    return n;
+    return -1;
 }
 
-/* On --resume: keeps the header and the first `rows` rows of the log,
- * refilling the curve from them. Returns 0, or -1 with err set. */
-static int log_truncate(const char *path, int64_t rows, curve *c, dp_error *err) {
-    FILE *f = fopen(path, "r+");
-    if (!f) {
-        if (rows == 0) return 0;
-        dp_error_set(err, DP_STATUS_IO, "%s: cannot open the log to resume it: %s", path, strerror(errno));
-        return -1;
+/* The configuration: the preset, then the overrides in order. Returns -1
+ * to go on, else the exit status (--set help, usage errors). */
+static int build_config(const opt_args *o, dp_agent_config *cfg) {
+    if (dp_agent_preset(o->agent_name, cfg)) {
+        char list[256] = "";
+        for (const char *const *p = dp_agent_preset_names(); *p; p++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == dp_agent_preset_names() ? "" : ", ", *p);
+        return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %s)", o->agent_name, list);
     }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int64_t n = -1; /* the header is row -1 */
-    long keep = 0;
-    while (n < rows && (len = getline(&line, &cap, f)) > 0) {
-        if (n >= 0) {
-            char *fld[9];
-            if (csv_split(line, fld, 9) < 9) break;
-            curve_add(c, (double)atoll(fld[1]) + 1, strtod(fld[2], NULL), atoi(fld[3]), strtod(fld[7], NULL));
+    dp_error err;
+    dp_error_clear(&err);
+    for (int k = 0; k < o->n_sets; k++) {
+        const char *kv = o->sets[k].value;
+        if (o->sets[k].key) {
+            if (dp_agent_config_set(cfg, o->sets[k].key, kv, &err)) return cli_usage_error("optimize", "%s", err.msg);
+            continue;
         }
-        n++;
-        keep = ftell(f);
+        if (!strcmp(kv, "help")) {
+            char buf[4096];
+            dp_agent_config_format(cfg, buf, sizeof buf);
+            printf("settings of agent %s (override with --set KEY=VALUE):\n", cfg->preset);
+            for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) printf("  %s\n", t);
+            return CLI_EXIT_OK;
+        }
+        const char *eq = strchr(kv, '=');
+        if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
+        char kname[64];
+        snprintf(kname, sizeof kname, "%.*s",
+                 (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
+        if (dp_agent_config_set(cfg, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
     }
-    free(line);
-    if (n < rows) {
-        fclose(f);
-        dp_error_set(err, DP_STATUS_INVALID, "%s: the log has %lld rows, the checkpoint %lld; cannot resume it", path,
-                     (long long)(n < 0 ? 0 : n), (long long)rows);
-        return -1;
-    }
-    fflush(f);
-    if (ftruncate(fileno(f), keep) != 0) {
-        fclose(f);
-        dp_error_set(err, DP_STATUS_IO, "%s: cannot truncate the log: %s", path, strerror(errno));
-        return -1;
-    }
-    fclose(f);
-    return 0;
+    if (dp_agent_config_check(cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
+    return -1;
 }
+
+/* The checks across options; -1 to go on, else the exit status. */
+static int check_args(const opt_args *o) {
+    if (!o->devices || !*o->devices) return cli_usage_error("optimize", "--devices SPEC is required");
+    if ((o->updates > 0) + (o->samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
+    if (o->init_path && o->resume_path)
+        return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
+                                           "give one of them");
+    if (o->proto.warmup >= o->proto.steps)
+        return cli_usage_error("optimize", "--warmup (%ld) must be less than --steps (%ld)", o->proto.warmup,
+                               o->proto.steps);
+    const char *outs[] = {o->out, o->log_path, o->plot_path, o->trace_path, o->ck_path};
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
+        if (outs[k] && !*outs[k]) return cli_usage_error("optimize", "an output option needs a file name");
+    return -1;
+}
+
+/* ---- the comparison ----------------------------------------------------------------- */
 
 typedef struct ref_times {
     double gpu_s, expert_s, best_s;
@@ -269,7 +311,6 @@ typedef struct ref_times {
     dp_place_report reports[DP_PLACE_METHOD_COUNT];
 } ref_times;
 
-/* Runs the listed baselines (simulated) for the comparison. */
 /* Runs the listed baselines (NULL: all; "none": none) on sim, for the
  * comparison. */
 static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const char *list, ref_times *rt,
@@ -311,12 +352,19 @@ static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices 
     return DP_STATUS_OK;
 }
 
+/* ---- progress on stderr ----------------------------------------------------------- */
+
 typedef struct progress {
-    int tty, quiet;
+    int tty, quiet, quiet_pretrain;
     double every_s, last_s, start_s;
-    const dp_agent_state *st; /* set once the agent exists */
-    double flight_s;          /* the last line about an update in flight */
-    double update_s;          /* when the last update ended (or the run began) */
+    const dp_run_state *st; /* set once the agent exists */
+    double flight_s;        /* the last line about an update in flight */
+    double update_s;        /* when the last update ended (or the run began) */
+    int64_t total_updates;
+    double time_budget;
+    /* the last 200 to 400 samples: the window being filled and the one before */
+    int64_t n[2], valid[2];
+    double sum[2];
 } progress;
 
 /* The agent's progress callback: where the update in flight stands (a Mars
@@ -334,13 +382,7 @@ static void update_progress(void *user, const char *phase, int64_t done, int64_t
     fflush(stderr);
 }
 
-/* The last 200 to 400 samples: the window being filled and the one before. */
-typedef struct recent_window {
-    int64_t n[2], valid[2];
-    double sum[2];
-} recent_window;
-
-static void recent_add(recent_window *w, int valid, double t) {
+static void recent_add(progress *w, int valid, double t) {
     if (w->n[1] >= 200) { /* the current window is full: it becomes the previous one */
         w->n[0] = w->n[1], w->valid[0] = w->valid[1], w->sum[0] = w->sum[1];
         w->n[1] = w->valid[1] = 0, w->sum[1] = 0;
@@ -349,10 +391,10 @@ static void recent_add(recent_window *w, int valid, double t) {
     if (valid) w->valid[1]++, w->sum[1] += t;
 }
 
-static void progress_show(progress *p, const dp_agent_state *s, int64_t total_updates, double time_budget,
-                          const recent_window *w, int final) {
-    int64_t n = w->n[0] + w->n[1], nv = w->valid[0] + w->valid[1];
-    double recent_mean = nv ? (w->sum[0] + w->sum[1]) / nv : NAN, valid_pct = n ? 100.0 * nv / n : 0;
+/* The line after an update (at most every every_s seconds unless final). */
+static void progress_show(progress *p, const dp_run_state *s, int final) {
+    int64_t n = p->n[0] + p->n[1], nv = p->valid[0] + p->valid[1];
+    double recent_mean = nv ? (p->sum[0] + p->sum[1]) / nv : NAN, valid_pct = n ? 100.0 * nv / n : 0;
     double now = dp_now_s();
     p->update_s = now;
     if (p->quiet || (!final && now - p->last_s < p->every_s)) return;
@@ -360,9 +402,9 @@ static void progress_show(progress *p, const dp_agent_state *s, int64_t total_up
     double el = now - p->start_s;
     double rate = el > 0 ? s->samples / (s->elapsed_s > 0 ? s->elapsed_s : el) : 0;
     double remain = NAN;
-    if (total_updates > 0 && s->updates > 0)
-        remain = (double)(total_updates - s->updates) * (s->elapsed_s / (double)s->updates);
-    if (time_budget > 0) remain = fmin(isfinite(remain) ? remain : INFINITY, time_budget - el);
+    if (p->total_updates > 0 && s->updates > 0)
+        remain = (double)(p->total_updates - s->updates) * (s->elapsed_s / (double)s->updates);
+    if (p->time_budget > 0) remain = fmin(isfinite(remain) ? remain : INFINITY, p->time_budget - el);
     char e[32], r[32], best[32], recent[32];
     format_duration(s->elapsed_s, e, sizeof e);
     format_duration(remain, r, sizeof r);
@@ -376,376 +418,269 @@ static void progress_show(progress *p, const dp_agent_state *s, int64_t total_up
     fflush(stderr);
 }
 
-/* The encoder's pre-training, in chunks of about a second with a progress
- * line, until done or interrupted. */
-static dp_status pretrain_run(dp_agent *agent, int quiet, progress *p, double start, double time_budget,
-                              dp_error *err) {
-    const dp_agent_state *s = dp_agent_get_state(agent);
-    int64_t chunk = 1;
-    while (!g_stop && s->pretrain_done < s->pretrain_iters && (time_budget < 0 || dp_now_s() - start < time_budget)) {
-        double t0 = dp_now_s();
-        dp_status st = dp_agent_pretrain(agent, chunk, err);
-        if (st) return st;
-        double dt = dp_now_s() - t0;
-        chunk = dt > 0 ? (int64_t)fmax(1.0, fmin(1000.0, (double)chunk / dt)) : chunk * 2;
-        double now = dp_now_s();
-        int final = s->pretrain_done == s->pretrain_iters;
-        if (quiet || (!final && now - p->last_s < p->every_s)) continue;
-        p->last_s = now;
-        char e[32];
-        format_duration(s->pretrain_s, e, sizeof e);
-        fprintf(stderr, "%spre-training %lld/%lld  DGI loss %.4f  lowest %.4f  %s%s", p->tty ? "\r\033[K" : "optimize: ",
-                (long long)s->pretrain_done, (long long)s->pretrain_iters, s->pretrain_loss, s->pretrain_best, e,
-                p->tty && !final ? "" : "\n");
-        fflush(stderr);
+/* The run driver's hooks: a line per chunk of pre-training, and the
+ * progress line after each update. */
+static void on_prepared(void *user, const dp_run_state *s) {
+    progress *p = user;
+    double now = dp_now_s();
+    int final = s->pretrain_done == s->pretrain_iters;
+    p->update_s = now; /* the first update starts after the pre-training */
+    if (p->quiet_pretrain || (!final && now - p->last_s < p->every_s)) return;
+    p->last_s = now;
+    char e[32];
+    format_duration(s->pretrain_s, e, sizeof e);
+    fprintf(stderr, "%spre-training %lld/%lld  DGI loss %.4f  lowest %.4f  %s%s", p->tty ? "\r\033[K" : "optimize: ",
+            (long long)s->pretrain_done, (long long)s->pretrain_iters, s->pretrain_loss, s->pretrain_best, e,
+            p->tty && !final ? "" : "\n");
+    fflush(stderr);
+}
+
+static void on_stepped(void *user, const dp_run_state *s) {
+    progress *p = user;
+    for (int32_t k = 0; k < s->n_last; k++) recent_add(p, s->last[k].valid, s->last[k].step_time_s);
+    progress_show(p, s, 0);
+}
+
+/* ---- the summary ------------------------------------------------------------------ */
+
+typedef struct summary {
+    const dp_graph *g;
+    const dp_devices *ds;
+    const dp_agent_config *cfg;
+    const dp_run_state *s;
+    const ref_times *rt;
+    dp_run_bound lb;
+    const opt_args *o;
+} summary;
+
+static json_t *json_num(double v, int ok) { return ok && isfinite(v) ? json_real(v) : json_null(); }
+
+static void print_json(const summary *m) {
+    const dp_run_state *s = m->s;
+    const ref_times *rt = m->rt;
+    json_t *o = json_object();
+    json_object_set_new(o, "graph", json_string(m->g->name));
+    json_object_set_new(o, "ops", json_integer(m->g->n_ops));
+    json_object_set_new(o, "device_set", json_string(m->ds->name));
+    char cbuf[4096];
+    dp_agent_config_format(m->cfg, cbuf, sizeof cbuf);
+    json_object_set_new(o, "agent", json_string(m->cfg->preset));
+    json_object_set_new(o, "settings", json_string(cbuf));
+    json_object_set_new(o, "seed", json_integer(m->o->seed));
+    json_object_set_new(o, "updates", json_integer(s->updates));
+    json_object_set_new(o, "samples", json_integer(s->samples));
+    json_object_set_new(o, "groups", json_integer(s->n_groups));
+    json_object_set_new(o, "best_step_time_s", json_num(s->best_s, 1));
+    json_object_set_new(o, "best_update", json_integer(s->best_update));
+    json_object_set_new(o, "best_sample", json_integer(s->best_sample));
+    json_object_set_new(o, "best_found_s", json_real(s->best_elapsed_s));
+    json_object_set_new(o, "train_s", json_real(s->elapsed_s));
+    json_object_set_new(o, "pretrain_iters", json_integer(s->pretrain_done));
+    json_object_set_new(o, "pretrain_s", json_real(s->pretrain_s));
+    json_object_set_new(o, "pretrain_best_loss", json_num(s->pretrain_best, 1));
+    json_object_set_new(o, "policy_s", json_real(s->policy_s));
+    json_object_set_new(o, "eval_s", json_real(s->eval_s));
+    json_object_set_new(o, "cache_lookups", json_integer(s->cache_lookups));
+    json_object_set_new(o, "cache_hits", json_integer(s->cache_hits));
+    json_object_set_new(o, "single_gpu_s", json_num(rt->gpu_s, rt->gpu_valid));
+    json_object_set_new(o, "expert_s", json_num(rt->expert_s, rt->expert_valid));
+    json_object_set_new(o, "best_baseline", rt->best_name ? json_string(rt->best_name) : json_null());
+    json_object_set_new(o, "best_baseline_s", json_num(rt->best_s, rt->have_best));
+    json_object_set_new(o, "lower_bound_critical_path_s", json_real(m->lb.critical_path_s));
+    json_object_set_new(o, "lower_bound_work_s", json_real(m->lb.work_s));
+    json_object_set_new(o, "interrupted", json_boolean(g_stop != 0));
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+/* The header lines: graph, agent, training and pre-training. */
+static void print_header(const summary *m) {
+    const dp_run_state *s = m->s;
+    const dp_agent_config *cfg = m->cfg;
+    char t1[32];
+    format_duration(s->elapsed_s, t1, sizeof t1);
+    printf("graph      %s: %d ops on %s (%d devices)\n", m->g->name, m->g->n_ops, m->ds->name, m->ds->n_devices);
+    if (cfg->encoder == DP_AGENT_ENCODER_NONE)
+        printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg->preset,
+               dp_agent_grouper_kind_name(cfg->grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg->placer),
+               dp_agent_algo_name(cfg->algo), (int)cfg->samples);
+    else
+        printf("agent      %s: encoder %s, placer %s over every op, %s, %d samples per update\n", cfg->preset,
+               dp_agent_encoder_name(cfg->encoder), dp_agent_placer_kind_name(cfg->placer),
+               dp_agent_algo_name(cfg->algo), (int)cfg->samples);
+    printf("trained    %lld updates, %lld placements in %s (policy %.0f%%, evaluator %.0f%%; cache hits %.1f%%)\n",
+           (long long)s->updates, (long long)s->samples, t1, s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0,
+           s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
+           s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
+    if (s->pretrain_done > 0 && isfinite(s->pretrain_best)) { /* not with --init: its encoder came trained */
+        char t3[32];
+        format_duration(s->pretrain_s, t3, sizeof t3);
+        if (s->pretrain_done == s->pretrain_iters)
+            printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",
+                   (long long)s->pretrain_done, t3, s->pretrain_best);
+        else
+            printf("pre-training: %lld of %lld Deep Graph Infomax iterations in %s (lowest loss %.4f so far)\n",
+                   (long long)s->pretrain_done, (long long)s->pretrain_iters, t3, s->pretrain_best);
+    }
+}
+
+static void print_table(const summary *m) {
+    const dp_run_state *s = m->s;
+    const ref_times *rt = m->rt;
+    print_header(m);
+    printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
+    if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
+    else printf("%-26s %12s  (no valid placement sampled)\n", "learned", "none");
+    char name[64];
+    snprintf(name, sizeof name, "best baseline (%s)", rt->best_name ? rt->best_name : "none");
+    struct {
+        const char *label;
+        double t;
+        int ok;
+    } rows[3] = {{"single GPU", rt->gpu_s, rt->gpu_valid}, {"expert", rt->expert_s, rt->expert_valid},
+                 {name, rt->best_s, rt->have_best}};
+    for (int k = 0; k < 3; k++) {
+        if (rows[k].ok && isfinite(s->best_s))
+            printf("%-26s %10.6f s  %+.1f%%\n", rows[k].label, rows[k].t, 100.0 * (s->best_s - rows[k].t) / rows[k].t);
+        else if (rows[k].ok) printf("%-26s %10.6f s\n", rows[k].label, rows[k].t);
+        else
+            printf("%-26s %12s\n", rows[k].label,
+                   m->o->baselines && !strcmp(m->o->baselines, "none") ? "not run" : "invalid or n/a");
+    }
+    printf("%-26s %10.6f s  (critical path %.6f s, work over all streams %.6f s)\n", "lower bound",
+           fmax(m->lb.critical_path_s, m->lb.work_s), m->lb.critical_path_s, m->lb.work_s);
+    double ref = NAN;
+    const char *ref_name = NULL;
+    if (rt->gpu_valid) ref = rt->gpu_s, ref_name = "single GPU";
+    if (rt->expert_valid && !(rt->expert_s >= ref)) ref = rt->expert_s, ref_name = "expert";
+    if (isfinite(s->best_s)) {
+        char t2[32];
+        format_duration(s->best_elapsed_s, t2, sizeof t2);
+        printf("\nbest found at update %lld (placement %lld) after %s\n", (long long)s->best_update,
+               (long long)s->best_sample + 1, t2);
+    }
+    if (isfinite(s->best_s) && ref_name)
+        printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,
+               100.0 * (ref - s->best_s) / ref);
+    if (m->o->out && s->best_placement) printf("best placement written to %s\n", m->o->out);
+}
+
+/* ---- the command ------------------------------------------------------------------- */
+
+/* The evaluator's options from the command line. */
+static dp_agent_eval_options eval_options(const opt_args *o, progress *pg) {
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    eo.threads = (int32_t)o->threads;
+    eo.cache = !o->no_cache;
+    eo.sim.noise_sigma = o->proto.noise;
+    eo.sim.steps = (int32_t)o->proto.steps;
+    eo.sim.warmup = (int32_t)o->proto.warmup;
+    eo.sim.mean = o->proto.mean;
+    eo.sim.seed = (uint64_t)o->seed;
+    eo.measure_cmd = o->measure;
+    eo.measure_timeout_s = o->measure_timeout;
+    eo.cancel = &g_stop;
+    eo.progress = update_progress;
+    eo.progress_user = pg;
+    return eo;
+}
+
+/* The reference lines of the plot. */
+static int plot_lines(const ref_times *rt, dp_plot_line *lines, char *best_label, size_t size) {
+    int nl = 0;
+    if (rt->gpu_valid) lines[nl++] = (dp_plot_line){"single GPU", rt->gpu_s};
+    if (rt->expert_valid) lines[nl++] = (dp_plot_line){"expert", rt->expert_s};
+    if (rt->have_best) {
+        snprintf(best_label, size, "best baseline (%s)", rt->best_name);
+        lines[nl++] = (dp_plot_line){best_label, rt->best_s};
+    }
+    return nl;
+}
+
+/* Trains the agent through the run driver, then writes the best
+ * placement's timeline. */
+static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_agent *agent,
+                           dp_sim *sim, const ref_times *rt, progress *pg, dp_error *err) {
+    const dp_run_state *s = dp_agent_get_state(agent);
+    dp_run_options ro = dp_run_options_default();
+    ro.g = g, ro.ds = ds;
+    ro.max_updates = o->updates < 0 && o->samples < 0 && o->time_budget < 0 ? 1000 : o->updates;
+    ro.max_samples = o->samples;
+    ro.max_seconds = o->time_budget;
+    ro.best_path = o->out, ro.log_path = o->log_path, ro.checkpoint_path = o->ck_path;
+    ro.checkpoint_every = o->ck_every;
+    ro.resume_path = o->resume_path;
+    ro.cancel = &g_stop;
+    dp_plot_line lines[3];
+    char best_label[96], title[256];
+    snprintf(title, sizeof title, "%s on %s: agent %s", g->name, ds->name, o->agent_name);
+    ro.plot_path = o->plot_path, ro.plot_title = title;
+    ro.plot_lines = lines, ro.n_plot_lines = plot_lines(rt, lines, best_label, sizeof best_label);
+    pg->total_updates = ro.max_updates, pg->time_budget = o->time_budget;
+    dp_run_hooks hooks = {pg, on_prepared, on_stepped};
+    dp_run_result rr;
+    dp_status st = dp_run(dp_agent_method(agent), &ro, &hooks, &rr, err);
+    if (st) return st;
+    progress_show(pg, s, 1);
+    if (o->trace_path && s->best_placement) {
+        dp_sim_options so = dp_sim_options_default();
+        so.record_trace = 1;
+        dp_sim_result res;
+        if ((st = dp_sim_run(sim, s->best_placement, &so, &res, err)) || (st = dp_trace_write(sim, o->trace_path, err)))
+            return st;
     }
     return DP_STATUS_OK;
 }
 
 int cmd_optimize(int argc, char **argv) {
-    const char *devices = NULL, *agent_name = "hp", *out = NULL, *log_path = NULL, *plot_path = NULL;
-    const char *trace_path = NULL, *ck_path = NULL, *resume_path = NULL, *measure = NULL, *baselines = NULL, *v;
-    const char *init_path = NULL;
-    long updates = -1, samples = -1, seed = 1, threads = 1, ck_every = 50;
-    double time_budget = -1, measure_timeout = 600;
-    cli_protocol proto = {0.0, 1, 0, 0};
-    int json = 0, quiet = 0, no_cache = 0;
-    cli_graph_source src = {0};
-    setting sets[MAX_SETS];
-    const char *key = NULL;
-    int n_sets = 0, r;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if (!strcmp(argv[i], "--quiet")) {
-            quiet = 1;
-        } else if (!strcmp(argv[i], "--no-cache")) {
-            no_cache = 1;
-        } else if ((r = cli_graph_option("optimize", argc, argv, &i, &src))) {
-            if (r < 0) return CLI_EXIT_INPUT;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
-            devices = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--agent"))) {
-            agent_name = v;
-        } else if ((v = component_option(argc, argv, &i, &key)) || (v = cli_opt_value(argc, argv, &i, "--set"))) {
-            if (n_sets == MAX_SETS) return cli_usage_error("optimize", "more than %d settings", MAX_SETS);
-            sets[n_sets].key = key, sets[n_sets].value = v, n_sets++;
-            key = NULL;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--updates"))) {
-            if (cli_parse_long(v, 1, 100000000L, &updates)) return cli_usage_error("optimize", "--updates must be >= 1");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--samples"))) {
-            if (cli_parse_long(v, 1, 1000000000L, &samples)) return cli_usage_error("optimize", "--samples must be >= 1");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--time"))) {
-            if ((time_budget = parse_duration(v)) <= 0)
-                return cli_usage_error("optimize", "--time wants a duration such as 90s, 10m or 2h, not \"%s\"", v);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-            if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("optimize", "--seed must be >= 0");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--threads"))) {
-            if (cli_parse_long(v, 1, 256, &threads)) return cli_usage_error("optimize", "--threads must be in 1..256");
-        } else if ((v = cli_opt_value(argc, argv, &i, "-o")) || (v = cli_opt_value(argc, argv, &i, "--out"))) {
-            out = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--log"))) {
-            log_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--plot"))) {
-            plot_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--trace"))) {
-            trace_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--checkpoint"))) {
-            ck_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--checkpoint-every"))) {
-            if (cli_parse_long(v, 1, 100000000L, &ck_every))
-                return cli_usage_error("optimize", "--checkpoint-every must be >= 1");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--resume"))) {
-            resume_path = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--init"))) {
-            init_path = v;
-        } else if ((r = cli_protocol_option("optimize", argc, argv, &i, &proto))) {
-            if (r < 0) return CLI_EXIT_INPUT;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--measure"))) {
-            measure = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--measure-timeout"))) {
-            if (cli_parse_double(v, 0.001, 1e6, &measure_timeout))
-                return cli_usage_error("optimize", "--measure-timeout must be > 0 seconds");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--baselines"))) {
-            baselines = v;
-        } else {
-            return cli_usage_error("optimize", "unknown option \"%s\"", argv[i]);
-        }
-    }
-
-    /* the configuration: preset, then the overrides in order */
+    opt_args o;
     dp_agent_config cfg;
-    if (dp_agent_preset(agent_name, &cfg)) {
-        char list[256] = "";
-        for (const char *const *p = dp_agent_preset_names(); *p; p++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == dp_agent_preset_names() ? "" : ", ", *p);
-        return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %s)", agent_name, list);
-    }
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0) rc = build_config(&o, &cfg);
+    if (rc < 0) rc = check_args(&o);
+    if (rc >= 0) return rc;
+    if (o.samples > 0) o.updates = -1;
+    rc = CLI_EXIT_OK;
     dp_error err;
     dp_error_clear(&err);
-    for (int k = 0; k < n_sets; k++) {
-        const char *kv = sets[k].value;
-        if (sets[k].key) {
-            if (dp_agent_config_set(&cfg, sets[k].key, kv, &err)) return cli_usage_error("optimize", "%s", err.msg);
-            continue;
-        }
-        if (!strcmp(kv, "help")) {
-            char buf[4096];
-            dp_agent_config_format(&cfg, buf, sizeof buf);
-            printf("settings of agent %s (override with --set KEY=VALUE):\n", cfg.preset);
-            for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) printf("  %s\n", t);
-            return CLI_EXIT_OK;
-        }
-        const char *eq = strchr(kv, '=');
-        if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
-        char kname[64];
-        snprintf(kname, sizeof kname, "%.*s",
-                 (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
-        if (dp_agent_config_set(&cfg, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
-    }
-    if (dp_agent_config_check(&cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
-    if (!devices || !*devices) return cli_usage_error("optimize", "--devices SPEC is required");
-    if ((updates > 0) + (samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
-    if (init_path && resume_path)
-        return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
-                                           "give one of them");
-    if (proto.warmup >= proto.steps)
-        return cli_usage_error("optimize", "--warmup (%ld) must be less than --steps (%ld)", proto.warmup, proto.steps);
-    if (updates < 0 && samples < 0 && time_budget < 0) updates = 1000;
-    if (samples > 0) updates = (samples + cfg.samples - 1) / cfg.samples;
-    for (const char *p[] = {out, log_path, plot_path, trace_path, ck_path}, **q = p; q < p + 5; q++)
-        if (*q && !**q) return cli_usage_error("optimize", "an output option needs a file name");
-
-    int rc = CLI_EXIT_OK;
     dp_graph *g = NULL;
     dp_devices *ds = NULL;
     dp_sim *sim = NULL; /* baselines, the best placement's trace, the lower bound */
     dp_agent *agent = NULL;
-    FILE *logf = NULL;
-    curve cv = {0};
     ref_times rt;
     memset(&rt, 0, sizeof rt);
-    dp_nn_set_threads((int)threads);
-    if (!(g = cli_load_graph("optimize", &src, &err)) || !(ds = dp_devices_load(devices, &err)) ||
-        !(sim = dp_sim_init(g, ds, &err)))
+    dp_nn_set_threads((int)o.threads);
+    progress pg = {.tty = isatty(2), .quiet = o.quiet, .quiet_pretrain = o.quiet || o.json,
+                   .every_s = isatty(2) ? 0.5 : 10.0, .start_s = dp_now_s(), .update_s = dp_now_s()};
+    if (!(g = cli_load_graph("optimize", &o.src, &err)) || !(ds = dp_devices_load(o.devices, &err)) ||
+        !(sim = dp_sim_init(g, ds, &err)) || run_baselines(sim, g, ds, o.baselines, &rt, &err))
         goto fail;
-    if (run_baselines(sim, g, ds, baselines, &rt, &err)) goto fail;
-
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
-    eo.threads = (int32_t)threads;
-    eo.cache = !no_cache;
-    eo.sim.noise_sigma = proto.noise;
-    eo.sim.steps = (int32_t)proto.steps;
-    eo.sim.warmup = (int32_t)proto.warmup;
-    eo.sim.mean = proto.mean;
-    eo.sim.seed = (uint64_t)seed;
-    eo.measure_cmd = measure;
-    eo.measure_timeout_s = measure_timeout;
-    eo.cancel = &g_stop;
-    progress pg = {isatty(2), quiet, isatty(2) ? 0.5 : 10.0, 0, dp_now_s(), NULL, 0, dp_now_s()};
-    eo.progress = update_progress;
-    eo.progress_user = &pg;
-    if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)seed, &err))) goto fail;
-    const dp_agent_state *s = dp_agent_get_state(agent);
+    dp_agent_eval_options eo = eval_options(&o, &pg);
+    if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
+    const dp_run_state *s = dp_agent_get_state(agent);
     pg.st = s;
-    if (resume_path) {
-        if (dp_agent_load(agent, resume_path, &err)) goto fail;
-        if (log_path && log_truncate(log_path, s->samples, &cv, &err)) goto fail;
-    }
-    if (init_path && dp_agent_load_policy(agent, init_path, &err)) goto fail;
-    if (log_path) {
-        if (!(logf = fopen(log_path, resume_path ? "a" : "w"))) {
-            dp_error_set(&err, DP_STATUS_IO, "%s: cannot write the log: %s", log_path, strerror(errno));
-            goto fail;
-        }
-        if (!resume_path || ftell(logf) == 0) fputs(LOG_HEADER, logf);
-        fflush(logf);
-    }
-
+    if (o.init_path && dp_agent_load_policy(agent, o.init_path, &err)) goto fail;
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
-    if (!quiet && !json)
-        fprintf(stderr, "optimize: %s on %s, agent %s, %d %s, %lld updates done%s\n", g->name, ds->name, cfg.preset,
-                (int)s->n_groups, cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
-                (long long)s->updates, resume_path ? " (resumed)" : init_path ? " (networks from --init)" : "");
-    double start = dp_now_s(); /* --time counts the pre-training too */
-    int64_t pretrained = s->pretrain_done;
-    if (pretrain_run(agent, quiet || json, &pg, start, time_budget, &err)) goto fail;
-    if (ck_path && s->pretrain_done > pretrained && dp_agent_save(agent, ck_path, &err)) goto fail;
-    recent_window rw = {0};
-    int64_t since_ck = 0;
-    double last_ck = dp_now_s();
-    pg.update_s = last_ck; /* the first update starts after the pre-training */
-    double last_best = s->best_s;
-    while (!g_stop && (updates < 0 || s->updates < updates) && (time_budget < 0 || dp_now_s() - start < time_budget)) {
-        if (dp_agent_update(agent, &err)) goto fail;
-        since_ck++;
-        for (int32_t k = 0; k < s->n_last; k++) {
-            const dp_agent_sample *x = &s->last[k];
-            int64_t idx = s->samples - s->n_last + k;
-            if (logf) {
-                fprintf(logf, "%lld,%lld,%.9g,%d,", (long long)(s->updates - 1), (long long)idx, x->step_time_s, x->valid);
-                csv_field(logf, x->reason);
-                fprintf(logf, ",%.9g,%.9g,%.9g,%.3f\n", x->reward, s->baseline, s->best_s, s->elapsed_s);
-            }
-            if (curve_add(&cv, (double)idx + 1, x->step_time_s, x->valid, s->best_s)) {
-                dp_error_set(&err, DP_STATUS_NOMEM, "out of memory for the training curve");
-                goto fail;
-            }
-            recent_add(&rw, x->valid, x->step_time_s);
-        }
-        if (logf && fflush(logf)) {
-            dp_error_set(&err, DP_STATUS_IO, "%s: cannot write the log", log_path);
-            goto fail;
-        }
-        if (out && s->best_s < last_best && s->best_placement) {
-            if (dp_placement_write_file(out, g, ds, s->best_placement, &err)) goto fail;
-        }
-        last_best = s->best_s;
-        if (ck_path && (since_ck >= ck_every || (since_ck > 0 && dp_now_s() - last_ck >= CK_EVERY_S))) {
-            if (dp_agent_save(agent, ck_path, &err)) goto fail;
-            since_ck = 0, last_ck = dp_now_s();
-        }
-        progress_show(&pg, s, updates, time_budget, &rw, 0);
-    }
-    progress_show(&pg, s, updates, time_budget, &rw, 1);
-    if (ck_path && (since_ck || g_stop) && dp_agent_save(agent, ck_path, &err)) goto fail;
-    if (logf) {
-        fclose(logf);
-        logf = NULL;
-    }
-    if (out && s->best_placement && dp_placement_write_file(out, g, ds, s->best_placement, &err)) goto fail;
-    if (plot_path) {
-        dp_plot_line lines[3];
-        int nl = 0;
-        char lb[1][96];
-        if (rt.gpu_valid) lines[nl++] = (dp_plot_line){"single GPU", rt.gpu_s};
-        if (rt.expert_valid) lines[nl++] = (dp_plot_line){"expert", rt.expert_s};
-        if (rt.have_best) {
-            snprintf(lb[0], sizeof lb[0], "best baseline (%s)", rt.best_name);
-            lines[nl++] = (dp_plot_line){lb[0], rt.best_s};
-        }
-        char title[256];
-        snprintf(title, sizeof title, "%s on %s: agent %s", g->name, ds->name, cfg.preset);
-        dp_plot_curve pc = {title, "placements sampled", "step time (s)", cv.n, cv.x, cv.y, cv.valid, cv.best, lines, nl};
-        if (dp_plot_write_svg(plot_path, &pc, &err)) goto fail;
-    }
-    if (trace_path && s->best_placement) {
-        dp_sim_options o = dp_sim_options_default();
-        o.record_trace = 1;
-        dp_sim_result res;
-        if (dp_sim_run(sim, s->best_placement, &o, &res, &err) || dp_trace_write(sim, trace_path, &err)) goto fail;
-    }
-
-    /* the summary */
-    dp_agent_bound lb = {0, 0};
-    if (dp_agent_lower_bound(g, ds, sim, &lb, &err)) goto fail;
-    double ref = NAN;
-    const char *ref_name = NULL;
-    if (rt.gpu_valid) ref = rt.gpu_s, ref_name = "single GPU";
-    if (rt.expert_valid && !(rt.expert_s >= ref)) ref = rt.expert_s, ref_name = "expert";
-    double best_any = rt.have_best ? rt.best_s : NAN;
-    const char *best_any_name = rt.best_name;
-    if (json) {
-        json_t *o = json_object();
-        json_object_set_new(o, "graph", json_string(g->name));
-        json_object_set_new(o, "ops", json_integer(g->n_ops));
-        json_object_set_new(o, "device_set", json_string(ds->name));
-        char cbuf[4096];
-        dp_agent_config_format(&cfg, cbuf, sizeof cbuf);
-        json_object_set_new(o, "agent", json_string(cfg.preset));
-        json_object_set_new(o, "settings", json_string(cbuf));
-        json_object_set_new(o, "seed", json_integer(seed));
-        json_object_set_new(o, "updates", json_integer(s->updates));
-        json_object_set_new(o, "samples", json_integer(s->samples));
-        json_object_set_new(o, "groups", json_integer(s->n_groups));
-        json_object_set_new(o, "best_step_time_s", isfinite(s->best_s) ? json_real(s->best_s) : json_null());
-        json_object_set_new(o, "best_update", json_integer(s->best_update));
-        json_object_set_new(o, "best_sample", json_integer(s->best_sample));
-        json_object_set_new(o, "best_found_s", json_real(s->best_elapsed_s));
-        json_object_set_new(o, "train_s", json_real(s->elapsed_s));
-        json_object_set_new(o, "pretrain_iters", json_integer(s->pretrain_done));
-        json_object_set_new(o, "pretrain_s", json_real(s->pretrain_s));
-        json_object_set_new(o, "pretrain_best_loss", isfinite(s->pretrain_best) ? json_real(s->pretrain_best) : json_null());
-        json_object_set_new(o, "policy_s", json_real(s->policy_s));
-        json_object_set_new(o, "eval_s", json_real(s->eval_s));
-        json_object_set_new(o, "cache_lookups", json_integer(s->cache_lookups));
-        json_object_set_new(o, "cache_hits", json_integer(s->cache_hits));
-        json_object_set_new(o, "single_gpu_s", rt.gpu_valid ? json_real(rt.gpu_s) : json_null());
-        json_object_set_new(o, "expert_s", rt.expert_valid ? json_real(rt.expert_s) : json_null());
-        json_object_set_new(o, "best_baseline", best_any_name ? json_string(best_any_name) : json_null());
-        json_object_set_new(o, "best_baseline_s", isfinite(best_any) ? json_real(best_any) : json_null());
-        json_object_set_new(o, "lower_bound_critical_path_s", json_real(lb.critical_path_s));
-        json_object_set_new(o, "lower_bound_work_s", json_real(lb.work_s));
-        json_object_set_new(o, "interrupted", json_boolean(g_stop != 0));
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        fputc('\n', stdout);
-        json_decref(o);
-    } else {
-        char t1[32], t2[32];
-        format_duration(s->elapsed_s, t1, sizeof t1);
-        format_duration(s->best_elapsed_s, t2, sizeof t2);
-        printf("graph      %s: %d ops on %s (%d devices)\n", g->name, g->n_ops, ds->name, ds->n_devices);
-        if (cfg.encoder == DP_AGENT_ENCODER_NONE)
-            printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg.preset,
-                   dp_agent_grouper_kind_name(cfg.grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg.placer),
-                   dp_agent_algo_name(cfg.algo), (int)cfg.samples);
-        else
-            printf("agent      %s: encoder %s, placer %s over every op, %s, %d samples per update\n", cfg.preset,
-                   dp_agent_encoder_name(cfg.encoder), dp_agent_placer_kind_name(cfg.placer),
-                   dp_agent_algo_name(cfg.algo), (int)cfg.samples);
-        printf("trained    %lld updates, %lld placements in %s (policy %.0f%%, evaluator %.0f%%; cache hits %.1f%%)\n",
-               (long long)s->updates, (long long)s->samples, t1,
-               s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0, s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
-               s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
-        if (s->pretrain_done > 0 && isfinite(s->pretrain_best)) { /* not with --init: its encoder came trained */
-            char t3[32];
-            format_duration(s->pretrain_s, t3, sizeof t3);
-            if (s->pretrain_done == s->pretrain_iters)
-                printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",
-                       (long long)s->pretrain_done, t3, s->pretrain_best);
-            else
-                printf("pre-training: %lld of %lld Deep Graph Infomax iterations in %s (lowest loss %.4f so far)\n",
-                       (long long)s->pretrain_done, (long long)s->pretrain_iters, t3, s->pretrain_best);
-        }
-        printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
-        if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
-        else printf("%-26s %12s  (no valid placement sampled)\n", "learned", "none");
-        char name[64];
-        struct { const char *label; double t; int ok; } rows[3] = {
-            {"single GPU", rt.gpu_s, rt.gpu_valid}, {"expert", rt.expert_s, rt.expert_valid}, {NULL, best_any, rt.have_best}};
-        snprintf(name, sizeof name, "best baseline (%s)", best_any_name ? best_any_name : "none");
-        rows[2].label = name;
-        for (int k = 0; k < 3; k++) {
-            if (rows[k].ok && isfinite(s->best_s))
-                printf("%-26s %10.6f s  %+.1f%%\n", rows[k].label, rows[k].t, 100.0 * (s->best_s - rows[k].t) / rows[k].t);
-            else if (rows[k].ok) printf("%-26s %10.6f s\n", rows[k].label, rows[k].t);
-            else printf("%-26s %12s\n", rows[k].label, baselines && !strcmp(baselines, "none") ? "not run" : "invalid or n/a");
-        }
-        printf("%-26s %10.6f s  (critical path %.6f s, work over all streams %.6f s)\n", "lower bound",
-               fmax(lb.critical_path_s, lb.work_s), lb.critical_path_s, lb.work_s);
-        if (isfinite(s->best_s))
-            printf("\nbest found at update %lld (placement %lld) after %s\n", (long long)s->best_update,
-                   (long long)s->best_sample + 1, t2);
-        if (isfinite(s->best_s) && ref_name)
-            printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,
-                   100.0 * (ref - s->best_s) / ref);
-        if (out && s->best_placement) printf("best placement written to %s\n", out);
-    }
+    if (!o.quiet && !o.json)
+        fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
+                cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
+                o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
+    if (run_agent(&o, g, ds, agent, sim, &rt, &pg, &err)) goto fail;
+    summary m = {g, ds, &cfg, s, &rt, {0, 0}, &o};
+    if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
+    if (o.json) print_json(&m);
+    else print_table(&m);
     if (g_stop) {
         fprintf(stderr, "optimize: interrupted after update %lld%s%s\n", (long long)s->updates,
-                ck_path ? "; resume with --resume " : "", ck_path ? ck_path : "");
+                o.ck_path ? "; resume with --resume " : "", o.ck_path ? o.ck_path : "");
         rc = 130;
     }
     goto done;
 fail:
     rc = cli_report(&err);
 done:
-    if (logf) fclose(logf);
-    free(cv.x), free(cv.y), free(cv.best), free(cv.valid);
     dp_agent_free(agent);
     dp_sim_free(sim);
     dp_devices_free(ds);

@@ -1,0 +1,152 @@
+/* dplace: the run driver. A method that improves a placement step by step
+ * (a learned agent's policy update; later a search's round of moves) is
+ * driven by one loop that owns what every long run needs:
+ *
+ *   budgets      updates, placements evaluated, wall time
+ *   preparation  work before the first step (an encoder's pre-training),
+ *                in chunks of about a second, inside the time budget
+ *   outputs      the per-sample log (CSV; truncated to the checkpoint on
+ *                resume), the best placement (rewritten atomically when it
+ *                improves), the training-curve SVG
+ *   checkpoints  every N steps or S seconds, at the end and when the cancel
+ *                flag stops the run; a resumed run ends as the run that was
+ *                not interrupted
+ *   cancellation a flag (set by a signal handler, say): the step in flight
+ *                is abandoned, leaving the method as before it
+ *   progress     callbacks after each chunk of preparation and each step
+ *
+ * so that the CLI, the benchmarks and any later front end (a distributed
+ * run) run methods the same way. A method plugs in through dp_method_ops. */
+#ifndef DPLACE_RUN_H
+#define DPLACE_RUN_H
+
+#include <signal.h>
+
+#include "dplace/devices.h"
+#include "dplace/graph.h"
+#include "dplace/plot.h"
+#include "dplace/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One evaluated placement of the last step. */
+typedef struct dp_run_sample {
+    double step_time_s;  /* NaN when it could not be measured               */
+    int valid;
+    char reason[192];    /* "" when valid                                   */
+    double reward;
+    int used;            /* contributed to the update                       */
+    int cached;
+} dp_run_sample;
+
+/* Where a method stands. */
+typedef struct dp_run_state {
+    int64_t updates;          /* steps done (policy updates)               */
+    int64_t samples;          /* placements evaluated                      */
+    double baseline;          /* reward baseline after the last update     */
+    double best_s;            /* best valid step time so far (inf: none)    */
+    int64_t best_update, best_sample; /* when it was found (sample index)  */
+    double best_elapsed_s;    /* training seconds when it was found        */
+    double elapsed_s;         /* training seconds in all (across resumes)  */
+    double policy_s, eval_s;  /* of which in the policy / the evaluator    */
+    int64_t cache_lookups, cache_hits;
+    int32_t n_groups;         /* elements the placer places                */
+    int32_t groups_used;      /* groups holding ops in the last sample     */
+    int32_t n_last;
+    const dp_run_sample *last;     /* [n_last] the last step's samples     */
+    const int32_t *best_placement; /* [n_ops], NULL until a valid sample   */
+    /* preparation: the encoder's Deep Graph Infomax pre-training */
+    int64_t pretrain_iters, pretrain_done;
+    double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
+    double pretrain_s;        /* seconds it took (not in elapsed_s)      */
+} dp_run_state;
+
+/* What the driver calls. self is the method's own object. */
+typedef struct dp_method_ops {
+    const char *kind;
+    /* One step: its samples in the state's last (n_last). Errors only for
+     * the method's own failures; when the cancel flag stops it, the step is
+     * abandoned and the method left exactly as before it (n_last 0). */
+    dp_status (*step)(void *self, dp_error *err);
+    /* Up to max_iters more iterations of the work that comes before the
+     * steps (the state's pretrain_*); NULL when the method has none. */
+    dp_status (*prepare)(void *self, int64_t max_iters, dp_error *err);
+    const dp_run_state *(*state)(const void *self);
+    /* The whole state, atomically; and back (unchanged on error). */
+    dp_status (*save)(const void *self, const char *path, dp_error *err);
+    dp_status (*load)(void *self, const char *path, dp_error *err);
+} dp_method_ops;
+
+typedef struct dp_method {
+    const dp_method_ops *ops;
+    void *self;
+} dp_method;
+
+typedef struct dp_run_options {
+    const dp_graph *g;          /* for the placement files                       */
+    const dp_devices *ds;
+    int64_t max_updates;        /* < 0: no limit; counted from the first run       */
+    int64_t max_samples;        /* < 0: no limit; stops after the step reaching it */
+    double max_seconds;         /* < 0: no limit; from dp_run's start, preparation
+                                   included; the step in flight is finished       */
+    const char *best_path;      /* NULL, or the best placement (dplace-placement v1) */
+    const char *log_path;       /* NULL, or one CSV row per sample                  */
+    const char *checkpoint_path;/* NULL, or where the state is saved               */
+    int64_t checkpoint_every;   /* steps between checkpoints (<= 0: 50)             */
+    double checkpoint_every_s;  /* and at least this often (<= 0: 600 s)            */
+    int resume;                 /* load checkpoint_path first (resume_path overrides) */
+    const char *resume_path;    /* NULL, or the checkpoint to continue from         */
+    const volatile sig_atomic_t *cancel; /* NULL, or the flag that stops the run   */
+    /* the training curve: written at the end when plot_path is set */
+    const char *plot_path;
+    const char *plot_title;
+    const dp_plot_line *plot_lines;
+    int n_plot_lines;
+} dp_run_options;
+
+/* Defaults: no budget (the caller sets one), no outputs, checkpoints every
+ * 50 steps or 600 s. */
+dp_run_options dp_run_options_default(void);
+
+typedef struct dp_run_hooks {
+    void *user;
+    /* after each chunk of preparation */
+    void (*prepared)(void *user, const dp_run_state *s);
+    /* after each step (its samples in s->last; n_last 0: abandoned) */
+    void (*stepped)(void *user, const dp_run_state *s);
+} dp_run_hooks;
+
+typedef struct dp_run_result {
+    int interrupted;      /* the cancel flag stopped the run          */
+    int64_t steps;        /* steps taken by this call                 */
+    double wall_s;        /* seconds this call took                   */
+} dp_run_result;
+
+/* The header of the per-sample log. */
+extern const char dp_run_log_header[];
+
+/* Runs m until a budget is spent or the cancel flag is set: preparation
+ * first, then steps; the outputs and checkpoints as the options say (a
+ * resumed run's log keeps its first `samples` rows and goes on). hooks may
+ * be NULL. Errors: the method's, IO (an output that cannot be written),
+ * INVALID (a log that does not match the checkpoint), NOMEM. */
+dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks, dp_run_result *out,
+                 dp_error *err);
+
+/* Lower bounds of any placement's step time on ds: the critical path with
+ * every op on its fastest allowed device and no transfers, and the total
+ * work (each op on its fastest allowed device) spread evenly over every
+ * stream of every device. */
+typedef struct dp_run_bound {
+    double critical_path_s;
+    double work_s;
+} dp_run_bound;
+dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_run_bound *out,
+                             dp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,312 @@
+/* The run driver (include/dplace/run.h): budgets, preparation, the
+ * per-sample log, the best placement, checkpoints, cancellation and the
+ * training curve around any method's steps. */
+#include "dplace/run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "dplace/placement.h"
+
+const char dp_run_log_header[] = "update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s\n";
+
+dp_run_options dp_run_options_default(void) {
+    dp_run_options o;
+    memset(&o, 0, sizeof o);
+    o.max_updates = o.max_samples = -1;
+    o.max_seconds = -1;
+    o.checkpoint_every = 50;
+    o.checkpoint_every_s = 600.0;
+    return o;
+}
+
+/* ---- the training curve --------------------------------------------------------- */
+
+/* The points kept for the plot. */
+typedef struct curve {
+    int64_t n, cap;
+    double *x, *y, *best;
+    unsigned char *valid;
+} curve;
+
+static void curve_free(curve *c) { free(c->x), free(c->y), free(c->best), free(c->valid); }
+
+/* Appends a point; -1 when out of memory. */
+static int curve_add(curve *c, double x, double y, int valid, double best) {
+    if (c->n == c->cap) {
+        int64_t nc = c->cap ? c->cap * 2 : 4096;
+        double *nx = realloc(c->x, sizeof(double) * nc);
+        if (nx) c->x = nx;
+        double *ny = nx ? realloc(c->y, sizeof(double) * nc) : NULL;
+        if (ny) c->y = ny;
+        double *nb = ny ? realloc(c->best, sizeof(double) * nc) : NULL;
+        if (nb) c->best = nb;
+        unsigned char *nv = nb ? realloc(c->valid, (size_t)nc) : NULL;
+        if (nv) c->valid = nv;
+        if (!nv) return -1;
+        c->cap = nc;
+    }
+    c->x[c->n] = x, c->y[c->n] = y, c->valid[c->n] = (unsigned char)valid, c->best[c->n] = best;
+    c->n++;
+    return 0;
+}
+
+/* ---- the per-sample log ------------------------------------------------------------- */
+
+/* CSV field: quoted when it holds a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s) {
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s == '\n' || *s == '\r' ? ' ' : *s, f);
+    }
+    fputc('"', f);
+}
+
+/* Splits one CSV line into at most max fields (quotes honoured, in place). */
+static int csv_split(char *line, char **fields, int max) {
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        char *out = p;
+        fields[n++] = p;
+        if (*p != '"') {
+            char *comma = strchr(p, ',');
+            if (!comma) return n;
+            *comma = 0;
+            p = comma + 1;
+            continue;
+        }
+        char *r = p + 1;
+        while (*r) {
+            if (*r == '"' && r[1] == '"') *out++ = '"', r += 2;
+            else if (*r == '"') {
+                r++;
+                break;
+            } else *out++ = *r++;
+        }
+        *out = 0; /* the content, copied to the front */
+        if (*r != ',') return n;
+        p = r + 1;
+    }
+    return n;
+}
+
+/* On resume: keeps the header and the first `rows` rows of the log,
+ * refilling the curve from them. */
+static dp_status log_truncate(const char *path, int64_t rows, curve *c, dp_error *err) {
+    FILE *f = fopen(path, "r+");
+    if (!f) {
+        if (rows == 0) return DP_STATUS_OK;
+        return dp_error_set(err, DP_STATUS_IO, "%s: cannot open the log to resume it: %s", path, strerror(errno));
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int64_t n = -1; /* the header is row -1 */
+    long keep = 0;
+    int oom = 0;
+    while (n < rows && (len = getline(&line, &cap, f)) > 0) {
+        if (n >= 0) {
+            char *fld[9];
+            if (csv_split(line, fld, 9) < 9) break;
+            oom |= curve_add(c, (double)atoll(fld[1]) + 1, strtod(fld[2], NULL), atoi(fld[3]), strtod(fld[7], NULL));
+        }
+        n++;
+        keep = ftell(f);
+    }
+    free(line);
+    dp_status st = DP_STATUS_OK;
+    if (oom) st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
+    else if (n < rows)
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: the log has %lld rows, the checkpoint %lld; cannot resume it",
+                          path, (long long)(n < 0 ? 0 : n), (long long)rows);
+    else if (fflush(f) || ftruncate(fileno(f), keep) != 0)
+        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot truncate the log: %s", path, strerror(errno));
+    fclose(f);
+    return st;
+}
+
+/* Opens the log: a new one with its header, or the resumed one truncated
+ * to the state's samples. */
+static dp_status log_open(const dp_run_options *o, const dp_run_state *s, int resumed, curve *c, FILE **out,
+                          dp_error *err) {
+    *out = NULL;
+    if (!o->log_path) return DP_STATUS_OK;
+    if (resumed) {
+        dp_status st = log_truncate(o->log_path, s->samples, c, err);
+        if (st) return st;
+    }
+    FILE *f = fopen(o->log_path, resumed ? "a" : "w");
+    if (!f) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log: %s", o->log_path, strerror(errno));
+    if (!resumed || ftell(f) == 0) fputs(dp_run_log_header, f);
+    if (fflush(f)) {
+        fclose(f);
+        return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", o->log_path);
+    }
+    *out = f;
+    return DP_STATUS_OK;
+}
+
+/* The last step's samples: a log row and a curve point each. */
+static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curve *c, dp_error *err) {
+    for (int32_t k = 0; k < s->n_last; k++) {
+        const dp_run_sample *x = &s->last[k];
+        int64_t idx = s->samples - s->n_last + k;
+        if (f) {
+            fprintf(f, "%lld,%lld,%.9g,%d,", (long long)(s->updates - 1), (long long)idx, x->step_time_s, x->valid);
+            csv_field(f, x->reason);
+            fprintf(f, ",%.9g,%.9g,%.9g,%.3f\n", x->reward, s->baseline, s->best_s, s->elapsed_s);
+        }
+        if (curve_add(c, (double)idx + 1, x->step_time_s, x->valid, s->best_s))
+            return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
+    }
+    if (f && fflush(f)) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", path);
+    return DP_STATUS_OK;
+}
+
+/* ---- the loop -------------------------------------------------------------------- */
+
+static int cancelled(const dp_run_options *o) { return o->cancel && *o->cancel; }
+
+static int in_time(const dp_run_options *o, double start) {
+    return o->max_seconds < 0 || dp_now_s() - start < o->max_seconds;
+}
+
+/* The preparation, in chunks of about a second (each reported), until done,
+ * out of time or cancelled. */
+static dp_status prepare(dp_method m, const dp_run_options *o, const dp_run_hooks *h, double start, dp_error *err) {
+    const dp_run_state *s = m.ops->state(m.self);
+    int64_t chunk = 1;
+    while (m.ops->prepare && !cancelled(o) && s->pretrain_done < s->pretrain_iters && in_time(o, start)) {
+        double t0 = dp_now_s();
+        dp_status st = m.ops->prepare(m.self, chunk, err);
+        if (st) return st;
+        double dt = dp_now_s() - t0;
+        chunk = dt > 0 ? (int64_t)fmax(1.0, fmin(1000.0, (double)chunk / dt)) : chunk * 2;
+        if (h && h->prepared) h->prepared(h->user, s);
+    }
+    return DP_STATUS_OK;
+}
+
+/* Whether the budgets leave room for another step. */
+static int budget_left(const dp_run_options *o, const dp_run_state *s, double start) {
+    return !cancelled(o) && (o->max_updates < 0 || s->updates < o->max_updates) &&
+           (o->max_samples < 0 || s->samples < o->max_samples) && in_time(o, start);
+}
+
+/* The SVG of the curve, with the caller's reference lines. */
+static dp_status write_plot(const dp_run_options *o, const curve *c, dp_error *err) {
+    dp_plot_curve pc = {o->plot_title, "placements sampled", "step time (s)", c->n, c->x, c->y, c->valid, c->best,
+                        o->plot_lines, o->n_plot_lines};
+    return dp_plot_write_svg(o->plot_path, &pc, err);
+}
+
+/* What dp_run keeps between steps. */
+typedef struct run_ctx {
+    dp_method m;
+    const dp_run_options *o;
+    const dp_run_hooks *h;
+    FILE *log;
+    curve cv;
+    int64_t since_ck;
+    double last_ck;
+} run_ctx;
+
+/* The outputs after a step: the log, the best placement when it improved,
+ * a checkpoint when one is due. */
+static dp_status after_step(run_ctx *r, double last_best, dp_error *err) {
+    const dp_run_options *o = r->o;
+    const dp_run_state *s = r->m.ops->state(r->m.self);
+    dp_status st = log_step(r->log, o->log_path, s, &r->cv, err);
+    if (!st && o->best_path && s->best_s < last_best && s->best_placement)
+        st = dp_placement_write_file(o->best_path, o->g, o->ds, s->best_placement, err);
+    if (st) return st;
+    r->since_ck++;
+    double every_s = o->checkpoint_every_s > 0 ? o->checkpoint_every_s : 600.0;
+    int64_t every = o->checkpoint_every > 0 ? o->checkpoint_every : 50;
+    if (o->checkpoint_path && (r->since_ck >= every || (r->since_ck > 0 && dp_now_s() - r->last_ck >= every_s))) {
+        if ((st = r->m.ops->save(r->m.self, o->checkpoint_path, err))) return st;
+        r->since_ck = 0, r->last_ck = dp_now_s();
+    }
+    return DP_STATUS_OK;
+}
+
+/* The outputs at the end: the last checkpoint, the best placement, the plot. */
+static dp_status finish(run_ctx *r, dp_error *err) {
+    const dp_run_options *o = r->o;
+    const dp_run_state *s = r->m.ops->state(r->m.self);
+    dp_status st = DP_STATUS_OK;
+    if (o->checkpoint_path && (r->since_ck || cancelled(o))) st = r->m.ops->save(r->m.self, o->checkpoint_path, err);
+    if (!st && o->best_path && s->best_placement)
+        st = dp_placement_write_file(o->best_path, o->g, o->ds, s->best_placement, err);
+    if (!st && o->plot_path) st = write_plot(o, &r->cv, err);
+    return st;
+}
+
+dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks, dp_run_result *out,
+                 dp_error *err) {
+    double start = dp_now_s(); /* the time budget counts the preparation too */
+    run_ctx r = {m, o, hooks, NULL, {0}, 0, start};
+    dp_run_result res = {0, 0, 0};
+    const dp_run_state *s = m.ops->state(m.self);
+    const char *resume = o->resume_path ? o->resume_path : o->resume ? o->checkpoint_path : NULL;
+    dp_status st = resume ? m.ops->load(m.self, resume, err) : DP_STATUS_OK;
+    if (!st) st = log_open(o, s, resume != NULL, &r.cv, &r.log, err);
+    int64_t prepared = s->pretrain_done;
+    if (!st) st = prepare(m, o, hooks, start, err);
+    if (!st && o->checkpoint_path && s->pretrain_done > prepared) st = m.ops->save(m.self, o->checkpoint_path, err);
+    r.last_ck = dp_now_s();
+    while (!st && budget_left(o, s, start)) {
+        double last_best = s->best_s;
+        if ((st = m.ops->step(m.self, err))) break;
+        res.steps++;
+        st = after_step(&r, last_best, err);
+        if (!st && hooks && hooks->stepped) hooks->stepped(hooks->user, s);
+    }
+    if (r.log && fclose(r.log) && !st) st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", o->log_path);
+    if (!st) st = finish(&r, err);
+    curve_free(&r.cv);
+    res.interrupted = cancelled(o);
+    res.wall_s = dp_now_s() - start;
+    if (out) *out = res;
+    return st;
+}
+
+/* ---- lower bound ------------------------------------------------------------ */
+
+dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_run_bound *out,
+                             dp_error *err) {
+    double *finish_s = malloc(sizeof(double) * (size_t)(g->n_ops ? g->n_ops : 1));
+    if (!finish_s) return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
+    double work = 0.0, cp = 0.0;
+    int32_t streams = 0;
+    for (int32_t d = 0; d < ds->n_devices; d++) streams += ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+    for (int32_t k = 0; k < g->n_ops; k++) {
+        int32_t i = g->topo[k];
+        double best = INFINITY;
+        for (int32_t d = 0; d < ds->n_devices; d++)
+            if (dp_placement_allowed(g, ds, i, d)) best = fmin(best, dp_sim_op_seconds(sim, i, d));
+        if (!isfinite(best)) best = 0.0;
+        double t0 = 0.0;
+        const dp_op *op = &g->ops[i];
+        for (int32_t e = 0; e < op->n_inputs; e++) t0 = fmax(t0, finish_s[g->inputs[op->inputs_at + e].op]);
+        finish_s[i] = t0 + best;
+        cp = fmax(cp, finish_s[i]);
+        work += best;
+    }
+    free(finish_s);
+    out->critical_path_s = cp;
+    out->work_s = work / streams;
+    return DP_STATUS_OK;
+}
