@@ -300,131 +300,158 @@ static dp_status match_tensors(const dp_agent *a, const ck_tensors *t, int any_o
     return DP_STATUS_OK;
 }
 
-dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
-    char *text = NULL;
-    ck_reader r;
-    dp_status st = ck_open(path, &text, &r, err);
-    if (st) goto out;
+/* Checks the identity block at r against a's; r moves past it. */
+static dp_status check_identity(const dp_agent *a, ck_reader *r, const char *path, dp_error *err) {
     uint32_t idlen = 0;
-    GET(&r, idlen);
-    if (r.short_read || idlen > r.n - r.at) {
-        st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);
-        goto out;
-    }
+    GET(r, idlen);
+    if (r->short_read || idlen > r->n - r->at)
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);
     char *want = identity(a);
-    if (!want) {
-        st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
-        goto out;
-    }
-    if (strlen(want) != idlen || memcmp(want, r.p + r.at, idlen) != 0) {
+    if (!want) return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
+    dp_status st = DP_STATUS_OK;
+    if (strlen(want) != idlen || memcmp(want, r->p + r->at, idlen) != 0) {
         char have[4096], diff[256];
         snprintf(have, sizeof have, "%.*s", (int)(idlen < sizeof have - 1 ? idlen : sizeof have - 1),
-                 (const char *)r.p + r.at);
+                 (const char *)r->p + r->at);
         first_difference(want, have, diff, sizeof diff);
-        free(want);
         st = dp_error_set(err, DP_STATUS_INVALID, "%s: the checkpoint is of another run: %s", path, diff);
-        goto out;
     }
     free(want);
-    r.at += idlen;
+    r->at += idlen;
+    return st;
+}
 
-    /* read into a copy, apply only when everything is there */
-    uint64_t state_bytes = 0;
-    GET(&r, state_bytes);
-    size_t state_end = r.at + (state_bytes <= r.n - r.at ? state_bytes : 0);
-    dp_run_state s = a->st;
+/* The state block as read, before it is applied. */
+typedef struct ck_state {
+    dp_run_state s;
     dp_rng rng;
     int have_baseline, have_best;
-    int32_t window_n, window_pos;
-    GET(&r, s.updates), GET(&r, s.samples), GET(&r, s.baseline), GET(&r, s.best_s);
-    GET(&r, s.best_update), GET(&r, s.best_sample), GET(&r, s.best_elapsed_s), GET(&r, s.elapsed_s);
-    GET(&r, s.policy_s), GET(&r, s.eval_s), GET(&r, s.groups_used);
-    get(&r, rng.s, sizeof rng.s);
-    GET(&r, have_baseline), GET(&r, window_n), GET(&r, window_pos);
-    size_t wbytes = sizeof(double) * (size_t)a->cfg.baseline_window, bbytes = sizeof(int32_t) * (size_t)a->N;
-    const unsigned char *window = view(&r, wbytes);
-    GET(&r, have_best);
-    const unsigned char *best = view(&r, bbytes);
-    int64_t ce_updates = 0;
-    int32_t n_elites = 0, E = a->cfg.ce_elites;
-    GET(&r, ce_updates), GET(&r, n_elites);
-    size_t ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
-                    (a->elites.choice ? sizeof(int32_t) * (size_t)E * a->N : 0);
-    const unsigned char *elites = view(&r, ebytes);
-    int64_t pretrain_step = 0;
-    int32_t have_keep = 0;
-    uint64_t keep_n = 0;
-    GET(&r, s.pretrain_done), GET(&r, s.pretrain_loss), GET(&r, s.pretrain_best), GET(&r, s.pretrain_s);
-    GET(&r, pretrain_step), GET(&r, have_keep), GET(&r, keep_n);
-    int keep_ok = (have_keep == 0 && keep_n == 0) || (have_keep == 1 && a->pretrain_keep && keep_n == a->enc_floats);
-    const unsigned char *keep = keep_ok ? view(&r, sizeof(float) * keep_n) : NULL;
-    if (r.short_read || r.at != state_end || !keep_ok || s.updates < 0 || s.samples < 0 || window_n < 0 ||
-        window_n > a->cfg.baseline_window || window_pos < 0 ||
-        (a->cfg.baseline_window > 0 && window_pos >= a->cfg.baseline_window) || (have_best != 0 && have_best != 1) ||
-        ce_updates < 0 || n_elites < 0 || n_elites > E || s.pretrain_done < 0 ||
-        s.pretrain_done > s.pretrain_iters || pretrain_step < 0) {
-        st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has inconsistent sizes or counters", path);
-        goto out;
+    int32_t window_n, window_pos, n_elites, have_keep;
+    int64_t ce_updates, pretrain_step;
+    uint64_t keep_n;
+    size_t wbytes, bbytes, ebytes;
+    const unsigned char *window, *best, *elites, *keep; /* views into the file */
+} ck_state;
+
+/* Reads the state block (its length first); r moves past it. The values
+ * are not checked yet; r->short_read tells a short file. Returns 0, or -1
+ * when the block's length does not match what was read. */
+static int read_state(const dp_agent *a, ck_reader *r, ck_state *c) {
+    memset(c, 0, sizeof *c);
+    uint64_t state_bytes = 0;
+    GET(r, state_bytes);
+    size_t state_end = r->at + (state_bytes <= r->n - r->at ? state_bytes : 0);
+    dp_run_state *s = &c->s;
+    *s = a->st;
+    GET(r, s->updates), GET(r, s->samples), GET(r, s->baseline), GET(r, s->best_s);
+    GET(r, s->best_update), GET(r, s->best_sample), GET(r, s->best_elapsed_s), GET(r, s->elapsed_s);
+    GET(r, s->policy_s), GET(r, s->eval_s), GET(r, s->groups_used);
+    get(r, c->rng.s, sizeof c->rng.s);
+    GET(r, c->have_baseline), GET(r, c->window_n), GET(r, c->window_pos);
+    int32_t E = a->cfg.ce_elites;
+    c->wbytes = sizeof(double) * (size_t)a->cfg.baseline_window, c->bbytes = sizeof(int32_t) * (size_t)a->N;
+    c->window = view(r, c->wbytes);
+    GET(r, c->have_best);
+    c->best = view(r, c->bbytes);
+    GET(r, c->ce_updates), GET(r, c->n_elites);
+    c->ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
+                (a->elites.choice ? sizeof(int32_t) * (size_t)E * a->N : 0);
+    c->elites = view(r, c->ebytes);
+    GET(r, s->pretrain_done), GET(r, s->pretrain_loss), GET(r, s->pretrain_best), GET(r, s->pretrain_s);
+    GET(r, c->pretrain_step), GET(r, c->have_keep), GET(r, c->keep_n);
+    int keep_ok = (c->have_keep == 0 && c->keep_n == 0) ||
+                  (c->have_keep == 1 && a->pretrain_keep && c->keep_n == a->enc_floats);
+    c->keep = keep_ok ? view(r, sizeof(float) * c->keep_n) : NULL;
+    return !keep_ok || r->at != state_end ? -1 : 0;
+}
+
+/* Whether the values of c are possible for a. */
+static int state_consistent(const dp_agent *a, const ck_state *c) {
+    const dp_run_state *s = &c->s;
+    int32_t W = a->cfg.baseline_window, E = a->cfg.ce_elites;
+    return s->updates >= 0 && s->samples >= 0 && c->window_n >= 0 && c->window_n <= W && c->window_pos >= 0 &&
+           (W == 0 || c->window_pos < W) && (c->have_best == 0 || c->have_best == 1) && c->ce_updates >= 0 &&
+           c->n_elites >= 0 && c->n_elites <= E && s->pretrain_done >= 0 && s->pretrain_done <= s->pretrain_iters &&
+           c->pretrain_step >= 0;
+}
+
+/* Checks n int32 values at p (unaligned) against [0, limit): -1 and the
+ * bad value in *bad when one is outside. */
+static int ids_in_range(const unsigned char *p, int64_t n, int32_t limit, int32_t *bad) {
+    for (int64_t i = 0; i < n; i++) {
+        int32_t v;
+        memcpy(&v, p + sizeof(int32_t) * (size_t)i, sizeof v);
+        if (v < 0 || v >= limit) return *bad = v, -1;
     }
-    ck_tensors t;
-    if ((st = read_tensors(&r, path, &t, err)) || (st = match_tensors(a, &t, 0, NULL, path, err))) goto out;
-    for (int32_t i = 0; have_best && i < a->N; i++) {
-        int32_t d;
-        memcpy(&d, best + sizeof(int32_t) * (size_t)i, sizeof d);
-        if (d < 0 || d >= a->D) {
-            st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's best placement has device %d", path, (int)d);
-            goto out;
-        }
-    }
-    for (int64_t i = 0; i < (int64_t)n_elites * a->T; i++) {
-        int32_t d;
-        memcpy(&d, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)i, sizeof d);
-        if (d < 0 || d >= a->D) {
-            st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite placements have device %d", path,
-                              (int)d);
-            goto out;
-        }
-    }
-    for (int64_t i = 0; a->elites.choice && i < (int64_t)n_elites * a->N; i++) {
-        int32_t g;
-        memcpy(&g, elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
-                       sizeof(int32_t) * (size_t)i,
-               sizeof g);
-        if (g < 0 || g >= a->T) {
-            st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite groupings have group %d", path,
-                              (int)g);
-            goto out;
-        }
-    }
-    /* apply */
-    a->st.updates = s.updates, a->st.samples = s.samples, a->st.baseline = s.baseline, a->st.best_s = s.best_s;
-    a->st.best_update = s.best_update, a->st.best_sample = s.best_sample, a->st.best_elapsed_s = s.best_elapsed_s;
-    a->st.elapsed_s = s.elapsed_s, a->st.policy_s = s.policy_s, a->st.eval_s = s.eval_s;
-    a->st.groups_used = s.groups_used;
-    a->st.pretrain_done = s.pretrain_done, a->st.pretrain_loss = s.pretrain_loss;
-    a->st.pretrain_best = s.pretrain_best, a->st.pretrain_s = s.pretrain_s;
-    a->pretrain_step = pretrain_step, a->pretrain_have_keep = have_keep;
-    if (keep_n) memcpy(a->pretrain_keep, keep, sizeof(float) * keep_n);
+    return 0;
+}
+
+/* The placements in c name existing devices and elements. */
+static dp_status check_placements(const dp_agent *a, const ck_state *c, const char *path, dp_error *err) {
+    int32_t E = a->cfg.ce_elites, bad;
+    const unsigned char *devs = c->elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E;
+    if (c->have_best && ids_in_range(c->best, a->N, a->D, &bad))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's best placement has device %d", path, (int)bad);
+    if (ids_in_range(devs, (int64_t)c->n_elites * a->T, a->D, &bad))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite placements have device %d", path,
+                            (int)bad);
+    if (a->elites.choice &&
+        ids_in_range(devs + sizeof(int32_t) * (size_t)E * a->T, (int64_t)c->n_elites * a->N, a->T, &bad))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's elite groupings have group %d", path,
+                            (int)bad);
+    return DP_STATUS_OK;
+}
+
+/* Puts the checked state c and the tensors t into a. */
+static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
+    const dp_run_state *s = &c->s;
+    int32_t E = a->cfg.ce_elites;
+    a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline, a->st.best_s = s->best_s;
+    a->st.best_update = s->best_update, a->st.best_sample = s->best_sample, a->st.best_elapsed_s = s->best_elapsed_s;
+    a->st.elapsed_s = s->elapsed_s, a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
+    a->st.groups_used = s->groups_used;
+    a->st.pretrain_done = s->pretrain_done, a->st.pretrain_loss = s->pretrain_loss;
+    a->st.pretrain_best = s->pretrain_best, a->st.pretrain_s = s->pretrain_s;
+    a->pretrain_step = c->pretrain_step, a->pretrain_have_keep = c->have_keep;
+    if (c->keep_n) memcpy(a->pretrain_keep, c->keep, sizeof(float) * c->keep_n);
     a->st.n_last = 0;
-    a->rng = rng;
-    a->baseline.have = have_baseline, a->baseline.n = window_n, a->baseline.pos = window_pos;
-    a->baseline.value = s.baseline;
-    if (wbytes) memcpy(a->baseline.window, window, wbytes);
-    a->have_best = have_best;
-    memcpy(a->best, best, bbytes);
-    a->ce_updates = ce_updates, a->elites.n = n_elites;
-    const unsigned char *q = elites;
+    a->rng = c->rng;
+    a->baseline.have = c->have_baseline, a->baseline.n = c->window_n, a->baseline.pos = c->window_pos;
+    a->baseline.value = s->baseline;
+    if (c->wbytes) memcpy(a->baseline.window, c->window, c->wbytes);
+    a->have_best = c->have_best;
+    memcpy(a->best, c->best, c->bbytes);
+    a->ce_updates = c->ce_updates, a->elites.n = c->n_elites;
+    const unsigned char *q = c->elites;
     memcpy(a->elites.reward, q, sizeof(double) * (size_t)E), q += sizeof(double) * (size_t)E;
     memcpy(a->elites.hash, q, sizeof(uint64_t) * (size_t)E), q += sizeof(uint64_t) * (size_t)E;
     memcpy(a->elites.devs, q, sizeof(int32_t) * (size_t)E * a->T), q += sizeof(int32_t) * (size_t)E * a->T;
     if (a->elites.choice) memcpy(a->elites.choice, q, sizeof(int32_t) * (size_t)E * a->N);
-    a->st.best_placement = have_best ? a->best : NULL;
+    a->st.best_placement = c->have_best ? a->best : NULL;
     size_t count = a->params.count;
-    memcpy(a->params.data, t.values, sizeof(float) * count);
-    memcpy(a->params.m, t.m, sizeof(float) * count);
-    memcpy(a->params.v, t.v, sizeof(float) * count);
-    a->params.step = t.step;
-    st = DP_STATUS_OK;
+    memcpy(a->params.data, t->values, sizeof(float) * count);
+    memcpy(a->params.m, t->m, sizeof(float) * count);
+    memcpy(a->params.v, t->v, sizeof(float) * count);
+    a->params.step = t->step;
+}
+
+dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
+    char *text = NULL;
+    ck_reader r;
+    ck_state c;
+    ck_tensors t;
+    dp_status st = ck_open(path, &text, &r, err);
+    if (!st) st = check_identity(a, &r, path, err);
+    if (st) goto out;
+    /* read into a copy, apply only when everything is there */
+    if (read_state(a, &r, &c) || r.short_read || !state_consistent(a, &c)) {
+        st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has inconsistent sizes or counters", path);
+        goto out;
+    }
+    if ((st = read_tensors(&r, path, &t, err)) || (st = match_tensors(a, &t, 0, NULL, path, err)) ||
+        (st = check_placements(a, &c, path, err)))
+        goto out;
+    apply_state(a, &c, &t);
 out:
     free(text);
     return st;
