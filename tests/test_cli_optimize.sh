@@ -23,10 +23,14 @@ expect 0 "lr=0.01" -- "$D" optimize --set help
 # shellcheck disable=SC2086
 expect 0 "best baseline" -- "$D" optimize $G $SMALL --updates 6 --seed 3 -o "$T/best.json" --log "$T/log.csv" \
   --plot "$T/curve.svg" --trace "$T/trace.json" --checkpoint "$T/ck" --quiet
+grep -q 'policy: mean sampled step time .* over the first tenth of the updates' "$T/out" && ok || bad "no learning summary"
 grep -q '"format": "dplace-placement"' "$T/best.json" && ok || bad "-o is not a placement file"
 [ "$(wc -l <"$T/log.csv")" = 25 ] && ok || bad "log should have a header and 24 rows, has $(wc -l <"$T/log.csv") lines"
 head -1 "$T/log.csv" | grep -q '^update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s$' && ok || bad "log header"
 grep -q '<svg' "$T/curve.svg" && ok || bad "--plot wrote no SVG"
+grep -q 'mean per update' "$T/curve.svg" && ok || bad "--plot draws no mean per update"
+[ "$(wc -l <"$T/log.updates.csv")" = 7 ] && ok || bad "the updates log should have a header and 6 rows"
+head -1 "$T/log.updates.csv" | grep -q '^update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,grad_norm_placer,kl,cache_hits,best_s,wall_s$' && ok || bad "updates log header"
 grep -q 'traceEvents' "$T/trace.json" && ok || bad "--trace wrote no trace"
 [ -s "$T/ck" ] && ok || bad "no checkpoint"
 expect 0 "step time" -- "$D" simulate $G --placement "$T/best.json"
@@ -46,6 +50,8 @@ expect 0 "" -- "$D" optimize $G $SMALL --agent colocrl --updates 8 --seed 5 --lo
 cut -d, -f1-8 "$T/a.csv" >"$T/a.cut"; cut -d, -f1-8 "$T/b.csv" >"$T/b.cut"
 cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "resumed log differs from the uninterrupted one"
 cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
+cut -d, -f1-14 "$T/a.updates.csv" >"$T/a.ucut"; cut -d, -f1-14 "$T/b.updates.csv" >"$T/b.ucut"
+cmp -s "$T/a.ucut" "$T/b.ucut" && ok || bad "resumed updates log differs from the uninterrupted one"
 # a checkpoint of another run is refused, naming the difference
 # shellcheck disable=SC2086
 expect 2 "seed=" -- "$D" optimize $G $SMALL --agent colocrl --updates 9 --seed 6 --resume "$T/b.ck" --quiet

@@ -3,6 +3,8 @@
  *
  * The picture: each sampled placement as a dot at (x, y) (invalid ones as
  * red crosses in a strip along the top edge), the best-so-far step line,
+ * optionally the mean per update as a dark line (so that a flat or rising
+ * curve is seen at a glance),
  * horizontal reference lines (single GPU, expert, best baseline), a legend
  * with the reference values, axes with round ticks, and a line of counts
  * under the title. The y range comes from the valid points and the
@@ -50,6 +52,11 @@ typedef struct dp_plot_curve {
     const double *best;         /* NULL, or n best-so-far values (NaN before the first valid sample) */
     const dp_plot_line *lines;  /* n_lines reference lines                          */
     int n_lines;
+    /* optional: the mean sampled step time per update, a line through
+     * (mean_x, mean_y) (x in the samples' units: where the update ended;
+     * NaN y: a gap, an update without a valid sample) */
+    int64_t n_mean;
+    const double *mean_x, *mean_y;
 } dp_plot_curve;
 
 /* Writes the picture of c as an SVG file at path, atomically (a reader

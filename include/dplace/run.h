@@ -41,6 +41,24 @@ typedef struct dp_run_sample {
     int cached;
 } dp_run_sample;
 
+/* What the last step did to the policy (learned methods; NaN where a
+ * figure does not apply), so that learning can be seen, not guessed from
+ * the best so far. */
+typedef struct dp_run_update {
+    int32_t samples, valid;   /* placements sampled, of which valid            */
+    int32_t cache_hits;       /* answered by the evaluator's cache             */
+    double mean_s, median_s;  /* of the valid samples' step times (NaN: none)  */
+    double entropy[2];        /* mean entropy per decision when sampling: [0] the
+                                 encoder's (a learned grouper), [1] the placer's */
+    double adv_mean, adv_std; /* advantages of the samples that trained        */
+    double grad_norm[2];      /* gradient norm before clipping, mean over the
+                                 step's optimiser steps: [0] the encoder's
+                                 network, [1] the placer's                     */
+    double kl;                /* estimated KL(before || after) of the policy over
+                                 the step: the mean over the step's samples of
+                                 log p_before - log p_after                    */
+} dp_run_update;
+
 /* Where a method stands. */
 typedef struct dp_run_state {
     int64_t updates;          /* steps done (policy updates)               */
@@ -56,6 +74,7 @@ typedef struct dp_run_state {
     int32_t groups_used;      /* groups holding ops in the last sample     */
     int32_t n_last;
     const dp_run_sample *last;     /* [n_last] the last step's samples     */
+    dp_run_update upd;             /* and what it did to the policy        */
     const int32_t *best_placement; /* [n_ops], NULL until a valid sample   */
     /* preparation: the encoder's Deep Graph Infomax pre-training */
     int64_t pretrain_iters, pretrain_done;
@@ -93,6 +112,8 @@ typedef struct dp_run_options {
                                    included; the step in flight is finished       */
     const char *best_path;      /* NULL, or the best placement (dplace-placement v1) */
     const char *log_path;       /* NULL, or one CSV row per sample                  */
+    const char *update_log_path;/* NULL, or one CSV row per step: what it did to the
+                                   policy (dp_run_update)                          */
     const char *checkpoint_path;/* NULL, or where the state is saved               */
     int64_t checkpoint_every;   /* steps between checkpoints (<= 0: 50)             */
     double checkpoint_every_s;  /* and at least this often (<= 0: 600 s)            */
@@ -122,10 +143,16 @@ typedef struct dp_run_result {
     int interrupted;      /* the cancel flag stopped the run          */
     int64_t steps;        /* steps taken by this call                 */
     double wall_s;        /* seconds this call took                   */
+    /* whether the policy improved: the mean sampled step time over the
+     * first and the last tenth of all the run's steps (resumed ones
+     * included; steps without a valid sample left out; NaN: none) */
+    int64_t tenth;        /* steps in a tenth (at least 1)             */
+    double first_mean_s, last_mean_s;
 } dp_run_result;
 
-/* The header of the per-sample log. */
+/* The headers of the per-sample and the per-step logs. */
 extern const char dp_run_log_header[];
+extern const char dp_run_update_log_header[];
 
 /* Runs m until a budget is spent or the cancel flag is set: preparation
  * first, then steps; the outputs and checkpoints as the options say (a

@@ -119,7 +119,7 @@ void dp_agent_free(dp_agent *a) {
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
     free(a->unit_first), free(a->unit_mask), free(a->dx);
-    free(a->devs), free(a->logp), free(a->logp_step), free(a->entropy), free(a->place), free(a->res), free(a->cached);
+    free(a->devs), free(a->logp), free(a->samp_logp), free(a->logp_step), free(a->entropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->old_logp), free(a->old_step), free(a->old_rows);
     free(a->dlogp), free(a->dstep), free(a->dent), free(a->drows), free(a->order), free(a->in_mb), free(a->bsample);
     free(a->bdevs), free(a->blogp), free(a->bstep), free(a->bent), free(a->choice_keep), free(a->devs1), free(a->step1);
@@ -170,7 +170,7 @@ static int buffers_init(dp_agent *a) {
     int32_t K = a->K, B = a->B, T = a->T, N = a->N, E = c->ce_elites, R = a->enc->n_rows;
     int64_t KT = (int64_t)K * T, BT = (int64_t)B * T, gathered = B < K ? BT : 0;
     a->elites = (agent_elites){E, 0, T, N, NULL, NULL, NULL, NULL};
-    return ALLOC(a->dx, a->enc->needs_dx ? (int64_t)T * a->enc->F : 0) && ALLOC(a->devs, KT) && ALLOC(a->logp, K) &&
+    return ALLOC(a->dx, a->enc->needs_dx ? (int64_t)T * a->enc->F : 0) && ALLOC(a->devs, KT) && ALLOC(a->logp, K) && ALLOC(a->samp_logp, K) &&
            ALLOC(a->logp_step, KT) && ALLOC(a->entropy, K) && ALLOC(a->place, (int64_t)K * N) &&
            ALLOC(a->res, K) && ALLOC(a->cached, K) && ALLOC(a->last, K) && ALLOC(a->old_logp, K) &&
            ALLOC(a->old_step, KT) && ALLOC(a->old_rows, R) && ALLOC(a->dlogp, B) && ALLOC(a->dstep, BT) &&
@@ -306,6 +306,12 @@ static int sample_update(dp_agent *a, float noise) {
                                 &a->rng);
         progress(a, "sampling", k0 + B, K);
     }
+    memcpy(a->samp_logp, a->logp, sizeof(float) * (size_t)K);
+    a->samp_enc = a->logp_enc;
+    double h = 0.0;
+    for (int32_t k = 0; k < K; k++) h += a->entropy[k];
+    a->st.upd.entropy[0] = a->enc->n_rows ? a->enc->entropy / a->enc->n_rows : NAN;
+    a->st.upd.entropy[1] = h / K / T;
     return 0;
 }
 
@@ -322,7 +328,13 @@ static void backward(dp_agent *a, agent_placer *p, const int32_t *devs, const fl
     e->ops->backward(e, dx, drows, dlogp_enc, dent_enc);
 }
 
-static void optimizer_step(dp_agent *a) { agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer); }
+/* One optimiser step; the networks' gradient norms go to the update's sums. */
+static void optimizer_step(dp_agent *a) {
+    double norms[2];
+    agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, norms);
+    a->norm_sum[0] += norms[0], a->norm_sum[1] += norms[1];
+    a->n_steps++;
+}
 
 /* The entropy bonus's weight per sample of n for the placer (on the mean
  * over samples of the summed or the mean entropy per element) and for the
@@ -559,6 +571,54 @@ static void after_training(dp_agent *a) {
     if ((a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
 }
 
+/* The policy's log-probability now of each of the update's samples (the
+ * encoder's choice included), out [K], B at a time. */
+static void rescore(dp_agent *a, double *out) {
+    int32_t K = a->K, B = a->B, T = a->T;
+    float le = a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+    for (int32_t k0 = 0; k0 < K; k0 += B) {
+        int32_t *devs = a->devs + (int64_t)k0 * T;
+        float *lp = a->logp + k0, *step = a->logp_step + (int64_t)k0 * T, *ent = a->entropy + k0;
+        if (B < K) { /* a batch of its own, so the samples' arrays stay as they are */
+            memcpy(a->bdevs, devs, sizeof(int32_t) * (size_t)B * T);
+            devs = a->bdevs, lp = a->blogp, step = a->bstep, ent = a->bent;
+        }
+        a->placer->ops->forward(a->placer, a->enc, devs, lp, step, ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+        for (int32_t b = 0; b < B; b++) out[k0 + b] = (double)le + lp[b];
+    }
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double u = *(const double *)x, v = *(const double *)y;
+    return (u > v) - (u < v);
+}
+
+/* What the update did (the state's upd): step times, advantages, gradient
+ * norms, and the KL estimate from re-scoring the samples after training. */
+static void update_stats(dp_agent *a, const double *adv) {
+    dp_run_update *d = &a->st.upd;
+    int32_t K = a->K, n = 0, used = 0;
+    double t[K], sum = 0.0, am = 0.0, a2 = 0.0;
+    d->samples = K, d->valid = d->cache_hits = 0;
+    for (int32_t k = 0; k < K; k++) {
+        d->cache_hits += a->last[k].cached;
+        if (a->last[k].valid) t[n++] = a->last[k].step_time_s, sum += a->last[k].step_time_s;
+        if (a->last[k].used) am += adv[k], a2 += adv[k] * adv[k], used++;
+    }
+    d->valid = n;
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    d->mean_s = n ? sum / n : NAN;
+    d->median_s = n ? (n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2])) : NAN;
+    d->adv_mean = used ? am / used : NAN;
+    d->adv_std = used ? sqrt(fmax(0.0, a2 / used - d->adv_mean * d->adv_mean)) : NAN;
+    d->grad_norm[0] = a->n_steps ? a->norm_sum[0] / a->n_steps : NAN;
+    d->grad_norm[1] = a->n_steps ? a->norm_sum[1] / a->n_steps : NAN;
+    double now[K], kl = 0.0;
+    rescore(a, now);
+    for (int32_t k = 0; k < K; k++) kl += ((double)a->samp_enc + a->samp_logp[k]) - now[k];
+    d->kl = kl / K;
+}
+
 /* The counters, timings and the best placement after an update. */
 static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te1) {
     int32_t K = a->K, N = a->N;
@@ -620,11 +680,13 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     int32_t n_used = rewards(a, u, adv);
     progress(a, "evaluating", K, K);
 
+    a->norm_sum[0] = a->norm_sum[1] = 0.0, a->n_steps = 0;
     if (n_used > 0) {
         if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
         else if (train_ppo(a, adv, noise)) return update_abandon(a, &undo); /* parameters put back */
     }
     after_training(a);
+    update_stats(a, adv);
     bookkeeping(a, u, t0, te0, te1);
     return DP_STATUS_OK;
 }

@@ -234,8 +234,10 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
 
 /* Clips the gradients (the encoder's network, tensors [0, first_placer),
  * and the placer's each on their own with clip_per_network, else all at
- * once) and takes one Adam step. */
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer);
+ * once) and takes one Adam step; norms[2] (may be NULL) gets the two
+ * networks' gradient norms before clipping. */
+void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+                          double *norms);
 
 /* The best distinct placements so far, best first (cross-entropy over elites). */
 typedef struct agent_elites {
@@ -295,6 +297,10 @@ struct dp_agent {
     int32_t *devs;           /* [K, T]                                           */
     float *logp, *logp_step, *entropy; /* [K], [K, T], [K] (the placer's)         */
     float logp_enc;          /* log p(choice) of the encoder                      */
+    float *samp_logp;        /* [K] the placer's log-probabilities when sampled    */
+    float samp_enc;          /* and the encoder's                                  */
+    double norm_sum[2];      /* gradient norms of this update's optimiser steps    */
+    int32_t n_steps;
     int32_t *place;          /* [K, N]                                           */
     agent_result *res;       /* [K]                                              */
     int *cached;             /* [K]                                              */

@@ -71,7 +71,9 @@ static void usage(FILE *f) {
             "outputs:\n"
             "  -o FILE              the best placement (dplace-placement v1), rewritten\n"
             "                       atomically whenever it improves\n"
-            "  --log FILE.csv       one row per sampled placement\n"
+            "  --log FILE.csv       one row per sampled placement, and FILE.updates.csv one row per\n"
+            "                       update: mean and median step time, valid share, entropies,\n"
+            "                       advantages, gradient norms, the policy's KL over the update\n"
             "  --plot FILE.svg      training curve with single GPU, expert and best baseline\n"
             "  --trace FILE         timeline of the best placement (Chrome trace)\n"
             "  --json               print a JSON summary instead of the table\n"
@@ -412,9 +414,13 @@ static void progress_show(progress *p, const dp_run_state *s, int final) {
     else snprintf(best, sizeof best, "none yet");
     if (isfinite(recent_mean)) snprintf(recent, sizeof recent, "%.4f s", recent_mean);
     else snprintf(recent, sizeof recent, "-");
-    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %s  valid %.0f%%  %.1f samples/s  %s  left %s%s",
+    const dp_run_update *d = &s->upd;
+    char learn[96] = "";
+    if (s->updates > 0)
+        snprintf(learn, sizeof learn, "  H %.3g  kl %.2g  |g| %.2g", d->entropy[1], d->kl, d->grad_norm[1]);
+    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %s  valid %.0f%%%s  %.1f samples/s  %s  left %s%s",
             p->tty ? "\r\033[K" : "optimize: ", (long long)s->updates, (long long)s->samples, best, recent,
-            valid_pct, rate, e, r, p->tty && !final ? "" : "\n");
+            valid_pct, learn, rate, e, r, p->tty && !final ? "" : "\n");
     fflush(stderr);
 }
 
@@ -444,6 +450,7 @@ static void on_stepped(void *user, const dp_run_state *s) {
 /* ---- the summary ------------------------------------------------------------------ */
 
 typedef struct summary {
+    dp_run_result rr;
     const dp_graph *g;
     const dp_devices *ds;
     const dp_agent_config *cfg;
@@ -488,6 +495,9 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "best_baseline_s", json_num(rt->best_s, rt->have_best));
     json_object_set_new(o, "lower_bound_critical_path_s", json_real(m->lb.critical_path_s));
     json_object_set_new(o, "lower_bound_work_s", json_real(m->lb.work_s));
+    json_object_set_new(o, "first_tenth_mean_s", json_num(m->rr.first_mean_s, 1));
+    json_object_set_new(o, "last_tenth_mean_s", json_num(m->rr.last_mean_s, 1));
+    json_object_set_new(o, "tenth_updates", json_integer(m->rr.tenth));
     json_object_set_new(o, "interrupted", json_boolean(g_stop != 0));
     json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', stdout);
@@ -523,6 +533,17 @@ static void print_header(const summary *m) {
             printf("pre-training: %lld of %lld Deep Graph Infomax iterations in %s (lowest loss %.4f so far)\n",
                    (long long)s->pretrain_done, (long long)s->pretrain_iters, t3, s->pretrain_best);
     }
+}
+
+/* Whether the policy improved: the mean sampled step time over the first
+ * and the last tenth of the updates. */
+static void print_learning(const summary *m) {
+    const dp_run_result *r = &m->rr;
+    if (m->s->updates < 2 || !isfinite(r->first_mean_s) || !isfinite(r->last_mean_s)) return;
+    double change = 100.0 * (r->last_mean_s - r->first_mean_s) / r->first_mean_s;
+    printf("policy: mean sampled step time %.4f s over the first tenth of the updates (%lld), %.4f s over the "
+           "last: %s (%+.1f%%)\n",
+           r->first_mean_s, (long long)r->tenth, r->last_mean_s, change < 0 ? "improved" : "did not improve", change);
 }
 
 static void print_table(const summary *m) {
@@ -563,6 +584,7 @@ static void print_table(const summary *m) {
     if (isfinite(s->best_s) && ref_name)
         printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,
                100.0 * (ref - s->best_s) / ref);
+    print_learning(m);
     if (m->o->out && s->best_placement) printf("best placement written to %s\n", m->o->out);
 }
 
@@ -601,7 +623,7 @@ static int plot_lines(const ref_times *rt, dp_plot_line *lines, char *best_label
 /* Trains the agent through the run driver, then writes the best
  * placement's timeline. */
 static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_agent *agent,
-                           dp_sim *sim, const ref_times *rt, progress *pg, dp_error *err) {
+                           dp_sim *sim, const ref_times *rt, progress *pg, dp_run_result *rr, dp_error *err) {
     const dp_run_state *s = dp_agent_get_state(agent);
     dp_run_options ro = dp_run_options_default();
     ro.g = g, ro.ds = ds;
@@ -618,9 +640,15 @@ static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_device
     ro.plot_path = o->plot_path, ro.plot_title = title;
     ro.plot_lines = lines, ro.n_plot_lines = plot_lines(rt, lines, best_label, sizeof best_label);
     pg->total_updates = ro.max_updates, pg->time_budget = o->time_budget;
+    char ulog[4096];
+    if (o->log_path) { /* next to the per-sample log: X.csv -> X.updates.csv */
+        size_t n = strlen(o->log_path);
+        int cut = n > 4 && !strcmp(o->log_path + n - 4, ".csv") ? 4 : 0;
+        snprintf(ulog, sizeof ulog, "%.*s.updates.csv", (int)(n - cut), o->log_path);
+        ro.update_log_path = ulog;
+    }
     dp_run_hooks hooks = {pg, on_prepared, on_stepped};
-    dp_run_result rr;
-    dp_status st = dp_run(dp_agent_method(agent), &ro, &hooks, &rr, err);
+    dp_status st = dp_run(dp_agent_method(agent), &ro, &hooks, rr, err);
     if (st) return st;
     progress_show(pg, s, 1);
     if (o->trace_path && s->best_placement) {
@@ -667,8 +695,8 @@ int cmd_optimize(int argc, char **argv) {
         fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
                 cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
                 o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
-    if (run_agent(&o, g, ds, agent, sim, &rt, &pg, &err)) goto fail;
-    summary m = {g, ds, &cfg, s, &rt, {0, 0}, &o};
+    summary m = {{0}, g, ds, &cfg, s, &rt, {0, 0}, &o};
+    if (run_agent(&o, g, ds, agent, sim, &rt, &pg, &m.rr, &err)) goto fail;
     if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
     if (o.json) print_json(&m);
     else print_table(&m);

@@ -23,6 +23,7 @@ enum { W = 1056, H = 560, PL = 96, PR = 736, PT = 84, PB = 496, LEGEND_X = 760 }
 #define COLOR_DOTS "#1f77b4"
 #define COLOR_BEST "#ff7f0e"
 #define COLOR_INVALID "#d62728"
+#define COLOR_MEAN "#222222"
 
 static const char *const line_colors[] = {"#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#17becf", "#bcbd22"};
 static const char *const line_dashes[] = {"7 4", "2 3", "9 3 2 3", "4 4", "12 4", "1 2", "6 2 2 2 2 2"};
@@ -446,6 +447,34 @@ static void put_best(FILE *f, const dp_plot_curve *c, const layout *L) {
     fputs("\"/>\n", f);
 }
 
+/* The mean per update: a line through the per-column averages of the
+ * updates that end in each pixel column (at most one point a column),
+ * broken where an update has no valid sample. */
+static void put_mean(FILE *f, const dp_plot_curve *c, const layout *L) {
+    if (c->n_mean <= 0 || !c->mean_x || !c->mean_y) return;
+    fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\" stroke-linejoin=\"round\" d=\"", COLOR_MEAN);
+    int down = 0, col = -1, n = 0;
+    double sum = 0.0;
+    for (int64_t i = 0; i <= c->n_mean; i++) {
+        int end = i == c->n_mean;
+        double x = end ? NAN : c->mean_x[i], y = end ? NAN : c->mean_y[i];
+        int k = isfinite(x) ? column_of(L, x) : -1;
+        if (n && (end || k != col || !isfinite(y))) { /* flush the column */
+            double py = map_y(&L->ay, sum / n);
+            py = py < PT ? PT : py > PB ? PB : py;
+            fprintf(f, "%c%.1f %.1f", down ? 'L' : 'M', PL + col + 0.5, py);
+            down = 1, n = 0, sum = 0.0;
+        }
+        if (end) break;
+        if (!isfinite(y) || k < 0) {
+            down = 0; /* a gap */
+            continue;
+        }
+        col = k, sum += y, n++;
+    }
+    fputs("\"/>\n", f);
+}
+
 /* The legend: one row per series with its marker; the reference lines
  * with their values. */
 static void put_legend(FILE *f, const dp_plot_curve *c, const layout *L) {
@@ -467,6 +496,12 @@ static void put_legend(FILE *f, const dp_plot_curve *c, const layout *L) {
         fputs("best so far", f);
         if (isfinite(L->best_final)) fprintf(f, ": %.4g", L->best_final);
         fputs("</text>\n", f);
+        y += 22;
+    }
+    if (c->n_mean > 0) {
+        fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.6\"/>\n",
+                LEGEND_X, y, LEGEND_X + 22, y, COLOR_MEAN);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\">mean per update</text>\n", LEGEND_X + 30, y + 4);
         y += 22;
     }
     if (L->n_invalid) {
@@ -530,6 +565,7 @@ static void put_svg(FILE *f, const dp_plot_curve *c, const layout *L, dp_status 
     put_lines(f, c, L);
     unsigned char *invalid = calloc(PR - PL, 1);
     *st = invalid ? put_points(f, c, L, invalid) : DP_STATUS_NOMEM;
+    put_mean(f, c, L);
     put_best(f, c, L);
     fputs("</g>\n", f);
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", PL, PT,

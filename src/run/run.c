@@ -15,6 +15,9 @@
 #include "dplace/placement.h"
 
 const char dp_run_log_header[] = "update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s\n";
+const char dp_run_update_log_header[] =
+    "update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,"
+    "grad_norm_placer,kl,cache_hits,best_s,wall_s\n";
 
 dp_run_options dp_run_options_default(void) {
     dp_run_options o;
@@ -28,14 +31,37 @@ dp_run_options dp_run_options_default(void) {
 
 /* ---- the training curve --------------------------------------------------------- */
 
-/* The points kept for the plot. */
+/* The points kept for the plot, and the mean per update (mx: where the
+ * update ended, in samples; my: its valid samples' mean, NaN: none). */
 typedef struct curve {
     int64_t n, cap;
     double *x, *y, *best;
     unsigned char *valid;
+    int64_t nm, mcap;
+    double *mx, *my;
+    /* the update being read back from a resumed log */
+    int64_t upd;
+    double usum, ux;
+    int64_t un;
 } curve;
 
-static void curve_free(curve *c) { free(c->x), free(c->y), free(c->best), free(c->valid); }
+static void curve_free(curve *c) { free(c->x), free(c->y), free(c->best), free(c->valid), free(c->mx), free(c->my); }
+
+/* Appends an update's mean; -1 when out of memory. */
+static int curve_add_mean(curve *c, double x, double mean) {
+    if (c->nm == c->mcap) {
+        int64_t nc = c->mcap ? c->mcap * 2 : 1024;
+        double *nx = realloc(c->mx, sizeof(double) * nc);
+        if (nx) c->mx = nx;
+        double *ny = nx ? realloc(c->my, sizeof(double) * nc) : NULL;
+        if (ny) c->my = ny;
+        if (!ny) return -1;
+        c->mcap = nc;
+    }
+    c->mx[c->nm] = x, c->my[c->nm] = mean;
+    c->nm++;
+    return 0;
+}
 
 /* Appends a point; -1 when out of memory. */
 static int curve_add(curve *c, double x, double y, int valid, double best) {
@@ -105,6 +131,7 @@ static int csv_split(char *line, char **fields, int max) {
 /* On resume: keeps the header and the first `rows` rows of the log,
  * refilling the curve from them. */
 static dp_status log_truncate(const char *path, int64_t rows, curve *c, dp_error *err) {
+    c->upd = -1, c->ux = 0, c->un = 0, c->usum = 0.0;
     FILE *f = fopen(path, "r+");
     if (!f) {
         if (rows == 0) return DP_STATUS_OK;
@@ -120,12 +147,20 @@ static dp_status log_truncate(const char *path, int64_t rows, curve *c, dp_error
         if (n >= 0) {
             char *fld[9];
             if (csv_split(line, fld, 9) < 9) break;
-            oom |= curve_add(c, (double)atoll(fld[1]) + 1, strtod(fld[2], NULL), atoi(fld[3]), strtod(fld[7], NULL));
+            int64_t upd = atoll(fld[0]);
+            double x = (double)atoll(fld[1]) + 1, t = strtod(fld[2], NULL);
+            int valid = atoi(fld[3]);
+            oom |= curve_add(c, x, t, valid, strtod(fld[7], NULL));
+            if (upd != c->upd && c->ux > 0) oom |= curve_add_mean(c, c->ux, c->un ? c->usum / c->un : NAN);
+            if (upd != c->upd) c->upd = upd, c->usum = 0.0, c->un = 0;
+            if (valid) c->usum += t, c->un++;
+            c->ux = x;
         }
         n++;
         keep = ftell(f);
     }
     free(line);
+    if (c->ux > 0) oom |= curve_add_mean(c, c->ux, c->un ? c->usum / c->un : NAN);
     dp_status st = DP_STATUS_OK;
     if (oom) st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
     else if (n < rows)
@@ -158,6 +193,59 @@ static dp_status log_open(const dp_run_options *o, const dp_run_state *s, int re
     return DP_STATUS_OK;
 }
 
+/* Keeps the header and the first `rows` rows of the log at path (on
+ * resume); a missing file is fine when no row is wanted. */
+static dp_status keep_rows(const char *path, int64_t rows, dp_error *err) {
+    FILE *f = fopen(path, "r+");
+    if (!f) {
+        if (rows == 0) return DP_STATUS_OK;
+        return dp_error_set(err, DP_STATUS_IO, "%s: cannot open the log to resume it: %s", path, strerror(errno));
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int64_t n = -1; /* the header is row -1 */
+    long keep = 0;
+    while (n < rows && getline(&line, &cap, f) > 0) n++, keep = ftell(f);
+    free(line);
+    dp_status st = DP_STATUS_OK;
+    if (n < rows)
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: the log has %lld rows, the checkpoint %lld; cannot resume it",
+                          path, (long long)(n < 0 ? 0 : n), (long long)rows);
+    else if (fflush(f) || ftruncate(fileno(f), keep) != 0)
+        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot truncate the log: %s", path, strerror(errno));
+    fclose(f);
+    return st;
+}
+
+/* Opens the per-step log: a new one with its header, or the resumed one
+ * cut to the state's steps. */
+static dp_status update_log_open(const char *path, const dp_run_state *s, int resumed, FILE **out, dp_error *err) {
+    *out = NULL;
+    if (!path) return DP_STATUS_OK;
+    dp_status st = resumed ? keep_rows(path, s->updates, err) : DP_STATUS_OK;
+    if (st) return st;
+    FILE *f = fopen(path, resumed ? "a" : "w");
+    if (!f) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log: %s", path, strerror(errno));
+    if (!resumed || ftell(f) == 0) fputs(dp_run_update_log_header, f);
+    if (fflush(f)) {
+        fclose(f);
+        return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", path);
+    }
+    *out = f;
+    return DP_STATUS_OK;
+}
+
+/* The last step's row of the per-step log. */
+static dp_status update_log_step(FILE *f, const char *path, const dp_run_state *s, dp_error *err) {
+    if (!f || s->n_last == 0) return DP_STATUS_OK;
+    const dp_run_update *d = &s->upd;
+    fprintf(f, "%lld,%d,%d,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.9g,%.3f\n", (long long)(s->updates - 1),
+            (int)d->samples, (int)d->valid, d->mean_s, d->median_s, d->entropy[0], d->entropy[1], d->adv_mean,
+            d->adv_std, d->grad_norm[0], d->grad_norm[1], d->kl, (int)d->cache_hits, s->best_s, s->elapsed_s);
+    if (fflush(f)) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", path);
+    return DP_STATUS_OK;
+}
+
 /* The last step's samples: a log row and a curve point each. */
 static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curve *c, dp_error *err) {
     for (int32_t k = 0; k < s->n_last; k++) {
@@ -171,6 +259,8 @@ static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curv
         if (curve_add(c, (double)idx + 1, x->step_time_s, x->valid, s->best_s))
             return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
     }
+    if (s->n_last > 0 && curve_add_mean(c, (double)s->samples, s->upd.mean_s))
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
     if (f && fflush(f)) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", path);
     return DP_STATUS_OK;
 }
@@ -207,9 +297,24 @@ static int budget_left(const dp_run_options *o, const dp_run_state *s, double st
 
 /* The SVG of the curve, with the caller's reference lines. */
 static dp_status write_plot(const dp_run_options *o, const curve *c, dp_error *err) {
-    dp_plot_curve pc = {o->plot_title, "placements sampled", "step time (s)", c->n, c->x, c->y, c->valid, c->best,
-                        o->plot_lines, o->n_plot_lines};
+    dp_plot_curve pc = {o->plot_title, "placements sampled", "step time (s)", c->n,  c->x,  c->y, c->valid,
+                        c->best,         o->plot_lines,        o->n_plot_lines, c->nm, c->mx, c->my};
     return dp_plot_write_svg(o->plot_path, &pc, err);
+}
+
+/* The mean of the per-step means over the first and the last tenth of
+ * the steps (NaN means left out). */
+static void tenths(const curve *c, dp_run_result *r) {
+    int64_t n = c->nm, t = n / 10 > 0 ? n / 10 : 1;
+    r->tenth = t;
+    double s[2] = {0, 0};
+    int64_t k[2] = {0, 0};
+    for (int64_t i = 0; i < n && i < t; i++)
+        if (isfinite(c->my[i])) s[0] += c->my[i], k[0]++;
+    for (int64_t i = n - t; i < n; i++)
+        if (i >= 0 && isfinite(c->my[i])) s[1] += c->my[i], k[1]++;
+    r->first_mean_s = k[0] ? s[0] / k[0] : NAN;
+    r->last_mean_s = k[1] ? s[1] / k[1] : NAN;
 }
 
 /* What dp_run keeps between steps. */
@@ -217,7 +322,7 @@ typedef struct run_ctx {
     dp_method m;
     const dp_run_options *o;
     const dp_run_hooks *h;
-    FILE *log;
+    FILE *log, *ulog;
     curve cv;
     int64_t since_ck;
     double last_ck;
@@ -229,6 +334,7 @@ static dp_status after_step(run_ctx *r, double last_best, dp_error *err) {
     const dp_run_options *o = r->o;
     const dp_run_state *s = r->m.ops->state(r->m.self);
     dp_status st = log_step(r->log, o->log_path, s, &r->cv, err);
+    if (!st) st = update_log_step(r->ulog, o->update_log_path, s, err);
     if (!st && o->best_path && s->best_s < last_best && s->best_placement)
         st = dp_placement_write_file(o->best_path, o->g, o->ds, s->best_placement, err);
     if (st) return st;
@@ -257,12 +363,13 @@ static dp_status finish(run_ctx *r, dp_error *err) {
 dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks, dp_run_result *out,
                  dp_error *err) {
     double start = dp_now_s(); /* the time budget counts the preparation too */
-    run_ctx r = {m, o, hooks, NULL, {0}, 0, start};
-    dp_run_result res = {0, 0, 0};
+    run_ctx r = {m, o, hooks, NULL, NULL, {0}, 0, start};
+    dp_run_result res = {0, 0, 0, 0, NAN, NAN};
     const dp_run_state *s = m.ops->state(m.self);
     const char *resume = o->resume_path ? o->resume_path : o->resume ? o->checkpoint_path : NULL;
     dp_status st = resume ? m.ops->load(m.self, resume, err) : DP_STATUS_OK;
     if (!st) st = log_open(o, s, resume != NULL, &r.cv, &r.log, err);
+    if (!st) st = update_log_open(o->update_log_path, s, resume != NULL, &r.ulog, err);
     int64_t prepared = s->pretrain_done;
     if (!st) st = prepare(m, o, hooks, start, err);
     if (!st && o->checkpoint_path && s->pretrain_done > prepared) st = m.ops->save(m.self, o->checkpoint_path, err);
@@ -275,7 +382,10 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
         if (!st && hooks && hooks->stepped) hooks->stepped(hooks->user, s);
     }
     if (r.log && fclose(r.log) && !st) st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", o->log_path);
+    if (r.ulog && fclose(r.ulog) && !st)
+        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", o->update_log_path);
     if (!st) st = finish(&r, err);
+    tenths(&r.cv, &res);
     curve_free(&r.cv);
     res.interrupted = cancelled(o);
     res.wall_s = dp_now_s() - start;
