@@ -184,6 +184,8 @@ typedef struct dp_agent_config {
     float noise_amp;        /* logit noise amplitude for the first updates     */
     int32_t noise_updates;
     /* algorithm */
+    int train;              /* train the policy (0: sample from the initial
+                               policy only: the untrained control)        */
     dp_agent_algo algo;
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */

@@ -568,7 +568,7 @@ static void after_training(dp_agent *a) {
         if (a->last[k].valid)
             agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
                                a->enc->n_rows ? a->enc->choice : NULL, a->last[k].reward);
-    if ((a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
+    if (c->train && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
 }
 
 /* The policy's log-probability now of each of the update's samples (the
@@ -614,6 +614,10 @@ static void update_stats(dp_agent *a, const double *adv) {
     d->grad_norm[0] = a->n_steps ? a->norm_sum[0] / a->n_steps : NAN;
     d->grad_norm[1] = a->n_steps ? a->norm_sum[1] / a->n_steps : NAN;
     double now[K], kl = 0.0;
+    if (!a->cfg.train) { /* nothing changed the policy */
+        d->kl = 0.0;
+        return;
+    }
     rescore(a, now);
     for (int32_t k = 0; k < K; k++) kl += ((double)a->samp_enc + a->samp_logp[k]) - now[k];
     d->kl = kl / K;
@@ -681,7 +685,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     progress(a, "evaluating", K, K);
 
     a->norm_sum[0] = a->norm_sum[1] = 0.0, a->n_steps = 0;
-    if (n_used > 0) {
+    if (n_used > 0 && c->train) {
         if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
         else if (train_ppo(a, adv, noise)) return update_abandon(a, &undo); /* parameters put back */
     }

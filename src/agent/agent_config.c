@@ -123,6 +123,8 @@ static const key_def keys[] = {
     {"fail-reward", KEY_DOUBLE, OFF(fail_reward), -1e9, 0, NULL, 0, "reward of an invalid placement (0: automatic)"},
     {"oom-shaped", KEY_BOOL, OFF(oom_shaped), 0, 1, NULL, 0,
      "out-of-memory samples rewarded by time and overflow, not the failing reward"},
+    {"train", KEY_BOOL, OFF(train), 0, 1, NULL, 0,
+     "train the policy (no: every update samples from the initial policy: the untrained control)"},
     {"valid-only-after", KEY_INT, OFF(valid_only_after), 0, 1e9, NULL, 0, "updates after which only valid samples train"},
     {"ppo-epochs", KEY_INT, OFF(ppo_epochs), 1, 1000, NULL, 0, "PPO passes over each update's samples"},
     {"ppo-minibatches", KEY_INT, OFF(ppo_minibatches), 1, 1024, NULL, 0,
@@ -167,6 +169,7 @@ static void preset_hp(dp_agent_config *c) {
     c->hidden = 256, c->attn_dim = 256, c->dev_emb = 256; /* "LSTM hidden size of 256"              */
     c->tanh_c = 5.0f, c->temperature = 10.0f;         /* "C=5.0, and temperature T=10.0"             */
     c->noise_amp = 0.1f, c->noise_updates = 500;      /* "first 500 ... max amplitude of 0.1"         */
+    c->train = 1;
     c->algo = DP_AGENT_ALGO_REINFORCE;
     c->samples = 4;                                   /* "m=1 and k=4"                                */
     c->lr = 0.01f, c->clip = 1.0f;                    /* "norm 1.0"; the paper's lr 0.1 collapses the

@@ -1,0 +1,321 @@
+/* bench_learn: does each learned placer learn? Every preset on its papers'
+ * benchmarks, a fixed budget of placements per cell, through the run
+ * driver, beside the paper's figure and a control: the best of as many
+ * placements sampled from the untrained policy (the preset with
+ * train=no: its initial networks and any prior it has). Per cell:
+ *
+ *   paper     the paper's step time for this system (or what the
+ *             extraction kept)
+ *   best      dplace's best after the budget, and the placement where it
+ *             was found
+ *   control   the untrained policy's best at the same budget
+ *   expert, single GPU, the best baseline placer, the lower bound
+ *   first/last the mean sampled step time over the first and the last
+ *             tenth of the updates (learning moves it down)
+ *   to beat   placements needed to beat the expert and the best baseline
+ *   wall      seconds of the run (the control's not included)
+ *
+ * usage: bench_learn [--quick] [--preset P[,P...]] [--model M[,M...]] [--budget N] [--seeds N]
+ *                    [--threads N] [--no-control] [--set KEY=VALUE]... [--md FILE]
+ *   --quick   the cells of the quick subset, with their quick budgets
+ *   --set     applies to every cell's agent (a measurement with and without a change)
+ * Mars's presets run at the documented smaller sizes (docs/agents.md).
+ * Not a test: run it by hand (docs/benchmarks.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "dplace/agent.h"
+#include "dplace/nn.h"
+#include "dplace/place.h"
+#include "dplace/run.h"
+#include "dplace/zoo.h"
+
+/* One cell: a preset on a model and device set, its budget of placements
+ * (and the quick subset's, 0: not in it), the paper's figure. */
+typedef struct cell_def {
+    const char *preset, *model, *devices;
+    long budget, quick;
+    double paper_s; /* NAN: not reported or lost; INFINITY: out of memory */
+    const char *source;
+} cell_def;
+
+#define LOST NAN
+static const cell_def cells[] = {
+    /* the Hierarchical Planner, seed 001 Table 1 (1,000 updates of 4, README's budget) */
+    {"hp", "inception_v3", "k40x2", 4000, 0, 0.13, "001 T1"},
+    {"hp", "resnet152", "k40x2", 4000, 0, 1.18, "001 T1"},
+    {"hp", "rnnlm", "k40x2", 4000, 0, 1.57, "001 T1"},
+    {"hp", "nmt2", "k40x2", 4000, 0, 0.84, "001 T1"},
+    {"hp", "nmt4", "k40x4", 4000, 1000, 1.69, "001 T1"},
+    {"hp", "nmt8", "k40x8", 4000, 0, 4.07, "001 T1"},
+    /* ColocRL, seed 004 Table 1 (its numbers were lost in the extraction) */
+    {"colocrl", "rnnlm", "k40x2", 1000, 0, LOST, "004 T1"},
+    {"colocrl", "rnnlm", "k40x4", 1000, 0, LOST, "004 T1"},
+    {"colocrl", "nmt2", "k40x2", 1000, 0, LOST, "004 T1"},
+    {"colocrl", "nmt2", "k40x4", 1000, 0, LOST, "004 T1"},
+    {"colocrl", "inception_v3", "k40x2", 1000, 0, LOST, "004 T1"},
+    {"colocrl", "inception_v3", "k40x4", 1000, 0, LOST, "004 T1"},
+    /* EAGLE and Post, seed 003 Table IV */
+    {"eagle", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4"},
+    {"eagle", "gnmt4", "p100x4", 1000, 500, 1.379, "003 T4"},
+    {"eagle", "bert_base", "p100x4", 1000, 0, 2.287, "003 T4"},
+    {"eagle-ppo-ce", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4"},
+    {"eagle-ppo-ce", "gnmt4", "p100x4", 1000, 0, 1.503, "003 T4"},
+    {"eagle-ppo-ce", "bert_base", "p100x4", 1000, 0, 2.488, "003 T4"},
+    {"post", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4"},
+    {"post", "gnmt4", "p100x4", 1000, 0, 2.031, "003 T4"},
+    {"post", "bert_base", "p100x4", 1000, 500, 2.812, "003 T4"},
+    /* Mars, seed 002 Table 2 */
+    {"mars", "inception_v3", "p100x4", 1000, 200, 0.067, "002 T2"},
+    {"mars", "gnmt4", "p100x4", 1000, 0, 1.379, "002 T2"},
+    {"mars", "bert_base", "p100x4", 1000, 0, 9.214, "002 T2"},
+};
+#define N_CELLS ((int)(sizeof cells / sizeof cells[0]))
+
+/* Mars's presets at the smaller sizes the benchmarks use (docs/agents.md). */
+static const char *const mars_small[][2] = {{"gcn-hidden", "32"}, {"hidden", "32"},          {"attn-dim", "32"},
+                                            {"dev-emb", "16"},    {"pretrain-iters", "200"}, {"seg-keep", "0"},
+                                            {"txl-heads", "4"},   {"txl-inner", "128"}};
+
+#define MAX_SETS 32
+static const char *sets[MAX_SETS];
+static int n_sets;
+
+/* The references of a graph and device set. */
+typedef struct refs {
+    double expert_s, gpu_s, base_s, bound_s;
+    const char *base_name;
+} refs;
+
+/* What one run gives. */
+typedef struct outcome {
+    int ok;
+    double best_s, first_s, last_s, wall_s;
+    int64_t best_at, beat_expert, beat_base; /* placements (1-based); -1: never */
+} outcome;
+
+/* The run driver's hook: when the best first beat the expert and the best
+ * baseline, a progress line every 60 s. */
+typedef struct watch {
+    const refs *r;
+    const char *label;
+    outcome *o;
+    double t0, last;
+} watch;
+
+static void stepped(void *user, const dp_run_state *s) {
+    watch *w = user;
+    if (w->o->beat_expert < 0 && s->best_s < w->r->expert_s) w->o->beat_expert = s->best_sample + 1;
+    if (w->o->beat_base < 0 && s->best_s < w->r->base_s) w->o->beat_base = s->best_sample + 1;
+    double now = dp_now_s();
+    if (now - w->last > 60) {
+        fprintf(stderr, "bench_learn: %s: %lld placements, best %.4f s, mean %.4f s, %.0f s\n", w->label,
+                (long long)s->samples, s->best_s, s->upd.mean_s, now - w->t0);
+        w->last = now;
+    }
+}
+
+/* The preset's configuration with the bench's sizes and the --set overrides. */
+static int configure(const char *preset, int train, dp_agent_config *c, dp_error *err) {
+    if (dp_agent_preset(preset, c)) return dp_error_set(err, DP_STATUS_INVALID, "unknown preset %s", preset), 1;
+    if (c->encoder != DP_AGENT_ENCODER_NONE)
+        for (size_t k = 0; k < sizeof mars_small / sizeof mars_small[0]; k++)
+            if (dp_agent_config_set(c, mars_small[k][0], mars_small[k][1], err)) return 1;
+    for (int k = 0; k < n_sets; k++) {
+        char key[64];
+        const char *eq = strchr(sets[k], '=');
+        if (!eq) return dp_error_set(err, DP_STATUS_INVALID, "--set wants KEY=VALUE: %s", sets[k]), 1;
+        snprintf(key, sizeof key, "%.*s", (int)(eq - sets[k]), sets[k]);
+        if (dp_agent_config_set(c, key, eq + 1, err)) return 1;
+    }
+    if (!train && dp_agent_config_set(c, "train", "no", err)) return 1;
+    return dp_agent_config_check(c, err) != DP_STATUS_OK;
+}
+
+/* One run of budget placements; o->ok 0 when the agent could not be built. */
+static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd, long budget, uint64_t seed,
+                    int train, int threads, const refs *r, outcome *o) {
+    dp_error err;
+    dp_agent_config c;
+    memset(o, 0, sizeof *o);
+    o->best_s = o->first_s = o->last_s = NAN;
+    o->beat_expert = o->beat_base = o->best_at = -1;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    eo.threads = threads;
+    dp_agent *a = configure(cd->preset, train, &c, &err) ? NULL : dp_agent_init(g, ds, &c, &eo, seed, &err);
+    if (!a) {
+        fprintf(stderr, "bench_learn: %s on %s: %s\n", cd->preset, cd->model, err.msg);
+        return;
+    }
+    char label[128];
+    snprintf(label, sizeof label, "%s %s %s%s seed %llu", cd->preset, cd->model, cd->devices,
+             train ? "" : " (control)", (unsigned long long)seed);
+    watch w = {r, label, o, dp_now_s(), dp_now_s()};
+    dp_run_options ro = dp_run_options_default();
+    ro.g = g, ro.ds = ds, ro.max_samples = budget;
+    dp_run_hooks hooks = {&w, NULL, stepped};
+    dp_run_result rr;
+    if (dp_run(dp_agent_method(a), &ro, &hooks, &rr, &err)) {
+        fprintf(stderr, "bench_learn: %s: %s\n", label, err.msg);
+    } else {
+        const dp_run_state *s = dp_agent_get_state(a);
+        o->ok = 1;
+        o->best_s = s->best_s, o->best_at = s->best_sample + 1;
+        o->first_s = rr.first_mean_s, o->last_s = rr.last_mean_s, o->wall_s = rr.wall_s;
+    }
+    dp_agent_free(a);
+}
+
+/* Expert, single GPU, the best baseline placer and the lower bound. */
+static int references(const dp_graph *g, const dp_devices *ds, refs *r) {
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    if (!sim || !place) {
+        fprintf(stderr, "bench_learn: %s\n", sim ? "out of memory" : err.msg);
+        free(place), dp_sim_free(sim);
+        return 1;
+    }
+    r->expert_s = r->gpu_s = r->base_s = INFINITY;
+    r->base_name = "none";
+    dp_place_options po = dp_place_options_default();
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        dp_place_report rep;
+        if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &po, place, &rep, &err) || rep.status || !rep.sim.valid)
+            continue;
+        double t = rep.sim.step_time_s;
+        if (m == DP_PLACE_METHOD_EXPERT) r->expert_s = t;
+        if (m == DP_PLACE_METHOD_GPU) r->gpu_s = t;
+        if (t < r->base_s) r->base_s = t, r->base_name = dp_place_method_name((dp_place_method)m);
+    }
+    dp_run_bound lb;
+    dp_run_lower_bound(g, ds, sim, &lb, &err);
+    r->bound_s = fmax(lb.critical_path_s, lb.work_s);
+    free(place);
+    dp_sim_free(sim);
+    return 0;
+}
+
+static void fmt_s(char *buf, size_t n, double t) {
+    if (isnan(t)) snprintf(buf, n, "-");
+    else if (isinf(t)) snprintf(buf, n, "OOM");
+    else snprintf(buf, n, "%.3f", t);
+}
+
+static void fmt_at(char *buf, size_t n, int64_t at) {
+    if (at < 0) snprintf(buf, n, "never");
+    else snprintf(buf, n, "%lld", (long long)at);
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double u = *(const double *)x, v = *(const double *)y;
+    return (u > v) - (u < v);
+}
+
+/* A table row for a cell: the median over seeds of each figure (the
+ * seeds' bests listed when there are several). */
+static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, outcome *o, outcome *ctl, int seeds) {
+    double best[64], first[64], last[64], cbest[64], wall = 0;
+    int n = 0, nc = 0;
+    int64_t be = -1, bb = -1, at = -1;
+    for (int k = 0; k < seeds; k++) {
+        if (!o[k].ok) continue;
+        best[n] = o[k].best_s, first[n] = o[k].first_s, last[n] = o[k].last_s, wall += o[k].wall_s;
+        if (n == 0) be = o[k].beat_expert, bb = o[k].beat_base, at = o[k].best_at;
+        n++;
+        if (ctl[k].ok) cbest[nc++] = ctl[k].best_s;
+    }
+    char p[24], b[24], c[24], e[24], gp[24], bs[24], lb[24], fm[24], lm[24], x1[24], x2[24];
+    fmt_s(p, sizeof p, cd->paper_s);
+    if (!n) {
+        fprintf(f, "| %s | %s %s | %ld | %s | failed |\n", cd->preset, cd->model, cd->devices, budget, p);
+        return;
+    }
+    qsort(best, (size_t)n, sizeof best[0], cmp_double), qsort(first, (size_t)n, sizeof first[0], cmp_double);
+    qsort(last, (size_t)n, sizeof last[0], cmp_double), qsort(cbest, (size_t)nc, sizeof cbest[0], cmp_double);
+    fmt_s(b, sizeof b, best[n / 2]), fmt_s(c, sizeof c, nc ? cbest[nc / 2] : NAN);
+    fmt_s(e, sizeof e, r->expert_s), fmt_s(gp, sizeof gp, r->gpu_s), fmt_s(bs, sizeof bs, r->base_s);
+    fmt_s(lb, sizeof lb, r->bound_s), fmt_s(fm, sizeof fm, first[n / 2]), fmt_s(lm, sizeof lm, last[n / 2]);
+    fmt_at(x1, sizeof x1, be), fmt_at(x2, sizeof x2, bb);
+    fprintf(f, "| %s | %s %s | %ld | %s (%s) | %s @%lld | %s | %s | %s | %s %s | %s | %s -> %s | %s | %s | %.0f |\n",
+            cd->preset, cd->model, cd->devices, budget, p, cd->source, b, (long long)at, c, e, gp, bs, r->base_name,
+            lb, fm, lm, x1, x2, wall / n);
+    if (n > 1) {
+        fprintf(f, "|  | seeds' bests:");
+        for (int k = 0; k < n; k++) fprintf(f, " %.3f", best[k]);
+        fprintf(f, "; controls':");
+        for (int k = 0; k < nc; k++) fprintf(f, " %.3f", cbest[k]);
+        fprintf(f, " | | | | | | | | | | | |\n");
+    }
+    fflush(f);
+}
+
+/* Whether name is in the comma-separated list (NULL: every name). */
+static int listed(const char *list, const char *name) {
+    if (!list) return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    const char *presets = NULL, *models = NULL, *md = NULL;
+    long budget = 0;
+    int quick = 0, seeds = 1, threads = 2, control = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--no-control")) control = 0;
+        else if (!strcmp(argv[i], "--preset") && i + 1 < argc) presets = argv[++i];
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc) models = argv[++i];
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < MAX_SETS) sets[n_sets++] = argv[++i];
+        else {
+            fprintf(stderr, "usage: bench_learn [--quick] [--preset P,...] [--model M,...] [--budget N] [--seeds N] "
+                            "[--threads N] [--no-control] [--set KEY=VALUE]... [--md FILE]\n");
+            return 2;
+        }
+    }
+    if (seeds < 1 || seeds > 64 || threads < 1) return fprintf(stderr, "bench_learn: bad --seeds or --threads\n"), 2;
+    dp_nn_set_threads(threads);
+    FILE *out = md ? fopen(md, "w") : stdout;
+    if (!out) return fprintf(stderr, "bench_learn: cannot write %s\n", md), 1;
+    fprintf(out, "bench_learn: simulator without noise, %d threads, %d seed%s%s", threads, seeds, seeds > 1 ? "s" : "",
+            quick ? ", quick subset" : "");
+    for (int k = 0; k < n_sets; k++) fprintf(out, "%s--set %s", k ? " " : ", ", sets[k]);
+    fprintf(out, "\n\n| preset | graph | budget | paper (source) | best @placement | control | expert | 1 GPU | "
+                 "best baseline | bound | mean: first -> last tenth | beat expert | beat baseline | wall s |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fflush(out);
+    for (int ci = 0; ci < N_CELLS; ci++) {
+        const cell_def *cd = &cells[ci];
+        if ((quick && !cd->quick) || !listed(presets, cd->preset) || !listed(models, cd->model)) continue;
+        long b = budget > 0 ? budget : quick ? cd->quick : cd->budget;
+        dp_error err;
+        dp_graph *g = dp_zoo_build(cd->model, 0, &err);
+        dp_devices *ds = g ? dp_devices_preset(cd->devices, &err) : NULL;
+        refs r;
+        if (!ds || references(g, ds, &r)) {
+            if (!ds) fprintf(stderr, "bench_learn: %s\n", err.msg);
+            dp_graph_free(g);
+            continue;
+        }
+        outcome o[64], ctl[64];
+        for (int k = 0; k < seeds; k++) {
+            run_one(g, ds, cd, b, (uint64_t)k + 1, 1, threads, &r, &o[k]);
+            if (control) run_one(g, ds, cd, b, (uint64_t)k + 1, 0, threads, &r, &ctl[k]);
+            else ctl[k].ok = 0;
+        }
+        print_row(out, cd, b, &r, o, ctl, seeds);
+        dp_devices_free(ds);
+        dp_graph_free(g);
+    }
+    if (md) fclose(out);
+    return 0;
+}
