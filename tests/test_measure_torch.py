@@ -203,7 +203,7 @@ def test_oom():
           f"1 PiB scratch tensor: want exit 0 and an oom line, got {rc}: {out!r} {err!r}")
 
 
-def test_optimize(g):
+def test_optimize():
     """dplace optimize --measure with the script: every sample is measured."""
     calls = os.path.join(TMP, "calls.txt")
     log = os.path.join(TMP, "log.csv")
@@ -223,8 +223,8 @@ def test_optimize(g):
     check(n_calls >= 1, "the measuring command ran")
     bad = [row for row in rows if row["valid"] != "1" or not float(row["step_time_s"]) > 0]
     check(not bad, f"failed samples: {bad}")
-    print(f"ok test_optimize (4 samples, {n_calls} measured, step times "
-          f"{', '.join(row['step_time_s'] for row in rows)} s)")
+    print(f"dplace optimize --measure: 4 samples, {n_calls} measured, step times "
+          f"{', '.join(row['step_time_s'] for row in rows)} s")
 
 
 def main():
@@ -233,14 +233,12 @@ def main():
     t0 = time.time()
     torch.set_num_threads(1)
     g, place = test_two_devices()
-    print("ok test_two_devices")
-    test_encoder_layers()
-    print("ok test_encoder_layers")
-    test_errors(g, place)
-    print("ok test_errors")
-    test_oom()
-    print("ok test_oom")
-    test_optimize(g)
+    print(f"ok test_two_devices ({time.time() - t0:.1f} s)")
+    for name, test in (("test_encoder_layers", test_encoder_layers), ("test_errors", lambda: test_errors(g, place)),
+                       ("test_oom", test_oom), ("test_optimize", test_optimize)):
+        t = time.time()
+        test()
+        print(f"ok {name} ({time.time() - t:.1f} s)")
     print(f"test_measure_torch: {passed} checks passed in {time.time() - t0:.1f} s")
 
 
