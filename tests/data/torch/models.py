@@ -46,3 +46,32 @@ def data_dependent():
 
 def not_a_module():
     return 42
+
+
+def bad_tokens():
+    """An embedding of 10 tokens: token ids of 10 and over (--input-high past
+    10) make the real step fail (IndexError), while tracing on fake tensors,
+    which never look at values, succeeds."""
+    return nn.Sequential(nn.Embedding(10, 8), nn.Flatten(), nn.Linear(4 * 8, 2))
+
+
+def raises():
+    raise RuntimeError("no weights at /nonexistent")
+
+
+class Huge(nn.Module):
+    """Asks for a 1 PiB scratch tensor (torch.empty: never touched, and past
+    any machine's address space), so the real step runs out of memory at
+    once, while tracing on fake tensors allocates nothing and succeeds."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        scratch = x.new_empty((1 << 48,))
+        return self.fc(x) + scratch[:1]
+
+
+def huge():
+    return Huge()
