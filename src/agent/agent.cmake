@@ -1,19 +1,16 @@
 # Learned placers (issue 9): the agent framework (features, groupers, placer,
 # algorithm, evaluators), the external measuring command and the SVG training
-# curve, and the `dplace optimize` command.
-find_package(Threads REQUIRED)
-target_sources(dplace PRIVATE
-  ${PROJECT_SOURCE_DIR}/src/agent/measure.c
-  ${PROJECT_SOURCE_DIR}/src/agent/plot.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_config.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_features.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_eval.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_ckpt.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_policy.c
-  ${PROJECT_SOURCE_DIR}/src/agent/agent_mars.c
-)
-target_link_libraries(dplace PUBLIC Threads::Threads)
-target_sources(dplace_cli PRIVATE
-  ${PROJECT_SOURCE_DIR}/src/cli/cmd_optimize.c
-)
+# curve (`dplace optimize` is the CLI's).
+dp_add_layer(agent
+  SOURCES
+    src/agent/measure.c
+    src/agent/plot.c
+    src/agent/agent.c
+    src/agent/agent_config.c
+    src/agent/agent_features.c
+    src/agent/agent_eval.c
+    src/agent/agent_ckpt.c
+    src/agent/agent_policy.c
+    src/agent/agent_mars.c
+  BELOW place nn sim graph common
+  LIBS Threads::Threads)
