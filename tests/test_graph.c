@@ -318,7 +318,8 @@ static void test_forward_scope(void) {
     CHECK(strcmp(dp_graph_forward_scope(""), "") == 0);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_bad_graphs);
     TEST_RUN(test_long_names);
     TEST_RUN(test_bad_files);
@@ -328,6 +329,5 @@ int main(void) {
     TEST_RUN(test_devcon_parse);
     TEST_RUN(test_topo_depth_first);
     TEST_RUN(test_forward_scope);
-    printf("test_graph: all passed\n");
-    return 0;
+    return test_end();
 }
