@@ -49,6 +49,7 @@ static int run(const char *agent, const char *model, const char *devices, const 
     double prior = INFINITY, best_base = INFINITY;
     const char *best_name = "none";
     dp_place_options po = dp_place_options_default();
+    po.expert = dp_zoo_expert_placement;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         dp_place_report rep;
         if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &po, place, &rep, &err)) {

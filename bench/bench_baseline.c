@@ -100,6 +100,7 @@ int main(int argc, char **argv) {
     }
     static cell table[N_MODELS][DP_PLACE_METHOD_COUNT];
     dp_place_options opt = dp_place_options_default();
+    opt.expert = dp_zoo_expert_placement;
     opt.seed = (uint64_t)seed;
     opt.group = group;
     opt.n_groups = (int32_t)n_groups;

@@ -181,6 +181,7 @@ static double baseline_time(const dp_graph *g, const dp_devices *ds, dp_place_me
     int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
     double t = NAN;
     dp_place_options po = dp_place_options_default();
+    po.expert = dp_zoo_expert_placement;
     dp_place_report rep;
     if (sim && place && !dp_place_evaluate(sim, g, ds, m, &po, place, &rep, &err))
         t = rep.status || !rep.sim.valid ? INFINITY : rep.sim.step_time_s;

@@ -82,17 +82,6 @@ static dp_graph *heavy_chain(void) {
     return g;
 }
 
-static double simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p, int *valid) {
-    dp_error err;
-    dp_sim *sim = dp_sim_init(g, ds, &err);
-    CHECK(sim);
-    dp_sim_result r;
-    CHECK(dp_sim_run(sim, p, NULL, &r, &err) == DP_STATUS_OK);
-    dp_sim_free(sim);
-    if (valid) *valid = r.valid;
-    return r.step_time_s;
-}
-
 /* A preset shrunk for tests: small networks, the preset's algorithm. */
 static dp_agent_config small(const char *preset) {
     dp_agent_config c;
@@ -115,9 +104,9 @@ static double train(const dp_graph *g, const dp_devices *ds, const dp_agent_conf
     const dp_run_state *s = dp_agent_get_state(a);
     double best = s->best_s;
     if (s->best_placement) {
-        int valid;
-        CHECK_NEAR(simulate(g, ds, s->best_placement, &valid), best, 1e-12); /* the placement is the one timed */
-        CHECK(valid);
+        dp_sim_result r = fixture_simulate(g, ds, s->best_placement);
+        CHECK_NEAR(r.step_time_s, best, 1e-12); /* the placement is the one timed */
+        CHECK(r.valid);
     }
     dp_agent_free(a);
     return best;
@@ -131,15 +120,15 @@ static void test_presets_find_known_best(void) {
     dp_graph *chains = two_chains(0), *fat = two_chains(5 * GIB), *chain = heavy_chain();
     int32_t split[18], one[18];
     for (int i = 0; i < 18; i++) split[i] = i >= 9 && i < 17 ? G1 : G0, one[i] = G0;
-    int valid;
-    double t_split = simulate(chains, big, split, &valid);
-    CHECK(valid);
+    dp_sim_result r = fixture_simulate(chains, big, split);
+    CHECK(r.valid);
+    double t_split = r.step_time_s;
     CHECK(t_split < 4.1);
-    simulate(fat, tight, one, &valid);
-    CHECK(!valid); /* 10 GiB of parameters do not fit one 8 GiB GPU */
-    double t_fat = simulate(fat, tight, split, &valid);
-    CHECK(valid);
-    double t_chain = simulate(chain, big, one, &valid);
+    CHECK(!fixture_simulate(fat, tight, one).valid); /* 10 GiB of parameters do not fit one 8 GiB GPU */
+    r = fixture_simulate(fat, tight, split);
+    CHECK(r.valid);
+    double t_fat = r.step_time_s;
+    double t_chain = fixture_simulate(chain, big, one).step_time_s;
     CHECK_NEAR(t_chain, 8.0, 1e-9);
     const char *presets[] = {"hp", "colocrl", "eagle", "eagle-ppo-ce", "post"};
     for (int p = 0; p < 5; p++) {
@@ -673,7 +662,8 @@ static void test_config(void) {
     dp_devices_free(ds);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_config);
     TEST_RUN(test_ppo_surrogate);
     TEST_RUN(test_ppo_gradient_fd);
@@ -684,5 +674,5 @@ int main(void) {
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_presets_find_known_best);
-    return 0;
+    return test_end();
 }

@@ -594,7 +594,8 @@ static void test_config(void) {
     dp_devices_free(ds);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_config);
     TEST_RUN(test_policy_gradient_fd);
     TEST_RUN(test_pretraining);
@@ -602,5 +603,5 @@ int main(void) {
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_cancel_mid_update);
     TEST_RUN(test_ppo_finds_known_best);
-    return 0;
+    return test_end();
 }

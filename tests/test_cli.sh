@@ -1,11 +1,12 @@
 #!/bin/sh
 # CLI behaviour as a user sees it: exit codes, one-line errors naming the
 # file and item, no partial output files, --json fields, --help for every flag.
-# usage: test_cli.sh PATH_TO_DPLACE   (run from tests/)
+# usage: test_cli.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
 . "$(dirname "$0")/cli_lib.sh"
 
+test_help() {
 expect 0 "simulate" -- "$D" --help
 expect 0 "--placement" -- "$D" simulate --help
 for flag in --graph --model --devices --placement --json --trace --steps --warmup --noise --seed; do
@@ -14,23 +15,29 @@ done
 expect 2 "unknown command" -- "$D" frobnicate
 expect 2 "unknown option" -- "$D" simulate --bogus
 expect 2 "--devices SPEC is required" -- "$D" simulate --graph data/tiny.json --placement gpu
+}
 
 # a good run, human and JSON
+test_good_run() {
 expect 0 "step time" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu:1
 expect 0 '"step_time_s"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json
 for key in '"valid": true' '"reason"' '"busy_s"' '"peak_bytes"' '"memory_bytes"' '"name": "gpu:0"'; do
   grep -q -- "$key" "$T/out" || bad "--json output lacks $key"
 done
+}
 
 # trace written, atomically and only on success
+test_trace() {
 expect 0 "timeline" -- "$D" simulate --model synthetic-2000 --devices k40x4 --placement gpu:0 --trace "$T/tl.json"
 [ -s "$T/tl.json" ] && grep -q traceEvents "$T/tl.json" && ok || bad "trace file missing"
 expect 2 "" -- "$D" simulate --graph data/empty.json --devices k40x2 --placement gpu --trace "$T/none.json"
 [ -e "$T/none.json" ] && bad "trace written after an error" || ok
 expect 2 "cannot write" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --trace "$T/no/dir/t.json"
 ls "$T" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
+}
 
 # bad input: exit 2, one line naming the file and the problem
+test_bad_input() {
 expect 2 "data/empty.json: file is empty" -- "$D" simulate --graph data/empty.json --devices k40x2 --placement gpu
 [ "$(wc -l < "$T/err")" = 1 ] && ok || bad "error is not one line"
 expect 2 "data/truncated.json:3:" -- "$D" simulate --graph data/truncated.json --devices k40x2 --placement gpu
@@ -40,8 +47,10 @@ expect 2 'placement "gpu:5"' -- "$D" simulate --graph data/tiny.json --devices k
 expect 2 "unknown model" -- "$D" simulate --model nope --devices k40x2 --placement gpu
 expect 2 "not both" -- "$D" simulate --model synthetic-500 --graph data/tiny.json --devices k40x2 --placement gpu
 expect 2 "must be less than --steps" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --steps 2 --warmup 2
+}
 
 # op types the cost model does not know: one line on stderr per graph, the JSON lists them; none for a known graph
+test_unknown_op_types() {
 printf '{"format":"dplace-graph","version":1,"ops":[{"name":"a","type":"Frobnicate","outputs":[{"bytes":8}]},
  {"name":"b","type":"Frobnicate","inputs":[0],"outputs":[{"bytes":8}]},{"name":"c","type":"convolution","inputs":[1]},
  {"name":"d","type":"Twiddle","cost":{"gpu":0.001}}]}' > "$T/unknown.json"
@@ -51,8 +60,10 @@ expect 0 '"type": "Frobnicate"' -- "$D" simulate --graph "$T/unknown.json" --dev
 expect 0 'does not know' -- "$D" baseline --graph "$T/unknown.json" --devices k40x2 --methods gpu
 "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json >"$T/out" 2>"$T/err"
 [ ! -s "$T/err" ] && grep -q '"unknown_op_types": \[\]' "$T/out" && ok || bad "tiny.json: unexpected unknown op types"
+}
 
 # placement files: good, wrong length, unknown device
+test_placement_files() {
 printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[0,1,1,1,1]}' > "$T/p.json"
 expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
 printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[1,1,1,1,1]}' > "$T/p.json"
@@ -61,22 +72,28 @@ printf '{"format":"dplace-placement","version":1,"devices":["cpu:0"],"placement"
 expect 2 "placement has 2 entries but graph \"tiny\" has 5 ops" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
 printf '{"format":"dplace-placement","version":1,"devices":["gpu:9"],"placement":[0,0,0,0,0]}' > "$T/p.json"
 expect 2 'devices\[0\] "gpu:9" is not in device set' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+}
 
 # devices: show, export, re-read
+test_devices() {
 expect 0 "p100x4" -- "$D" devices
 expect 0 "K40" -- "$D" devices k40x4
 expect 0 "wrote" -- "$D" devices p100x4 -o "$T/p100.json"
 expect 0 "P100" -- "$D" devices "$T/p100.json"
 expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices "$T/p100.json" --placement gpu:3
 expect 2 'unknown device set "k40x99"' -- "$D" devices k40x99
+}
 
 # noise protocol is deterministic for a seed
+test_noise_seed() {
 "$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/a" 2>&1
 "$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/b" 2>&1
 grep step_time_s "$T/a" > "$T/a1"; grep step_time_s "$T/b" > "$T/b1"
 cmp -s "$T/a1" "$T/b1" && ok || bad "same seed gave different step times"
+}
 
 # the model zoo
+test_zoo() {
 expect 0 "nmt4" -- "$D" zoo list
 for m in inception_v3 resnet152 rnnlm nmt2 nmt8 gnmt4 bert_base; do
   grep -q "^$m " "$T/out" || bad "zoo list lacks $m"
@@ -91,5 +108,15 @@ expect 2 "no human-expert placement" -- "$D" simulate --model bert_base --device
 expect 2 "--batch applies to --model only" -- "$D" simulate --graph data/tiny.json --batch 4 --devices k40x2 --placement gpu
 expect 0 "OOM" -- "$D" simulate --model nmt2 --devices k40x2 --placement gpu
 expect 0 "valid" -- "$D" simulate --model nmt2 --devices k40x2 --placement expert
+}
 
+test_run test_help
+test_run test_good_run
+test_run test_trace
+test_run test_bad_input
+test_run test_unknown_op_types
+test_run test_placement_files
+test_run test_devices
+test_run test_noise_seed
+test_run test_zoo
 finish test_cli

@@ -2,22 +2,24 @@
 # `dplace import` as a user sees it: an MSR graph and an expert split imported
 # and simulated, exit codes, one-line errors naming the file and item, and no
 # output file after an error.
-# usage: test_cli_import.sh PATH_TO_DPLACE   (run from tests/; DPLACE_SHARED
+# usage: test_cli_import.sh PATH_TO_DPLACE [CASE]   (run from tests/; DPLACE_SHARED
 # names the shared folder holding datasets/msr-dnn-partitioning)
 set -u
 D="$1"
 S="${DPLACE_SHARED:-../../shared}/datasets/msr-dnn-partitioning"
 . "$(dirname "$0")/cli_lib.sh"
 
-[ -d "$S" ] || { echo "test_cli_import: no dataset at $S (set DPLACE_SHARED)" >&2; exit 1; }
 G="$S/throughput-inputs/LayerGraphs/bert24_training.json"
 
+test_help() {
 expect 0 "import" -- "$D" --help
 for flag in --from -o --graph --devices-out --time-unit --bandwidth --edge-bytes --name; do
   expect 0 "$flag" -- "$D" import --help
 done
+}
 
 # graph + devices, then simulated on one GPU: the sum of the accelerator latencies (217.8 ms)
+test_import_and_simulate() {
 expect 0 "64 nodes (32 backward, 0 CPU-only), 110 edges" -- "$D" import --from msr "$G" -o "$T/g.json" --devices-out "$T/d.json"
 grep -q '"format": "dplace-graph"' "$T/g.json" && ok || bad "graph file missing"
 grep -q '"format": "dplace-devices"' "$T/d.json" && ok || bad "devices file missing"
@@ -30,8 +32,10 @@ expect 0 "valid" -- "$D" simulate --graph "$T/g.json" --devices "$T/d.json" --pl
 # options
 expect 0 "times in us" -- "$D" import --from msr "$G" -o "$T/g2.json" --time-unit us --edge-bytes cost --bandwidth 1e9 --name b24
 grep -q '"name": "b24"' "$T/g2.json" && ok || bad "--name not applied"
+}
 
 # usage errors: exit 2
+test_usage_errors() {
 expect 2 "--from FORMAT is required" -- "$D" import "$G" -o "$T/x.json"
 expect 2 'unknown --from format "onnx"' -- "$D" import --from onnx "$G" -o "$T/x.json"
 expect 2 "-o FILE is required" -- "$D" import --from msr "$G"
@@ -40,8 +44,10 @@ expect 2 "--time-unit must be ms, us or s" -- "$D" import --from msr "$G" -o "$T
 expect 2 "--edge-bytes must be size or cost" -- "$D" import --from msr "$G" -o "$T/x.json" --edge-bytes fast
 expect 2 'unknown option "--bogus"' -- "$D" import --from msr "$G" -o "$T/x.json" --bogus
 absent "$T/x.json"
+}
 
 # bad input: exit 2, one line naming the file and the item, nothing written
+test_bad_input() {
 printf '{"maxSizePerFPGA": 1e9, "maxFPGAs": 1, "maxCPUs": 1, "nodes": [{"id": 1, "supportedOnFpga": 1, "cpuLatency": -2, "fpgaLatency": 1, "isBackwardNode": 0}], "edges": []}' > "$T/bad.json"
 expect 2 "$T/bad.json: nodes\[0\] (id 1): field \"cpuLatency\" must be >= 0, got -2" -- \
   "$D" import --from msr "$T/bad.json" -o "$T/x.json" --devices-out "$T/xd.json"
@@ -51,7 +57,7 @@ printf '{"maxSizePerFPGA": 1e9, "maxFPGAs": 1, "maxCPUs": 1, "nodes": [{"id": 1,
 expect 2 "edges\[0\]: destId 4 is not the id of any node" -- "$D" import --from msr "$T/bad.json" -o "$T/x.json"
 absent "$T/x.json"
 expect 2 "no-such.json: cannot open" -- "$D" import --from msr no-such.json -o "$T/x.json"
-expect 2 "this is a \"dplace-graph\" file" -- "$D" import --from msr-placement "$S/human-experts/bert24_inference_expert.json" --graph "$T/g.json" -o "$T/x.json"
+expect 2 "this is a \"dplace-graph\" file" -- "$D" import --from msr-placement "$S/human-experts/bert24_inference_expert.json" --graph data/tiny.json -o "$T/x.json"
 # a split for another graph
 expect 2 "the split does not belong to this graph" -- \
   "$D" import --from msr-placement "$S/human-experts/gnmt_training_expert.json" --graph "$G" -o "$T/x.json"
@@ -60,5 +66,10 @@ expect 2 "maxFPGAs 5: the split needs more accelerators" -- \
 absent "$T/x.json"
 expect 2 "cannot write\|cannot open\|No such file" -- "$D" import --from msr "$G" -o "$T/no/dir/g.json"
 ls "$T" | grep -q '\.tmp' && bad "temporary file left behind" || ok
+}
 
+test_run test_help
+test_run_datasets test_import_and_simulate msr-dnn-partitioning
+test_run_datasets test_usage_errors msr-dnn-partitioning
+test_run_datasets test_bad_input msr-dnn-partitioning
 finish test_cli_import

@@ -4,7 +4,7 @@
 # interrupted, SIGINT and SIGKILL leave a usable checkpoint and placement,
 # --measure with commands that fail, hang or print garbage, and one-line
 # errors for bad input. Small networks keep it fast.
-# usage: test_cli_optimize.sh PATH_TO_DPLACE   (run from tests/)
+# usage: test_cli_optimize.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
 . "$(dirname "$0")/cli_lib.sh"
@@ -12,15 +12,18 @@ M="$(cd "$(dirname "$0")" && pwd)/data/measure"
 SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16 --set type-dim=4 --groups 8"
 G="--model synthetic-600 --devices k40x2"
 
+test_help() {
 expect 0 "optimize" -- "$D" --help
 for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --init --measure --plot --log --trace \
   hp colocrl eagle eagle-ppo-ce post gcn ppo-ce --mean mars mars-nopretrain seq2seq-seg; do
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "lr=0.01" -- "$D" optimize --set help
+}
 
 # a run with every output
 # shellcheck disable=SC2086
+test_outputs() {
 expect 0 "best baseline" -- "$D" optimize $G $SMALL --updates 6 --seed 3 -o "$T/best.json" --log "$T/log.csv" \
   --plot "$T/curve.svg" --trace "$T/trace.json" --checkpoint "$T/ck" --quiet
 grep -q 'policy: mean sampled step time .* over the first tenth of the updates' "$T/out" && ok || bad "no learning summary"
@@ -37,9 +40,11 @@ expect 0 "step time" -- "$D" simulate $G --placement "$T/best.json"
 # shellcheck disable=SC2086
 expect 0 '"best_step_time_s"' -- "$D" optimize $G $SMALL --updates 2 --json --baselines gpu,m-etf
 grep -q '"single_gpu_s"' "$T/out" && ok || bad "--json lacks single_gpu_s"
+}
 
 # the same seed, the same run; checkpoint + resume = the run in one go
 # shellcheck disable=SC2086
+test_resume() {
 "$D" optimize $G $SMALL --agent colocrl --updates 8 --seed 5 --log "$T/a.csv" -o "$T/a.json" --quiet >/dev/null 2>&1
 # shellcheck disable=SC2086
 "$D" optimize $G $SMALL --agent colocrl --updates 3 --seed 5 --log "$T/b.csv" -o "$T/b.json" --checkpoint "$T/b.ck" \
@@ -56,10 +61,12 @@ cmp -s "$T/a.ucut" "$T/b.ucut" && ok || bad "resumed updates log differs from th
 # shellcheck disable=SC2086
 expect 2 "seed=" -- "$D" optimize $G $SMALL --agent colocrl --updates 9 --seed 6 --resume "$T/b.ck" --quiet
 # shellcheck disable=SC2086
-expect 2 "not a dplace agent checkpoint" -- "$D" optimize $G $SMALL --resume "$T/best.json" --quiet
+expect 2 "not a dplace agent checkpoint" -- "$D" optimize $G $SMALL --resume "$T/a.json" --quiet
+}
 
 # the PPO presets too (the elites and cross-entropy updates are in the checkpoint),
 # with every output
+test_resume_ppo() {
 for agent in eagle-ppo-ce post; do
   # shellcheck disable=SC2086
   "$D" optimize $G $SMALL --agent $agent --set ce-every=20 --updates 7 --seed 5 --log "$T/pa.csv" -o "$T/pa.json" \
@@ -79,9 +86,11 @@ done
 # a refused combination names the setting
 # shellcheck disable=SC2086
 expect 2 "link" -- "$D" optimize $G --agent eagle --grouper metis --updates 1
+}
 
 # SIGINT: stops after the update in flight, checkpoint written, exit 130
 # shellcheck disable=SC2086
+test_sigint() {
 "$D" optimize $G $SMALL --updates 100000 --checkpoint "$T/int.ck" -o "$T/int.json" --quiet >/dev/null 2>"$T/int.err" &
 pid=$!
 sleep 2
@@ -91,9 +100,11 @@ wait $pid
 grep -q "resume with --resume" "$T/int.err" && ok || bad "SIGINT message"
 # shellcheck disable=SC2086
 expect 0 "" -- "$D" optimize $G $SMALL --updates 1 --checkpoint "$T/int.ck" --resume "$T/int.ck" --quiet
+}
 
 # SIGKILL: the last checkpoint and best placement stay whole
 # shellcheck disable=SC2086
+test_sigkill() {
 "$D" optimize $G $SMALL --updates 100000 --checkpoint "$T/kill.ck" --checkpoint-every 1 -o "$T/kill.json" --quiet \
   >/dev/null 2>&1 &
 pid=$!
@@ -103,10 +114,12 @@ wait $pid 2>/dev/null
 expect 0 "step time" -- "$D" simulate $G --placement "$T/kill.json"
 # shellcheck disable=SC2086
 expect 0 "" -- "$D" optimize $G $SMALL --updates 1 --checkpoint "$T/kill.ck" --resume "$T/kill.ck" --quiet
+}
 
 # --measure: good, failing, hanging and garbage commands; failed samples are
 # logged with their reason, the run goes on
 # shellcheck disable=SC2086
+test_measure() {
 expect 0 "learned" -- "$D" optimize $G $SMALL --updates 2 --measure "$M/good.sh \"\$1\"" --log "$T/m.csv" --baselines none
 grep -q ',0.125,1,' "$T/m.csv" && ok || bad "measured time not in the log"
 for cmd in fail.sh garbage.sh hang.sh; do
@@ -115,10 +128,12 @@ for cmd in fail.sh garbage.sh hang.sh; do
     --log "$T/m.csv" --baselines none
   grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd: failure reason not logged"
 done
+}
 
 # Mars (encoder=gcn): pre-training then training with a checkpoint; its
 # networks start a run on another graph (--init); a file of other networks
 # or --init with --resume is refused
+test_mars() {
 MARS="--agent mars --set gcn-hidden=8 --set hidden=8 --set attn-dim=8 --set dev-emb=4 --set seg-len=64 --set pretrain-iters=4"
 # shellcheck disable=SC2086
 expect 0 "pre-trained 4 Deep Graph Infomax iterations" -- "$D" optimize $G $MARS --updates 1 --checkpoint "$T/mars.ck" \
@@ -134,9 +149,11 @@ expect 2 "give one of them" -- "$D" optimize $G $MARS --updates 1 --init "$T/mar
 expect 2 "multiple of txl-heads" -- "$D" optimize $G --agent mars-trfxl --set txl-heads=3
 expect 2 "attention" -- "$D" optimize --model synthetic-12000 --devices k40x2 --agent mars-seq2seq --set gcn-hidden=8 \
   --set hidden=8 --set attn-dim=8 --set dev-emb=4 --baselines none
+}
 
 # bad input: one line, exit 2, nothing written
 # shellcheck disable=SC2086
+test_bad_input() {
 expect 2 'unknown agent "nope"' -- "$D" optimize $G --agent nope -o "$T/no.json"
 absent "$T/no.json"
 expect 2 "grouper" -- "$D" optimize $G --grouper bogus
@@ -147,4 +164,15 @@ expect 2 "--devices" -- "$D" optimize --model synthetic-600
 expect 2 "one of --updates and --samples" -- "$D" optimize $G --updates 3 --samples 4
 expect 2 "at most 4096" -- "$D" optimize --model synthetic-6000 --devices k40x2 --grouper none -o "$T/no.json"
 absent "$T/no.json"
+}
+
+test_run test_help
+test_run test_outputs
+test_run test_resume
+test_run test_resume_ppo
+test_run test_sigint
+test_run test_sigkill
+test_run test_measure
+test_run test_mars
+test_run test_bad_input
 finish test_cli_optimize

@@ -2,11 +2,12 @@
 # dplace baseline and dplace group as a user sees them: the table, JSON,
 # placement and group files (written atomically, usable by simulate), exit
 # codes and one-line errors.
-# usage: test_cli_place.sh PATH_TO_DPLACE   (run from tests/)
+# usage: test_cli_place.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
 . "$(dirname "$0")/cli_lib.sh"
 
+test_help() {
 expect 0 "baseline" -- "$D" --help
 expect 0 "group" -- "$D" --help
 for flag in --graph --model --devices --methods --json --out-dir --seed --memory-fraction --group --groups --sct-threshold --forward-only m-etf m-topo m-sct mincut; do
@@ -15,8 +16,10 @@ done
 for flag in --graph --model --method --groups --devices --json --seed -o colocation fluid; do
   expect 0 "$flag" -- "$D" group --help
 done
+}
 
 # baseline: every method has a row; the expert says why it cannot apply
+test_baseline_rows() {
 expect 0 "step time" -- "$D" baseline --model synthetic-2000 --devices k40x2
 for m in cpu gpu expert scotch mincut metis m-topo m-etf m-sct; do
   grep -q "^$m " "$T/out" || bad "baseline table lacks a row for $m"
@@ -27,9 +30,11 @@ for key in '"step_time_s"' '"valid"' '"oom_device"' '"transfer_bytes"' '"place_s
   grep -q -- "$key" "$T/out" || bad "baseline --json lacks $key"
 done
 grep -q '"method": "cpu"' "$T/out" && bad "--methods not honoured" || ok
+}
 
 # the grouping step: TensorFlow's groups (none) by default for every placer,
 # --group overrides (colocation: Baechi's co-placement)
+test_grouping_step() {
 expect 0 "m-etf    none" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-topo,m-etf,m-sct,metis
 for m in m-topo m-sct metis; do
   grep -q "^$m *none" "$T/out" && ok || bad "$m does not run on TensorFlow's groups by default"
@@ -43,12 +48,17 @@ expect 0 '"units": "none"' -- "$D" baseline --model synthetic-500 --devices k40x
 expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json --group colocation
 expect 2 "--group: unknown method" -- "$D" baseline --model synthetic-500 --devices k40x2 --group kmeans
 expect 2 "--sct-threshold" -- "$D" baseline --model synthetic-500 --devices k40x2 --sct-threshold 0
+}
+
 # the forward-only placement on a training graph: both settings run
+test_forward_only() {
 expect 0 "m-sct    none" -- "$D" baseline --model rnnlm --devices k40x2 --methods m-etf,m-sct --forward-only yes
 expect 0 "m-etf    none" -- "$D" baseline --model rnnlm --devices k40x2 --methods m-etf --forward-only no
 expect 2 "--forward-only must be yes or no" -- "$D" baseline --model synthetic-500 --devices k40x2 --forward-only maybe
+}
 
 # --out-dir: one placement file per applied method, accepted by simulate
+test_out_dir() {
 expect 0 "placements written" -- "$D" baseline --model synthetic-2000 --devices k40x2 --out-dir "$T/pl"
 for m in cpu gpu scotch mincut metis m-topo m-etf; do
   [ -s "$T/pl/$m.json" ] && ok || bad "no placement file for $m"
@@ -56,25 +66,33 @@ done
 [ -e "$T/pl/expert.json" ] && bad "placement file for a method that did not apply" || ok
 ls "$T/pl" | grep -q '\.tmp' && bad "temporary file left in --out-dir" || ok
 expect 0 "valid" -- "$D" simulate --model synthetic-2000 --devices k40x2 --placement "$T/pl/m-etf.json"
+}
 
 # same seed, same files
+test_same_seed() {
 expect 0 "" -- "$D" baseline --model synthetic-2000 --devices k40x2 --methods scotch,metis --seed 3 --out-dir "$T/a"
 expect 0 "" -- "$D" baseline --model synthetic-2000 --devices k40x2 --methods scotch,metis --seed 3 --out-dir "$T/b"
 cmp -s "$T/a/scotch.json" "$T/b/scotch.json" && cmp -s "$T/a/metis.json" "$T/b/metis.json" && ok || bad "same seed, different placements"
+}
 
 # a set without GPUs: the GPU methods say why
+test_no_gpus() {
 printf '{"format":"dplace-devices","version":1,"devices":[{"name":"cpu:0","kind":"cpu","peak_flops":1e12,"memory_bandwidth":1e11,"memory_bytes":1e12}]}' > "$T/cpu.json"
 expect 0 "cannot apply: device set" -- "$D" baseline --model synthetic-500 --devices "$T/cpu.json" --methods gpu,mincut,metis,cpu
+}
 
 # baseline usage errors
+test_baseline_usage() {
 expect 2 "unknown method \"nope\"" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods gpu,nope
 expect 2 "--devices SPEC is required" -- "$D" baseline --model synthetic-500
 expect 2 "--memory-fraction" -- "$D" baseline --model synthetic-500 --devices k40x2 --memory-fraction 1.5
 expect 2 "unknown option" -- "$D" baseline --bogus
 expect 2 "unknown model" -- "$D" baseline --model nope --devices k40x2
 expect 2 "cannot create the directory" -- "$D" baseline --model synthetic-500 --devices k40x2 --out-dir "$T/no/such/dir"
+}
 
 # group: figures, JSON, the file
+test_group() {
 for m in metis scotch fluid random; do
   expect 0 "groups     8;" -- "$D" group --model synthetic-2000 --method $m --groups 8
 done
@@ -95,11 +113,24 @@ expect 2 "unknown method" -- "$D" group --model synthetic-500 --method kmeans --
 expect 2 "--method NAME is required" -- "$D" group --model synthetic-500 --groups 2
 expect 2 "--groups must be" -- "$D" group --model synthetic-500 --method random --groups 0
 expect 2 "cannot write" -- "$D" group --model synthetic-500 --method random --groups 2 -o "$T/no/dir/g.json"
+}
 
 # --batch is shared by every command that builds a zoo model
+test_batch() {
 expect 0 "rnnlm" -- "$D" baseline --model rnnlm --batch 16 --devices k40x2 --methods gpu,expert
 expect 2 "--batch applies to --model only" -- "$D" baseline --graph data/tiny.json --batch 4 --devices k40x2
 expect 2 "--batch must be in 1..65536" -- "$D" group --model rnnlm --batch 0 --method random --groups 4
 expect 0 "groups" -- "$D" group --model rnnlm --batch 16 --method random --groups 4
+}
 
+test_run test_help
+test_run test_baseline_rows
+test_run test_grouping_step
+test_run test_forward_only
+test_run test_out_dir
+test_run test_same_seed
+test_run test_no_gpus
+test_run test_baseline_usage
+test_run test_group
+test_run test_batch
 finish test_cli_place

@@ -185,13 +185,13 @@ static void test_atomic_stale(void) {
     remove(path);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_rng_expected);
     TEST_RUN(test_rng);
     TEST_RUN(test_error);
     TEST_RUN(test_strtab);
     TEST_RUN(test_atomic);
     TEST_RUN(test_atomic_stale);
-    printf("test_common: all passed\n");
-    return 0;
+    return test_end();
 }

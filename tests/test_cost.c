@@ -190,11 +190,11 @@ static void test_winograd(void) {
     dp_graph_free(g);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_cost_model);
     TEST_RUN(test_type_tables);
     TEST_RUN(test_unknown_types);
     TEST_RUN(test_winograd);
-    printf("test_cost: all passed\n");
-    return 0;
+    return test_end();
 }

@@ -149,10 +149,10 @@ static void test_roundtrip(void) {
     dp_devices_free(b);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_bad_device_files);
     TEST_RUN(test_presets);
     TEST_RUN(test_roundtrip);
-    printf("test_devices: all passed\n");
-    return 0;
+    return test_end();
 }

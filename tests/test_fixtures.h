@@ -1,6 +1,6 @@
-/* Fixtures shared by the tests of the placers, groupers and agents: a small
- * device set and sealing a hand-built graph. Every failure ends the test
- * (test_util.h). */
+/* Helpers shared by the tests: a small device set, sealing a hand-built
+ * graph, simulating a placement, and judging a gradient check. Every failure
+ * ends the test (test_util.h). */
 #ifndef DPLACE_TEST_FIXTURES_H
 #define DPLACE_TEST_FIXTURES_H
 
@@ -8,6 +8,8 @@
 
 #include "dplace/devices.h"
 #include "dplace/graph.h"
+#include "dplace/nn_check.h"
+#include "dplace/sim.h"
 #include "test_util.h"
 
 /* cpu:0 and n_gpus GPUs of gpu_mem bytes (1 TFLOP/s, 100 GB/s); a link of
@@ -42,6 +44,54 @@ static inline void fixture_finalize(dp_graph *g) {
     dp_status st = dp_graph_finalize(g, "test", &err);
     if (st) fprintf(stderr, "%s\n", err.msg);
     CHECK(st == DP_STATUS_OK);
+}
+
+/* Simulates placement p of g on ds once (no noise), in a context of its own. */
+static inline dp_sim_result fixture_simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p) {
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    if (!sim) fprintf(stderr, "%s\n", err.msg);
+    CHECK(sim);
+    dp_sim_result r;
+    dp_status st = dp_sim_run(sim, p, NULL, &r, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    CHECK(st == DP_STATUS_OK);
+    dp_sim_free(sim);
+    return r;
+}
+
+/* Prints one line per tensor of a gradient check (dp_nn_gradcheck's results
+ * r for the n tensors t, labelled what) and ends the test when a relative
+ * error exceeds tol, when more than a quarter of a tensor's points were
+ * skipped as kinks, or when a tensor's numeric gradient never exceeds reach
+ * (the loss does not reach the tensor, so the check would compare 0 with 0).
+ * Returns the largest relative error. */
+static inline double fixture_gradcheck_report(const char *what, const dp_nn_check_tensor *t,
+                                              const dp_nn_check_result *r, int n, double tol, double reach) {
+    double worst = 0.0;
+    for (int i = 0; i < n; i++) {
+        printf("  %-22s %-14s max rel err %.2e  (%zu checked, %zu kinks skipped, |numeric| <= %.3g; at %zu: "
+               "analytic %.6g numeric %.6g)\n",
+               what, t[i].name, r[i].max_rel, r[i].checked, r[i].skipped, r[i].max_numeric, r[i].worst,
+               r[i].analytic, r[i].numeric);
+        if (r[i].max_rel > worst) worst = r[i].max_rel;
+        if (!(r[i].max_rel <= tol)) {
+            fprintf(stderr, "gradient check failed: %s %s rel err %.3e > %.1e\n", what, t[i].name, r[i].max_rel,
+                    tol);
+            exit(1);
+        }
+        if (r[i].skipped * 4 > r[i].checked + r[i].skipped) {
+            fprintf(stderr, "gradient check of %s %s: too many kinks skipped (%zu of %zu)\n", what, t[i].name,
+                    r[i].skipped, r[i].checked + r[i].skipped);
+            exit(1);
+        }
+        if (!(r[i].max_numeric > reach)) {
+            fprintf(stderr, "gradient check of %s %s compares nothing: largest |numeric| %.3g <= %.0e\n", what,
+                    t[i].name, r[i].max_numeric, reach);
+            exit(1);
+        }
+    }
+    return worst;
 }
 
 #endif

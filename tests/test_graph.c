@@ -308,7 +308,18 @@ static void test_devcon_parse(void) {
     CHECK(dp_devcon_parse("tpu", &c) != 0);
 }
 
-int main(void) {
+/* TensorFlow's gradient and clipping scopes lead back to the forward scope. */
+static void test_forward_scope(void) {
+    const char *fwd = "layer_0/lstm";
+    CHECK(dp_graph_forward_scope(fwd) == fwd);
+    CHECK(strcmp(dp_graph_forward_scope("gradients/layer_0/lstm"), "layer_0/lstm") == 0);
+    CHECK(strcmp(dp_graph_forward_scope("clip_by_global_norm/gradients/gradients/x"), "x") == 0);
+    CHECK(strcmp(dp_graph_forward_scope("gradients"), "gradients") == 0); /* no slash: a scope of its own */
+    CHECK(strcmp(dp_graph_forward_scope(""), "") == 0);
+}
+
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_bad_graphs);
     TEST_RUN(test_long_names);
     TEST_RUN(test_bad_files);
@@ -317,6 +328,6 @@ int main(void) {
     TEST_RUN(test_any_order_and_builder);
     TEST_RUN(test_devcon_parse);
     TEST_RUN(test_topo_depth_first);
-    printf("test_graph: all passed\n");
-    return 0;
+    TEST_RUN(test_forward_scope);
+    return test_end();
 }

@@ -268,11 +268,12 @@ static void test_stats_and_file(void) {
     dp_graph_free(g);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_colocation_rule);
     TEST_RUN(test_methods_on_synthetic);
     TEST_RUN(test_more_groups_than_units);
     TEST_RUN(test_fluid_disconnected);
     TEST_RUN(test_stats_and_file);
-    return 0;
+    return test_end();
 }

@@ -157,11 +157,12 @@ static void test_reserved(void) {
     CHECK(h.a == NULL);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_fields);
     TEST_RUN(test_fifo_ties);
     TEST_RUN(test_caller_ties);
     TEST_RUN(test_nonneg);
     TEST_RUN(test_reserved);
-    return 0;
+    return test_end();
 }

@@ -702,8 +702,22 @@ static void test_bad_graphs(void) {
 
 /* ---- splits ------------------------------------------------------------------------ */
 
-static dp_import_msr *g_small;
+static dp_import_msr *g_small; /* small_graph, read from g_small_path by open_small */
 static char g_small_path[600];
+
+static void open_small(void) {
+    dp_error err;
+    snprintf(g_small_path, sizeof g_small_path, "%s", tmp_path("small_graph.json"));
+    write_text(g_small_path, small_graph);
+    g_small = dp_import_msr_read_file(g_small_path, NULL, &err);
+    CHECK(g_small != NULL);
+}
+
+static void close_small(void) {
+    dp_import_msr_free(g_small);
+    g_small = NULL;
+    unlink(g_small_path);
+}
 
 static void expect_split_error(const char *text, const char *tail) {
     char *path = tmp_path("split.json");
@@ -720,10 +734,7 @@ static void expect_split_error(const char *text, const char *tail) {
 
 static void test_splits(void) {
     dp_error err;
-    snprintf(g_small_path, sizeof g_small_path, "%s", tmp_path("small_graph.json"));
-    write_text(g_small_path, small_graph);
-    g_small = dp_import_msr_read_file(g_small_path, NULL, &err);
-    CHECK(g_small != NULL);
+    open_small();
     int32_t place[3];
     dp_import_split_info info;
     /* b (CPU-only, colorClass 1 with a) is inferred from a */
@@ -737,9 +748,11 @@ static void test_splits(void) {
     CHECK_INT_EQ(info.n_inferred, 1);
     CHECK_INT_EQ(info.n_on_cpu, 1);
     CHECK_INT_EQ(info.n_gpus, 1);
+    close_small();
 }
 
 static void test_split_errors(void) {
+    open_small();
     char tail[2048];
     snprintf(tail, sizeof tail,
              "fpgas[0].nodes[3]: node 99 is not in %s (node ids missing there: 1 of the split's 4): the split does "
@@ -772,24 +785,22 @@ static void test_split_errors(void) {
     expect_split_error("{\"maxFPGAs\": 1, \"nodes\": [], \"edges\": []}",
                        "missing field \"fpgas\"; this looks like a graph (nodes/edges), not a split");
     expect_split_error("[]", "expected a JSON object at the top, got an array");
-    dp_import_msr_free(g_small);
-    unlink(g_small_path);
+    close_small();
 }
 
-int main(void) {
-    const char *shared = getenv("DPLACE_SHARED");
-    snprintf(g_data, sizeof g_data, "%s/datasets/msr-dnn-partitioning", shared && *shared ? shared : "../../shared");
+int main(int argc, char **argv) {
+    test_init(argc, argv);
+    snprintf(g_data, sizeof g_data, "%s", test_dataset_dir("msr-dnn-partitioning"));
     snprintf(g_tmp, sizeof g_tmp, "/tmp/dplace_test_import_XXXXXX");
     CHECK(mkdtemp(g_tmp) != NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
     TEST_RUN(test_small_mapping);
     TEST_RUN(test_transfer_times);
     TEST_RUN(test_names_and_slots);
     TEST_RUN(test_bad_graphs);
     TEST_RUN(test_splits);
     TEST_RUN(test_split_errors);
-    TEST_RUN(test_dataset);
-    TEST_RUN(test_mismatched_splits);
+    TEST_RUN_DATASETS(test_dataset, "msr-dnn-partitioning");
+    TEST_RUN_DATASETS(test_mismatched_splits, "msr-dnn-partitioning");
     rmdir(g_tmp);
-    return 0;
+    return test_end();
 }

@@ -466,7 +466,8 @@ static void test_example_script(void) {
     CHECK_STR_CONTAINS(r.reason, "exited with status 2; stderr: measure-example.sh: no devices");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     signal(SIGPIPE, SIG_IGN); /* as a CLI might: the child must still get the default */
     snprintf(placement_path, sizeof placement_path, "/tmp/dplace_measure_%d.json", (int)getpid());
     FILE *f = fopen(placement_path, "w");
@@ -488,5 +489,5 @@ int main(void) {
     CHECK_INT_EQ(count_fds(), fds);
     check_no_children();
     remove(placement_path);
-    return 0;
+    return test_end();
 }

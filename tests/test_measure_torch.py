@@ -109,9 +109,7 @@ def one_line_error(rc, out, err, want_rc, want, what):
 
 def test_two_devices():
     """conv on gpu:0, fc on gpu:1, both run on the CPU."""
-    g = export(os.path.join(TMP, "small.json"), *SMALL)
-    place = write_placement(os.path.join(TMP, "small_p2.json"), g, ["gpu:0", "gpu:1"],
-                            lambda op: 1 if me.ex.module_path(op.get("scope", "")) == "fc" else 0)
+    g, place = small_on_two_devices()
     rc, out, err = measure(*SMALL, *FAST, "--map-all", "cpu", "-v", place)
     step_time(rc, out, err, "small on two devices, --map-all cpu")
     # -v: both devices ran torch operations (the conv and the root's on gpu:0, the linear on gpu:1)
@@ -125,7 +123,6 @@ def test_two_devices():
     finally:
         del os.environ["DPLACE_PLACEMENT"]
     step_time(rc, out, err, "small with --map, --graph and DPLACE_PLACEMENT")
-    return g, place
 
 
 def test_encoder_layers():
@@ -140,7 +137,16 @@ def test_encoder_layers():
     check(re.search(r"per device: cpu:0 [1-9]\d*, gpu:0 [1-9]", err) is not None, f"encoder2 per device: {err}")
 
 
-def test_errors(g, place):
+def small_on_two_devices():
+    """The small model's export and a two-device placement of it."""
+    g = export(os.path.join(TMP, "small.json"), *SMALL)
+    place = write_placement(os.path.join(TMP, "small_p2.json"), g, ["gpu:0", "gpu:1"],
+                            lambda op: 1 if me.ex.module_path(op.get("scope", "")) == "fc" else 0)
+    return g, place
+
+
+def test_errors():
+    g, place = small_on_two_devices()
     # a placement of another graph: another op count, or another graph's name
     other = write_placement(os.path.join(TMP, "other.json"), {"name": "vgg16_b4", "ops": g["ops"][:-3]},
                             ["gpu:0"], lambda op: 0)
@@ -205,6 +211,7 @@ def test_oom():
 
 def test_optimize():
     """dplace optimize --measure with the script: every sample is measured."""
+    small_on_two_devices()  # the export the run places
     calls = os.path.join(TMP, "calls.txt")
     log = os.path.join(TMP, "log.csv")
     cmd = (f"echo \"$1\" >> {shlex.quote(calls)}; /usr/bin/python3 {shlex.quote(MEASURER)} "
@@ -227,18 +234,24 @@ def test_optimize():
           f"{', '.join(row['step_time_s'] for row in rows)} s")
 
 
+# every test_* function, in file order (CTest registers the same: tests/CMakeLists.txt)
+TESTS = [f for name, f in list(globals().items()) if name.startswith("test_") and callable(f)]
+
+
 def main():
     if not DPLACE or not os.access(DPLACE, os.X_OK):
-        fail(f"usage: test_measure_torch.py DPLACE_BINARY (got {DPLACE!r})")
+        fail(f"usage: test_measure_torch.py DPLACE_BINARY [TEST] (got {DPLACE!r})")
+    only = sys.argv[2] if len(sys.argv) > 2 else None
+    tests = [t for t in TESTS if only in (None, t.__name__)]
+    if not tests:
+        print(f"test_measure_torch: no test named {only!r}", file=sys.stderr)
+        sys.exit(2)
     t0 = time.time()
     torch.set_num_threads(1)
-    g, place = test_two_devices()
-    print(f"ok test_two_devices ({time.time() - t0:.1f} s)")
-    for name, test in (("test_encoder_layers", test_encoder_layers), ("test_errors", lambda: test_errors(g, place)),
-                       ("test_oom", test_oom), ("test_optimize", test_optimize)):
-        t = time.time()
-        test()
-        print(f"ok {name} ({time.time() - t:.1f} s)")
+    for t in tests:
+        t1 = time.time()
+        t()
+        print(f"ok {t.__name__} ({time.time() - t1:.1f} s)")
     print(f"test_measure_torch: {passed} checks passed in {time.time() - t0:.1f} s")
 
 

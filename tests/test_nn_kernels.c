@@ -78,7 +78,7 @@ static void gemm_case(const char *isa, int ta, int tb, int M, int N, int K, floa
     free(A), free(B), free(C), free(C0);
 }
 
-static void test_gemm(const char *isa) {
+static void check_gemm(const char *isa) {
     /* few-row (skinny) shapes, including the decoder's and tails of every
      * vector width */
     static const int skinny[][3] = {{1, 1, 1},    {4, 1040, 300}, {4, 256, 1024}, {4, 5, 768},
@@ -111,7 +111,7 @@ static void test_gemm(const char *isa) {
     CHECK(c[0] == 0.0f && c[1] == 0.0f && c[2] == 0.0f);
 }
 
-static void test_attention_kernels(const char *isa) {
+static void check_attention_kernels(const char *isa) {
     const nn_kernels *k = nn_kern_get();
     enum { T = 37, A = 83 };
     float *keys = frand((size_t)T * A), *q = frand(A), *v = frand(A), *ds = frand(T);
@@ -158,22 +158,34 @@ static void test_attention_kernels(const char *isa) {
     free(dq), free(dq0), free(dv), free(dv0);
 }
 
-int main(void) {
-    dp_rng_seed(&g_rng, 7);
-    nn_isa best = nn_kern_best_isa();
+/* Every kernel of one ISA path, or a skip when this CPU cannot run it. */
+static void run_isa(nn_isa isa) {
     static const char *const names[NN_ISA_COUNT] = {"base", "avx2", "avx512"};
-    for (int isa = 0; isa < NN_ISA_COUNT; isa++) {
-        if (isa > (int)best) {
-            printf("skip %s (not supported by this CPU)\n", names[isa]);
-            continue;
-        }
-        nn_kern_force((nn_isa)isa);
-        CHECK(strcmp(nn_kern_get()->name, names[isa]) == 0);
-        g_worst = 0.0;
-        test_gemm(names[isa]);
-        test_attention_kernels(names[isa]);
-        printf("ok %s kernels (largest error / tolerance scale %.2g)\n", names[isa], g_worst);
+    nn_isa best = nn_kern_best_isa();
+    if (isa > best) {
+        char why[64];
+        snprintf(why, sizeof why, "%s kernels: not supported by this CPU", names[isa]);
+        test_skip(why);
+        return;
     }
+    dp_rng_seed(&g_rng, 7);
+    g_worst = 0.0;
+    nn_kern_force(isa);
+    CHECK(strcmp(nn_kern_get()->name, names[isa]) == 0);
+    check_gemm(names[isa]);
+    check_attention_kernels(names[isa]);
+    printf("%s kernels: largest error / tolerance scale %.2g\n", names[isa], g_worst);
     nn_kern_force(best);
-    return 0;
+}
+
+static void test_base(void) { run_isa(NN_ISA_BASE); }
+static void test_avx2(void) { run_isa(NN_ISA_AVX2); }
+static void test_avx512(void) { run_isa(NN_ISA_AVX512); }
+
+int main(int argc, char **argv) {
+    test_init(argc, argv);
+    TEST_RUN(test_base);
+    TEST_RUN(test_avx2);
+    TEST_RUN(test_avx512);
+    return test_end();
 }

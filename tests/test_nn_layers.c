@@ -13,7 +13,7 @@
 #include "dplace/nn.h"
 #include "dplace/nn_check.h"
 #include "dplace/nn_txl.h"
-#include "test_util.h"
+#include "test_fixtures.h"
 
 /* Tolerance on the largest relative error |a - n| / max(|a|, |n|, FLOOR):
  * float32 forward passes, eps = 1e-2, so differences carry ~1e-4 noise. */
@@ -133,22 +133,7 @@ static void run_case(const char *name, lcase *c) {
     dp_nn_check_tensor t[8];
     dp_nn_check_result r[8];
     check_case(c, t, r, 0.0);
-    for (int i = 0; i < c->nt; i++) {
-        printf("  %-22s %-8s max rel err %.2e  (%zu checked, |numeric| <= %.3g; at %zu: analytic %.6g numeric %.6g)\n",
-               name, t[i].name, r[i].max_rel, r[i].checked, r[i].max_numeric, r[i].worst, r[i].analytic,
-               r[i].numeric);
-        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
-        if (!(r[i].max_rel <= TOL)) {
-            fprintf(stderr, "gradient check failed: %s %s rel err %.3e > %.1e\n", name, t[i].name,
-                    r[i].max_rel, TOL);
-            exit(1);
-        }
-        if (!(r[i].max_numeric > REACH)) {
-            fprintf(stderr, "gradient check of %s %s compares nothing: largest |numeric| %.3g <= %.0e\n",
-                    name, t[i].name, r[i].max_numeric, REACH);
-            exit(1);
-        }
-    }
+    g_worst = fmax(g_worst, fixture_gradcheck_report(name, t, r, c->nt, TOL, REACH));
     free_case(c);
 }
 
@@ -790,7 +775,8 @@ static void test_sampling(void) {
     free(rows);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     dp_rng_seed(&g_rng, 2024);
     dp_nn_set_threads(1);
     TEST_RUN(test_linear);
@@ -812,5 +798,5 @@ int main(void) {
     TEST_RUN(test_policy_head);
     TEST_RUN(test_sampling);
     printf("largest relative error over all layers: %.2e (tolerance %.0e)\n", g_worst, TOL);
-    return 0;
+    return test_end();
 }

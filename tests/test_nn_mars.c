@@ -16,7 +16,7 @@
 #include "dplace/nn_check.h"
 #include "dplace/nn_mars.h"
 #include "dplace/nn_models.h"
-#include "test_util.h"
+#include "test_fixtures.h"
 
 /* Smooth models summing tens of log-probabilities: a step large enough to
  * keep float32 noise low (~1e-7 |loss| / EPS), small enough for the
@@ -31,24 +31,6 @@
 #define REACH 1e-4
 
 static double g_worst = 0.0;
-
-static void report(const char *model, const dp_nn_check_tensor *t, const dp_nn_check_result *r, int n) {
-    for (int i = 0; i < n; i++) {
-        printf("  %-22s %-12s max rel err %.2e  (%zu checked, |numeric| <= %.3g; at %zu: analytic %.6g numeric %.6g)\n",
-               model, t[i].name, r[i].max_rel, r[i].checked, r[i].max_numeric, r[i].worst, r[i].analytic,
-               r[i].numeric);
-        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
-        if (!(r[i].max_rel <= TOL)) {
-            fprintf(stderr, "gradient check failed: %s %s %.3e > %.0e\n", model, t[i].name, r[i].max_rel, TOL);
-            exit(1);
-        }
-        if (!(r[i].max_numeric > REACH)) {
-            fprintf(stderr, "gradient check of %s %s compares nothing: largest |numeric| %.3g <= %.0e\n",
-                    model, t[i].name, r[i].max_numeric, REACH);
-            exit(1);
-        }
-    }
-}
 
 static float *frand(dp_rng *rng, size_t n, float scale) {
     float *p = calloc(n ? n : 1, sizeof(float));
@@ -188,7 +170,7 @@ static void check_segments(dp_nn_attention_mode mode, int join, int shared, int 
     t[nt++] = (dp_nn_check_tensor){"start.dec_h", c->start.dec_h, c->dstart.dec_h, nd};
     t[nt++] = (dp_nn_check_tensor){"start.dec_c", c->start.dec_c, c->dstart.dec_c, nd};
     dp_nn_gradcheck(r, c, seg_loss, seg_grad, t, nt, EPS, FLOOR, 0.0, MAXPTS, 3);
-    report(label, t, r, nt);
+    g_worst = fmax(g_worst, fixture_gradcheck_report(label, t, r, nt, TOL, REACH));
 
     /* the second segment started from the first's final state */
     CHECK(memcmp(c->s[1].h, c->s[0].last.dec_h, sizeof(float) * SB * SH) == 0);
@@ -390,7 +372,7 @@ static void test_mars_policy_gradients(void) {
                                        c->p.size[i]};
     }
     dp_nn_gradcheck(r, c, mars_loss, mars_grad, t, nt, EPS, FLOOR, 0.5, MAXPTS, 11);
-    report("mars(gcn+seg2seq)", t, r, nt);
+    g_worst = fmax(g_worst, fixture_gradcheck_report("mars(gcn+seg2seq)", t, r, nt, TOL, REACH));
     for (int i = 0; i < nt; i++) CHECK(r[i].skipped * 4 <= r[i].checked + r[i].skipped);
     mars_teardown(c);
     free(c);
@@ -681,7 +663,7 @@ static void test_mars_txl_gradients(void) {
                                        c->p.size[i]};
     }
     dp_nn_gradcheck(r, c, mtxl_loss, mtxl_grad, t, nt, EPS, FLOOR, 0.5, MAXPTS, 13);
-    report("mars(gcn+txl)", t, r, nt);
+    g_worst = fmax(g_worst, fixture_gradcheck_report("mars(gcn+txl)", t, r, nt, TOL, REACH));
     for (int i = 0; i < nt; i++) CHECK(r[i].skipped * 4 <= r[i].checked + r[i].skipped);
     dp_nn_mars_free(&c->pol);
     dp_nn_graph_free(&c->g);
@@ -709,7 +691,8 @@ static void test_mars_txl_recompute(void) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     dp_nn_set_threads(1);
     TEST_RUN(test_segments_mars);
     TEST_RUN(test_segments_join);
@@ -724,5 +707,5 @@ int main(void) {
     TEST_RUN(test_mars_txl_gradients);
     TEST_RUN(test_mars_txl_recompute);
     printf("largest relative error over the checks: %.2e (tolerance %.0e)\n", g_worst, TOL);
-    return 0;
+    return test_end();
 }

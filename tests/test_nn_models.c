@@ -10,7 +10,7 @@
 #include "dplace/nn.h"
 #include "dplace/nn_check.h"
 #include "dplace/nn_models.h"
-#include "test_util.h"
+#include "test_fixtures.h"
 
 /* seq2seq: smooth apart from the grouper's ReLU, whose inputs are kept 0.05
  * away from the kink, so a large step keeps float32 noise low; GCN: PReLU
@@ -28,30 +28,6 @@
 #define REACH 1e-4
 
 static double g_worst = 0.0;
-
-static void report(const char *model, const dp_nn_check_tensor *t, const dp_nn_check_result *r, int n) {
-    for (int i = 0; i < n; i++) {
-        printf("  %-14s %-12s max rel err %.2e  (%zu checked, %zu kinks skipped, |numeric| <= %.3g; at %zu: analytic %.6g numeric %.6g)\n",
-               model, t[i].name, r[i].max_rel, r[i].checked, r[i].skipped, r[i].max_numeric, r[i].worst,
-               r[i].analytic, r[i].numeric);
-        if (r[i].skipped * 4 > r[i].checked + r[i].skipped) {
-            fprintf(stderr, "gradient check: %s %s: too many kinks skipped\n", model, t[i].name);
-            exit(1);
-        }
-        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
-        if (!(r[i].max_rel <= TOL)) {
-            fprintf(stderr, "gradient check failed: %s %s %.3e > %.0e\n", model, t[i].name,
-                    r[i].max_rel, TOL);
-            exit(1);
-        }
-        /* a tensor the loss does not reach compares 0 with 0 and cannot fail */
-        if (!(r[i].max_numeric > REACH)) {
-            fprintf(stderr, "gradient check of %s %s compares nothing: largest |numeric| %.3g <= %.0e\n",
-                    model, t[i].name, r[i].max_numeric, REACH);
-            exit(1);
-        }
-    }
-}
 
 /* ---- grouper + group embeddings + seq2seq placer ---- */
 
@@ -147,7 +123,7 @@ static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, int use_rows,
     t[nt] = (dp_nn_check_tensor){"op_features", c->x, c->dx, OPS * FIN};
     nt++;
     dp_nn_gradcheck(r, c, hp_loss, hp_grad, t, nt, EPS, FLOOR, 0.0, MAXPTS, 5);
-    report(label, t, r, nt);
+    g_worst = fmax(g_worst, fixture_gradcheck_report(label, t, r, nt, TOL, REACH));
     dp_nn_grouper_free(&c->grouper);
     dp_nn_seq2seq_free(&c->placer);
     dp_nn_params_free(&c->p);
@@ -225,7 +201,7 @@ static void check_dgi(int encode) {
     }
     if (encode) t[nt++] = (dp_nn_check_tensor){"node_features", c->x, c->dx, NODES * GF};
     dp_nn_gradcheck(r, c, dgi_loss, dgi_grad, t, nt, GCN_EPS, FLOOR, KINK, MAXPTS, 5);
-    report(encode ? "gcn(encode)" : "gcn+dgi", t, r, nt);
+    g_worst = fmax(g_worst, fixture_gradcheck_report(encode ? "gcn(encode)" : "gcn+dgi", t, r, nt, TOL, REACH));
     dp_nn_graph_free(&c->g);
     dp_nn_gcn_free(&c->gcn);
     dp_nn_params_free(&c->p);
@@ -316,7 +292,8 @@ static void test_segments(void) {
     dp_nn_params_free(&p);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     dp_nn_set_threads(1);
     TEST_RUN(test_hp_before);
     TEST_RUN(test_hp_before_plain);
@@ -327,5 +304,5 @@ int main(void) {
     TEST_RUN(test_determinism);
     TEST_RUN(test_segments);
     printf("largest relative error over composed models: %.2e (tolerance %.0e)\n", g_worst, TOL);
-    return 0;
+    return test_end();
 }

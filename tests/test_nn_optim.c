@@ -316,11 +316,12 @@ static void test_checkpoint_absurd_step(void) {
     dp_nn_params_free(&r);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_params);
     TEST_RUN(test_adam);
     TEST_RUN(test_clip_and_lr);
     TEST_RUN(test_checkpoint);
     TEST_RUN(test_checkpoint_absurd_step);
-    return 0;
+    return test_end();
 }

@@ -10,7 +10,7 @@
 #include "dplace/nn.h"
 #include "dplace/nn_check.h"
 #include "dplace/nn_txl.h"
-#include "test_util.h"
+#include "test_fixtures.h"
 
 #define EPS 1e-2
 #define FLOOR 1e-2
@@ -103,21 +103,7 @@ static void check_txl(int causal, int with_memory, const char *label) {
                                        c->p.size[i]};
     t[nt++] = (dp_nn_check_tensor){"input", c->x, c->dx, T * F};
     dp_nn_gradcheck(r, c, txl_loss, txl_grad, t, nt, EPS, FLOOR, 0.0, MAXPTS, 4);
-    for (int i = 0; i < nt; i++) {
-        printf("  %-18s %-14s max rel err %.2e  (%zu checked, |numeric| <= %.3g; at %zu: analytic %.6g numeric %.6g)\n",
-               label, t[i].name, r[i].max_rel, r[i].checked, r[i].max_numeric, r[i].worst, r[i].analytic,
-               r[i].numeric);
-        if (r[i].max_rel > g_worst) g_worst = r[i].max_rel;
-        if (!(r[i].max_rel <= TOL)) {
-            fprintf(stderr, "gradient check failed: %s %s %.3e > %.0e\n", label, t[i].name, r[i].max_rel, TOL);
-            exit(1);
-        }
-        if (!(r[i].max_numeric > REACH)) {
-            fprintf(stderr, "gradient check of %s %s compares nothing: largest |numeric| %.3g\n", label, t[i].name,
-                    r[i].max_numeric);
-            exit(1);
-        }
-    }
+    g_worst = fmax(g_worst, fixture_gradcheck_report(label, t, r, nt, TOL, REACH));
     dp_nn_txl_free(&c->m);
     dp_nn_params_free(&c->p);
     free(c);
@@ -173,12 +159,13 @@ static void test_txl_memory_and_modes(void) {
     dp_nn_params_free(&p);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     dp_nn_set_threads(1);
     TEST_RUN(test_txl_first_segment);
     TEST_RUN(test_txl_with_memory);
     TEST_RUN(test_txl_causal);
     TEST_RUN(test_txl_memory_and_modes);
     printf("largest relative error over the checks: %.2e (tolerance %.0e)\n", g_worst, TOL);
-    return 0;
+    return test_end();
 }

@@ -39,16 +39,6 @@ static int32_t add(dp_graph *g, const char *name, const char *coloc, double secs
     return add_in(g, name, NULL, coloc, secs, out_bytes, params, ins, n_in);
 }
 
-static dp_sim_result simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p) {
-    dp_error err;
-    dp_sim *sim = dp_sim_init(g, ds, &err);
-    CHECK(sim);
-    dp_sim_result r;
-    CHECK(dp_sim_run(sim, p, NULL, &r, &err) == DP_STATUS_OK);
-    dp_sim_free(sim);
-    return r;
-}
-
 static void place(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
                   int32_t *out) {
     dp_error err;
@@ -121,13 +111,13 @@ static void test_etf_two_branches(void) {
     }
     CHECK(p[as[0]] != p[bs[0]]);
     CHECK(p[as[0]] != CPU && p[bs[0]] != CPU);
-    dp_sim_result r = simulate(g, ds, p);
+    dp_sim_result r = fixture_simulate(g, ds, p);
     CHECK(r.valid);
     CHECK(r.step_time_s < 3.2); /* one GPU would take 6.02 s */
     /* m-sct too, and on co-placed units (--group colocation) everything is one unit */
     place(DP_PLACE_METHOD_M_SCT, g, ds, NULL, p);
     CHECK(p[as[0]] != p[bs[0]]);
-    CHECK(simulate(g, ds, p).step_time_s < 3.2);
+    CHECK(fixture_simulate(g, ds, p).step_time_s < 3.2);
     dp_place_options coplace = dp_place_options_default();
     coplace.group = DP_GROUP_METHOD_COLOCATION;
     place(DP_PLACE_METHOD_M_ETF, g, ds, &coplace, p);
@@ -136,7 +126,7 @@ static void test_etf_two_branches(void) {
     /* gpu puts both chains on one GPU */
     place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
     CHECK_INT_EQ(devices_used(g, p), 1);
-    CHECK(simulate(g, ds, p).step_time_s > 6.0);
+    CHECK(fixture_simulate(g, ds, p).step_time_s > 6.0);
     dp_devices_free(ds);
     dp_graph_free(g);
 }
@@ -309,7 +299,7 @@ static void test_forward_only(void) {
         if (k < 2) {
             CHECK(p[fa] != p[fb]);
             CHECK_INT_EQ(p[g0], p[loss]); /* unanchored: with its largest input */
-            CHECK(simulate(g, ds, p).step_time_s < 3.5); /* one GPU: 6.05 s */
+            CHECK(fixture_simulate(g, ds, p).step_time_s < 3.5); /* one GPU: 6.05 s */
         }
     }
     /* forward_only 0: every op placed on its own */
@@ -337,7 +327,7 @@ static void test_etf_chain(void) {
     place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, p);
     CHECK_INT_EQ(devices_used(g, p), 1);
     CHECK(p[0] != CPU);
-    dp_sim_result r = simulate(g, ds, p);
+    dp_sim_result r = fixture_simulate(g, ds, p);
     CHECK(r.valid);
     CHECK_NEAR(r.step_time_s, 6.0, 1e-9);
     CHECK_INT_EQ(r.n_transfers, 0);
@@ -360,7 +350,7 @@ static void test_too_large_for_one_gpu(void) {
     dp_devices *ds = fixture_devices(4, 1000, 1e9);
     int32_t p[8];
     place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
-    dp_sim_result r = simulate(g, ds, p);
+    dp_sim_result r = fixture_simulate(g, ds, p);
     CHECK(!r.valid);
     CHECK_INT_EQ(r.verdict, DP_SIM_VERDICT_OOM);
     dp_place_method spread[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
@@ -368,7 +358,7 @@ static void test_too_large_for_one_gpu(void) {
     none.group = DP_PLACE_GROUP_NONE; /* co-placed (--group colocation), the chain is one unit */
     for (int k = 0; k < 3; k++) {
         place(spread[k], g, ds, &none, p);
-        r = simulate(g, ds, p);
+        r = fixture_simulate(g, ds, p);
         if (!r.valid) fprintf(stderr, "%s: %s\n", dp_place_method_name(spread[k]), r.reason);
         CHECK(r.valid);
         CHECK(devices_used(g, p) >= 3); /* 0.9 x 1000 holds at most two ops */
@@ -430,15 +420,15 @@ static void test_every_placer_keeps_constraints(void) {
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
             dp_error err;
             dp_status st = dp_place_run((dp_place_method)m, g, ds, opts[o], p, &err);
-            if (m == DP_PLACE_METHOD_EXPERT) {
+            if (m == DP_PLACE_METHOD_EXPERT) { /* the options give none */
                 CHECK_INT_EQ(st, DP_STATUS_UNSUPPORTED);
-                CHECK(err.msg[0]);
+                CHECK_STR_CONTAINS(err.msg, "no expert placement given");
                 continue;
             }
             if (st) fprintf(stderr, "%s: %s\n", dp_place_method_name((dp_place_method)m), err.msg);
             CHECK_INT_EQ(st, DP_STATUS_OK);
             check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
-            dp_sim_result r = simulate(g, ds, p);
+            dp_sim_result r = fixture_simulate(g, ds, p);
             CHECK(r.verdict != DP_SIM_VERDICT_CONSTRAINT && r.verdict != DP_SIM_VERDICT_COLOCATION);
         }
     dp_devices_free(ds);
@@ -540,7 +530,7 @@ static int every_placer_small(const dp_graph *g, const dp_devices *ds) {
             continue;
         }
         check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
-        dp_sim_result r = simulate(g, ds, p);
+        dp_sim_result r = fixture_simulate(g, ds, p);
         CHECK(r.step_time_s >= 0);
         placed++;
     }
@@ -638,9 +628,11 @@ static void every_placer(const dp_graph *g, const dp_devices *ds, const char *wh
     int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
     CHECK(p);
     printf("  %-48s %6d ops:", what, g->n_ops);
+    dp_place_options opt = dp_place_options_default();
+    opt.expert = dp_zoo_expert_placement;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         dp_place_report rep;
-        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, NULL, p, &rep, &err);
+        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, &err);
         if (st) fprintf(stderr, "%s %s: %s\n", what, dp_place_method_name((dp_place_method)m), err.msg);
         CHECK_INT_EQ(st, DP_STATUS_OK);
         if (rep.status) {
@@ -695,9 +687,8 @@ static void test_every_zoo_model(void) {
 /* Every graph of the MSR dnn-partitioning dataset, on the machine its file
  * describes (the importer's device set). */
 static void test_every_external_graph(void) {
-    const char *shared = getenv("DPLACE_SHARED");
     char root[1024];
-    snprintf(root, sizeof root, "%s/datasets/msr-dnn-partitioning", shared ? shared : "../../shared");
+    snprintf(root, sizeof root, "%s", test_dataset_dir("msr-dnn-partitioning"));
     const char *sub[] = {"latency-inputs/LayerGraphs", "latency-inputs/OperatorGraphs", "throughput-inputs/LayerGraphs",
                          "throughput-inputs/OperatorGraphs"};
     int seen = 0;
@@ -733,7 +724,8 @@ static void test_every_external_graph(void) {
     CHECK(seen >= 24);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_etf_two_branches);
     TEST_RUN(test_coplacement_units);
     TEST_RUN(test_sct_favourites);
@@ -746,6 +738,6 @@ int main(void) {
     TEST_RUN(test_corner_cases);
     TEST_RUN(test_determinism);
     TEST_RUN(test_every_zoo_model);
-    TEST_RUN(test_every_external_graph);
-    return 0;
+    TEST_RUN_DATASETS(test_every_external_graph, "msr-dnn-partitioning");
+    return test_end();
 }

@@ -442,7 +442,8 @@ static void test_errors(void) {
     CHECK(access(path, F_OK) != 0);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     have_python = system("python3 -c 'import xml.dom.minidom' >/dev/null 2>&1") == 0;
     if (!have_python) printf("note: no python3; only the built-in XML check runs\n");
     snprintf(dir_path, sizeof dir_path, "/tmp/dplace_plot_%d", (int)getpid());
@@ -455,5 +456,5 @@ int main(void) {
     TEST_RUN(test_errors);
     check_no_temporaries();
     CHECK_INT_EQ(rmdir(dir_path), 0); /* every output was removed: it is empty */
-    return 0;
+    return test_end();
 }

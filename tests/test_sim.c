@@ -601,7 +601,8 @@ static void test_threads_share_one_context(void) {
     dp_graph_free(g);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_chain_one_device);
     TEST_RUN(test_chain_split_direct_link);
     TEST_RUN(test_route_through_host);
@@ -616,6 +617,5 @@ int main(void) {
     TEST_RUN(test_determinism_and_protocol);
     TEST_RUN(test_variable_outputs_are_references);
     TEST_RUN(test_threads_share_one_context);
-    printf("test_sim: all passed\n");
-    return 0;
+    return test_end();
 }

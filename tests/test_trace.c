@@ -59,8 +59,8 @@ static void test_trace(void) {
     dp_graph_free(g);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_trace);
-    printf("test_trace: all passed\n");
-    return 0;
+    return test_end();
 }

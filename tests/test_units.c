@@ -221,11 +221,11 @@ static void test_units_of_a_training_graph(void) {
     dp_graph_free(g);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_colocation_units);
     TEST_RUN(test_masks_without_a_device);
     TEST_RUN(test_units_from_groups);
     TEST_RUN(test_units_of_a_training_graph);
-    printf("test_units: all passed\n");
-    return 0;
+    return test_end();
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(cond)                                                              \
     do {                                                                         \
@@ -49,10 +50,81 @@
         }                                                                        \
     } while (0)
 
-#define TEST_RUN(fn)                                                             \
-    do {                                                                         \
-        fn();                                                                    \
-        printf("ok %s\n", #fn);                                                  \
-    } while (0)
+/* ---- running the test functions -------------------------------------------
+ * A test program runs every function its main names with TEST_RUN, in order,
+ * or only the one its argument names (CTest runs each alone:
+ * tests/CMakeLists.txt registers one test per TEST_RUN line):
+ *
+ *     int main(int argc, char **argv) {
+ *         test_init(argc, argv);
+ *         TEST_RUN(test_a);
+ *         TEST_RUN_DATASETS(test_b, "msr-dnn-partitioning");
+ *         return test_end();
+ *     }
+ *
+ * TEST_RUN_DATASETS runs a function that reads ../shared/datasets/DATASET
+ * (test_dataset_dir) only when that folder exists; else it says which folder
+ * is missing and skips the function (test_skip): a program asked for that
+ * function alone exits 77, CTest's "skipped". */
+static const char *test_only_; /* the function asked for; NULL: every one */
+static int test_found_, test_skipped_;
+
+/* Reads the program's arguments: none, or the name of one test function. */
+static inline void test_init(int argc, char **argv) {
+    if (argc > 2) {
+        fprintf(stderr, "usage: %s [TEST_FUNCTION]\n", argv[0]);
+        exit(2);
+    }
+    test_only_ = argc == 2 ? argv[1] : NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines before a failure's message */
+}
+
+/* $DPLACE_SHARED/datasets/name (DPLACE_SHARED: the shared folder, which CTest
+ * sets; else ../../shared, seen from tests/), in a static buffer that the
+ * next call overwrites. */
+static inline const char *test_dataset_dir(const char *name) {
+    static char buf[1024];
+    const char *shared = getenv("DPLACE_SHARED");
+    snprintf(buf, sizeof buf, "%s/datasets/%s", shared && *shared ? shared : "../../shared", name);
+    return buf;
+}
+
+/* Skips the running test function (call it, then return): prints why; a
+ * program asked for that function alone exits 77. */
+static inline void test_skip(const char *why) {
+    printf("skip: %s\n", why);
+    test_skipped_ = 1;
+}
+
+/* Runs fn when it is the function asked for (or none is), unless dataset is
+ * given and ../shared/datasets/dataset is missing. */
+static inline void test_run_(const char *name, void (*fn)(void), const char *dataset) {
+    if (test_only_ && strcmp(test_only_, name)) return;
+    test_found_ = 1;
+    int skipped_before = test_skipped_;
+    test_skipped_ = 0;
+    if (dataset && access(test_dataset_dir(dataset), R_OK | X_OK) != 0) {
+        char why[1200];
+        snprintf(why, sizeof why, "%s: no dataset at %s (set DPLACE_SHARED to the shared folder)", name,
+                 test_dataset_dir(dataset));
+        test_skip(why);
+    } else {
+        fn();
+    }
+    if (!test_skipped_) printf("ok %s\n", name);
+    test_skipped_ |= skipped_before;
+}
+#define TEST_RUN(fn) test_run_(#fn, fn, NULL)
+#define TEST_RUN_DATASETS(fn, dataset) test_run_(#fn, fn, dataset)
+
+/* main's exit status: 0; 2 when the function asked for does not exist (a
+ * renamed test must not pass unseen); 77 when it was skipped. */
+static inline int test_end(void) {
+    if (test_only_ && !test_found_) {
+        fprintf(stderr, "no test function \"%s\" in this program\n", test_only_);
+        return 2;
+    }
+    return test_only_ && test_skipped_ ? 77 : 0;
+}
 
 #endif

@@ -200,12 +200,12 @@ static void test_every_preset(void) {
     }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    test_init(argc, argv);
     TEST_RUN(test_op_counts);
     TEST_RUN(test_structure);
     TEST_RUN(test_deterministic_and_round_trip);
     TEST_RUN(test_paper_verdicts);
     TEST_RUN(test_every_preset);
-    printf("test_zoo: all passed\n");
-    return 0;
+    return test_end();
 }

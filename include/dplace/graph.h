@@ -188,6 +188,12 @@ int32_t dp_graph_n_strings(const dp_graph *g);
 /* Op index by name, -1 when absent. */
 int32_t dp_graph_find_op(const dp_graph *g, const char *name);
 
+/* The forward scope of a scope, by TensorFlow's naming convention: s
+ * without its leading "gradients/" and "clip_by_global_norm/" (the name
+ * scopes of the gradient and clipping ops), a suffix of s; s itself for a
+ * forward op. */
+const char *dp_graph_forward_scope(const char *s);
+
 /* Tensor id of (op, slot) after finalize. */
 static inline int64_t dp_graph_tensor(const dp_graph *g, int32_t op, int32_t slot) {
     return g->tensor_at[op] + slot;

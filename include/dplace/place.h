@@ -6,7 +6,8 @@
  *
  *   cpu      every op on the first CPU
  *   gpu      every op on the first GPU (CPU-only ops on the CPU)
- *   expert   the papers' human placement (dp_zoo_expert_placement)
+ *   expert   the papers' human placement, from the caller
+ *            (dp_place_options.expert, e.g. dp_zoo_expert_placement)
  *   scotch   Scotch static mapping onto all devices, weighted by speed
  *   mincut   the same onto the GPUs only (CPU-only ops stay on the CPU)
  *   metis    METIS k-way over the GPUs, part weights proportional to speed
@@ -61,6 +62,12 @@ int dp_place_method_from_name(const char *name, dp_place_method *out);
  * Baechi's co-placement. */
 enum { DP_PLACE_GROUP_DEFAULT = -1, DP_PLACE_GROUP_NONE = -2 };
 
+/* Fills out[g->n_ops] with g's human-expert placement on ds, or fails with
+ * a reason in err (DP_STATUS_UNSUPPORTED: g has none). The placers know no
+ * model zoo: the caller supplies one, such as dp_zoo_expert_placement
+ * (dplace/zoo.h), which has this type. */
+typedef dp_status (*dp_place_expert_fn)(const dp_graph *g, const dp_devices *ds, int32_t *out, dp_error *err);
+
 typedef struct dp_place_options {
     uint64_t seed;          /* seeds Scotch's and METIS's random state, and
                                the seeded groupers                           */
@@ -76,10 +83,13 @@ typedef struct dp_place_options {
                                differentiates (Baechi's setting; a graph
                                without gradient scopes is all forward);
                                0: every op (default 1)                       */
+    dp_place_expert_fn expert; /* expert: where its placement comes from;
+                               NULL (default): the method reports
+                               UNSUPPORTED, "no expert placement given"      */
 } dp_place_options;
 
 /* Defaults: seed 1, memory_fraction 0.9, group DEFAULT, 256 groups,
- * sct_threshold 0.1, forward_only 1. */
+ * sct_threshold 0.1, forward_only 1, expert NULL. */
 dp_place_options dp_place_options_default(void);
 
 /* The grouping method placer m runs on under opt (resolving DEFAULT):
@@ -94,8 +104,8 @@ int dp_place_group_from_name(const char *name, int32_t *out);
 
 /* Runs one placer: fills out[g->n_ops] with device indices into ds. g must be
  * finalized. opt may be NULL (defaults). Fails with DP_STATUS_UNSUPPORTED and
- * a reason when the method cannot apply (no expert placement for the graph,
- * no GPU in the set, a library that refuses the problem), DP_STATUS_INVALID
+ * a reason when the method cannot apply (no expert placement given or none
+ * for the graph, no GPU in the set, a library that refuses the problem), DP_STATUS_INVALID
  * when the set cannot host the graph's constraints, DP_STATUS_NOMEM. */
 dp_status dp_place_run(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
                        int32_t *out, dp_error *err);

@@ -31,11 +31,6 @@ const dp_zoo_entry *dp_zoo_list(void);
 struct dp_devices;
 dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds, int32_t *out, dp_error *err);
 
-/* The forward scope of a scope: s without its leading "gradients/" and
- * "clip_by_global_norm/" (TensorFlow's name scopes of the gradient and
- * clipping ops), a suffix of s; s itself for a forward op. */
-const char *dp_zoo_forward_scope(const char *s);
-
 /* Resolves a PLACEMENT argument as the CLI takes it: "expert" is
  * dp_zoo_expert_placement; anything else goes to dp_placement_resolve
  * (placement.h: a device name, "cpu", "gpu", or a placement file). */

@@ -12,6 +12,7 @@
 #include "dplace/place.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
+#include "dplace/zoo.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -285,6 +286,7 @@ int cmd_baseline(int argc, char **argv) {
     opt.n_groups = (int32_t)n_groups;
     opt.sct_threshold = sct_threshold;
     opt.forward_only = forward_only;
+    opt.expert = dp_zoo_expert_placement;
     for (int i = 0; i < n_methods; i++) {
         if (dp_place_evaluate(sim, g, ds, methods[i], &opt, place, &reps[i], &err)) {
             rc = cli_report(&err);

@@ -21,6 +21,7 @@
 #include "dplace/plot.h"
 #include "dplace/run.h"
 #include "dplace/sim.h"
+#include "dplace/zoo.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -332,6 +333,7 @@ static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices 
     int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
     if (!place) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
     dp_place_options opt = dp_place_options_default();
+    opt.expert = dp_zoo_expert_placement;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         if (!want[m]) continue;
         dp_place_report *r = &rt->reports[rt->n_reports++];

@@ -114,6 +114,14 @@ int32_t dp_graph_find_str(const dp_graph *g, const char *s) { return dp_strtab_f
 int32_t dp_graph_n_strings(const dp_graph *g) { return (int32_t)g->strings->n; }
 int32_t dp_graph_find_op(const dp_graph *g, const char *name) { return dp_strtab_find(g->names, name); }
 
+const char *dp_graph_forward_scope(const char *s) {
+    for (;;) {
+        if (!strncmp(s, "gradients/", 10)) s += 10;
+        else if (!strncmp(s, "clip_by_global_norm/", 20)) s += 20;
+        else return s;
+    }
+}
+
 static dp_status oom(dp_error *err) { return dp_error_set(err, DP_STATUS_NOMEM, "out of memory"); }
 
 /* Checks a name's length and bytes (see DP_GRAPH_NAME_MAX); NULL passes. */

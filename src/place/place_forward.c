@@ -19,11 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dplace/zoo.h"
 #include "place/place_internal.h"
 
 /* Whether scope s names a gradient or clipping scope. */
-static int gradient_scope(const char *s) { return dp_zoo_forward_scope(s) != s || !strcmp(s, "gradients"); }
+static int gradient_scope(const char *s) { return dp_graph_forward_scope(s) != s || !strcmp(s, "gradients"); }
 
 
 void place_fwd_free(place_fwd *f) {
@@ -55,7 +54,7 @@ dp_status place_fwd_init(place_fwd *f, const dp_graph *g, dp_error *err) {
         f->backward[op] = (uint8_t)back;
         f->n_backward += back;
         if (!grad[op]) continue;
-        const char *fs = dp_zoo_forward_scope(scope);
+        const char *fs = dp_graph_forward_scope(scope);
         for (int32_t k = 0; k < o->n_inputs && f->anchor[op] < 0; k++) {
             int32_t p = g->inputs[o->inputs_at + k].op;
             if (!f->backward[p] && g->ops[p].scope >= 0 && !strcmp(dp_graph_str(g, g->ops[p].scope), fs))

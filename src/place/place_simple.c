@@ -7,7 +7,6 @@
 
 #include "common/util.h"
 #include "dplace/group.h"
-#include "dplace/zoo.h"
 #include "place/place_internal.h"
 
 typedef dp_status (*place_fn)(const dp_graph *, const dp_devices *, const dp_place_options *, int32_t *,
@@ -127,8 +126,10 @@ dp_status dp_place_gpu(const dp_graph *g, const dp_devices *ds, const dp_place_o
 
 dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err) {
-    (void)opt;
-    dp_status st = dp_zoo_expert_placement(g, ds, out, err);
+    if (!opt || !opt->expert)
+        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "graph \"%s\": no expert placement given",
+                            g->name ? g->name : "");
+    dp_status st = opt->expert(g, ds, out, err);
     if (st) return st;
     for (int32_t i = 0; i < g->n_ops; i++)
         if (out[i] < 0 || out[i] >= ds->n_devices)

@@ -44,14 +44,6 @@ static family family_of(const char *name) {
     return FAMILY_NONE;
 }
 
-const char *dp_zoo_forward_scope(const char *s) {
-    for (;;) {
-        if (!strncmp(s, "gradients/", 10)) s += 10;
-        else if (!strncmp(s, "clip_by_global_norm/", 20)) s += 20;
-        else return s;
-    }
-}
-
 /* Layer number after "layer_" in scope s, or -1. */
 static int layer_of(const char *s) {
     const char *p = strstr(s, "layer_");
@@ -92,7 +84,7 @@ dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds
     int32_t last_rnn = gpus[((L - 1) * n_gpu / L) % n_gpu];
     int32_t out_gnmt = gpus[(L < n_gpu ? L : L - 1) % n_gpu];
     for (int32_t i = 0; i < g->n_ops; i++) {
-        const char *s = dp_zoo_forward_scope(dp_graph_str(g, g->ops[i].scope));
+        const char *s = dp_graph_forward_scope(dp_graph_str(g, g->ops[i].scope));
         int k = layer_of(s);
         int32_t d;
         if (f == FAMILY_GNMT) {

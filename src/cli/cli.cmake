@@ -1,0 +1,14 @@
+# The dplace program: one cmd_*.c per subcommand, on every layer below.
+add_executable(dplace_cli
+  src/cli/main.c
+  src/cli/cmd_simulate.c
+  src/cli/cmd_devices.c
+  src/cli/cmd_zoo.c
+  src/cli/cmd_import.c
+  src/cli/cmd_baseline.c
+  src/cli/cmd_group.c
+  src/cli/cmd_optimize.c
+)
+set_target_properties(dplace_cli PROPERTIES OUTPUT_NAME dplace)
+target_include_directories(dplace_cli PRIVATE src)
+target_link_libraries(dplace_cli PRIVATE dplace_agent dplace_zoo dplace_import)

@@ -1,0 +1,7 @@
+# The run driver every method runs under (budgets, logs, best placement,
+# checkpoints, cancellation; include/dplace/run.h) and the SVG training curve.
+dp_add_layer(run
+  SOURCES
+    src/run/run.c
+    src/run/plot.c
+  BELOW sim graph common)

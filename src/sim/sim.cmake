@@ -1,0 +1,9 @@
+# The simulator layer: the cost model, placements, the discrete-event
+# simulator and its trace.
+dp_add_layer(sim
+  SOURCES
+    src/sim/cost.c
+    src/sim/placement.c
+    src/sim/sim.c
+    src/sim/trace.c
+  BELOW graph common)
