@@ -48,6 +48,17 @@
  *     int rc = cli_parse(&cmd, argc, argv, NULL);
  *     if (rc != CLI_PARSED) return rc;
  *
+ * Several options may feed one ordered list (optimize's overrides: --set
+ * KEY=V and --grouper G in the order given), headings group the help, and
+ * a duration reads "90s", "10m" or "2h":
+ *
+ *     cli_list sets = {0};
+ *     double time_s = -1;
+ *         CLI_HEADING("components (override the preset's):"),
+ *         {"--grouper", NULL, "G", CLI_LIST, .list = &sets, .key = "grouper", .help = "learned, ..."},
+ *         {"--set", NULL, "KEY=V", CLI_LIST, .list = &sets, .help = "any setting"}, (key NULL)
+ *         {"--time", NULL, "D", CLI_DURATION, .real = &time_s, .help = "wall time: 90s, 10m, 2h"},
+ *
  * Usage errors name the option and the value ("--seed must be >= 0, not
  * \"x\""), print "(see: dplace CMD --help)" and make cli_parse return 2. */
 
@@ -84,7 +95,8 @@ typedef struct cli_list {
 /* One option. name is the long form ("--devices") and alias a short one
  * ("-o"); either may be NULL (not both). arg is the value's placeholder in
  * the help and in messages ("FILE"), NULL for CLI_FLAG. Exactly the target
- * field of the kind is set (flag, str, num, real, index, list, data). */
+ * field of the kind is set (flag, str, num, real, index, list; data, which
+ * CLI_CUSTOM may leave NULL); cli_parse asserts it. */
 typedef struct cli_option {
     const char *name, *alias, *arg;
     cli_kind kind;

@@ -83,7 +83,7 @@ static int store_value(const cli_option *o, const char *as, const char *value, c
     char range[128];
     switch (o->kind) {
     case CLI_STRING:
-        if (!*value) break;
+        if (!*value) break; /* "" is no value: the message at the end */
         *o->str = value;
         return 0;
     case CLI_LONG:
