@@ -2,11 +2,10 @@
  * and exits; the library returns errors. Exit status: 0 success, 1 internal
  * failure (out of memory, I/O), 2 bad input or usage.
  *
- * Files: main.c dispatches (the command table, top-level --help/--version);
+ * Files, each calling only those after it: main.c dispatches (the command
+ * table, top-level --help/--version); cmd_NAME.c is one subcommand;
  * cli_opt.c parses options and writes --help from a command's option table;
- * cli_util.c holds the helpers below (errors, graph loading, numbers, bytes);
- * cmd_NAME.c is one subcommand. A cmd_*.c calls cli_opt.c and cli_util.c,
- * never main.c. */
+ * cli_util.c holds the helpers (errors, graph loading, numbers, bytes). */
 #ifndef DPLACE_CLI_H
 #define DPLACE_CLI_H
 
@@ -169,15 +168,15 @@ typedef struct cli_graph_source {
 } cli_graph_source;
 
 /* --batch N into *(long *)p: a built-in graph's batch size (0 keeps the papers'). */
-#define CLI_BATCH_OPTION(p)                                                                                        \
-    {"--batch", NULL, "N", CLI_LONG, .num = (p), .min = 1, .max = 65536,                                           \
+#define CLI_BATCH_OPTION(p)                                                                                      \
+    {"--batch", NULL, "N", CLI_LONG, .num = (p), .min = 1, .max = 65536,                                         \
      .help = "batch size of a built-in graph (default: the papers' for that model)"}
 /* --graph, --model, --batch into the cli_graph_source *src (cli_load_graph). */
-#define CLI_GRAPH_OPTIONS(src)                                                                                     \
-    {"--graph", NULL, "FILE", CLI_STRING, .str = &(src)->graph_path, .help = "a dplace-graph v1 JSON file"},       \
-        {"--model", NULL, "NAME", CLI_STRING, .str = &(src)->model,                                                \
-         .help = "a built-in graph (dplace zoo list): inception_v3, resnet152, rnnlm, nmt2, nmt4, nmt8, gnmt4, "  \
-                 "bert_base, synthetic[-N]"},                                                                      \
+#define CLI_GRAPH_OPTIONS(src)                                                                                   \
+    {"--graph", NULL, "FILE", CLI_STRING, .str = &(src)->graph_path, .help = "a dplace-graph v1 JSON file"},     \
+        {"--model", NULL, "NAME", CLI_STRING, .str = &(src)->model,                                              \
+         .help = "a built-in graph (dplace zoo list): inception_v3, resnet152, rnnlm, nmt2, nmt4, nmt8, gnmt4, " \
+                 "bert_base, synthetic[-N]"},                                                                    \
         CLI_BATCH_OPTION(&(src)->batch)
 
 /* The papers' measuring protocol: --noise SIGMA (log-normal noise on op
@@ -190,26 +189,17 @@ typedef struct cli_protocol {
 } cli_protocol;
 /* --noise, --steps, --warmup, --mean into the cli_protocol *p (start it at
  * {0.0, 1, 0, 0}; check warmup < steps after parsing: cli_protocol_check). */
-#define CLI_PROTOCOL_OPTIONS(p)                                                                                    \
-    {"--noise", NULL, "SIGMA", CLI_DOUBLE, .real = &(p)->noise, .min = 0, .max = 5,                                \
-     .help = "log-normal noise on every op time (0 = none, the default; at most 5)"},                              \
-        {"--steps", NULL, "N", CLI_LONG, .num = &(p)->steps, .min = 1, .max = 1024,                                \
-         .help = "steps simulated (default 1); with --noise, the median of the steps after the "  \
-                 "warm-up is reported, as the papers measured"},                                                   \
-        {"--warmup", NULL, "N", CLI_LONG, .num = &(p)->warmup, .min = 0, .max = 1023,                              \
-         .help = "warm-up steps left out of that median (default 0; fewer than --steps)"},                         \
-        {"--mean", NULL, NULL, CLI_FLAG, .flag = &(p)->mean,                                                       \
-         .help = "report the mean of those steps instead of the median (EAGLE's protocol: --steps 15 "            \
+#define CLI_PROTOCOL_OPTIONS(p)                                                                                  \
+    {"--noise", NULL, "SIGMA", CLI_DOUBLE, .real = &(p)->noise, .min = 0, .max = 5,                              \
+     .help = "log-normal noise on every op time (0 = none, the default; at most 5)"},                            \
+        {"--steps", NULL, "N", CLI_LONG, .num = &(p)->steps, .min = 1, .max = 1024,                              \
+         .help = "steps simulated (default 1); with --noise, the median of the steps after the warm-up is "      \
+                 "reported, as the papers measured"},                                                            \
+        {"--warmup", NULL, "N", CLI_LONG, .num = &(p)->warmup, .min = 0, .max = 1023,                            \
+         .help = "warm-up steps left out of that median (default 0; fewer than --steps)"},                       \
+        {"--mean", NULL, NULL, CLI_FLAG, .flag = &(p)->mean,                                                     \
+         .help = "report the mean of those steps instead of the median (EAGLE's protocol: --steps 15 "           \
                  "--warmup 5)"}
-
-/* ---- helpers (cli_util.c) ---------------------------------------------------- */
-
-/* Exit status for a library error. */
-int cli_exit_status(const dp_error *err);
-/* Prints "dplace: MSG" to stderr and returns the exit status for err. */
-int cli_report(const dp_error *err);
-/* Prints a usage error for `cmd` and returns 2. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints a usage error and returns 2 unless p->warmup < p->steps; 0 then. */
 int cli_protocol_check(const char *cmd, const cli_protocol *p);
@@ -221,6 +211,20 @@ int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_s
  * 0 for another option, -1 after printing a usage error for a bad value.
  * (For option loops not yet on cli_parse.) */
 int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p);
+/* "--name value" or "--name=value" at argv[*i]: returns the value (advancing
+ * *i past it; "" when it is missing), or NULL when argv[*i] is another option.
+ * (For option loops not yet on cli_parse.) */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
+
+/* ---- helpers (cli_util.c) ---------------------------------------------------- */
+
+/* Exit status for a library error. */
+int cli_exit_status(const dp_error *err);
+/* Prints "dplace: MSG" to stderr and returns the exit status for err. */
+int cli_report(const dp_error *err);
+/* Prints a usage error for `cmd` and returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Parses a comma-separated list of placer names ("cpu,m-etf") into out[max]
  * (a method may repeat); returns the count, or -1 with the bad entry named
  * in bad. */
@@ -238,10 +242,6 @@ dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error 
 int cli_parse_long(const char *text, long min, long max, long *out);
 /* The same for a real number. */
 int cli_parse_double(const char *text, double min, double max, double *out);
-/* "--name value" or "--name=value" at argv[*i]: returns the value (advancing
- * *i past it; "" when it is missing), or NULL when argv[*i] is another option.
- * (For option loops not yet on cli_parse.) */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
 /* Writes bytes for people: "512 B", "1.50 MiB". */
 void cli_format_bytes(double bytes, char *buf, size_t size);
 

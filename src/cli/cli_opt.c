@@ -219,6 +219,32 @@ double cli_parse_duration(const char *text) {
     return -1;
 }
 
+/* ---- the shared option groups, and option loops not yet on cli_parse ---- */
+
+int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src) {
+    const cli_option table[] = {CLI_GRAPH_OPTIONS(src), CLI_END};
+    return cli_parse_option(cmd, table, argc, argv, i);
+}
+
+int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p) {
+    const cli_option table[] = {CLI_PROTOCOL_OPTIONS(p), CLI_END};
+    return cli_parse_option(cmd, table, argc, argv, i);
+}
+
+int cli_protocol_check(const char *cmd, const cli_protocol *p) {
+    if (p->warmup < p->steps) return 0;
+    return cli_usage_error(cmd, "--warmup (%ld) must be less than --steps (%ld)", p->warmup, p->steps);
+}
+
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc) return "";
+    return argv[++*i];
+}
+
 /* ---- help ------------------------------------------------------------------ */
 
 /* "-o, --out FILE" */

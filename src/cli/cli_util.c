@@ -53,15 +53,6 @@ int cli_parse_double(const char *text, double min, double max, double *out) {
     return 0;
 }
 
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) return "";
-    return argv[++*i];
-}
-
 void cli_format_bytes(double bytes, char *buf, size_t size) {
     const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     int k = 0;
@@ -70,11 +61,6 @@ void cli_format_bytes(double bytes, char *buf, size_t size) {
         k++;
     }
     snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", bytes, unit[k]);
-}
-
-int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src) {
-    const cli_option table[] = {CLI_GRAPH_OPTIONS(src), CLI_END};
-    return cli_parse_option(cmd, table, argc, argv, i);
 }
 
 int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad, size_t bad_size) {
@@ -98,16 +84,6 @@ int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad
         p = comma ? comma + 1 : p + len;
     }
     return n;
-}
-
-int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p) {
-    const cli_option table[] = {CLI_PROTOCOL_OPTIONS(p), CLI_END};
-    return cli_parse_option(cmd, table, argc, argv, i);
-}
-
-int cli_protocol_check(const char *cmd, const cli_protocol *p) {
-    if (p->warmup < p->steps) return 0;
-    return cli_usage_error(cmd, "--warmup (%ld) must be less than --steps (%ld)", p->warmup, p->steps);
 }
 
 int cli_note_unknown_types(const char *cmd, const char *what, const dp_graph *g, dp_error *err) {
