@@ -110,6 +110,21 @@ expect 0 "OOM" -- "$D" simulate --model nmt2 --devices k40x2 --placement gpu
 expect 0 "valid" -- "$D" simulate --model nmt2 --devices k40x2 --placement expert
 }
 
+test_option_tables() {
+# option tables (src/cli/cli_opt.c): NAME=VALUE, messages naming option and value, "--", wrapped help
+expect 0 "valid" -- "$D" simulate --graph=data/tiny.json --devices=k40x2 --placement=gpu:1 --seed=3
+expect 2 '--seed must be >= 0, not "x"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --seed x
+expect 2 "--trace needs a value (FILE)" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --trace
+expect 2 "--json takes no value" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json=yes
+expect 2 'unexpected argument "extra"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu extra
+expect 2 'unknown option "--bogus"' -- "$D" devices --bogus
+expect 0 "K40" -- "$D" devices -- k40x4
+for c in simulate devices zoo baseline group import; do
+  "$D" $c --help >"$T/help" 2>&1 && grep -q -- "-h, --help" "$T/help" && ok || bad "$c --help"
+  awk '/^  -/ { opts = 1 } opts && length > 79 { exit 1 }' "$T/help" && ok || bad "$c --help has option lines over 79 columns"
+done
+}
+
 test_run test_help
 test_run test_good_run
 test_run test_trace
@@ -119,4 +134,5 @@ test_run test_placement_files
 test_run test_devices
 test_run test_noise_seed
 test_run test_zoo
+test_run test_option_tables
 finish test_cli

@@ -361,6 +361,177 @@ static dp_status own_failure(dp_measure_result *res, dp_error *err, dp_status st
     return dp_error_set(err, st, "%s", buf);
 }
 
+/* One call's child: its process, when it ran, why it was stopped and how it
+ * ended. */
+typedef enum stop_reason { STOP_NONE, STOP_TIMEOUT, STOP_FLOOD, STOP_CANCEL } stop_reason;
+typedef struct child_state {
+    pid_t pid;
+    double t0, t_end; /* started; exited (or stopped) */
+    int exited;       /* has exited (unreaped until reap_child) */
+    int lost;         /* cannot be waited for: its exit status is lost */
+    int status;       /* waitpid's status, once reaped */
+    stop_reason stop;
+} child_state;
+
+/* Two close-on-exec pipes for the child's stdout (po) and stderr (pe), every
+ * descriptor at 3 or above; 0, or errno with none left open. */
+static int open_pipes(int po[2], int pe[2]) {
+    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || (po[0] = fd_high(po[0])) < 0 ||
+        (po[1] = fd_high(po[1])) < 0 || (pe[0] = fd_high(pe[0])) < 0 || (pe[1] = fd_high(pe[1])) < 0) {
+        int e = errno;
+        for (int i = 0; i < 2; i++) {
+            if (po[i] >= 0) close(po[i]);
+            if (pe[i] >= 0) close(pe[i]);
+        }
+        return e;
+    }
+    return 0;
+}
+
+/* Starts `/bin/sh -c cmd dplace-measure placement_path` with envp: stdin
+ * /dev/null, stdout and stderr to out_fd and err_fd, its own process group,
+ * default signal dispositions, nothing blocked. Returns 0 with *pid set and
+ * *t0 the start time, or posix_spawn's error. */
+static int spawn_child(const char *cmd, const char *placement_path, char **envp, int out_fd, int err_fd,
+                       pid_t *pid, double *t0) {
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int rc_fa = posix_spawn_file_actions_init(&fa);
+    int rc_at = rc_fa ? rc_fa : posix_spawnattr_init(&at);
+    int rc2 = rc_at;
+    if (!rc2) {
+        sigset_t none, all;
+        sigemptyset(&none);
+        sigfillset(&all);
+        sigdelset(&all, SIGKILL);
+        sigdelset(&all, SIGSTOP);
+        rc2 = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        if (!rc2) rc2 = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+        if (!rc2) rc2 = posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+        short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+        if (!rc2) rc2 = posix_spawnattr_setflags(&at, flags);
+        if (!rc2) rc2 = posix_spawnattr_setpgroup(&at, 0);
+        if (!rc2) rc2 = posix_spawnattr_setsigmask(&at, &none);
+        if (!rc2) rc2 = posix_spawnattr_setsigdefault(&at, &all);
+    }
+    char *argv[] = {"/bin/sh", "-c", (char *)cmd, "dplace-measure", (char *)placement_path, NULL};
+    *pid = -1;
+    *t0 = dp_now_s();
+    if (!rc2) rc2 = posix_spawn(pid, "/bin/sh", &fa, &at, argv, envp);
+    if (!rc_fa) posix_spawn_file_actions_destroy(&fa);
+    if (!rc_at) posix_spawnattr_destroy(&at);
+    return rc2;
+}
+
+/* Reads the child's output until the main process has exited and the pipes
+ * are closed, or the timeout, the cancel flag or a flood of stdout stops it
+ * (c->stop). */
+static void watch_child(io_state *io, child_state *c, double timeout, const volatile sig_atomic_t *cancel) {
+    double deadline = c->t0 + timeout;
+    c->t_end = c->t0;
+    for (;;) {
+        if (!c->exited) {
+            int e = child_exited(c->pid);
+            if (e) {
+                c->exited = 1;
+                c->lost = e < 0;
+                c->t_end = dp_now_s();
+                /* whatever it left in its group goes now; the unreaped
+                 * leader keeps the group id from being reused */
+                if (!c->lost) kill(-c->pid, SIGKILL);
+            }
+        }
+        if (io->flood) {
+            c->stop = STOP_FLOOD;
+            return;
+        }
+        if (c->exited && io->fd[0] < 0 && io->fd[1] < 0) return;
+        double now = dp_now_s();
+        if (!c->exited && cancel && *cancel) {
+            c->stop = STOP_CANCEL;
+            return;
+        }
+        if (!c->exited && now >= deadline) {
+            c->stop = STOP_TIMEOUT;
+            return;
+        }
+        double limit = c->exited ? fmin(deadline, c->t_end + DRAIN_S) : deadline;
+        if (c->exited && now >= limit) return; /* pipes held by a process outside the group */
+        int slice = io->fd[0] < 0 && io->fd[1] < 0 ? 5 : POLL_SLICE_MS;
+        double ms = ceil((limit - now) * 1000.0);
+        io_pump(io, ms < slice ? (int)fmax(ms, 1.0) : slice, 1);
+    }
+}
+
+/* A stopped child: SIGTERM to its group, up to grace seconds for it to
+ * exit (its output discarded), then SIGKILL. */
+static void stop_child(io_state *io, child_state *c, double grace) {
+    double now = dp_now_s();
+    if (!c->exited) c->t_end = now;
+    if (!c->lost) kill(-c->pid, SIGTERM);
+    double until = now + grace;
+    while (!c->exited && dp_now_s() < until) {
+        int e = child_exited(c->pid);
+        if (e) {
+            c->exited = 1;
+            c->lost = e < 0;
+            break;
+        }
+        io_pump(io, 5, 0);
+    }
+    if (!c->lost) kill(-c->pid, SIGKILL);
+}
+
+/* Closes the pipes and reaps the child (c->status; c->lost when it cannot). */
+static void reap_child(io_state *io, child_state *c) {
+    for (int i = 0; i < 2; i++)
+        if (io->fd[i] >= 0) close(io->fd[i]);
+    c->status = 0;
+    if (!c->lost) {
+        pid_t w;
+        while ((w = waitpid(c->pid, &c->status, 0)) < 0 && errno == EINTR) {
+        }
+        if (w != c->pid) c->lost = 1;
+    }
+}
+
+/* The outcome of a reaped child: why it was stopped or failed (with the
+ * last line of its stderr), else what its stdout says. */
+static void set_outcome(const io_state *io, const child_state *c, double timeout, dp_measure_result *res) {
+    char tail[320]; /* the reason's own cut bounds it further */
+    size_t tl = last_line(tail, sizeof tail, io->err, io->err_len, sizeof tail - 1);
+    const char *sep = tl ? "; stderr: " : "";
+    int status = c->status;
+    if (c->stop == STOP_CANCEL) {
+        res->outcome = DP_MEASURE_OUTCOME_CANCELLED;
+        set_reason(res, "cancelled after %.3g s (killed)", res->wall_s);
+    } else if (c->stop == STOP_TIMEOUT) {
+        set_reason(res, "timed out after %g s (killed)%s%s", timeout, sep, tail);
+    } else if (c->stop == STOP_FLOOD) {
+        set_reason(res, "printed more than %d bytes on stdout (killed)", DP_MEASURE_MAX_OUTPUT);
+    } else if (c->lost) {
+        set_reason(res, "exit status lost (SIGCHLD ignored, or the child reaped elsewhere)%s%s", sep, tail);
+    } else if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        set_reason(res, "killed by signal %d (%s)%s%s", sig, signal_name(sig), sep, tail);
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        int code = WEXITSTATUS(status);
+        char note[64] = "";
+        if (code == 127) snprintf(note, sizeof note, " (command not found)");
+        else if (code == 126) snprintf(note, sizeof note, " (command not executable)");
+        else if (code > 128 && code < 128 + 65)
+            snprintf(note, sizeof note, " (a shell's code for signal %d, %s)", code - 128, signal_name(code - 128));
+        set_reason(res, "exited with status %d%s%s%s", code, note, sep, tail);
+    } else {
+        dp_measure_parse_output(io->out, io->out_len, res);
+        if (res->outcome == DP_MEASURE_OUTCOME_FAILED && tl) {
+            char r[sizeof res->reason];
+            memcpy(r, res->reason, sizeof r);
+            set_reason(res, "%s%s%s", r, sep, tail);
+        }
+    }
+}
+
 dp_status dp_measure_run_opts(const char *cmd, const char *placement_path, const dp_measure_options *opts,
                               dp_measure_result *res, dp_error *err) {
     assert(res && opts);
@@ -388,159 +559,34 @@ dp_status dp_measure_run_opts(const char *cmd, const char *placement_path, const
         return own_failure(res, err, DP_STATUS_NOMEM, "measure command \"%.200s\": out of memory", cmd);
     }
     int po[2] = {-1, -1}, pe[2] = {-1, -1};
-    if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || (po[0] = fd_high(po[0])) < 0 ||
-        (po[1] = fd_high(po[1])) < 0 || (pe[0] = fd_high(pe[0])) < 0 || (pe[1] = fd_high(pe[1])) < 0) {
-        int e = errno;
-        for (int i = 0; i < 2; i++) {
-            if (po[i] >= 0) close(po[i]);
-            if (pe[i] >= 0) close(pe[i]);
-        }
+    int e = open_pipes(po, pe);
+    if (e) {
         free(envp);
         free(owned);
         free(io.out);
         return own_failure(res, err, DP_STATUS_IO, "measure command \"%.200s\": cannot create a pipe: %s", cmd,
                            strerror(e));
     }
-
-    /* the child: stdin /dev/null, stdout and stderr to the pipes, its own
-     * process group, default signal dispositions, nothing blocked */
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    int rc_fa = posix_spawn_file_actions_init(&fa);
-    int rc_at = rc_fa ? rc_fa : posix_spawnattr_init(&at);
-    int rc2 = rc_at;
-    if (!rc2) {
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        sigdelset(&all, SIGKILL);
-        sigdelset(&all, SIGSTOP);
-        rc2 = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        if (!rc2) rc2 = posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-        if (!rc2) rc2 = posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-        short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
-        if (!rc2) rc2 = posix_spawnattr_setflags(&at, flags);
-        if (!rc2) rc2 = posix_spawnattr_setpgroup(&at, 0);
-        if (!rc2) rc2 = posix_spawnattr_setsigmask(&at, &none);
-        if (!rc2) rc2 = posix_spawnattr_setsigdefault(&at, &all);
-    }
-    char *argv[] = {"/bin/sh", "-c", (char *)cmd, "dplace-measure", (char *)placement_path, NULL};
-    pid_t pid = -1;
-    double t0 = dp_now_s();
-    if (!rc2) rc2 = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, envp);
-    if (!rc_fa) posix_spawn_file_actions_destroy(&fa);
-    if (!rc_at) posix_spawnattr_destroy(&at);
+    child_state c = {.stop = STOP_NONE};
+    int rc = spawn_child(cmd, placement_path, envp, po[1], pe[1], &c.pid, &c.t0);
     close(po[1]);
     close(pe[1]);
     free(envp);
     free(owned);
-    if (rc2) {
+    if (rc) {
         close(po[0]);
         close(pe[0]);
         free(io.out);
-        return own_failure(res, err, rc2 == ENOMEM ? DP_STATUS_NOMEM : DP_STATUS_IO,
-                           "measure command \"%.200s\": cannot start /bin/sh: %s", cmd, strerror(rc2));
+        return own_failure(res, err, rc == ENOMEM ? DP_STATUS_NOMEM : DP_STATUS_IO,
+                           "measure command \"%.200s\": cannot start /bin/sh: %s", cmd, strerror(rc));
     }
     io.fd[0] = po[0];
     io.fd[1] = pe[0];
-
-    /* read until the main process has exited and the pipes are closed, or
-     * the timeout, the cancel flag or a flood of stdout stops it */
-    enum { STOP_NONE, STOP_TIMEOUT, STOP_FLOOD, STOP_CANCEL } stop = STOP_NONE;
-    int exited = 0, lost = 0;
-    double t_end = t0, deadline = t0 + timeout;
-    for (;;) {
-        if (!exited) {
-            int e = child_exited(pid);
-            if (e) {
-                exited = 1;
-                lost = e < 0;
-                t_end = dp_now_s();
-                /* whatever it left in its group goes now; the unreaped
-                 * leader keeps the group id from being reused */
-                if (!lost) kill(-pid, SIGKILL);
-            }
-        }
-        if (io.flood) {
-            stop = STOP_FLOOD;
-            break;
-        }
-        if (exited && io.fd[0] < 0 && io.fd[1] < 0) break;
-        double now = dp_now_s();
-        if (!exited && opts->cancel && *opts->cancel) {
-            stop = STOP_CANCEL;
-            break;
-        }
-        if (!exited && now >= deadline) {
-            stop = STOP_TIMEOUT;
-            break;
-        }
-        double limit = exited ? fmin(deadline, t_end + DRAIN_S) : deadline;
-        if (exited && now >= limit) break; /* pipes held by a process outside the group */
-        int slice = io.fd[0] < 0 && io.fd[1] < 0 ? 5 : POLL_SLICE_MS;
-        double ms = ceil((limit - now) * 1000.0);
-        io_pump(&io, ms < slice ? (int)fmax(ms, 1.0) : slice, 1);
-    }
-    if (stop != STOP_NONE) {
-        /* SIGTERM to the group, a grace period, then SIGKILL */
-        double now = dp_now_s();
-        if (!exited) t_end = now;
-        if (!lost) kill(-pid, SIGTERM);
-        double until = now + grace;
-        while (!exited && dp_now_s() < until) {
-            int e = child_exited(pid);
-            if (e) {
-                exited = 1;
-                lost = e < 0;
-                break;
-            }
-            io_pump(&io, 5, 0);
-        }
-        if (!lost) kill(-pid, SIGKILL);
-    }
-    for (int i = 0; i < 2; i++)
-        if (io.fd[i] >= 0) close(io.fd[i]);
-    int status = 0;
-    if (!lost) {
-        pid_t w;
-        while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
-        }
-        if (w != pid) lost = 1;
-    }
-    res->wall_s = t_end - t0;
-
-    /* the outcome */
-    char tail[320]; /* the reason's own cut bounds it further */
-    size_t tl = last_line(tail, sizeof tail, io.err, io.err_len, sizeof tail - 1);
-    const char *sep = tl ? "; stderr: " : "";
-    if (stop == STOP_CANCEL) {
-        res->outcome = DP_MEASURE_OUTCOME_CANCELLED;
-        set_reason(res, "cancelled after %.3g s (killed)", res->wall_s);
-    } else if (stop == STOP_TIMEOUT) {
-        set_reason(res, "timed out after %g s (killed)%s%s", timeout, sep, tail);
-    } else if (stop == STOP_FLOOD) {
-        set_reason(res, "printed more than %d bytes on stdout (killed)", DP_MEASURE_MAX_OUTPUT);
-    } else if (lost) {
-        set_reason(res, "exit status lost (SIGCHLD ignored, or the child reaped elsewhere)%s%s", sep, tail);
-    } else if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        set_reason(res, "killed by signal %d (%s)%s%s", sig, signal_name(sig), sep, tail);
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        int code = WEXITSTATUS(status);
-        char note[64] = "";
-        if (code == 127) snprintf(note, sizeof note, " (command not found)");
-        else if (code == 126) snprintf(note, sizeof note, " (command not executable)");
-        else if (code > 128 && code < 128 + 65)
-            snprintf(note, sizeof note, " (a shell's code for signal %d, %s)", code - 128, signal_name(code - 128));
-        set_reason(res, "exited with status %d%s%s%s", code, note, sep, tail);
-    } else {
-        dp_measure_parse_output(io.out, io.out_len, res);
-        if (res->outcome == DP_MEASURE_OUTCOME_FAILED && tl) {
-            char r[sizeof res->reason];
-            memcpy(r, res->reason, sizeof r);
-            set_reason(res, "%s%s%s", r, sep, tail);
-        }
-    }
+    watch_child(&io, &c, timeout, opts->cancel);
+    if (c.stop != STOP_NONE) stop_child(&io, &c, grace);
+    reap_child(&io, &c);
+    res->wall_s = c.t_end - c.t0;
+    set_outcome(&io, &c, timeout, res);
     free(io.out);
     return DP_STATUS_OK;
 }

@@ -1,6 +1,8 @@
 # The dplace program: one cmd_*.c per subcommand, on every layer below.
 add_executable(dplace_cli
   src/cli/main.c
+  src/cli/cli_opt.c
+  src/cli/cli_util.c
   src/cli/cmd_simulate.c
   src/cli/cmd_devices.c
   src/cli/cmd_zoo.c

@@ -14,57 +14,6 @@
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
-            "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
-            "                       [--group METHOD] [--groups N] [--sct-threshold X] [--forward-only yes|no]\n"
-            "\n"
-            "Runs the baseline placers on the graph and the devices, simulates each\n"
-            "placement and prints one row per method: the step time, whether it is valid\n"
-            "(or out of memory, and on which device), how long the method took, the bytes\n"
-            "crossing devices and the peak memory of every device. A method that cannot\n"
-            "apply (no expert placement for the graph, no GPU) says why.\n"
-            "\n"
-            "methods (docs/baselines.md):\n"
-            "  cpu      every op on the CPU\n"
-            "  gpu      every op on the first GPU; CPU-only ops on the CPU\n"
-            "  expert   the papers' human placement of a zoo model\n"
-            "  scotch   Scotch static mapping onto all devices, weighted by speed\n"
-            "  mincut   the same onto the GPUs only\n"
-            "  metis    METIS k-way over the GPUs, part weights by speed\n"
-            "  m-topo   Baechi's topological fill of the GPUs up to a memory cap\n"
-            "  m-etf    Baechi's earliest-time-first scheduling with memory limits\n"
-            "  m-sct    Baechi's m-SCT: m-etf keeping each op's favourite child (an LP\n"
-            "           relaxation solved by CLP) on the op's device\n"
-            "\n"
-            "  --graph FILE         a dplace-graph v1 JSON file\n"
-            "  --model NAME         a built-in graph (dplace zoo list)\n"
-            "  --batch N            batch size of a built-in graph (default: the papers')\n"
-            "  --devices SPEC       a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with\n"
-            "                       N = 1..8) or a dplace-devices v1 JSON file\n"
-            "  --methods LIST       comma-separated methods (default: all, in the order above)\n"
-            "  --json               print a JSON object instead of the table\n"
-            "  --out-dir DIR        write each placement as DIR/METHOD.json (dplace-placement v1;\n"
-            "                       DIR is created if missing)\n"
-            "  --seed N             seed of Scotch's and METIS's random state (default 1)\n"
-            "  --memory-fraction F  share of each device's memory m-topo and m-etf fill\n"
-            "                       (0 < F <= 1, default 0.9)\n"
-            "  --group METHOD       grouping step before the placers (not cpu, gpu, expert):\n"
-            "                       none (TensorFlow's colocation groups), colocation\n"
-            "                       (Baechi's co-placement), metis, scotch, fluid, random;\n"
-            "                       default: none for every method (on the zoo it beats\n"
-            "                       co-placement for m-etf; docs/baselines.md)\n"
-            "  --groups N           groups made by metis, scotch, fluid, random (default 256)\n"
-            "  --sct-threshold X    m-sct: LP value under which an edge is a favourite child\n"
-            "                       (0 < X <= 1, default 0.1, Baechi's)\n"
-            "  --forward-only B     m-topo, m-etf, m-sct: yes (default, Baechi's setting) places\n"
-            "                       the forward ops, each gradient op with the forward op it\n"
-            "                       differentiates (read from the \"gradients/\" scopes); no:\n"
-            "                       every op\n"
-            "  -h, --help           this text\n");
-}
-
 /* The first device over its capacity, -1 when none. */
 static int32_t oom_device(const dp_sim_result *r) {
     for (int32_t d = 0; d < r->n_devices; d++)
@@ -186,70 +135,116 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_r
 
 #define MAX_METHODS 64 /* entries of --methods (a method may repeat) */
 
-int cmd_baseline(int argc, char **argv) {
-    const char *devices = NULL, *methods_arg = NULL, *out_dir = NULL, *v;
-    int json = 0;
-    long seed = 1;
-    double fraction = 0.9, sct_threshold = 0.1;
-    long n_groups = 256;
-    int forward_only = 1;
-    int32_t group = DP_PLACE_GROUP_DEFAULT;
-    cli_graph_source src = {0};
-    int r;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if ((r = cli_graph_option("baseline", argc, argv, &i, &src))) {
-            if (r < 0) return CLI_EXIT_INPUT;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
-            devices = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--methods"))) {
-            methods_arg = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--out-dir"))) {
-            out_dir = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-            if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("baseline", "--seed must be >= 0");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--memory-fraction"))) {
-            if (cli_parse_double(v, 1e-6, 1, &fraction))
-                return cli_usage_error("baseline", "--memory-fraction must be in (0, 1]");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--group"))) {
-            if (dp_place_group_from_name(v, &group))
-                return cli_usage_error("baseline",
-                                       "--group: unknown method \"%s\" (none, colocation, metis, scotch, fluid, "
-                                       "random, default)",
-                                       v);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--groups"))) {
-            if (cli_parse_long(v, 1, 1000000L, &n_groups))
-                return cli_usage_error("baseline", "--groups must be in 1..1000000");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--sct-threshold"))) {
-            if (cli_parse_double(v, 1e-9, 1, &sct_threshold))
-                return cli_usage_error("baseline", "--sct-threshold must be in (0, 1]");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--forward-only"))) {
-            if (strcmp(v, "yes") && strcmp(v, "no"))
-                return cli_usage_error("baseline", "--forward-only must be yes or no, got \"%s\"", v);
-            forward_only = !strcmp(v, "yes");
-        } else {
-            return cli_usage_error("baseline", "unknown option \"%s\"", argv[i]);
-        }
-    }
-    if (!devices || !*devices) return cli_usage_error("baseline", "--devices SPEC is required");
-    if (out_dir && !*out_dir) return cli_usage_error("baseline", "--out-dir needs a directory name");
+/* dplace baseline's command line, parsed. */
+typedef struct baseline_args {
+    cli_graph_source src;
+    const char *devices, *out_dir;
+    int json;
     dp_place_method methods[MAX_METHODS];
-    int n_methods = DP_PLACE_METHOD_COUNT;
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) methods[m] = (dp_place_method)m;
-    if (methods_arg) {
+    int n_methods;
+    dp_place_options opt;
+} baseline_args;
+
+/* --group METHOD into the int32_t at data (a CLI_CUSTOM parser). */
+static int parse_group(const cli_option *o, const char *value, void *data, char *msg, size_t size) {
+    if (!dp_place_group_from_name(value, data)) return 0;
+    snprintf(msg, size, "%s: unknown method \"%s\" (none, colocation, metis, scotch, fluid, random, default)",
+             o->name, value);
+    return -1;
+}
+
+/* Fills a from the command line: CLI_PARSED, or the exit status (help,
+ * usage error). */
+static int parse_args(int argc, char **argv, baseline_args *a) {
+    const char *methods = NULL;
+    long seed = 1, n_groups = 256;
+    double fraction = 0.9, sct_threshold = 0.1;
+    static const char *const yes_no[] = {"yes", "no", NULL};
+    int forward_only = 0; /* index in yes_no */
+    int32_t group = DP_PLACE_GROUP_DEFAULT;
+    memset(a, 0, sizeof *a);
+    const cli_option options[] = {
+        CLI_GRAPH_OPTIONS(&a->src),
+        {"--devices", NULL, "SPEC", CLI_STRING, .str = &a->devices, .required = 1,
+         .help = "a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with N = 1..8) or a dplace-devices v1 JSON "
+                 "file"},
+        {"--methods", NULL, "LIST", CLI_STRING, .str = &methods,
+         .help = "comma-separated methods (default: all, in the order above)"},
+        {"--json", NULL, NULL, CLI_FLAG, .flag = &a->json, .help = "print a JSON object instead of the table"},
+        {"--out-dir", NULL, "DIR", CLI_STRING, .str = &a->out_dir,
+         .help = "write each placement as DIR/METHOD.json (dplace-placement v1; DIR is created if missing)"},
+        {"--seed", NULL, "N", CLI_LONG, .num = &seed, .min = 0, .max = 2147483647L, .range = ">= 0",
+         .help = "seed of Scotch's and METIS's random state (default 1)"},
+        {"--memory-fraction", NULL, "F", CLI_DOUBLE, .real = &fraction, .min = 1e-6, .max = 1, .range = "in (0, 1]",
+         .help = "share of each device's memory m-topo and m-etf fill (0 < F <= 1, default 0.9)"},
+        {"--group", NULL, "METHOD", CLI_CUSTOM, .data = &group, .parse = parse_group,
+         .help = "grouping step before the placers (not cpu, gpu, expert): none (TensorFlow's colocation groups), "
+                 "colocation (Baechi's co-placement), metis, scotch, fluid, random; default: none for every method "
+                 "(on the zoo it beats co-placement for m-etf; docs/baselines.md)"},
+        {"--groups", NULL, "N", CLI_LONG, .num = &n_groups, .min = 1, .max = 1000000L,
+         .help = "groups made by metis, scotch, fluid, random (default 256)"},
+        {"--sct-threshold", NULL, "X", CLI_DOUBLE, .real = &sct_threshold, .min = 1e-9, .max = 1,
+         .range = "in (0, 1]",
+         .help = "m-sct: LP value under which an edge is a favourite child (0 < X <= 1, default 0.1, Baechi's)"},
+        {"--forward-only", NULL, "B", CLI_CHOICE, .index = &forward_only, .choices = yes_no,
+         .help = "m-topo, m-etf, m-sct: yes (default, Baechi's setting) places the forward ops, each gradient op "
+                 "with the forward op it differentiates (read from the \"gradients/\" scopes); no: every op"},
+        CLI_END};
+    const cli_command cmd = {
+        .name = "baseline",
+        .synopsis =
+            "dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
+            "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
+            "                       [--group METHOD] [--groups N] [--sct-threshold X] [--forward-only yes|no]",
+        .description =
+            "Runs the baseline placers on the graph and the devices, simulates each\n"
+            "placement and prints one row per method: the step time, whether it is valid\n"
+            "(or out of memory, and on which device), how long the method took, the bytes\n"
+            "crossing devices and the peak memory of every device. A method that cannot\n"
+            "apply (no expert placement for the graph, no GPU) says why.\n"
+            "\n"
+            "methods (docs/baselines.md):\n"
+            "  cpu      every op on the CPU\n"
+            "  gpu      every op on the first GPU; CPU-only ops on the CPU\n"
+            "  expert   the papers' human placement of a zoo model\n"
+            "  scotch   Scotch static mapping onto all devices, weighted by speed\n"
+            "  mincut   the same onto the GPUs only\n"
+            "  metis    METIS k-way over the GPUs, part weights by speed\n"
+            "  m-topo   Baechi's topological fill of the GPUs up to a memory cap\n"
+            "  m-etf    Baechi's earliest-time-first scheduling with memory limits\n"
+            "  m-sct    Baechi's m-SCT: m-etf keeping each op's favourite child (an LP\n"
+            "           relaxation solved by CLP) on the op's device\n",
+        .options = options};
+    int r = cli_parse(&cmd, argc, argv, NULL);
+    if (r != CLI_PARSED) return r;
+    a->n_methods = DP_PLACE_METHOD_COUNT;
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) a->methods[m] = (dp_place_method)m;
+    if (methods) {
         char bad[128];
-        n_methods = cli_parse_methods(methods_arg, methods, MAX_METHODS, bad, sizeof bad);
-        if (n_methods <= 0)
+        a->n_methods = cli_parse_methods(methods, a->methods, MAX_METHODS, bad, sizeof bad);
+        if (a->n_methods <= 0)
             return cli_usage_error("baseline",
                                    "--methods: %s (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct; "
                                    "comma-separated)",
-                                   n_methods < 0 ? bad : "no method given");
+                                   a->n_methods < 0 ? bad : "no method given");
     }
+    a->opt = dp_place_options_default();
+    a->opt.seed = (uint64_t)seed;
+    a->opt.memory_fraction = fraction;
+    a->opt.group = group;
+    a->opt.n_groups = (int32_t)n_groups;
+    a->opt.sct_threshold = sct_threshold;
+    a->opt.forward_only = forward_only == 0;
+    a->opt.expert = dp_zoo_expert_placement;
+    return CLI_PARSED;
+}
 
+/* Places and simulates every method of a, writes the placements to
+ * --out-dir (all or none) and prints the table or the JSON; returns the
+ * exit status. */
+static int run_baseline(const baseline_args *a) {
+    const char *out_dir = a->out_dir;
+    int n_methods = a->n_methods;
     dp_error err;
     dp_error_clear(&err);
     int rc = CLI_EXIT_OK;
@@ -264,7 +259,7 @@ int cmd_baseline(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    if (!(g = cli_load_graph("baseline", &src, &err)) || !(ds = dp_devices_load(devices, &err)) ||
+    if (!(g = cli_load_graph("baseline", &a->src, &err)) || !(ds = dp_devices_load(a->devices, &err)) ||
         !(sim = dp_sim_init(g, ds, &err))) {
         rc = cli_report(&err);
         goto done;
@@ -279,22 +274,14 @@ int cmd_baseline(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    dp_place_options opt = dp_place_options_default();
-    opt.seed = (uint64_t)seed;
-    opt.memory_fraction = fraction;
-    opt.group = group;
-    opt.n_groups = (int32_t)n_groups;
-    opt.sct_threshold = sct_threshold;
-    opt.forward_only = forward_only;
-    opt.expert = dp_zoo_expert_placement;
     for (int i = 0; i < n_methods; i++) {
-        if (dp_place_evaluate(sim, g, ds, methods[i], &opt, place, &reps[i], &err)) {
+        if (dp_place_evaluate(sim, g, ds, a->methods[i], &a->opt, place, &reps[i], &err)) {
             rc = cli_report(&err);
             goto done;
         }
         if (out_dir && reps[i].status == DP_STATUS_OK) {
             char path[4096];
-            snprintf(path, sizeof path, "%s/%s.json", out_dir, dp_place_method_name(methods[i]));
+            snprintf(path, sizeof path, "%s/%s.json", out_dir, dp_place_method_name(a->methods[i]));
             const char *tmp = dp_stage_add(&stage, path, &err); /* all placements or none */
             if (!tmp || dp_placement_write_file(tmp, g, ds, place, &err)) {
                 rc = cli_report(&err);
@@ -306,8 +293,8 @@ int cmd_baseline(int argc, char **argv) {
         rc = cli_report(&err);
         goto done;
     }
-    if (json) print_json(g, ds, reps, n_methods, &opt, out_dir);
-    else print_table(g, ds, reps, n_methods, &opt, out_dir);
+    if (a->json) print_json(g, ds, reps, n_methods, &a->opt, out_dir);
+    else print_table(g, ds, reps, n_methods, &a->opt, out_dir);
 done:
     dp_stage_abort(&stage);
     free(reps);
@@ -316,4 +303,10 @@ done:
     dp_devices_free(ds);
     dp_graph_free(g);
     return rc;
+}
+
+int cmd_baseline(int argc, char **argv) {
+    baseline_args a;
+    int r = parse_args(argc, argv, &a);
+    return r != CLI_PARSED ? r : run_baseline(&a);
 }

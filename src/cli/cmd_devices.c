@@ -5,34 +5,24 @@
 
 #include "cli/cli.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: dplace devices [SPEC] [-o FILE]\n"
-            "\n"
-            "Shows a device set: a preset (k40xN, p100xN with N = 1..8) or a\n"
-            "dplace-devices file. Without SPEC, lists the presets.\n"
-            "\n"
-            "  -o FILE      write the set as a dplace-devices v1 file (atomically)\n"
-            "  -h, --help   this text\n");
-}
-
 int cmd_devices(int argc, char **argv) {
-    const char *spec = NULL, *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "-o")) {
-            if (i + 1 >= argc) return cli_usage_error("devices", "-o needs a file name");
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("devices", "unknown option \"%s\"", argv[i]);
-        } else if (!spec) {
-            spec = argv[i];
-        } else {
-            return cli_usage_error("devices", "give one device set, not \"%s\" and \"%s\"", spec, argv[i]);
-        }
-    }
+    const char *out = NULL;
+    const cli_option options[] = {
+        {NULL, "-o", "FILE", CLI_STRING, .str = &out,
+         .help = "write the set as a dplace-devices v1 file (atomically)"},
+        CLI_END};
+    const cli_command cmd = {
+        .name = "devices",
+        .synopsis = "dplace devices [SPEC] [-o FILE]",
+        .description = "Shows a device set: a preset (k40xN, p100xN with N = 1..8) or a\n"
+                       "dplace-devices file. Without SPEC, lists the presets.\n",
+        .options = options};
+    cli_args args;
+    int r = cli_parse(&cmd, argc, argv, &args);
+    if (r != CLI_PARSED) return r;
+    if (args.n > 1)
+        return cli_usage_error("devices", "give one device set, not \"%s\" and \"%s\"", args.v[0], args.v[1]);
+    const char *spec = args.n ? args.v[0] : NULL;
     if (!spec) {
         if (out) return cli_usage_error("devices", "-o needs a device set to write");
         printf("presets:");

@@ -9,41 +9,6 @@
 #include "dplace/import.h"
 #include "dplace/placement.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: dplace import --from msr GRAPH.json -o OUT.json [--devices-out FILE] [OPTIONS]\n"
-            "       dplace import --from msr-placement SPLIT.json --graph GRAPH.json -o OUT.json\n"
-            "                     [--devices-out FILE] [OPTIONS]\n"
-            "\n"
-            "Converts a graph of msr-fiddle/dnn-partitioning (NeurIPS 2020; nodes with\n"
-            "cpuLatency, fpgaLatency, size, colorClass, isBackwardNode; edges with cost)\n"
-            "to a dplace-graph v1 file, or one of their splits (human-experts/*.json) to a\n"
-            "dplace-placement v1 file for that graph. A split's \"cpus\" go to cpu:0 and\n"
-            "fpgas[k] to gpu:k; nodes it leaves out (the backward pass, given an inference\n"
-            "split) go where the listed nodes of their colorClass are. The mapping and its\n"
-            "assumptions: docs/import.md.\n"
-            "\n"
-            "  --from FORMAT         msr (a graph) or msr-placement (a split)\n"
-            "  -o FILE               the dplace-graph or dplace-placement file to write\n"
-            "  --graph FILE          with msr-placement: the MSR graph file the split is for\n"
-            "                        (the original JSON: node ids and colorClasses are needed)\n"
-            "  --devices-out FILE    also write the matching dplace-devices file: cpu:0 with\n"
-            "                        maxCPUs streams, gpu:0..gpu:(maxFPGAs-1) with\n"
-            "                        maxSizePerFPGA bytes, a cpu:0 <-> gpu:k link each\n"
-            "  --time-unit UNIT      unit of cpuLatency, fpgaLatency and cost: ms (default),\n"
-            "                        us or s\n"
-            "  --bandwidth B         bytes/s of each CPU <-> accelerator link (default: the\n"
-            "                        median size/cost ratio of the file's edges, else 2 GiB/s)\n"
-            "  --edge-bytes WHAT     size: an edge's \"size\" when present, else cost x\n"
-            "                        bandwidth (default); cost: cost x bandwidth for every\n"
-            "                        edge, so simulated transfers take exactly the costs\n"
-            "  --name NAME           graph name (default: the file name without .json)\n"
-            "  -h, --help            this text\n"
-            "\n"
-            "Errors name the file, the item (nodes[i] with its id, edges[i], fpgas[k]) and\n"
-            "the problem, with exit status 2; nothing is written then.\n");
-}
-
 static void print_import(const char *path, const dp_import_msr *imp, const char *unit) {
     const dp_import_msr_info *in = &imp->info;
     printf("imported %s: %d nodes (%d backward, %d CPU-only), %d edges, %d colocation groups\n", path, in->n_nodes,
@@ -60,53 +25,63 @@ static void print_import(const char *path, const dp_import_msr *imp, const char 
 }
 
 int cmd_import(int argc, char **argv) {
-    const char *from = NULL, *in = NULL, *out = NULL, *graph = NULL, *devices_out = NULL, *v;
+    static const char *const units[] = {"ms", "us", "s", NULL};
+    static const double unit_s[] = {1e-3, 1e-6, 1.0};
+    static const char *const edge_bytes[] = {"size", "cost", NULL};
+    const char *from = NULL, *out = NULL, *graph = NULL, *devices_out = NULL;
     dp_import_msr_options opt = dp_import_msr_options_default();
-    const char *unit = "ms";
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--from"))) {
-            from = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "-o"))) {
-            out = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--graph"))) {
-            graph = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--devices-out"))) {
-            devices_out = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--time-unit"))) {
-            unit = v;
-            if (!strcmp(v, "ms")) opt.time_unit_s = 1e-3;
-            else if (!strcmp(v, "us")) opt.time_unit_s = 1e-6;
-            else if (!strcmp(v, "s")) opt.time_unit_s = 1.0;
-            else return cli_usage_error("import", "--time-unit must be ms, us or s, not \"%s\"", v);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--bandwidth"))) {
-            if (cli_parse_double(v, 1.0, 1e18, &opt.bandwidth))
-                return cli_usage_error("import", "--bandwidth must be a number of bytes/s in 1..1e18, not \"%s\"", v);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--edge-bytes"))) {
-            if (!strcmp(v, "size")) opt.edge_bytes = DP_IMPORT_EDGE_BYTES_SIZE;
-            else if (!strcmp(v, "cost")) opt.edge_bytes = DP_IMPORT_EDGE_BYTES_COST;
-            else return cli_usage_error("import", "--edge-bytes must be size or cost, not \"%s\"", v);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--name"))) {
-            if (!*v) return cli_usage_error("import", "--name needs a name");
-            opt.name = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("import", "unknown option \"%s\"", argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else {
-            return cli_usage_error("import", "give one input file, not \"%s\" and \"%s\"", in, argv[i]);
-        }
-    }
-    if (!from || !*from) return cli_usage_error("import", "--from FORMAT is required (msr or msr-placement)");
+    int unit = 0, edges = 0;
+    const cli_option options[] = {
+        {"--from", NULL, "FORMAT", CLI_STRING, .str = &from, .help = "msr (a graph) or msr-placement (a split)"},
+        {NULL, "-o", "FILE", CLI_STRING, .str = &out, .help = "the dplace-graph or dplace-placement file to write"},
+        {"--graph", NULL, "FILE", CLI_STRING, .str = &graph,
+         .help = "with msr-placement: the MSR graph file the split is for (the original JSON: node ids and "
+                 "colorClasses are needed)"},
+        {"--devices-out", NULL, "FILE", CLI_STRING, .str = &devices_out,
+         .help = "also write the matching dplace-devices file: cpu:0 with maxCPUs streams, gpu:0..gpu:(maxFPGAs-1) "
+                 "with maxSizePerFPGA bytes, a cpu:0 <-> gpu:k link each"},
+        {"--time-unit", NULL, "UNIT", CLI_CHOICE, .index = &unit, .choices = units,
+         .help = "unit of cpuLatency, fpgaLatency and cost: ms (default), us or s"},
+        {"--bandwidth", NULL, "B", CLI_DOUBLE, .real = &opt.bandwidth, .min = 1.0, .max = 1e18,
+         .range = "a number of bytes/s in 1..1e18",
+         .help = "bytes/s of each CPU <-> accelerator link (default: the median size/cost ratio of the file's "
+                 "edges, else 2 GiB/s)"},
+        {"--edge-bytes", NULL, "WHAT", CLI_CHOICE, .index = &edges, .choices = edge_bytes,
+         .help = "size: an edge's \"size\" when present, else cost x bandwidth (default); cost: cost x bandwidth "
+                 "for every edge, so simulated transfers take exactly the costs"},
+        {"--name", NULL, "NAME", CLI_STRING, .str = &opt.name,
+         .help = "graph name (default: the file name without .json)"},
+        CLI_END};
+    const cli_command cmd = {
+        .name = "import",
+        .synopsis = "dplace import --from msr GRAPH.json -o OUT.json [--devices-out FILE] [OPTIONS]\n"
+                    "       dplace import --from msr-placement SPLIT.json --graph GRAPH.json -o OUT.json\n"
+                    "                     [--devices-out FILE] [OPTIONS]",
+        .description = "Converts a graph of msr-fiddle/dnn-partitioning (NeurIPS 2020; nodes with\n"
+                       "cpuLatency, fpgaLatency, size, colorClass, isBackwardNode; edges with cost)\n"
+                       "to a dplace-graph v1 file, or one of their splits (human-experts/*.json) to a\n"
+                       "dplace-placement v1 file for that graph. A split's \"cpus\" go to cpu:0 and\n"
+                       "fpgas[k] to gpu:k; nodes it leaves out (the backward pass, given an inference\n"
+                       "split) go where the listed nodes of their colorClass are. The mapping and its\n"
+                       "assumptions: docs/import.md.\n",
+        .options = options,
+        .epilogue = "Errors name the file, the item (nodes[i] with its id, edges[i], fpgas[k]) and\n"
+                    "the problem, with exit status 2; nothing is written then.\n"};
+    cli_args args;
+    int r = cli_parse(&cmd, argc, argv, &args);
+    if (r != CLI_PARSED) return r;
+    if (args.n > 1)
+        return cli_usage_error("import", "give one input file, not \"%s\" and \"%s\"", args.v[0], args.v[1]);
+    const char *in = args.n ? args.v[0] : NULL;
+    opt.time_unit_s = unit_s[unit];
+    opt.edge_bytes = edges == 0 ? DP_IMPORT_EDGE_BYTES_SIZE : DP_IMPORT_EDGE_BYTES_COST;
+    if (!from) return cli_usage_error("import", "--from FORMAT is required (msr or msr-placement)");
     int placement = !strcmp(from, "msr-placement");
     if (!placement && strcmp(from, "msr") != 0)
         return cli_usage_error("import", "unknown --from format \"%s\" (known: msr, msr-placement)", from);
     if (!in) return cli_usage_error("import", "give the %s file to import", placement ? "split" : "graph");
-    if (!out || !*out) return cli_usage_error("import", "-o FILE is required");
-    if (devices_out && !*devices_out) return cli_usage_error("import", "--devices-out needs a file name");
-    if (placement && (!graph || !*graph))
+    if (!out) return cli_usage_error("import", "-o FILE is required");
+    if (placement && !graph)
         return cli_usage_error("import", "--from msr-placement needs --graph GRAPH.json, the MSR graph of the split");
     if (!placement && graph)
         return cli_usage_error("import", "--graph is for --from msr-placement; with --from msr the graph is the input");
@@ -147,7 +122,7 @@ int cmd_import(int argc, char **argv) {
                imp->graph->n_ops, graph, in, sinfo.n_listed, sinfo.n_inferred, sinfo.n_gpus,
                sinfo.n_gpus == 1 ? "" : "s", sinfo.n_on_cpu);
     } else {
-        print_import(in, imp, unit);
+        print_import(in, imp, units[unit]);
     }
     printf("wrote %s\n", out);
     if (devices_out) printf("wrote %s\n", devices_out);

@@ -11,37 +11,6 @@
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: dplace simulate (--graph FILE | --model NAME [--batch N]) --devices SPEC --placement PLACEMENT\n"
-            "                       [--json] [--trace FILE] [--steps N] [--warmup N] [--mean] [--noise SIGMA] [--seed N]\n"
-            "\n"
-            "Simulates one training step of the graph placed on the devices and prints the\n"
-            "step time, whether the placement is valid (device constraints, colocation,\n"
-            "memory), and per device the busy time and peak memory.\n"
-            "\n"
-            "  --graph FILE         a dplace-graph v1 JSON file\n"
-            "  --model NAME         a built-in graph (dplace zoo list): inception_v3, resnet152,\n"
-            "                       rnnlm, nmt2, nmt4, nmt8, gnmt4, bert_base, synthetic[-N]\n"
-            "  --batch N            batch size of a built-in graph (default: the papers')\n"
-            "  --devices SPEC       a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with\n"
-            "                       N = 1..8) or a dplace-devices v1 JSON file\n"
-            "  --placement P        a dplace-placement v1 file, or a device for every op:\n"
-            "                       cpu, gpu (the first GPU), or a device name such as gpu:1;\n"
-            "                       with a device, ops constrained elsewhere go where they must;\n"
-            "                       expert: the papers' human placement of a built-in model\n"
-            "  --json               print a JSON object instead of the summary\n"
-            "  --trace FILE         write the timeline as Chrome trace-event JSON (open it in\n"
-            "                       https://ui.perfetto.dev or chrome://tracing)\n"
-            "  --steps N            simulate N steps (default 1); with --noise, the median of\n"
-            "  --warmup N           the steps after the first N warm-up steps (default 0) is\n"
-            "                       reported, as the papers measured\n"
-            "  --mean               report the mean of those steps instead (EAGLE's protocol)\n"
-            "  --noise SIGMA        log-normal noise on every op time (0 = none, default)\n"
-            "  --seed N             seed of the noise (default 1)\n"
-            "  -h, --help           this text\n");
-}
-
 static void print_summary(const dp_graph *g, const dp_devices *ds, const char *placement, const dp_sim_result *r,
                           double sim_s) {
     dp_graph_stats gs;
@@ -126,39 +95,39 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const char *plac
 }
 
 int cmd_simulate(int argc, char **argv) {
-    const char *devices = NULL, *placement = NULL, *trace = NULL, *v;
+    const char *devices = NULL, *placement = NULL, *trace = NULL;
     int json = 0;
     long seed = 1;
     cli_protocol proto = {0.0, 1, 0, 0};
     cli_graph_source src = {0};
-    int r;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = 1;
-        } else if ((r = cli_graph_option("simulate", argc, argv, &i, &src))) {
-            if (r < 0) return CLI_EXIT_INPUT;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--devices"))) {
-            devices = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--placement"))) {
-            placement = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--trace"))) {
-            trace = v;
-        } else if ((r = cli_protocol_option("simulate", argc, argv, &i, &proto))) {
-            if (r < 0) return CLI_EXIT_INPUT;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--seed"))) {
-            if (cli_parse_long(v, 0, 2147483647L, &seed)) return cli_usage_error("simulate", "--seed must be >= 0");
-        } else {
-            return cli_usage_error("simulate", "unknown option \"%s\"", argv[i]);
-        }
-    }
-    if (!devices || !*devices) return cli_usage_error("simulate", "--devices SPEC is required");
-    if (!placement || !*placement) return cli_usage_error("simulate", "--placement PLACEMENT is required");
-    if (proto.warmup >= proto.steps)
-        return cli_usage_error("simulate", "--warmup (%ld) must be less than --steps (%ld)", proto.warmup, proto.steps);
-    if (trace && !*trace) return cli_usage_error("simulate", "--trace needs a file name");
+    const cli_option options[] = {
+        CLI_GRAPH_OPTIONS(&src),
+        {"--devices", NULL, "SPEC", CLI_STRING, .str = &devices, .required = 1,
+         .help = "a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with N = 1..8) or a dplace-devices v1 JSON "
+                 "file"},
+        {"--placement", NULL, "PLACEMENT", CLI_STRING, .str = &placement, .required = 1,
+         .help = "a dplace-placement v1 file, or a device for every op: cpu, gpu (the first GPU), or a device name "
+                 "such as gpu:1; with a device, ops constrained elsewhere go where they must; expert: the papers' "
+                 "human placement of a built-in model"},
+        {"--json", NULL, NULL, CLI_FLAG, .flag = &json, .help = "print a JSON object instead of the summary"},
+        {"--trace", NULL, "FILE", CLI_STRING, .str = &trace,
+         .help = "write the timeline as Chrome trace-event JSON (open it in https://ui.perfetto.dev or "
+                 "chrome://tracing)"},
+        CLI_PROTOCOL_OPTIONS(&proto),
+        {"--seed", NULL, "N", CLI_LONG, .num = &seed, .min = 0, .max = 2147483647L, .range = ">= 0",
+         .help = "seed of the noise (default 1)"},
+        CLI_END};
+    const cli_command cmd = {
+        .name = "simulate",
+        .synopsis = "dplace simulate (--graph FILE | --model NAME [--batch N]) --devices SPEC --placement PLACEMENT\n"
+        "                       [--json] [--trace FILE] [--steps N] [--warmup N] [--mean] [--noise SIGMA] [--seed N]",
+        .description = "Simulates one training step of the graph placed on the devices and prints the\n"
+        "step time, whether the placement is valid (device constraints, colocation,\n"
+        "memory), and per device the busy time and peak memory.\n",
+        .options = options};
+    int r = cli_parse(&cmd, argc, argv, NULL);
+    if (r != CLI_PARSED) return r;
+    if (cli_protocol_check("simulate", &proto)) return CLI_EXIT_INPUT;
 
     dp_error err;
     dp_error_clear(&err);

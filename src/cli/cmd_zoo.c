@@ -7,21 +7,6 @@
 #include "common/util.h"
 #include "dplace/zoo.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: dplace zoo list\n"
-            "       dplace zoo build NAME [--batch N] -o FILE\n"
-            "\n"
-            "The seed papers' benchmark models as TensorFlow-style training graphs\n"
-            "(forward, gradients, optimizer updates; docs/zoo.md). `list` shows each\n"
-            "model with its op count, GFLOP per step and parameter bytes; `build`\n"
-            "writes one as a dplace-graph v1 file (atomically).\n"
-            "\n"
-            "  --batch N    batch size (default: the papers' for that model)\n"
-            "  -o FILE      output file (build)\n"
-            "  -h, --help   this text\n");
-}
-
 static int zoo_list(void) {
     printf("%-14s %8s %10s %12s  %s\n", "model", "ops", "GFLOP", "params MiB", "description");
     for (const dp_zoo_entry *e = dp_zoo_list(); e->name; e++) {
@@ -38,29 +23,26 @@ static int zoo_list(void) {
 }
 
 int cmd_zoo(int argc, char **argv) {
-    const char *action = NULL, *name = NULL, *out = NULL;
+    const char *out = NULL;
     long batch = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "-o")) {
-            if (i + 1 >= argc) return cli_usage_error("zoo", "-o needs a file name");
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--batch")) {
-            if (i + 1 >= argc || cli_parse_long(argv[i + 1], 1, 65536, &batch))
-                return cli_usage_error("zoo", "--batch needs a whole number in 1..65536");
-            i++;
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("zoo", "unknown option \"%s\"", argv[i]);
-        } else if (!action) {
-            action = argv[i];
-        } else if (!name) {
-            name = argv[i];
-        } else {
-            return cli_usage_error("zoo", "unexpected argument \"%s\"", argv[i]);
-        }
-    }
+    const cli_option options[] = {
+        CLI_BATCH_OPTION(&batch),
+        {NULL, "-o", "FILE", CLI_STRING, .str = &out, .help = "output file (build)"},
+        CLI_END};
+    const cli_command cmd = {
+        .name = "zoo",
+        .synopsis = "dplace zoo list\n"
+                    "       dplace zoo build NAME [--batch N] -o FILE",
+        .description = "The seed papers' benchmark models as TensorFlow-style training graphs\n"
+                       "(forward, gradients, optimizer updates; docs/zoo.md). `list` shows each\n"
+                       "model with its op count, GFLOP per step and parameter bytes; `build`\n"
+                       "writes one as a dplace-graph v1 file (atomically).\n",
+        .options = options};
+    cli_args args;
+    int r = cli_parse(&cmd, argc, argv, &args);
+    if (r != CLI_PARSED) return r;
+    if (args.n > 2) return cli_usage_error("zoo", "unexpected argument \"%s\"", args.v[2]);
+    const char *action = args.n > 0 ? args.v[0] : NULL, *name = args.n > 1 ? args.v[1] : NULL;
     if (!action) return cli_usage_error("zoo", "give an action: list or build");
     if (!strcmp(action, "list")) {
         if (name || out) return cli_usage_error("zoo", "list takes no arguments");

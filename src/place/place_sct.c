@@ -39,6 +39,255 @@
 #include "place/place_internal.h"
 
 #define DP_SCT_MAX_LP_EDGES 2000000 /* edges of the largest LP m-sct solves */
+#define SCT_US 1e6                   /* the LP in microseconds: better scaled */
+
+/* The LP as it is built: the op graph (borrowed), its columns, the matrix
+ * as triplets and then by column, CLP's model. Columns and rows are 1-based
+ * until CLP takes them. */
+typedef struct sct_lp {
+    int32_t n_ops;
+    int64_t n_edges;
+    const int32_t *from, *to;
+    const double *comm_s, *op_s;
+    int32_t *outdeg, *indeg;   /* paid edges out of and into each op (later: CSR fill counts) */
+    int32_t *n_in;             /* in-edges of each op (all) */
+    int64_t *last_in;          /* an op's last in-edge */
+    uint8_t *has_succ;         /* whether an op has an out-edge */
+    int *xcol;                 /* each edge's x column, 0: no x */
+    int32_t *col;              /* each op's start-time column (-1: none) ... */
+    double *off;               /* ... and its offset from that column's start */
+    int32_t *order, *parent;   /* a topological order; the favourite parents */
+    int64_t *out_at, *in_at;   /* CSR of the out- and in-edges (out_e, in_e) */
+    int64_t *out_e, *in_e;
+    double w_min;              /* the longest op: the makespan's lower bound */
+    int ncol, nx, wcol, nrow;  /* columns (the x's are 1..nx), w's column, rows */
+    int *ia, *ja;              /* the matrix as triplets (row, column, value), from 1 */
+    double *ar;
+    int64_t nz;
+    double *rlo, *rup, *clo, *cup, *obj; /* row and column bounds, objective */
+    CoinBigIndex *start;       /* the matrix by column, 0-based */
+    int *index;
+    double *val;
+    Clp_Simplex *model;
+} sct_lp;
+
+/* The out-of-memory error of the m-sct LP. */
+static dp_status sct_nomem(const sct_lp *lp, dp_error *err) {
+    return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct LP of %lld edges)", (long long)lp->n_edges);
+}
+
+/* Allocates the per-op and per-edge arrays and the triplets (degrees, in
+ * counts and flags zeroed). */
+static dp_status sct_alloc(sct_lp *lp, dp_error *err) {
+    size_t n_ops = (size_t)lp->n_ops, n_edges = (size_t)lp->n_edges;
+    lp->outdeg = calloc(n_ops, sizeof(int32_t)), lp->indeg = calloc(n_ops, sizeof(int32_t));
+    lp->col = malloc(n_ops * sizeof(int32_t)), lp->parent = malloc(n_ops * sizeof(int32_t));
+    lp->order = malloc(n_ops * sizeof(int32_t)), lp->n_in = calloc(n_ops, sizeof(int32_t));
+    lp->off = calloc(n_ops, sizeof(double));
+    lp->last_in = malloc(n_ops * sizeof(int64_t));
+    lp->has_succ = calloc(n_ops, 1);
+    lp->xcol = calloc(n_edges + 1, sizeof(int));
+    int64_t nz_max = 3 * lp->n_edges + 2 * lp->n_edges + 2 * (int64_t)lp->n_ops + 1;
+    lp->ia = malloc((size_t)(nz_max + 1) * sizeof(int)), lp->ja = malloc((size_t)(nz_max + 1) * sizeof(int));
+    lp->ar = malloc((size_t)(nz_max + 1) * sizeof(double));
+    lp->out_at = calloc(n_ops + 1, sizeof(int64_t)), lp->in_at = calloc(n_ops + 1, sizeof(int64_t));
+    lp->out_e = malloc((n_edges + 1) * sizeof(int64_t)), lp->in_e = malloc((n_edges + 1) * sizeof(int64_t));
+    if (!lp->outdeg || !lp->indeg || !lp->col || !lp->parent || !lp->has_succ || !lp->xcol || !lp->ia || !lp->ja ||
+        !lp->ar || !lp->out_at || !lp->in_at || !lp->out_e || !lp->in_e || !lp->order || !lp->n_in || !lp->off ||
+        !lp->last_in)
+        return sct_nomem(lp, err);
+    return DP_STATUS_OK;
+}
+
+static void sct_free(sct_lp *lp) {
+    if (lp->model) Clp_deleteModel(lp->model);
+    free(lp->rlo), free(lp->rup), free(lp->clo), free(lp->cup), free(lp->obj), free(lp->start), free(lp->index);
+    free(lp->val), free(lp->outdeg), free(lp->indeg), free(lp->col), free(lp->parent), free(lp->has_succ);
+    free(lp->xcol), free(lp->ia), free(lp->ja), free(lp->ar), free(lp->out_at), free(lp->in_at), free(lp->out_e);
+    free(lp->in_e), free(lp->order), free(lp->n_in), free(lp->off), free(lp->last_in);
+}
+
+/* Degrees over the paid edges, each op's in-edges and successors, and a
+ * column for the x of every paid edge in a degree row (1..nx). */
+static void sct_paid_edges(sct_lp *lp) {
+    const int32_t *from = lp->from, *to = lp->to;
+    lp->w_min = 0;
+    for (int32_t i = 0; i < lp->n_ops; i++) {
+        lp->col[i] = -1;
+        if (lp->op_s[i] > lp->w_min) lp->w_min = lp->op_s[i];
+    }
+    for (int64_t e = 0; e < lp->n_edges; e++) {
+        lp->has_succ[from[e]] = 1;
+        lp->n_in[to[e]]++;
+        lp->last_in[to[e]] = e;
+        if (lp->comm_s[e] > 0) lp->outdeg[from[e]]++, lp->indeg[to[e]]++;
+    }
+    lp->ncol = 0;
+    for (int64_t e = 0; e < lp->n_edges; e++)
+        if (lp->comm_s[e] > 0 && (lp->outdeg[from[e]] > 1 || lp->indeg[to[e]] > 1)) lp->xcol[e] = ++lp->ncol;
+    lp->nx = lp->ncol;
+}
+
+/* The start-time columns, in a topological order of all edges: an op on an
+ * edge has its own, unless its one in-edge has no x: then it shares its
+ * producer's (col, off). Then w's column. DP_STATUS_INVALID on a cycle. */
+static dp_status sct_op_columns(sct_lp *lp, dp_error *err) {
+    const int32_t *from = lp->from, *to = lp->to;
+    int32_t n_ops = lp->n_ops;
+    int64_t *out_at = lp->out_at, *in_at = lp->in_at;
+    for (int64_t e = 0; e < lp->n_edges; e++) out_at[from[e] + 1]++;
+    for (int32_t i = 0; i < n_ops; i++) out_at[i + 1] += out_at[i];
+    for (int64_t e = 0; e < lp->n_edges; e++) lp->out_e[out_at[from[e]]++] = e;
+    for (int32_t i = n_ops; i > 0; i--) out_at[i] = out_at[i - 1];
+    out_at[0] = 0;
+    int32_t head = 0, tail = 0;
+    for (int32_t i = 0; i < n_ops; i++) {
+        in_at[i] = lp->n_in[i]; /* inputs left, for the order */
+        if (!lp->n_in[i]) lp->order[tail++] = i;
+    }
+    for (; head < tail; head++) {
+        int32_t i = lp->order[head];
+        int64_t e = lp->n_in[i] == 1 ? lp->last_in[i] : -1;
+        if (e >= 0 && !lp->xcol[e]) {
+            lp->col[i] = lp->col[from[e]];
+            lp->off[i] = lp->off[from[e]] + lp->op_s[from[e]];
+        } else if (lp->n_in[i] || lp->has_succ[i]) {
+            lp->col[i] = ++lp->ncol;
+        }
+        for (int64_t k = out_at[i]; k < out_at[i + 1]; k++)
+            if (--in_at[to[lp->out_e[k]]] == 0) lp->order[tail++] = to[lp->out_e[k]];
+    }
+    if (tail != n_ops) return dp_error_set(err, DP_STATUS_INVALID, "m-sct: the LP's op graph has a cycle");
+    lp->wcol = ++lp->ncol;
+    for (int32_t i = 0; i <= n_ops; i++) out_at[i] = in_at[i] = 0;
+    return DP_STATUS_OK;
+}
+
+/* Column bounds and the objective (minimise w); the paid edges of each op
+ * as producer and as consumer (CSR by counting); the number of rows. */
+static dp_status sct_columns(sct_lp *lp, dp_error *err) {
+    int ncol = lp->ncol;
+    int32_t n_ops = lp->n_ops;
+    lp->clo = calloc((size_t)ncol, sizeof(double)), lp->cup = malloc((size_t)ncol * sizeof(double));
+    lp->obj = calloc((size_t)ncol, sizeof(double));
+    lp->start = calloc((size_t)ncol + 1, sizeof(CoinBigIndex));
+    if (!lp->clo || !lp->cup || !lp->obj || !lp->start) return sct_nomem(lp, err);
+    for (int c = 0; c < ncol; c++) lp->cup[c] = c < lp->nx ? 1.0 : DBL_MAX;
+    lp->clo[lp->wcol - 1] = lp->w_min * SCT_US;
+    lp->obj[lp->wcol - 1] = 1.0;
+    int32_t *outdeg = lp->outdeg, *indeg = lp->indeg;
+    for (int32_t i = 0; i < n_ops; i++)
+        lp->out_at[i + 1] = lp->out_at[i] + outdeg[i], lp->in_at[i + 1] = lp->in_at[i] + indeg[i];
+    for (int32_t i = 0; i < n_ops; i++) outdeg[i] = indeg[i] = 0;
+    for (int64_t e = 0; e < lp->n_edges; e++) {
+        if (!(lp->comm_s[e] > 0)) continue;
+        lp->out_e[lp->out_at[lp->from[e]] + outdeg[lp->from[e]]++] = e;
+        lp->in_e[lp->in_at[lp->to[e]] + indeg[lp->to[e]]++] = e;
+    }
+    int nrow = 0;
+    for (int64_t e = 0; e < lp->n_edges; e++) nrow += lp->col[lp->to[e]] != lp->col[lp->from[e]];
+    for (int32_t i = 0; i < n_ops; i++)
+        nrow += (outdeg[i] > 1) + (indeg[i] > 1) + (lp->col[i] > 0 && !lp->has_succ[i]);
+    lp->nrow = nrow;
+    lp->rlo = malloc(((size_t)nrow + 1) * sizeof(double)), lp->rup = malloc(((size_t)nrow + 1) * sizeof(double));
+    if (!lp->rlo || !lp->rup) return sct_nomem(lp, err);
+    return DP_STATUS_OK;
+}
+
+/* The rows as triplets: precedence per edge between two columns, at most
+ * one favourite child and one favourite parent per op, the makespan. */
+static void sct_rows(sct_lp *lp) {
+    const int32_t *col = lp->col;
+    const double *op_s = lp->op_s, *off = lp->off;
+    int *ia = lp->ia, *ja = lp->ja;
+    double *ar = lp->ar, *rlo = lp->rlo, *rup = lp->rup;
+#define SCT_ROW_UP(r, u) (rlo[(r) - 1] = -DBL_MAX, rup[(r) - 1] = (u))
+#define SCT_ROW_LO(r, l) (rlo[(r) - 1] = (l), rup[(r) - 1] = DBL_MAX)
+    int row = 0;
+    int64_t nz = 0;
+#define SCT_NZ(r, c, v) (nz++, ia[nz] = (r), ja[nz] = (c), ar[nz] = (v))
+    for (int64_t e = 0; e < lp->n_edges; e++) { /* precedence: s_i + off_i + p_i + c x <= s_j + off_j */
+        int32_t i = lp->from[e], j = lp->to[e];
+        if (col[i] == col[j]) continue;
+        row++;
+        SCT_NZ(row, col[i], 1.0);
+        SCT_NZ(row, col[j], -1.0);
+        if (lp->xcol[e]) SCT_NZ(row, lp->xcol[e], lp->comm_s[e] * SCT_US);
+        SCT_ROW_UP(row, (off[j] - off[i] - op_s[i]) * SCT_US);
+    }
+    for (int32_t i = 0; i < lp->n_ops; i++) { /* one favourite child, one favourite parent */
+        if (lp->outdeg[i] > 1) {
+            row++;
+            for (int64_t k = lp->out_at[i]; k < lp->out_at[i + 1]; k++) SCT_NZ(row, lp->xcol[lp->out_e[k]], 1.0);
+            SCT_ROW_LO(row, (double)(lp->outdeg[i] - 1));
+        }
+        if (lp->indeg[i] > 1) {
+            row++;
+            for (int64_t k = lp->in_at[i]; k < lp->in_at[i + 1]; k++) SCT_NZ(row, lp->xcol[lp->in_e[k]], 1.0);
+            SCT_ROW_LO(row, (double)(lp->indeg[i] - 1));
+        }
+        if (col[i] > 0 && !lp->has_succ[i]) { /* makespan */
+            row++;
+            SCT_NZ(row, col[i], 1.0);
+            SCT_NZ(row, lp->wcol, -1.0);
+            SCT_ROW_UP(row, -(off[i] + op_s[i]) * SCT_US);
+        }
+    }
+#undef SCT_NZ
+#undef SCT_ROW_UP
+#undef SCT_ROW_LO
+    lp->nz = nz;
+}
+
+/* The matrix by column, as CLP takes it (0-based). */
+static dp_status sct_by_column(sct_lp *lp, dp_error *err) {
+    int64_t nz = lp->nz;
+    CoinBigIndex *start = lp->start;
+    lp->index = malloc(((size_t)nz + 1) * sizeof(int));
+    lp->val = malloc(((size_t)nz + 1) * sizeof(double));
+    if (!lp->index || !lp->val) return sct_nomem(lp, err);
+    for (int64_t k = 1; k <= nz; k++) start[lp->ja[k]]++; /* column ja - 1 counted at ja */
+    for (int c = 0; c < lp->ncol; c++) start[c + 1] += start[c];
+    for (int64_t k = 1; k <= nz; k++) { /* start[c] walks through column c ... */
+        CoinBigIndex at = start[lp->ja[k] - 1]++;
+        lp->index[at] = lp->ia[k] - 1;
+        lp->val[at] = lp->ar[k];
+    }
+    for (int c = lp->ncol; c > 0; c--) start[c] = start[c - 1]; /* ... to column c + 1's start */
+    start[0] = 0;
+    return DP_STATUS_OK;
+}
+
+/* Solves the LP with CLP (presolve, dual simplex); DP_STATUS_UNSUPPORTED
+ * without a proven optimum. */
+static dp_status sct_solve(sct_lp *lp, dp_error *err) {
+    lp->model = Clp_newModel();
+    if (!lp->model) return sct_nomem(lp, err);
+    Clp_setLogLevel(lp->model, 0); /* the library never prints */
+    Clp_setOptimizationDirection(lp->model, 1.0);
+    Clp_loadProblem(lp->model, lp->ncol, lp->nrow, lp->start, lp->index, lp->val, lp->clo, lp->cup, lp->obj, lp->rlo,
+                    lp->rup);
+    Clp_initialDualSolve(lp->model);
+    if (!Clp_isProvenOptimal(lp->model))
+        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "m-sct: CLP found no optimum of the LP (status %d)",
+                            Clp_status(lp->model));
+    return DP_STATUS_OK;
+}
+
+/* Baechi's rounding of the solved LP: a paid edge whose x is under
+ * threshold (or that has no x) is a favourite, kept when its producer has
+ * no favourite child and its consumer no favourite parent yet. */
+static void sct_round(sct_lp *lp, double threshold, int32_t *fav) {
+    const double *x = Clp_getColSolution(lp->model);
+    for (int32_t i = 0; i < lp->n_ops; i++) lp->parent[i] = -1;
+    for (int64_t e = 0; e < lp->n_edges; e++) {
+        if (!(lp->comm_s[e] > 0) || (lp->xcol[e] && !(x[lp->xcol[e] - 1] < threshold))) continue;
+        int32_t i = lp->from[e], j = lp->to[e];
+        if (fav[i] >= 0 || lp->parent[j] >= 0) continue;
+        fav[i] = j;
+        lp->parent[j] = i;
+    }
+}
 
 dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
                                const double *comm_s, const double *op_s, double threshold, int32_t *fav,
@@ -51,183 +300,20 @@ dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *fr
     if (n_edges > DP_SCT_MAX_LP_EDGES)
         return dp_error_set(err, DP_STATUS_UNSUPPORTED, "m-sct: the LP would have %lld edges, over the limit of %d",
                             (long long)n_edges, DP_SCT_MAX_LP_EDGES);
-    const double us = 1e6; /* the LP in microseconds: better scaled */
-    int32_t *outdeg = calloc((size_t)n_ops, sizeof(int32_t)), *indeg = calloc((size_t)n_ops, sizeof(int32_t));
-    int32_t *col = malloc((size_t)n_ops * sizeof(int32_t)), *parent = malloc((size_t)n_ops * sizeof(int32_t));
-    int32_t *order = malloc((size_t)n_ops * sizeof(int32_t)), *n_in = calloc((size_t)n_ops, sizeof(int32_t));
-    double *off = calloc((size_t)n_ops, sizeof(double));
-    int64_t *last_in = malloc((size_t)n_ops * sizeof(int64_t));
-    uint8_t *has_succ = calloc((size_t)n_ops, 1);
-    int *xcol = calloc((size_t)n_edges + 1, sizeof(int));
-    int64_t nz_max = 3 * n_edges + 2 * n_edges + 2 * (int64_t)n_ops + 1;
-    int *ia = malloc((size_t)(nz_max + 1) * sizeof(int)), *ja = malloc((size_t)(nz_max + 1) * sizeof(int));
-    double *ar = malloc((size_t)(nz_max + 1) * sizeof(double));
-    int64_t *out_at = calloc((size_t)n_ops + 1, sizeof(int64_t)), *in_at = calloc((size_t)n_ops + 1, sizeof(int64_t));
-    int64_t *out_e = malloc((size_t)(n_edges + 1) * sizeof(int64_t)), *in_e = malloc((size_t)(n_edges + 1) * sizeof(int64_t));
-    Clp_Simplex *lp = NULL;
-    double *rlo = NULL, *rup = NULL, *clo = NULL, *cup = NULL, *obj = NULL, *val = NULL;
-    CoinBigIndex *start = NULL;
-    int *index = NULL;
-    dp_status st = DP_STATUS_OK;
-    if (!outdeg || !indeg || !col || !parent || !has_succ || !xcol || !ia || !ja || !ar || !out_at || !in_at ||
-        !out_e || !in_e || !order || !n_in || !off || !last_in) {
-        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct LP of %lld edges)", (long long)n_edges);
-        goto done;
+    sct_lp lp = {.n_ops = n_ops, .n_edges = n_edges, .from = from, .to = to, .comm_s = comm_s, .op_s = op_s};
+    dp_status st = sct_alloc(&lp, err);
+    if (!st) {
+        sct_paid_edges(&lp);
+        st = sct_op_columns(&lp, err);
     }
-    /* degrees over the paid edges */
-    double w_min = 0;
-    for (int32_t i = 0; i < n_ops; i++) {
-        col[i] = -1;
-        if (op_s[i] > w_min) w_min = op_s[i];
+    if (!st && !(st = sct_columns(&lp, err))) {
+        sct_rows(&lp);
+        st = sct_by_column(&lp, err);
     }
-    for (int64_t e = 0; e < n_edges; e++) {
-        has_succ[from[e]] = 1;
-        n_in[to[e]]++;
-        last_in[to[e]] = e;
-        if (comm_s[e] > 0) outdeg[from[e]]++, indeg[to[e]]++;
+    if (!st && !(st = sct_solve(&lp, err))) {
+        *lp_makespan_s = Clp_objectiveValue(lp.model) / SCT_US;
+        sct_round(&lp, threshold, fav);
     }
-    int ncol = 0;
-    for (int64_t e = 0; e < n_edges; e++)
-        if (comm_s[e] > 0 && (outdeg[from[e]] > 1 || indeg[to[e]] > 1)) xcol[e] = ++ncol;
-    int nx = ncol;
-    /* the successors of each op (all edges), for a topological order */
-    for (int64_t e = 0; e < n_edges; e++) out_at[from[e] + 1]++;
-    for (int32_t i = 0; i < n_ops; i++) out_at[i + 1] += out_at[i];
-    for (int64_t e = 0; e < n_edges; e++) out_e[out_at[from[e]]++] = e;
-    for (int32_t i = n_ops; i > 0; i--) out_at[i] = out_at[i - 1];
-    out_at[0] = 0;
-    int32_t head = 0, tail = 0;
-    for (int32_t i = 0; i < n_ops; i++) {
-        in_at[i] = n_in[i]; /* inputs left, for the order */
-        if (!n_in[i]) order[tail++] = i;
-    }
-    /* columns: an op on an edge has its own, unless its one in-edge has no
-     * x: then it shares its producer's (col, off) */
-    for (; head < tail; head++) {
-        int32_t i = order[head];
-        int64_t e = n_in[i] == 1 ? last_in[i] : -1;
-        if (e >= 0 && !xcol[e]) {
-            col[i] = col[from[e]];
-            off[i] = off[from[e]] + op_s[from[e]];
-        } else if (n_in[i] || has_succ[i]) {
-            col[i] = ++ncol;
-        }
-        for (int64_t k = out_at[i]; k < out_at[i + 1]; k++)
-            if (--in_at[to[out_e[k]]] == 0) order[tail++] = to[out_e[k]];
-    }
-    if (tail != n_ops) {
-        st = dp_error_set(err, DP_STATUS_INVALID, "m-sct: the LP's op graph has a cycle");
-        goto done;
-    }
-    int wcol = ++ncol;
-    for (int32_t i = 0; i <= n_ops; i++) out_at[i] = in_at[i] = 0;
-
-    /* columns: bounds and objective (minimise w) */
-    clo = calloc((size_t)ncol, sizeof(double)), cup = malloc((size_t)ncol * sizeof(double));
-    obj = calloc((size_t)ncol, sizeof(double));
-    start = calloc((size_t)ncol + 1, sizeof(CoinBigIndex));
-    if (!clo || !cup || !obj || !start) {
-        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct LP of %lld edges)", (long long)n_edges);
-        goto done;
-    }
-    for (int c = 0; c < ncol; c++) cup[c] = c < nx ? 1.0 : DBL_MAX;
-    clo[wcol - 1] = w_min * us;
-    obj[wcol - 1] = 1.0;
-    /* the paid edges of each op as producer and as consumer: CSR by counting */
-    for (int32_t i = 0; i < n_ops; i++) out_at[i + 1] = out_at[i] + outdeg[i], in_at[i + 1] = in_at[i] + indeg[i];
-    for (int32_t i = 0; i < n_ops; i++) outdeg[i] = indeg[i] = 0;
-    for (int64_t e = 0; e < n_edges; e++) {
-        if (!(comm_s[e] > 0)) continue;
-        out_e[out_at[from[e]] + outdeg[from[e]]++] = e;
-        in_e[in_at[to[e]] + indeg[to[e]]++] = e;
-    }
-    int nrow = 0;
-    for (int64_t e = 0; e < n_edges; e++) nrow += col[to[e]] != col[from[e]];
-    for (int32_t i = 0; i < n_ops; i++) nrow += (outdeg[i] > 1) + (indeg[i] > 1) + (col[i] > 0 && !has_succ[i]);
-    rlo = malloc(((size_t)nrow + 1) * sizeof(double)), rup = malloc(((size_t)nrow + 1) * sizeof(double));
-    if (!rlo || !rup) {
-        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct LP of %lld edges)", (long long)n_edges);
-        goto done;
-    }
-#define SCT_ROW_UP(r, u) (rlo[(r) - 1] = -DBL_MAX, rup[(r) - 1] = (u))
-#define SCT_ROW_LO(r, l) (rlo[(r) - 1] = (l), rup[(r) - 1] = DBL_MAX)
-    int row = 0;
-    int64_t nz = 0;
-#define SCT_NZ(r, c, v) (nz++, ia[nz] = (r), ja[nz] = (c), ar[nz] = (v))
-    for (int64_t e = 0; e < n_edges; e++) { /* precedence: s_i + off_i + p_i + c x <= s_j + off_j */
-        int32_t i = from[e], j = to[e];
-        if (col[i] == col[j]) continue;
-        row++;
-        SCT_NZ(row, col[i], 1.0);
-        SCT_NZ(row, col[j], -1.0);
-        if (xcol[e]) SCT_NZ(row, xcol[e], comm_s[e] * us);
-        SCT_ROW_UP(row, (off[j] - off[i] - op_s[i]) * us);
-    }
-    for (int32_t i = 0; i < n_ops; i++) { /* one favourite child, one favourite parent */
-        if (outdeg[i] > 1) {
-            row++;
-            for (int64_t k = out_at[i]; k < out_at[i + 1]; k++) SCT_NZ(row, xcol[out_e[k]], 1.0);
-            SCT_ROW_LO(row, (double)(outdeg[i] - 1));
-        }
-        if (indeg[i] > 1) {
-            row++;
-            for (int64_t k = in_at[i]; k < in_at[i + 1]; k++) SCT_NZ(row, xcol[in_e[k]], 1.0);
-            SCT_ROW_LO(row, (double)(indeg[i] - 1));
-        }
-        if (col[i] > 0 && !has_succ[i]) { /* makespan */
-            row++;
-            SCT_NZ(row, col[i], 1.0);
-            SCT_NZ(row, wcol, -1.0);
-            SCT_ROW_UP(row, -(off[i] + op_s[i]) * us);
-        }
-    }
-#undef SCT_NZ
-#undef SCT_ROW_UP
-#undef SCT_ROW_LO
-    /* the matrix by column, as CLP takes it (0-based) */
-    index = malloc(((size_t)nz + 1) * sizeof(int));
-    val = malloc(((size_t)nz + 1) * sizeof(double));
-    if (!index || !val) {
-        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct LP of %lld edges)", (long long)n_edges);
-        goto done;
-    }
-    for (int64_t k = 1; k <= nz; k++) start[ja[k]]++; /* column ja - 1 counted at ja */
-    for (int c = 0; c < ncol; c++) start[c + 1] += start[c];
-    for (int64_t k = 1; k <= nz; k++) { /* start[c] walks through column c ... */
-        CoinBigIndex at = start[ja[k] - 1]++;
-        index[at] = ia[k] - 1;
-        val[at] = ar[k];
-    }
-    for (int c = ncol; c > 0; c--) start[c] = start[c - 1]; /* ... to column c + 1's start */
-    start[0] = 0;
-    lp = Clp_newModel();
-    if (!lp) {
-        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-sct LP of %lld edges)", (long long)n_edges);
-        goto done;
-    }
-    Clp_setLogLevel(lp, 0); /* the library never prints */
-    Clp_setOptimizationDirection(lp, 1.0);
-    Clp_loadProblem(lp, ncol, nrow, start, index, val, clo, cup, obj, rlo, rup);
-    Clp_initialDualSolve(lp); /* presolve, dual simplex */
-    if (!Clp_isProvenOptimal(lp)) {
-        st = dp_error_set(err, DP_STATUS_UNSUPPORTED, "m-sct: CLP found no optimum of the LP (status %d)",
-                          Clp_status(lp));
-        goto done;
-    }
-    const double *x = Clp_getColSolution(lp);
-    *lp_makespan_s = Clp_objectiveValue(lp) / us;
-    for (int32_t i = 0; i < n_ops; i++) parent[i] = -1;
-    for (int64_t e = 0; e < n_edges; e++) {
-        if (!(comm_s[e] > 0) || (xcol[e] && !(x[xcol[e] - 1] < threshold))) continue;
-        int32_t i = from[e], j = to[e];
-        if (fav[i] >= 0 || parent[j] >= 0) continue;
-        fav[i] = j;
-        parent[j] = i;
-    }
-done:
-    if (lp) Clp_deleteModel(lp);
-    free(rlo), free(rup), free(clo), free(cup), free(obj), free(start), free(index), free(val);
-    free(outdeg), free(indeg), free(col), free(parent), free(has_succ), free(xcol), free(ia), free(ja), free(ar);
-    free(out_at), free(in_at), free(out_e), free(in_e), free(order), free(n_in), free(off), free(last_in);
+    sct_free(&lp);
     return st;
 }

@@ -816,6 +816,167 @@ static void grad_reduce(tfb *b, const tape *e, tfb_t dy) {
     add_contrib(b, x, g, -1);
 }
 
+/* ConcatV2: ShapeN of the inputs, ConcatOffset, a Slice of dy per input. */
+static void grad_concat(tfb *b, const tape *e, tfb_t dy) {
+    const tfb_t *in = b->tape_in + e->in_at;
+    tfb_t x = in[0];
+    tfb_t ax = int_const(b, 1);
+    int32_t op = new_op(b, "ShapeN", e->n_in, in, 0);
+    if (op < 0) return;
+    int64_t r = b->t[x].rank;
+    tfb_t first = -1;
+    for (int k = 0; k < e->n_in; k++) {
+        tfb_t s = new_tensor(b, op, DP_DTYPE_INT32, 1, &r);
+        if (k == 0) first = s;
+    }
+    tfb_t *a = malloc(((size_t)e->n_in + 1) * sizeof(tfb_t));
+    if (!a) {
+        fail_oom(b);
+        return;
+    }
+    a[0] = ax;
+    for (int k = 0; k < e->n_in; k++) a[k + 1] = first + k;
+    int32_t oop = new_op(b, "ConcatOffset", e->n_in + 1, a, 0);
+    free(a);
+    if (oop < 0) return;
+    tfb_t off0 = -1;
+    for (int k = 0; k < e->n_in; k++) {
+        tfb_t s = new_tensor(b, oop, DP_DTYPE_INT32, 1, &r);
+        if (k == 0) off0 = s;
+    }
+    for (int k = 0; k < e->n_in && !b->failed; k++) {
+        tfb_t sa[3] = {dy, off0 + k, first + k};
+        add_contrib(b, in[k], op_like(b, "Slice", 3, sa, in[k], (double)tfb_numel(b, in[k])), -1);
+    }
+}
+
+/* Softmax: (dy - sum(dy * y, last axis)) * y. */
+static void grad_softmax(tfb *b, const tape *e, tfb_t dy) {
+    tfb_t x = b->tape_in[e->in_at], y = e->out0;
+    double n = (double)tfb_numel(b, y);
+    tfb_t a[2] = {dy, y};
+    tfb_t m = op_like(b, "Mul", 2, a, y, n);
+    tfb_t ic = int_const(b, 1);
+    tensor s = b->t[y];
+    s.dims[s.rank - 1] = 1;
+    tfb_t a2[2] = {m, ic};
+    tfb_t sum = op_shape(b, "Sum", 2, a2, DP_DTYPE_FLOAT32, s.rank, s.dims, n);
+    tfb_t a3[2] = {dy, sum};
+    tfb_t sub = op_like(b, "Sub", 2, a3, y, n);
+    tfb_t a4[2] = {sub, y};
+    add_contrib(b, x, op_like(b, "Mul", 2, a4, y, n), -1);
+}
+
+/* Conv2D: ShapeN of input and filter, Conv2DBackpropInput and Conv2DBackpropFilter. */
+static void grad_conv(tfb *b, const tape *e, tfb_t dy) {
+    const tfb_t *in = b->tape_in + e->in_at;
+    tfb_t x = in[0], f = in[1];
+    double fl = b->g->ops[e->op].flops;
+    int32_t op = new_op(b, "ShapeN", 2, in, 0);
+    if (op < 0) return;
+    int64_t four = 4;
+    tfb_t s0 = new_tensor(b, op, DP_DTYPE_INT32, 1, &four);
+    tfb_t s1 = new_tensor(b, op, DP_DTYPE_INT32, 1, &four);
+    tfb_t a[3] = {s0, f, dy}, c[3] = {x, s1, dy};
+    add_contrib(b, x, op_like(b, "Conv2DBackpropInput", 3, a, x, fl), -1);
+    add_contrib(b, f, op_like(b, "Conv2DBackpropFilter", 3, c, f, fl), -1);
+}
+
+/* MaxPool (MaxPoolGrad of x, y, dy) and AvgPool (AvgPoolGrad of the shape and dy). */
+static void grad_pool(tfb *b, const tape *e, tfb_t dy) {
+    tfb_t x = b->tape_in[e->in_at];
+    double n = (double)tfb_numel(b, x) * e->aux * e->aux;
+    if (!strcmp(e->type, "MaxPool")) {
+        tfb_t a[3] = {x, e->out0, dy};
+        add_contrib(b, x, op_like(b, "MaxPoolGrad", 3, a, x, n), -1);
+    } else {
+        tfb_t sx = shape_of(b, x);
+        tfb_t a[2] = {sx, dy};
+        add_contrib(b, x, op_like(b, "AvgPoolGrad", 2, a, x, n), -1);
+    }
+}
+
+/* FusedBatchNorm: one FusedBatchNormGrad with dx, dscale, doffset and two
+ * empty reserve outputs. */
+static void grad_fused_batch_norm(tfb *b, const tape *e, tfb_t dy) {
+    const tfb_t *in = b->tape_in + e->in_at;
+    tfb_t x = in[0], scale = in[1], offset = in[2];
+    tfb_t a[5] = {dy, x, scale, e->out0 + 3, e->out0 + 4};
+    int32_t op = new_op(b, "FusedBatchNormGrad", 5, a, 10.0 * (double)tfb_numel(b, x));
+    if (op < 0) return;
+    const tensor X = b->t[x];
+    int64_t c = X.dims[X.rank - 1], zero = 0;
+    tfb_t dx = new_tensor(b, op, DP_DTYPE_FLOAT32, X.rank, X.dims);
+    tfb_t ds = new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &c);
+    tfb_t dof = new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &c);
+    new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &zero);
+    new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &zero);
+    add_contrib(b, x, dx, -1);
+    add_contrib(b, scale, ds, -1);
+    add_contrib(b, offset, dof, -1);
+}
+
+/* Gather: the IndexedSlices TensorFlow builds for an embedding lookup: dense
+ * shape (Shape, Cast), Size of ids, ExpandDims, ConcatV2 of the values'
+ * shape, Reshape of values and of indices. */
+static void grad_gather(tfb *b, const tape *e, tfb_t dy) {
+    const tfb_t *in = b->tape_in + e->in_at;
+    tfb_t x = in[0], ids = in[1];
+    int64_t two = 2, n = tfb_numel(b, ids), d = tfb_dim(b, x, 1);
+    tfb_t sp = shape_of(b, x);
+    tfb_t cs = op_shape(b, "Cast", 1, &sp, DP_DTYPE_INT64, 1, &two, 0);
+    (void)cs;
+    tfb_t sz = op_shape(b, "Size", 1, &ids, DP_DTYPE_INT32, 0, NULL, 0);
+    tfb_t ic = int_const(b, 1);
+    tfb_t a[2] = {sz, ic};
+    tfb_t ex = op_shape(b, "ExpandDims", 2, a, DP_DTYPE_INT32, 1, (int64_t[]){1}, 0);
+    tfb_t a2[3] = {ex, sp, ic};
+    tfb_t vs = op_shape(b, "ConcatV2", 3, a2, DP_DTYPE_INT32, 1, &two, 0);
+    tfb_t a3[2] = {dy, vs};
+    tfb_t vals = op_shape(b, "Reshape", 2, a3, DP_DTYPE_FLOAT32, 2, (int64_t[]){n, d}, 0);
+    tfb_t a4[2] = {ids, ex};
+    tfb_t idx = op_shape(b, "Reshape", 2, a4, DP_DTYPE_INT32, 1, &n, 0);
+    add_contrib(b, x, vals, idx);
+}
+
+/* SoftmaxCrossEntropyWithLogits: dy (expanded) times the backprop output,
+ * behind PreventGradient. */
+static void grad_xent(tfb *b, const tape *e, tfb_t dy) {
+    tfb_t x = b->tape_in[e->in_at];
+    tfb_t bp = e->out0 + 1;
+    tfb_t pg = op_like(b, "PreventGradient", 1, &bp, bp, 0);
+    tfb_t ic = int_const(b, 1);
+    tfb_t a[2] = {dy, ic};
+    tensor s = b->t[dy];
+    s.dims[s.rank++] = 1;
+    tfb_t ex = op_shape(b, "ExpandDims", 2, a, DP_DTYPE_FLOAT32, s.rank, s.dims, 0);
+    tfb_t a2[2] = {ex, pg};
+    add_contrib(b, x, op_like(b, "Mul", 2, a2, bp, (double)tfb_numel(b, bp)), -1);
+}
+
+/* Split (ConcatV2 of the parts' gradients) and Unpack (Pack of them); a
+ * part without a gradient contributes ZerosLike. */
+static void grad_split(tfb *b, const tape *e, const tfb_t *dys) {
+    tfb_t x = b->tape_in[e->in_at];
+    int n = e->n_out;
+    tfb_t *parts = malloc(((size_t)n + 1) * sizeof(tfb_t));
+    if (!parts) {
+        fail_oom(b);
+        return;
+    }
+    for (int k = 0; k < n; k++)
+        parts[k] = dys[k] >= 0 ? dys[k] : op_like(b, "ZerosLike", 1, (tfb_t[]){e->out0 + k}, e->out0 + k, 0);
+    if (e->rule == RULE_SPLIT) {
+        parts[n] = int_const(b, 1);
+        add_contrib(b, x, op_like(b, "ConcatV2", n + 1, parts, x, 0), -1);
+    } else {
+        add_contrib(b, x, op_like(b, "Pack", n, parts, x, 0), -1);
+    }
+    free(parts);
+}
+
+/* Adds the gradients of one tape entry (dys: of its outputs, -1 for none)
+ * to its inputs' contributions, by its rule. */
 static void grad_entry(tfb *b, const tape *e, const tfb_t *dys) {
     const tfb_t *in = b->tape_in + e->in_at;
     tfb_t dy = dys[0], x = in[0];
@@ -862,56 +1023,9 @@ static void grad_entry(tfb *b, const tape *e, const tfb_t *dys) {
     case RULE_ADDN:
         for (int k = 0; k < e->n_in; k++) add_contrib(b, in[k], dy, -1);
         break;
-    case RULE_CONCAT: {
-        tfb_t ax = int_const(b, 1);
-        int32_t op = new_op(b, "ShapeN", e->n_in, in, 0);
-        if (op < 0) return;
-        int64_t r = b->t[x].rank;
-        tfb_t first = -1;
-        for (int k = 0; k < e->n_in; k++) {
-            tfb_t s = new_tensor(b, op, DP_DTYPE_INT32, 1, &r);
-            if (k == 0) first = s;
-        }
-        tfb_t *a = malloc(((size_t)e->n_in + 1) * sizeof(tfb_t));
-        if (!a) {
-            fail_oom(b);
-            return;
-        }
-        a[0] = ax;
-        for (int k = 0; k < e->n_in; k++) a[k + 1] = first + k;
-        int32_t oop = new_op(b, "ConcatOffset", e->n_in + 1, a, 0);
-        free(a);
-        if (oop < 0) return;
-        tfb_t off0 = -1;
-        for (int k = 0; k < e->n_in; k++) {
-            tfb_t s = new_tensor(b, oop, DP_DTYPE_INT32, 1, &r);
-            if (k == 0) off0 = s;
-        }
-        for (int k = 0; k < e->n_in && !b->failed; k++) {
-            tfb_t sa[3] = {dy, off0 + k, first + k};
-            add_contrib(b, in[k], op_like(b, "Slice", 3, sa, in[k], (double)tfb_numel(b, in[k])), -1);
-        }
-        break;
-    }
+    case RULE_CONCAT: grad_concat(b, e, dy); break;
     case RULE_SPLIT:
-    case RULE_UNPACK: {
-        int n = e->n_out;
-        tfb_t *parts = malloc(((size_t)n + 1) * sizeof(tfb_t));
-        if (!parts) {
-            fail_oom(b);
-            return;
-        }
-        for (int k = 0; k < n; k++)
-            parts[k] = dys[k] >= 0 ? dys[k] : op_like(b, "ZerosLike", 1, (tfb_t[]){e->out0 + k}, e->out0 + k, 0);
-        if (e->rule == RULE_SPLIT) {
-            parts[n] = int_const(b, 1);
-            add_contrib(b, x, op_like(b, "ConcatV2", n + 1, parts, x, 0), -1);
-        } else {
-            add_contrib(b, x, op_like(b, "Pack", n, parts, x, 0), -1);
-        }
-        free(parts);
-        break;
-    }
+    case RULE_UNPACK: grad_split(b, e, dys); break;
     case RULE_PACK: {
         int32_t op = new_op(b, "Unpack", 1, &dy, 0);
         if (op < 0) return;
@@ -927,102 +1041,17 @@ static void grad_entry(tfb *b, const tape *e, const tfb_t *dys) {
         break;
     }
     case RULE_REDUCE: grad_reduce(b, e, dy); break;
-    case RULE_SOFTMAX: {
-        tfb_t y = e->out0;
-        double n = (double)tfb_numel(b, y);
-        tfb_t a[2] = {dy, y};
-        tfb_t m = op_like(b, "Mul", 2, a, y, n);
-        tfb_t ic = int_const(b, 1);
-        tensor s = b->t[y];
-        s.dims[s.rank - 1] = 1;
-        tfb_t a2[2] = {m, ic};
-        tfb_t sum = op_shape(b, "Sum", 2, a2, DP_DTYPE_FLOAT32, s.rank, s.dims, n);
-        tfb_t a3[2] = {dy, sum};
-        tfb_t sub = op_like(b, "Sub", 2, a3, y, n);
-        tfb_t a4[2] = {sub, y};
-        add_contrib(b, x, op_like(b, "Mul", 2, a4, y, n), -1);
-        break;
-    }
-    case RULE_CONV: {
-        tfb_t f = in[1];
-        double fl = b->g->ops[e->op].flops;
-        int32_t op = new_op(b, "ShapeN", 2, in, 0);
-        if (op < 0) return;
-        int64_t four = 4;
-        tfb_t s0 = new_tensor(b, op, DP_DTYPE_INT32, 1, &four);
-        tfb_t s1 = new_tensor(b, op, DP_DTYPE_INT32, 1, &four);
-        tfb_t a[3] = {s0, f, dy}, c[3] = {x, s1, dy};
-        add_contrib(b, x, op_like(b, "Conv2DBackpropInput", 3, a, x, fl), -1);
-        add_contrib(b, f, op_like(b, "Conv2DBackpropFilter", 3, c, f, fl), -1);
-        break;
-    }
-    case RULE_POOL: {
-        double n = (double)tfb_numel(b, x) * e->aux * e->aux;
-        if (!strcmp(e->type, "MaxPool")) {
-            tfb_t a[3] = {x, e->out0, dy};
-            add_contrib(b, x, op_like(b, "MaxPoolGrad", 3, a, x, n), -1);
-        } else {
-            tfb_t sx = shape_of(b, x);
-            tfb_t a[2] = {sx, dy};
-            add_contrib(b, x, op_like(b, "AvgPoolGrad", 2, a, x, n), -1);
-        }
-        break;
-    }
-    case RULE_FBN: {
-        tfb_t scale = in[1], offset = in[2];
-        tfb_t a[5] = {dy, x, scale, e->out0 + 3, e->out0 + 4};
-        int32_t op = new_op(b, "FusedBatchNormGrad", 5, a, 10.0 * (double)tfb_numel(b, x));
-        if (op < 0) return;
-        const tensor X = b->t[x];
-        int64_t c = X.dims[X.rank - 1], zero = 0;
-        tfb_t dx = new_tensor(b, op, DP_DTYPE_FLOAT32, X.rank, X.dims);
-        tfb_t ds = new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &c);
-        tfb_t dof = new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &c);
-        new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &zero);
-        new_tensor(b, op, DP_DTYPE_FLOAT32, 1, &zero);
-        add_contrib(b, x, dx, -1);
-        add_contrib(b, scale, ds, -1);
-        add_contrib(b, offset, dof, -1);
-        break;
-    }
-    case RULE_GATHER: {
-        /* IndexedSlices: dense shape (Shape, Cast), Size of ids, ExpandDims,
-         * ConcatV2 of the values' shape, Reshape of values and of indices */
-        tfb_t ids = in[1];
-        int64_t two = 2, n = tfb_numel(b, ids), d = tfb_dim(b, x, 1);
-        tfb_t sp = shape_of(b, x);
-        tfb_t cs = op_shape(b, "Cast", 1, &sp, DP_DTYPE_INT64, 1, &two, 0);
-        (void)cs;
-        tfb_t sz = op_shape(b, "Size", 1, &ids, DP_DTYPE_INT32, 0, NULL, 0);
-        tfb_t ic = int_const(b, 1);
-        tfb_t a[2] = {sz, ic};
-        tfb_t ex = op_shape(b, "ExpandDims", 2, a, DP_DTYPE_INT32, 1, (int64_t[]){1}, 0);
-        tfb_t a2[3] = {ex, sp, ic};
-        tfb_t vs = op_shape(b, "ConcatV2", 3, a2, DP_DTYPE_INT32, 1, &two, 0);
-        tfb_t a3[2] = {dy, vs};
-        tfb_t vals = op_shape(b, "Reshape", 2, a3, DP_DTYPE_FLOAT32, 2, (int64_t[]){n, d}, 0);
-        tfb_t a4[2] = {ids, ex};
-        tfb_t idx = op_shape(b, "Reshape", 2, a4, DP_DTYPE_INT32, 1, &n, 0);
-        add_contrib(b, x, vals, idx);
-        break;
-    }
+    case RULE_SOFTMAX: grad_softmax(b, e, dy); break;
+    case RULE_CONV: grad_conv(b, e, dy); break;
+    case RULE_POOL: grad_pool(b, e, dy); break;
+    case RULE_FBN: grad_fused_batch_norm(b, e, dy); break;
+    case RULE_GATHER: grad_gather(b, e, dy); break;
     case RULE_L2LOSS: {
         tfb_t a[2] = {x, dy};
         add_contrib(b, x, op_like(b, "Mul", 2, a, x, (double)tfb_numel(b, x)), -1);
         break;
     }
-    case RULE_XENT: {
-        tfb_t bp = e->out0 + 1;
-        tfb_t pg = op_like(b, "PreventGradient", 1, &bp, bp, 0);
-        tfb_t ic = int_const(b, 1);
-        tfb_t a[2] = {dy, ic};
-        tensor s = b->t[dy];
-        s.dims[s.rank++] = 1;
-        tfb_t ex = op_shape(b, "ExpandDims", 2, a, DP_DTYPE_FLOAT32, s.rank, s.dims, 0);
-        tfb_t a2[2] = {ex, pg};
-        add_contrib(b, x, op_like(b, "Mul", 2, a2, bp, (double)tfb_numel(b, bp)), -1);
-        break;
-    }
+    case RULE_XENT: grad_xent(b, e, dy); break;
     }
 }
 
