@@ -150,11 +150,6 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args);
 /* Writes cmd's help to f: usage, description, then each option with its
  * help (sections as headings, -h/--help last), then the epilogue. */
 void cli_print_help(const cli_command *cmd, FILE *f);
-/* Parses the one option at argv[*i] if the table holds it, advancing *i past
- * its value: 1 when it did, 0 when the table does not hold argv[*i] (nothing
- * consumed), -1 after printing a usage error. cli_parse's step, for the
- * option loops not yet ported to cli_parse. */
-int cli_parse_option(const char *cmd, const cli_option *table, int argc, char **argv, int *i);
 /* "90", "90s", "10m", "2h" as seconds; -1 when malformed or not > 0. */
 double cli_parse_duration(const char *text);
 
@@ -203,19 +198,6 @@ typedef struct cli_protocol {
 
 /* Prints a usage error and returns 2 unless p->warmup < p->steps; 0 then. */
 int cli_protocol_check(const char *cmd, const cli_protocol *p);
-/* Consumes --graph, --model or --batch at argv[*i] into src: returns 1 when it
- * did, 0 when argv[*i] is another option, -1 after printing a usage error
- * for a bad --batch. (For option loops not yet on cli_parse.) */
-int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src);
-/* Consumes --noise, --steps, --warmup or --mean at argv[*i] into p: 1 when it did,
- * 0 for another option, -1 after printing a usage error for a bad value.
- * (For option loops not yet on cli_parse.) */
-int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p);
-/* "--name value" or "--name=value" at argv[*i]: returns the value (advancing
- * *i past it; "" when it is missing), or NULL when argv[*i] is another option.
- * (For option loops not yet on cli_parse.) */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name);
-
 /* ---- helpers (cli_util.c) ---------------------------------------------------- */
 
 /* Exit status for a library error. */

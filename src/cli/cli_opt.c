@@ -133,7 +133,9 @@ static int store_value(const cli_option *o, const char *as, const char *value, c
     return -1;
 }
 
-/* cli_parse_option, telling which option it parsed (*which). */
+/* Parses the one option at argv[*i] if the table holds it, advancing *i
+ * past its value, and tells which it was (*which): 1 when it did, 0 when
+ * the table does not hold argv[*i], -1 after printing a usage error. */
 static int parse_at(const char *cmd, const cli_option *table, int argc, char **argv, int *i, int *which) {
     const char *value = NULL, *arg = argv[*i];
     const cli_option *o = find_option(table, arg, &value, which);
@@ -160,12 +162,6 @@ static int parse_at(const char *cmd, const cli_option *table, int argc, char **a
         return -1;
     }
     return 1;
-}
-
-int cli_parse_option(const char *cmd, const cli_option *table, int argc, char **argv, int *i) {
-    int which;
-    check_table(table);
-    return parse_at(cmd, table, argc, argv, i, &which);
 }
 
 /* The first required option of the table that was not seen: prints the
@@ -219,30 +215,11 @@ double cli_parse_duration(const char *text) {
     return -1;
 }
 
-/* ---- the shared option groups, and option loops not yet on cli_parse ---- */
-
-int cli_graph_option(const char *cmd, int argc, char **argv, int *i, cli_graph_source *src) {
-    const cli_option table[] = {CLI_GRAPH_OPTIONS(src), CLI_END};
-    return cli_parse_option(cmd, table, argc, argv, i);
-}
-
-int cli_protocol_option(const char *cmd, int argc, char **argv, int *i, cli_protocol *p) {
-    const cli_option table[] = {CLI_PROTOCOL_OPTIONS(p), CLI_END};
-    return cli_parse_option(cmd, table, argc, argv, i);
-}
+/* ---- the shared option groups ---------------------------------------------- */
 
 int cli_protocol_check(const char *cmd, const cli_protocol *p) {
     if (p->warmup < p->steps) return 0;
     return cli_usage_error(cmd, "--warmup (%ld) must be less than --steps (%ld)", p->warmup, p->steps);
-}
-
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) return "";
-    return argv[++*i];
 }
 
 /* ---- help ------------------------------------------------------------------ */

@@ -23,96 +23,7 @@
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: dplace optimize (--graph FILE | --model NAME [--batch N]) --devices SPEC [--agent PRESET]\n"
-            "                       [--grouper G] [--placer P] [--algo A] [--groups N] [--set KEY=VALUE]...\n"
-            "                       [--updates N | --samples N | --time DURATION] [--seed N] [--threads N]\n"
-            "                       [-o FILE] [--log FILE.csv] [--plot FILE.svg] [--trace FILE] [--json]\n"
-            "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
-            "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
-            "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
-            "\n"
-            "Learns a placement with reinforcement learning: the agent samples placements,\n"
-            "each is evaluated (simulated, or measured by --measure), and the step times\n"
-            "train it. Prints progress on stderr and, at the end, the best placement's step\n"
-            "time beside single GPU, the expert and the best baseline placer.\n"
-            "\n"
-            "agents (docs/agents.md lists every hyperparameter and its source):\n"
-            "  hp        Hierarchical Planner (seed 001): learned feed-forward grouper (256 groups),\n"
-            "            seq2seq placer with attention after the decoder, REINFORCE (default)\n"
-            "  colocrl   ColocRL (seed 004): colocation + per-cell/branch groups, seq2seq placer,\n"
-            "            REINFORCE with a simple moving-average baseline and a failing signal\n"
-            "  eagle     EAGLE (seed 003): learned grouper linked to the placer by an extra RNN,\n"
-            "            seq2seq placer (512 units) with attention before the decoder, PPO\n"
-            "  eagle-ppo-ce  EAGLE trained by PPO with cross-entropy over elite placements\n"
-            "  post      Post (as seed 003 describes it): METIS groups, one device distribution\n"
-            "            per group, PPO and cross-entropy over elites mixed with the uniform\n"
-            "  mars      Mars (seed 002): every op placed; GCN encoder (3 x 256) pre-trained by Deep\n"
-            "            Graph Infomax (1,000 iterations), segment-level seq2seq placer (segments of\n"
-            "            128 ops, 512 units), PPO (20 samples, 4 minibatches, 3 epochs)\n"
-            "  mars-nopretrain  Mars without the pre-training (its Table 2)\n"
-            "  mars-seq2seq     Mars with one plain seq2seq over the whole op sequence (Table 1;\n"
-            "                   small graphs only: its attention spans every op)\n"
-            "  mars-trfxl       Mars with the Transformer-XL placer (Table 1)\n"
-            "  mars-dplace      Mars with dplace's sequence prior: ops in depth-first order, the\n"
-            "                   previous op's device favoured (op-order=dfs, stick=5; docs/agents.md)\n"
-            "components (override the preset's):\n"
-            "  --grouper G    learned, colocation, metis, scotch, fluid, random, scope, none\n"
-            "  --placer P     seq2seq-after, seq2seq-before, gcn, table, seq2seq-seg, trfxl\n"
-            "  --algo A       reinforce, ppo, ppo-ce\n"
-            "  --groups N     groups of the learned and partitioning groupers\n"
-            "  --set KEY=V    any setting (lr, samples, hidden, tanh-c, temperature, noise-amp,\n"
-            "                 noise-updates, valid-only-after, baseline-decay, baseline-window,\n"
-            "                 fail-reward, link, ppo-epochs, ppo-clip, ce-every, ce-elites, post-mix,\n"
-            "                 ...; --set help lists them with the preset's values)\n"
-            "budget (default --updates 1000, the papers'):\n"
-            "  --updates N    policy updates      --samples N   placements evaluated\n"
-            "  --time D       wall time: 90s, 10m, 2h (stops after the update in flight)\n"
-            "outputs:\n"
-            "  -o FILE              the best placement (dplace-placement v1), rewritten\n"
-            "                       atomically whenever it improves\n"
-            "  --log FILE.csv       one row per sampled placement, and FILE.updates.csv one row per\n"
-            "                       update: mean and median step time, valid share, entropies,\n"
-            "                       advantages, gradient norms, the policy's KL over the update\n"
-            "  --plot FILE.svg      training curve with single GPU, expert and best baseline\n"
-            "  --trace FILE         timeline of the best placement (Chrome trace)\n"
-            "  --json               print a JSON summary instead of the table\n"
-            "  --checkpoint FILE    training state, atomically, every --checkpoint-every updates\n"
-            "                       (default 50) or 10 minutes, at the end and on SIGINT/SIGTERM\n"
-            "                       (an update in flight is abandoned: Mars's stop between\n"
-            "                       minibatches, measurements are killed)\n"
-            "  --resume FILE        continue from a checkpoint (same graph, devices, agent, seed;\n"
-            "                       --updates and --samples count from the first run, --time\n"
-            "                       from this one)\n"
-            "  --init FILE          start from the networks of another run's checkpoint (any graph:\n"
-            "                       Mars's transfer; same agent settings and device count), without\n"
-            "                       its counters, optimiser state or pre-training\n"
-            "evaluation:\n"
-            "  --threads N          threads for the policy's products and the evaluations (default 1)\n"
-            "  --noise SIGMA        log-normal noise on op times; with --steps N --warmup W the\n"
-            "                       papers' protocol (median of the steps after the warm-up;\n"
-            "                       --mean: their mean, as EAGLE measured: --steps 15 --warmup 5)\n"
-            "  --no-cache           re-evaluate placements seen before\n"
-            "  --measure CMD        evaluate each placement with CMD instead of the simulator\n"
-            "                       (protocol: docs/measure.md; example: scripts/measure-example.sh)\n"
-            "  --measure-timeout S  seconds before a measurement counts as failed (default 600)\n"
-            "  --baselines LIST     baseline placers to compare with (default all; none: skip)\n"
-            "  --seed N             seeds everything (default 1)\n"
-            "  --quiet              no progress on stderr\n"
-            "\n"
-            "exit status: 0 done, 1 internal failure, 2 bad input or usage, 130 interrupted\n"
-            "(the checkpoint and the best placement so far are written first)\n");
-}
-
 static volatile sig_atomic_t g_stop;
-
-#define MAX_SETS 128
-
-/* One override: --set KEY=VALUE (key NULL) or a component flag. */
-typedef struct setting {
-    const char *key, *value;
-} setting;
 
 /* Everything the command line says. */
 typedef struct opt_args {
@@ -123,101 +34,47 @@ typedef struct opt_args {
     cli_protocol proto;
     int json, quiet, no_cache;
     cli_graph_source src;
-    setting sets[MAX_SETS];
-    int n_sets;
+    cli_list sets; /* --set KEY=VALUE (key NULL) and the component flags, in order */
 } opt_args;
 
-/* --grouper, --placer, --algo, --groups at argv[*i]: the value, with *key
- * the setting it overrides; NULL when argv[*i] is another option. */
-static const char *component_option(int argc, char **argv, int *i, const char **key) {
-    static const char *const opts[][2] = {
-        {"--grouper", "grouper"}, {"--placer", "placer"}, {"--algo", "algo"}, {"--groups", "groups"}};
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-        const char *v = cli_opt_value(argc, argv, i, opts[k][0]);
-        if (v) {
-            *key = opts[k][1];
-            return v;
-        }
-    }
-    return NULL;
-}
+static const char SYNOPSIS[] =
+    "dplace optimize (--graph FILE | --model NAME [--batch N]) --devices SPEC [--agent PRESET]\n"
+    "                       [--grouper G] [--placer P] [--algo A] [--groups N] [--set KEY=VALUE]...\n"
+    "                       [--updates N | --samples N | --time DURATION] [--seed N] [--threads N]\n"
+    "                       [-o FILE] [--log FILE.csv] [--plot FILE.svg] [--trace FILE] [--json]\n"
+    "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
+    "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
+    "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]";
 
-static void on_signal(int sig) {
-    g_stop = sig;
-    signal(sig, SIG_DFL); /* a second one ends the process at once */
-}
+static const char DESCRIPTION[] =
+    "Learns a placement with reinforcement learning: the agent samples placements,\n"
+    "each is evaluated (simulated, or measured by --measure), and the step times\n"
+    "train it. Prints progress on stderr and, at the end, the best placement's step\n"
+    "time beside single GPU, the expert and the best baseline placer, and whether\n"
+    "the policy improved.\n"
+    "\n"
+    "agents (docs/agents.md lists every hyperparameter and its source):\n"
+    "  hp        Hierarchical Planner (seed 001): learned feed-forward grouper (256 groups),\n"
+    "            seq2seq placer with attention after the decoder, REINFORCE (default)\n"
+    "  colocrl   ColocRL (seed 004): colocation + per-cell/branch groups, seq2seq placer,\n"
+    "            REINFORCE with a simple moving-average baseline and a failing signal\n"
+    "  eagle     EAGLE (seed 003): learned grouper linked to the placer by an extra RNN,\n"
+    "            seq2seq placer (512 units) with attention before the decoder, PPO\n"
+    "  eagle-ppo-ce  EAGLE trained by PPO with cross-entropy over elite placements\n"
+    "  post      Post (as seed 003 describes it): METIS groups, one device distribution\n"
+    "            per group, PPO and cross-entropy over elites mixed with the uniform\n"
+    "  mars      Mars (seed 002): every op placed; GCN encoder (3 x 256) pre-trained by Deep\n"
+    "            Graph Infomax (1,000 iterations), segment-level seq2seq placer (segments of\n"
+    "            128 ops, 512 units), PPO (20 samples, 4 minibatches, 3 epochs)\n"
+    "  mars-nopretrain  Mars without the pre-training (its Table 2)\n"
+    "  mars-seq2seq     Mars with one plain seq2seq over the whole op sequence (Table 1;\n"
+    "                   small graphs only: its attention spans every op)\n"
+    "  mars-trfxl       Mars with the Transformer-XL placer (Table 1)\n"
+    "  mars-dplace      Mars with dplace's sequence prior: ops in depth-first order, the\n"
+    "                   previous op's device favoured (op-order=dfs, stick=5; docs/agents.md)\n";
 
-/* "90", "90s", "10m", "2h" -> seconds; -1 when malformed. */
-static double parse_duration(const char *s) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (!*s || errno || !(v > 0) || !isfinite(v)) return -1;
-    if (!strcmp(end, "") || !strcmp(end, "s")) return v;
-    if (!strcmp(end, "m")) return v * 60;
-    if (!strcmp(end, "h")) return v * 3600;
-    return -1;
-}
-
-static void format_duration(double s, char *buf, size_t size) {
-    if (!isfinite(s) || s < 0) snprintf(buf, size, "?");
-    else if (s < 60) snprintf(buf, size, "%.1fs", s);
-    else if (s < 3600) snprintf(buf, size, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-    else snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
-/* ---- options -------------------------------------------------------------------- */
-
-/* Options with a number, at argv[*i]: 1 when consumed, 0 another option,
- * -1 after a usage error. */
-static int number_option(opt_args *o, int argc, char **argv, int *i) {
-    const char *v;
-    if ((v = cli_opt_value(argc, argv, i, "--updates"))) {
-        if (cli_parse_long(v, 1, 100000000L, &o->updates)) return cli_usage_error("optimize", "--updates must be >= 1"), -1;
-    } else if ((v = cli_opt_value(argc, argv, i, "--samples"))) {
-        if (cli_parse_long(v, 1, 1000000000L, &o->samples))
-            return cli_usage_error("optimize", "--samples must be >= 1"), -1;
-    } else if ((v = cli_opt_value(argc, argv, i, "--time"))) {
-        if ((o->time_budget = parse_duration(v)) <= 0)
-            return cli_usage_error("optimize", "--time wants a duration such as 90s, 10m or 2h, not \"%s\"", v), -1;
-    } else if ((v = cli_opt_value(argc, argv, i, "--seed"))) {
-        if (cli_parse_long(v, 0, 2147483647L, &o->seed)) return cli_usage_error("optimize", "--seed must be >= 0"), -1;
-    } else if ((v = cli_opt_value(argc, argv, i, "--threads"))) {
-        if (cli_parse_long(v, 1, 256, &o->threads)) return cli_usage_error("optimize", "--threads must be in 1..256"), -1;
-    } else if ((v = cli_opt_value(argc, argv, i, "--checkpoint-every"))) {
-        if (cli_parse_long(v, 1, 100000000L, &o->ck_every))
-            return cli_usage_error("optimize", "--checkpoint-every must be >= 1"), -1;
-    } else if ((v = cli_opt_value(argc, argv, i, "--measure-timeout"))) {
-        if (cli_parse_double(v, 0.001, 1e6, &o->measure_timeout))
-            return cli_usage_error("optimize", "--measure-timeout must be > 0 seconds"), -1;
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
-/* Options naming a file or a string, at argv[*i]: 1 when consumed, 0 not. */
-static int string_option(opt_args *o, int argc, char **argv, int *i) {
-    static const struct {
-        const char *name;
-        size_t at;
-    } opts[] = {
-        {"--devices", offsetof(opt_args, devices)},       {"--agent", offsetof(opt_args, agent_name)},
-        {"-o", offsetof(opt_args, out)},                  {"--out", offsetof(opt_args, out)},
-        {"--log", offsetof(opt_args, log_path)},          {"--plot", offsetof(opt_args, plot_path)},
-        {"--trace", offsetof(opt_args, trace_path)},      {"--checkpoint", offsetof(opt_args, ck_path)},
-        {"--resume", offsetof(opt_args, resume_path)},    {"--init", offsetof(opt_args, init_path)},
-        {"--measure", offsetof(opt_args, measure)},       {"--baselines", offsetof(opt_args, baselines)},
-    };
-    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-        const char *v = cli_opt_value(argc, argv, i, opts[k].name);
-        if (v) {
-            *(const char **)((char *)o + opts[k].at) = v;
-            return 1;
-        }
-    }
-    return 0;
-}
+static const char EPILOGUE[] = "exit status: 0 done, 1 internal failure, 2 bad input or usage, 130 interrupted\n"
+                               "(the checkpoint and the best placement so far are written first)\n";
 
 /* Parses argv into o: -1 to go on, else the exit status (help, usage errors). */
 static int parse_args(int argc, char **argv, opt_args *o) {
@@ -226,31 +83,83 @@ static int parse_args(int argc, char **argv, opt_args *o) {
     o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50;
     o->time_budget = -1, o->measure_timeout = 600;
     o->proto = (cli_protocol){0.0, 1, 0, 0};
-    const char *v, *key = NULL;
-    int r;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (!strcmp(argv[i], "--json")) {
-            o->json = 1;
-        } else if (!strcmp(argv[i], "--quiet")) {
-            o->quiet = 1;
-        } else if (!strcmp(argv[i], "--no-cache")) {
-            o->no_cache = 1;
-        } else if ((r = cli_graph_option("optimize", argc, argv, &i, &o->src)) ||
-                   (r = cli_protocol_option("optimize", argc, argv, &i, &o->proto)) ||
-                   (r = number_option(o, argc, argv, &i))) {
-            if (r < 0) return CLI_EXIT_INPUT;
-        } else if ((v = component_option(argc, argv, &i, &key)) || (v = cli_opt_value(argc, argv, &i, "--set"))) {
-            if (o->n_sets == MAX_SETS) return cli_usage_error("optimize", "more than %d settings", MAX_SETS);
-            o->sets[o->n_sets].key = key, o->sets[o->n_sets].value = v, o->n_sets++;
-            key = NULL;
-        } else if (!string_option(o, argc, argv, &i)) {
-            return cli_usage_error("optimize", "unknown option \"%s\"", argv[i]);
-        }
-    }
-    return -1;
+    const cli_option options[] = {
+        CLI_GRAPH_OPTIONS(&o->src),
+        {"--devices", NULL, "SPEC", CLI_STRING, .str = &o->devices, /* required unless --set help */
+         .help = "a preset (k40x1..8, p100x1..8) or a dplace-devices v1 JSON file (required)"},
+        {"--agent", NULL, "PRESET", CLI_STRING, .str = &o->agent_name, .help = "the agent (above; default hp)"},
+        CLI_HEADING("components (override the preset's):"),
+        {"--grouper", NULL, "G", CLI_LIST, .list = &o->sets, .key = "grouper",
+         .help = "learned, colocation, metis, scotch, fluid, random, scope, none"},
+        {"--placer", NULL, "P", CLI_LIST, .list = &o->sets, .key = "placer",
+         .help = "seq2seq-after, seq2seq-before, gcn, table, seq2seq-seg, trfxl"},
+        {"--algo", NULL, "A", CLI_LIST, .list = &o->sets, .key = "algo", .help = "reinforce, ppo, ppo-ce"},
+        {"--groups", NULL, "N", CLI_LIST, .list = &o->sets, .key = "groups",
+         .help = "groups of the learned and partitioning groupers"},
+        {"--set", NULL, "KEY=V", CLI_LIST, .list = &o->sets,
+         .help = "any setting (lr, samples, hidden, tanh-c, temperature, noise-amp, noise-updates, valid-only-after, "
+                 "baseline-decay, baseline-window, fail-reward, link, ppo-epochs, ppo-clip, ce-every, ce-elites, "
+                 "post-mix, train, ...; --set help lists them with the preset's values)"},
+        CLI_HEADING("budget (default --updates 1000, the papers'):"),
+        {"--updates", NULL, "N", CLI_LONG, .num = &o->updates, .min = 1, .max = 100000000L, .range = ">= 1",
+         .help = "policy updates"},
+        {"--samples", NULL, "N", CLI_LONG, .num = &o->samples, .min = 1, .max = 1000000000L, .range = ">= 1",
+         .help = "placements evaluated"},
+        {"--time", NULL, "D", CLI_DURATION, .real = &o->time_budget,
+         .help = "wall time: 90s, 10m, 2h (stops after the update in flight)"},
+        CLI_HEADING("outputs:"),
+        {"--out", "-o", "FILE", CLI_STRING, .str = &o->out,
+         .help = "the best placement (dplace-placement v1), rewritten atomically whenever it improves"},
+        {"--log", NULL, "FILE.csv", CLI_STRING, .str = &o->log_path,
+         .help = "one row per sampled placement, and FILE.updates.csv one row per update: mean and median step "
+                 "time, valid share, entropies, advantages, gradient norms, the policy's KL over the update"},
+        {"--plot", NULL, "FILE.svg", CLI_STRING, .str = &o->plot_path,
+         .help = "training curve: samples, best so far, mean per update, single GPU, expert and best baseline"},
+        {"--trace", NULL, "FILE", CLI_STRING, .str = &o->trace_path,
+         .help = "timeline of the best placement (Chrome trace)"},
+        {"--json", NULL, NULL, CLI_FLAG, .flag = &o->json, .help = "print a JSON summary instead of the table"},
+        {"--checkpoint", NULL, "FILE", CLI_STRING, .str = &o->ck_path,
+         .help = "training state, atomically, every --checkpoint-every updates (default 50) or 10 minutes, at the "
+                 "end and on SIGINT/SIGTERM (an update in flight is abandoned: Mars's stop between minibatches, "
+                 "measurements are killed)"},
+        {"--checkpoint-every", NULL, "N", CLI_LONG, .num = &o->ck_every, .min = 1, .max = 100000000L, .range = ">= 1",
+         .help = "updates between checkpoints"},
+        {"--resume", NULL, "FILE", CLI_STRING, .str = &o->resume_path,
+         .help = "continue from a checkpoint (same graph, devices, agent, seed; --updates and --samples count from "
+                 "the first run, --time from this one)"},
+        {"--init", NULL, "FILE", CLI_STRING, .str = &o->init_path,
+         .help = "start from the networks of another run's checkpoint (any graph: Mars's transfer; same agent "
+                 "settings and device count), without its counters, optimiser state or pre-training"},
+        CLI_HEADING("evaluation:"),
+        {"--threads", NULL, "N", CLI_LONG, .num = &o->threads, .min = 1, .max = 256, .range = "in 1..256",
+         .help = "threads for the policy's products and the evaluations (default 1)"},
+        CLI_PROTOCOL_OPTIONS(&o->proto),
+        {"--no-cache", NULL, NULL, CLI_FLAG, .flag = &o->no_cache, .help = "re-evaluate placements seen before"},
+        {"--measure", NULL, "CMD", CLI_STRING, .str = &o->measure,
+         .help = "evaluate each placement with CMD instead of the simulator (protocol: docs/measure.md; "
+                 "scripts/dplace-measure-torch times a PyTorch model's step)"},
+        {"--measure-timeout", NULL, "S", CLI_DOUBLE, .real = &o->measure_timeout, .min = 0.001, .max = 1e6,
+         .range = "> 0 seconds", .help = "seconds before a measurement counts as failed (default 600)"},
+        {"--baselines", NULL, "LIST", CLI_STRING, .str = &o->baselines,
+         .help = "baseline placers to compare with (default all; none: skip)"},
+        {"--seed", NULL, "N", CLI_LONG, .num = &o->seed, .min = 0, .max = 2147483647L, .range = ">= 0",
+         .help = "seeds everything (default 1)"},
+        {"--quiet", NULL, NULL, CLI_FLAG, .flag = &o->quiet, .help = "no progress on stderr"},
+        CLI_END};
+    const cli_command cmd = {"optimize", SYNOPSIS, DESCRIPTION, options, EPILOGUE};
+    return cli_parse(&cmd, argc, argv, NULL);
+}
+
+static void on_signal(int sig) {
+    g_stop = sig;
+    signal(sig, SIG_DFL); /* a second one ends the process at once */
+}
+
+static void format_duration(double s, char *buf, size_t size) {
+    if (!isfinite(s) || s < 0) snprintf(buf, size, "?");
+    else if (s < 60) snprintf(buf, size, "%.1fs", s);
+    else if (s < 3600) snprintf(buf, size, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
 /* The configuration: the preset, then the overrides in order. Returns -1
@@ -264,10 +173,11 @@ static int build_config(const opt_args *o, dp_agent_config *cfg) {
     }
     dp_error err;
     dp_error_clear(&err);
-    for (int k = 0; k < o->n_sets; k++) {
-        const char *kv = o->sets[k].value;
-        if (o->sets[k].key) {
-            if (dp_agent_config_set(cfg, o->sets[k].key, kv, &err)) return cli_usage_error("optimize", "%s", err.msg);
+    for (int k = 0; k < o->sets.n; k++) {
+        const char *kv = o->sets.item[k].value;
+        if (o->sets.item[k].key) {
+            if (dp_agent_config_set(cfg, o->sets.item[k].key, kv, &err))
+                return cli_usage_error("optimize", "%s", err.msg);
             continue;
         }
         if (!strcmp(kv, "help")) {
@@ -290,17 +200,12 @@ static int build_config(const opt_args *o, dp_agent_config *cfg) {
 
 /* The checks across options; -1 to go on, else the exit status. */
 static int check_args(const opt_args *o) {
-    if (!o->devices || !*o->devices) return cli_usage_error("optimize", "--devices SPEC is required");
+    if (!o->devices) return cli_usage_error("optimize", "--devices SPEC is required");
     if ((o->updates > 0) + (o->samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
     if (o->init_path && o->resume_path)
         return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
                                            "give one of them");
-    if (o->proto.warmup >= o->proto.steps)
-        return cli_usage_error("optimize", "--warmup (%ld) must be less than --steps (%ld)", o->proto.warmup,
-                               o->proto.steps);
-    const char *outs[] = {o->out, o->log_path, o->plot_path, o->trace_path, o->ck_path};
-    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++)
-        if (outs[k] && !*outs[k]) return cli_usage_error("optimize", "an output option needs a file name");
+    if (cli_protocol_check("optimize", &o->proto)) return CLI_EXIT_INPUT;
     return -1;
 }
 
