@@ -202,6 +202,9 @@ typedef struct dp_agent_config {
     double fail_reward;     /* reward of an invalid placement; 0: automatic,
                                -sqrt(10 * serial time on the first GPU)        */
     int32_t valid_only_after; /* from this update on, only valid samples train */
+    int adv_norm;           /* advantages normalised per update: (A - mean) /
+                               std over the samples that train (dplace's; the
+                               seeds subtract the baseline only)          */
     int oom_shaped;         /* out-of-memory placements the simulator timed get
                                -sqrt(t) (1.25 + 4 (r - 1)), r the worst device's
                                peak / capacity, instead of the failing reward */

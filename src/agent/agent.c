@@ -524,6 +524,20 @@ static dp_status update_abandon(dp_agent *a, const update_undo *u) {
     return DP_STATUS_OK;
 }
 
+/* adv [K] of the n samples that train to mean 0 and standard deviation 1
+ * (the others stay 0); equal advantages become 0. */
+static void normalise(const dp_agent *a, double *adv, int32_t n) {
+    double m = 0.0, v = 0.0;
+    for (int32_t k = 0; k < a->K; k++)
+        if (a->last[k].used) m += adv[k];
+    m /= n;
+    for (int32_t k = 0; k < a->K; k++)
+        if (a->last[k].used) v += (adv[k] - m) * (adv[k] - m);
+    double sd = sqrt(v / n);
+    for (int32_t k = 0; k < a->K; k++)
+        if (a->last[k].used) adv[k] = sd > 1e-12 ? (adv[k] - m) / sd : 0.0;
+}
+
 /* The samples' rewards and advantages adv[K] against the baseline before
  * this update (the first rewards start it at their mean); returns how many
  * samples train. */
@@ -551,6 +565,7 @@ static int32_t rewards(dp_agent *a, int64_t u, double *adv) {
         adv[k] = s->used ? s->reward - b : 0.0;
         if (s->used) n_used++;
     }
+    if (c->adv_norm && n_used > 1) normalise(a, adv, n_used);
     return n_used;
 }
 

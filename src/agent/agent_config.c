@@ -121,6 +121,8 @@ static const key_def keys[] = {
      "> 0: simple moving average of the last N rewards"},
     {"baseline-init-fail", KEY_BOOL, OFF(baseline_init_fail), 0, 1, NULL, 0, "start the baseline at the failing reward"},
     {"fail-reward", KEY_DOUBLE, OFF(fail_reward), -1e9, 0, NULL, 0, "reward of an invalid placement (0: automatic)"},
+    {"adv-norm", KEY_BOOL, OFF(adv_norm), 0, 1, NULL, 0,
+     "normalise the advantages per update to mean 0 and standard deviation 1 over the samples that train"},
     {"oom-shaped", KEY_BOOL, OFF(oom_shaped), 0, 1, NULL, 0,
      "out-of-memory samples rewarded by time and overflow, not the failing reward"},
     {"train", KEY_BOOL, OFF(train), 0, 1, NULL, 0,
