@@ -1,33 +1,39 @@
-/* Simulator context, shared by sim.c and trace.c only. */
+/* Simulator context, shared by sim.c, sim_delta.c and trace.c only. */
 #ifndef DPLACE_SIM_INTERNAL_H
 #define DPLACE_SIM_INTERNAL_H
 
-#include "common/heap.h"
 #include "dplace/sim.h"
 
-/* What the event loop reads of one op, together in one cache line. */
+/* An event key: the time's bits (a time is >= 0, so its bits order as the
+ * numbers), the insertion counter (events at the same time in the order
+ * they were scheduled) and the resource it frees, packed so that one
+ * unsigned comparison orders two events. */
+typedef unsigned __int128 sim_key;
+#define SIM_KEY_NONE (~(sim_key)0) /* an idle resource */
+
+/* What the event loop reads of one op, placement-independent (context). */
 typedef struct sim_op {
-    double dur;       /* this step's time                      */
-    int32_t place;    /* device                                */
-    int32_t pending;  /* inputs not yet on the op's device     */
-    int32_t in_at;    /* first input edge (in_tensor)          */
-    int32_t out_at;   /* first output tensor                   */
-    int32_t stream;   /* stream it runs on                     */
-    int32_t next;     /* ready-FIFO link                       */
-    uint64_t start_bytes; /* outputs + temp, allocated at start */
-    uint64_t temp_bytes;
+    int32_t in_at;        /* first input edge (in_tensor)                */
+    int32_t out_at;       /* first output tensor                         */
+    uint64_t start_bytes; /* outputs + temp, allocated when it starts    */
+    uint64_t temp_bytes;  /* freed when it ends                          */
 } sim_op;
 
-/* What the event loop reads of one tensor. */
+/* What the event loop reads of one tensor, placement-independent (context). */
 typedef struct sim_tensor {
     uint64_t bytes;       /* size on the wire and of a received copy      */
     uint64_t local_bytes; /* memory its producer's copy takes: 0 for a
                              reference to a variable's parameters         */
-    int32_t cons_at;  /* first consumer edge (cons)            */
-    int32_t op;       /* producer                              */
-    int32_t refs;     /* uses left of the producer's copy      */
-    int32_t dev;      /* producer's device (set when produced) */
+    double bytes_d;       /* bytes as a double (hop times)                */
+    int32_t cons_at;      /* first consumer edge (cons)                   */
+    int32_t op;           /* producer                                     */
 } sim_tensor;
+
+/* A tensor's progress in a run. */
+typedef struct sim_tstate {
+    int32_t refs;         /* uses left of the producer's copy             */
+    int32_t dev;          /* producer's device (set when produced)        */
+} sim_tstate;
 
 /* One transfer of a tensor to one device, with its route resolved: a hop
  * per link, each link carrying one hop at a time in request order. Through
@@ -35,12 +41,13 @@ typedef struct sim_tensor {
  * (pipelined host staging) or ended (store and forward). */
 typedef struct sim_xfer {
     int32_t tensor;
-    int32_t next;     /* link-queue link                        */
-    int32_t link[2];  /* the route's links                      */
-    double granted[2];/* when each hop took its link            */
-    double end0;      /* when the first hop ends                */
+    int32_t next;       /* link-queue link                        */
+    int16_t link[2];    /* the route's links                      */
     int16_t dst;
-    int8_t hop, len;  /* hops that took their link, route length */
+    int8_t hop, len;    /* hops that took their link, route length */
+    double start1;      /* pipelined: the second hop starts no sooner (the
+                           first hop's start + its latency)        */
+    double end0;        /* when the first hop ends                */
 } sim_xfer;
 
 /* The context: everything that does not depend on the placement, built by
@@ -55,9 +62,8 @@ struct dp_sim {
     int32_t n_classes;        /* devices with identical cost parameters share a class */
     int32_t dev_class[DP_MAX_DEVICES];
     double *cost;             /* [n * n_classes] seconds                   */
-    sim_op *ops;              /* [n+1] (the extra entry closes the ranges):
-                                 the placement-independent fields, copied
-                                 into every workspace                      */
+    sim_op *ops;              /* [n+1] (the extra entry closes the ranges) */
+    int32_t *n_inputs;        /* [n] inputs of each op (a run's pending counts start here) */
     sim_tensor *tensors;      /* [T+1] likewise                            */
     int32_t *in_tensor;       /* [E] tensor read by each input edge        */
     int32_t *cons;            /* [E] consuming op                          */
@@ -73,7 +79,13 @@ struct dp_sim {
     int32_t *link_to, *link_from;   /* [L]                                 */
     int pipelined;            /* host staging pipelined (else store and forward) */
     int32_t n_coloc;          /* colocation groups                         */
-    int64_t heap_cap;         /* events that can be pending at once        */
+
+    /* resources that events free: each stream of each device, then each
+     * link; at most one event is pending per resource */
+    int32_t n_res;
+    int32_t stream0[DP_MAX_DEVICES + 1]; /* device d's streams: resources stream0[d] .. stream0[d+1]-1 */
+    int32_t link0;            /* link l is resource link0 + l              */
+    int32_t tree_leaves;      /* power of two >= n_res                     */
 
     dp_sim_workspace *own;    /* the context's workspace: dp_sim_run, dp_trace_write */
 };
@@ -81,25 +93,35 @@ struct dp_sim {
 /* Per-run scratch: one run at a time per workspace. */
 struct dp_sim_workspace {
     const dp_sim *sim;        /* the context it serves                     */
-    sim_op *ops;              /* [n+1] the context's, with this run's
-                                 placement, times and progress             */
-    sim_tensor *tensors;      /* [T+1] likewise                            */
-    const int32_t *place;     /* the caller's placement (also in ops[].place) */
+    /* per op: the hot fields of the loop, one array each */
+    int32_t *place;           /* [n] device                                */
+    double *dur;              /* [n] this step's time                      */
+    int32_t *pending;         /* [n] inputs not yet on the op's device     */
+    int32_t *next;            /* [n] ready-FIFO link                       */
+    sim_tstate *ts;           /* [T] per tensor                            */
     int32_t ready_head[DP_MAX_DEVICES], ready_tail[DP_MAX_DEVICES];
     uint64_t free_streams[DP_MAX_DEVICES]; /* bit s set: stream s idle     */
     uint64_t param_bytes[DP_MAX_DEVICES];
+    int32_t n_ops[DP_MAX_DEVICES];
     int32_t *remote_refs;     /* [T * D] uses left of a received copy      */
     int32_t cnt[DP_MAX_DEVICES], touched[DP_MAX_DEVICES];
 
     int32_t n_x;              /* transfers so far; arrays have capacity E  */
     sim_xfer *x;
     int32_t *link_head, *link_tail; /* [L] FIFO of waiting transfers       */
-    uint8_t *link_busy;             /* [L]                                 */
+    int32_t *link_busy;             /* [L] (not bytes: those alias anything) */
+    double *link_granted;           /* [L] when the hop it carries took it */
     dp_sim_link_stats *link_stats;  /* [L]                                 */
 
-    dp_heap heap;             /* pending events: an op finishing (its index)
-                                 or a transfer's hop (-x - 1), by time, ties
-                                 in the order they were scheduled          */
+    /* pending events: a tournament tree over the resources, leaf r (at
+     * tree_leaves + r) the key of the event that frees resource r (or
+     * SIM_KEY_NONE), every inner node the least key below it */
+    sim_key *tree;            /* [2 * tree_leaves]                         */
+    int32_t *res_what;        /* [n_res] the op a stream runs, the transfer a link carries */
+    int32_t cur_res;          /* the resource whose event is being handled,
+                                 until it gets its next one; else -1       */
+    uint64_t seq;             /* events scheduled so far this step         */
+    int32_t n_done;           /* ops finished so far this step             */
     double now;
     int64_t mem_cur[DP_MAX_DEVICES];
     int64_t mem_peak[DP_MAX_DEVICES];
@@ -110,6 +132,7 @@ struct dp_sim_workspace {
     int tracing, have_trace;
     double *tr_start, *tr_end; /* [n] */
     int32_t *tr_place;         /* [n] the traced placement */
+    int32_t *tr_stream;        /* [n] the stream each op ran on */
     int32_t n_hops;            /* link records (one per link of a transfer), capacity 2E */
     int32_t *hop_x, *hop_link;
     double *hop_start, *hop_end;
