@@ -197,8 +197,7 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     for (int32_t d = 0; d < D; d++) s->stream0[d + 1] = s->stream0[d] + ds->devices[d].streams;
     s->link0 = s->stream0[D];
     s->n_res = s->link0 + L;
-    s->tree_leaves = 1;
-    while (s->tree_leaves < s->n_res) s->tree_leaves *= 2;
+    s->q_cap = 2 * s->n_res + 2;
     if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->n_inputs, n) ||
         !ALLOC(s->tensors, T + 1) ||
         !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
@@ -226,7 +225,7 @@ double dp_sim_op_seconds(const dp_sim *s, int32_t op, int32_t d) {
 void dp_sim_workspace_free(dp_sim_workspace *w) {
     if (!w) return;
     void *arrays[] = {w->place,     w->dur,       w->pending,  w->next,      w->ts,       w->remote_refs,
-                      w->x,         w->link_head, w->link_tail, w->link_busy, w->link_granted, w->link_stats, w->tree,
+                      w->x,         w->link_head, w->link_tail, w->link_busy, w->link_granted, w->link_stats, w->q,
                       w->res_what,  w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->hop_x,
                       w->hop_link,  w->hop_start, w->hop_end};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
@@ -241,7 +240,7 @@ dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
         !ALLOC(w->ts, T) || !ALLOC(w->remote_refs, T * D) || !ALLOC(w->x, E) || !ALLOC(w->link_head, L) ||
         !ALLOC(w->link_tail, L) || !ALLOC(w->link_busy, L) || !ALLOC(w->link_granted, L) ||
         !(w->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats))) ||
-        !(w->tree = aligned_alloc(16, 2 * (size_t)s->tree_leaves * sizeof(sim_key))) ||
+        !(w->q = aligned_alloc(16, (size_t)s->q_cap * sizeof(sim_key))) ||
         !ALLOC(w->res_what, s->n_res)) {
         dp_sim_workspace_free(w);
         dp_error_set(err, DP_STATUS_NOMEM, "out of memory for a simulator workspace (graph \"%s\", %d ops)",
@@ -288,42 +287,26 @@ HOT double key_time(sim_key k) {
     return t;
 }
 
-/* Sets resource r's leaf to key and recomputes the least key of every
- * inner node above it from its two children. */
-HOT void tree_set(sim_key *tree, size_t leaves, int32_t r, sim_key key) {
-    size_t i = leaves + (size_t)r;
-    tree[i] = key;
-    while (i > 1) {
-        sim_key sib = tree[i ^ 1];
-        key = sib < key ? sib : key;
-        i >>= 1;
-        tree[i] = key;
-    }
-}
-
-/* Sets the leaf of resource r, idle until now, to key: the nodes above it
- * whose least key is smaller already keep it, so the walk stops at the
- * first of them. (While an event is handled, the nodes above the resource
- * it freed may still hold that event's key, smaller than any new one; the
- * walk stops below them and the tree_set of that resource recomputes
- * them.) */
-HOT void tree_lower(sim_key *tree, size_t leaves, int32_t r, sim_key key) {
-    size_t i = leaves + (size_t)r;
-    tree[i] = key;
-    for (i >>= 1; i >= 1 && key < tree[i]; i >>= 1) tree[i] = key;
-}
-
 /* Schedules the event that frees resource r at t (what: the op or transfer
- * it concerns); events at equal times leave in the order they came. */
+ * it concerns); events at equal times leave in the order they came. The
+ * queue q[q_head .. q_tail) is sorted by key; a new event, usually later
+ * than those pending, is put in place from the back. */
 HOT void sim_event_push(const dp_sim *s, dp_sim_workspace *w, double t, int32_t r, int32_t what) {
     w->res_what[r] = what;
     sim_key key = key_make(t, w->seq++, r);
-    if (r == w->cur_res) {
-        w->cur_res = -1;
-        tree_set(w->tree, (size_t)s->tree_leaves, r, key);
-    } else {
-        tree_lower(w->tree, (size_t)s->tree_leaves, r, key);
+    sim_key *q = w->q;
+    int32_t head = w->q_head, i = w->q_tail;
+    if (i == s->q_cap) { /* slide the pending events to the front */
+        memmove(q, q + head, (size_t)(i - head) * sizeof *q);
+        i -= head;
+        w->q_head = head = 0;
     }
+    w->q_tail = i + 1;
+    while (i > head && q[i - 1] > key) {
+        q[i] = q[i - 1];
+        i--;
+    }
+    q[i] = key;
 }
 
 HOT void op_start(const dp_sim *s, dp_sim_workspace *w, int32_t op, int32_t d, const int trace) {
@@ -540,8 +523,7 @@ static void step_reset(const dp_sim *s, dp_sim_workspace *w) {
         w->link_busy[l] = 0;
         memset(&w->link_stats[l], 0, sizeof w->link_stats[l]);
     }
-    for (size_t i = 0; i < 2 * (size_t)s->tree_leaves; i++) w->tree[i] = SIM_KEY_NONE;
-    w->cur_res = -1;
+    w->q_head = w->q_tail = 0;
     memcpy(w->pending, s->n_inputs, (size_t)s->n * sizeof(int32_t));
 }
 
@@ -552,23 +534,17 @@ HOT void start_sources(const dp_sim *s, dp_sim_workspace *w, const int trace) {
 
 /* Handles events until none is left. */
 HOT void run_events_impl(const dp_sim *s, dp_sim_workspace *w, const int pipe, const int trace) {
-    sim_key *tree = w->tree;
-    size_t leaves = (size_t)s->tree_leaves;
     int32_t link0 = s->link0;
-    for (;;) {
-        sim_key key = tree[1];
-        if (key == SIM_KEY_NONE) break;
+    while (w->q_head < w->q_tail) {
+        sim_key key = w->q[w->q_head++];
         int32_t r = (int32_t)(uint32_t)key;
         w->now = key_time(key);
-        w->cur_res = r;
         if (r < link0) {
             op_finish(s, w, r, w->res_what[r], pipe, trace);
             w->n_done++;
         } else {
             xfer_hop_end(s, w, w->res_what[r], r - link0, pipe, trace);
         }
-        /* the resource freed stays idle unless the handler gave it a new event */
-        if (w->cur_res >= 0) tree_set(tree, leaves, r, SIM_KEY_NONE);
     }
 }
 

@@ -85,7 +85,7 @@ struct dp_sim {
     int32_t n_res;
     int32_t stream0[DP_MAX_DEVICES + 1]; /* device d's streams: resources stream0[d] .. stream0[d+1]-1 */
     int32_t link0;            /* link l is resource link0 + l              */
-    int32_t tree_leaves;      /* power of two >= n_res                     */
+    int32_t q_cap;            /* room of a workspace's event queue (> n_res) */
 
     dp_sim_workspace *own;    /* the context's workspace: dp_sim_run, dp_trace_write */
 };
@@ -113,13 +113,10 @@ struct dp_sim_workspace {
     double *link_granted;           /* [L] when the hop it carries took it */
     dp_sim_link_stats *link_stats;  /* [L]                                 */
 
-    /* pending events: a tournament tree over the resources, leaf r (at
-     * tree_leaves + r) the key of the event that frees resource r (or
-     * SIM_KEY_NONE), every inner node the least key below it */
-    sim_key *tree;            /* [2 * tree_leaves]                         */
+    /* pending events (at most one per resource), sorted: q[q_head .. q_tail) */
+    sim_key *q;               /* [q_cap]                                   */
+    int32_t q_head, q_tail;
     int32_t *res_what;        /* [n_res] the op a stream runs, the transfer a link carries */
-    int32_t cur_res;          /* the resource whose event is being handled,
-                                 until it gets its next one; else -1       */
     uint64_t seq;             /* events scheduled so far this step         */
     int32_t n_done;           /* ops finished so far this step             */
     double now;
