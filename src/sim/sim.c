@@ -12,6 +12,7 @@
 
 static const char *const verdict_names[] = {"valid", "constraint", "colocation", "oom"};
 _Static_assert(sizeof(verdict_names) / sizeof(verdict_names[0]) == DP_SIM_VERDICT_COUNT, "verdict_names");
+_Static_assert(DP_MAX_DEVICES <= INT8_MAX, "a workspace keeps each op's device in a byte");
 
 const char *dp_sim_verdict_name(dp_sim_verdict v) {
     return (unsigned)v < DP_SIM_VERDICT_COUNT ? verdict_names[v] : "?";
@@ -29,7 +30,7 @@ dp_sim_options dp_sim_options_default(void) {
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
     dp_sim_workspace_free(s->own);
-    void *arrays[] = {s->cost,        s->ops,       s->n_inputs,  s->tensors,         s->in_tensor,
+    void *arrays[] = {s->cost,        s->ops,       s->n_inputs,  s->param_bytes,  s->tensors,         s->in_tensor,
                       s->cons,        s->sources,   s->constrained, s->allowed,       s->coloc_ops,
                       s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to,   s->link_from};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
@@ -65,6 +66,10 @@ static dp_status check_device_set(const dp_graph *g, const dp_devices *ds, dp_er
     if (g->n_tensors >= INT32_MAX || g->n_inputs >= (1 << 30)) /* events name (transfer, hop) in 31 bits */
         return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or 2^30 edges",
                             g->name);
+    for (int64_t t = 0; t < g->n_tensors; t++)
+        if (g->outputs[t].bytes > (uint64_t)INT64_MAX)
+            return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\": tensor %lld has 2^63 bytes or more",
+                                g->name, (long long)t);
     for (int32_t i = 0; i < g->n_ops; i++) {
         if (g->ops[i].device.kind == DP_DEVCON_NONE) continue;
         int32_t d = 0;
@@ -121,14 +126,14 @@ static void fill_graph_arrays(dp_sim *s) {
             s->in_tensor[e] = (int32_t)(g->tensor_at[in.op] + in.slot);
         }
         so->temp_bytes = o->temp_bytes;
+        s->param_bytes[i] = o->param_bytes;
         so->start_bytes = o->temp_bytes;
         int ref = is_variable_ref(g, i);
         for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1]; t++) {
             s->tensors[t].bytes = g->outputs[t].bytes;
-            s->tensors[t].bytes_d = (double)g->outputs[t].bytes;
-            s->tensors[t].local_bytes = ref ? 0 : g->outputs[t].bytes;
-            s->tensors[t].op = i;
-            so->start_bytes += s->tensors[t].local_bytes;
+            s->tensors[t].ref = (uint32_t)ref;
+            s->tensors[t].op = (uint32_t)i;
+            so->start_bytes += sim_tensor_local_bytes(&s->tensors[t]);
         }
     }
     s->ops[n].out_at = (int32_t)T;
@@ -199,6 +204,7 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     s->n_res = s->link0 + L;
     s->q_cap = 2 * s->n_res + 2;
     if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->n_inputs, n) ||
+        !ALLOC(s->param_bytes, n) ||
         !ALLOC(s->tensors, T + 1) ||
         !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
         !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
@@ -361,7 +367,7 @@ HOT void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pi
         double lat = s->link_lat[l];
         w->link_busy[l] = 1;
         w->link_granted[l] = now;
-        double end = now + lat + tn->bytes_d * s->link_inv_bw[l];
+        double end = now + lat + sim_tensor_bytes_d(tn) * s->link_inv_bw[l];
         if (k == 0) {
             xf->end0 = end;
             xf->start1 = now + lat;
@@ -392,7 +398,8 @@ HOT void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int
  * other device that uses it, and wake the local consumers. */
 HOT void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int32_t d, const int pipe,
                          const int trace) {
-    const int32_t *cons = s->cons, *place = w->place;
+    const int32_t *cons = s->cons;
+    const int8_t *place = w->place;
     const sim_tensor *tn = &s->tensors[t];
     int32_t e0 = tn->cons_at, e1 = tn[1].cons_at;
     int32_t nlocal = 0, ndev = 0;
@@ -408,7 +415,7 @@ HOT void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int32_
     sim_tstate *st = &w->ts[t];
     st->dev = d;
     st->refs = nlocal + ndev;
-    if (nlocal + ndev == 0) mem_free(w, d, tn->local_bytes);
+    if (nlocal + ndev == 0) mem_free(w, d, sim_tensor_local_bytes(tn));
     for (int32_t k = 0; k < ndev; k++) {
         int32_t dst = w->touched[k];
         w->remote_refs[(int64_t)t * s->D + dst] = w->cnt[dst];
@@ -440,7 +447,7 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
         int32_t t = s->in_tensor[e];
         sim_tstate *st = &w->ts[t];
         if (st->dev == d) {
-            if (--st->refs == 0) mem_free(w, d, s->tensors[t].local_bytes);
+            if (--st->refs == 0) mem_free(w, d, sim_tensor_local_bytes(&s->tensors[t]));
         } else if (--w->remote_refs[(int64_t)t * s->D + d] == 0) {
             mem_free(w, d, s->tensors[t].bytes);
         }
@@ -478,7 +485,7 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
     }
     if (k == 0) {
         sim_tstate *st = &w->ts[t];
-        if (--st->refs == 0) mem_free(w, st->dev, tn->local_bytes);
+        if (--st->refs == 0) mem_free(w, st->dev, sim_tensor_local_bytes(tn));
     } else if (!pipe) {
         mem_free(w, s->link_from[l], tn->bytes);
     }
@@ -486,7 +493,8 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
         if (!pipe) xfer_request(s, w, x, pipe); /* the other link: l stays free */
     } else {
         int32_t dst = xf->dst;
-        const int32_t *place = w->place, *cons = s->cons;
+        const int32_t *cons = s->cons;
+        const int8_t *place = w->place;
         for (int32_t e = tn->cons_at; e < tn[1].cons_at; e++) {
             int32_t c = cons[e];
             if (place[c] == dst && --w->pending[c] == 0) op_ready(s, w, c, dst, trace);
@@ -576,7 +584,7 @@ static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
 static void judge(const dp_sim *s, const dp_sim_workspace *w, dp_sim_result *res) {
     const dp_graph *g = s->g;
     const dp_devices *ds = s->ds;
-    const int32_t *place = w->place;
+    const int8_t *place = w->place;
     int32_t bad = 0, first = -1;
     for (int32_t k = 0; k < s->n_constrained; k++) {
         int32_t i = s->constrained[k];
@@ -619,7 +627,7 @@ static void judge(const dp_sim *s, const dp_sim_workspace *w, dp_sim_result *res
 /* Sets dur from place (with noise for `step` when sigma > 0). */
 static void fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step) {
     int32_t C = s->n_classes;
-    const int32_t *place = w->place;
+    const int8_t *place = w->place;
     double *dur = w->dur;
     for (int32_t i = 0; i < s->n; i++) dur[i] = s->cost[(size_t)i * C + s->dev_class[place[i]]];
     if (sigma <= 0) return;
@@ -674,9 +682,9 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "placement of op %d \"%s\" is device %d, but the device set has %d devices (0..%d)", i,
                                 g->ops[i].name, d, s->D, s->D - 1);
-        w->place[i] = d;
+        w->place[i] = (int8_t)d;
         n_ops[d]++;
-        w->param_bytes[d] += g->ops[i].param_bytes;
+        w->param_bytes[d] += s->param_bytes[i];
     }
     w->have_trace = 0;
     if (o.record_trace) {

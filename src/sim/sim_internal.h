@@ -21,13 +21,19 @@ typedef struct sim_op {
 
 /* What the event loop reads of one tensor, placement-independent (context). */
 typedef struct sim_tensor {
-    uint64_t bytes;       /* size on the wire and of a received copy      */
-    uint64_t local_bytes; /* memory its producer's copy takes: 0 for a
-                             reference to a variable's parameters         */
-    double bytes_d;       /* bytes as a double (hop times)                */
+    uint64_t bytes;       /* size on the wire and of a received copy (< 2^63) */
     int32_t cons_at;      /* first consumer edge (cons)                   */
-    int32_t op;           /* producer                                     */
+    uint32_t op : 31;     /* producer                                     */
+    uint32_t ref : 1;     /* a reference to a variable's parameters: its
+                             producer's copy takes no memory              */
 } sim_tensor;
+
+/* The memory the producer's copy of tensor tn takes. */
+static inline uint64_t sim_tensor_local_bytes(const sim_tensor *tn) { return tn->ref ? 0 : tn->bytes; }
+
+/* bytes as a double (exactly (double)tn->bytes; a signed conversion is one
+ * instruction). */
+static inline double sim_tensor_bytes_d(const sim_tensor *tn) { return (double)(int64_t)tn->bytes; }
 
 /* A tensor's progress in a run. */
 typedef struct sim_tstate {
@@ -64,6 +70,7 @@ struct dp_sim {
     double *cost;             /* [n * n_classes] seconds                   */
     sim_op *ops;              /* [n+1] (the extra entry closes the ranges) */
     int32_t *n_inputs;        /* [n] inputs of each op (a run's pending counts start here) */
+    uint64_t *param_bytes;    /* [n] each op's parameters                  */
     sim_tensor *tensors;      /* [T+1] likewise                            */
     int32_t *in_tensor;       /* [E] tensor read by each input edge        */
     int32_t *cons;            /* [E] consuming op                          */
@@ -94,7 +101,8 @@ struct dp_sim {
 struct dp_sim_workspace {
     const dp_sim *sim;        /* the context it serves                     */
     /* per op: the hot fields of the loop, one array each */
-    int32_t *place;           /* [n] device                                */
+    int8_t *place;            /* [n] device (DP_MAX_DEVICES <= 127: a byte keeps
+                                 the array in the first-level cache)      */
     double *dur;              /* [n] this step's time                      */
     int32_t *pending;         /* [n] inputs not yet on the op's device     */
     int32_t *next;            /* [n] ready-FIFO link                       */
