@@ -232,7 +232,7 @@ void dp_sim_workspace_free(dp_sim_workspace *w) {
     if (!w) return;
     void *arrays[] = {w->place,     w->dur,       w->pending,  w->next,      w->ts,       w->remote_refs,
                       w->x,         w->link_head, w->link_tail, w->link_busy, w->link_granted, w->link_stats, w->q,
-                      w->res_what,  w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->hop_x,
+                      w->res_what,  w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->tr_trig, w->x_trig, w->x_rec, w->hop_x,
                       w->hop_link,  w->hop_start, w->hop_end};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
     free(w);
@@ -324,6 +324,7 @@ HOT void op_start(const dp_sim *s, dp_sim_workspace *w, int32_t op, int32_t d, c
     if (trace) {
         w->tr_start[op] = w->now;
         w->tr_stream[op] = stream;
+        w->tr_trig[op] = w->cur_ev;
     }
     sim_event_push(s, w, w->now + w->dur[op], s->stream0[d] + stream, op);
 }
@@ -357,7 +358,7 @@ HOT void xfer_enqueue(dp_sim_workspace *w, int32_t x, int32_t l) {
  * hop ended (the last chunk), so alone it adds only its latency. A
  * pipelined first hop lets the second ask for its link at once: it takes
  * it too if free, else waits in its queue. */
-HOT void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pipe) {
+HOT void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pipe, const int trace) {
     sim_xfer *xf = &w->x[x];
     const sim_tensor *tn = &s->tensors[xf->tensor];
     double now = w->now;
@@ -368,13 +369,21 @@ HOT void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pi
         w->link_busy[l] = 1;
         w->link_granted[l] = now;
         double end = now + lat + sim_tensor_bytes_d(tn) * s->link_inv_bw[l];
+        int32_t trig = w->cur_ev;
         if (k == 0) {
             xf->end0 = end;
             xf->start1 = now + lat;
         } else if (pipe) {
-            if (xf->start1 > now) end += xf->start1 - now;
-            if (xf->end0 + lat > end) end = xf->end0 + lat;
+            if (xf->start1 > now) {
+                end += xf->start1 - now;
+                trig = SIM_TRIG_HOP0;
+            }
+            if (xf->end0 + lat > end) {
+                end = xf->end0 + lat;
+                trig = SIM_TRIG_HOP0;
+            }
         }
+        if (trace) w->x_trig[2 * (int64_t)x + k] = trig;
         if (!pipe || k == xf->len - 1) mem_alloc(w, s->link_to[l], tn->bytes);
         sim_event_push(s, w, end, s->link0 + l, x);
         if (!pipe || xf->hop == xf->len) return;
@@ -388,9 +397,9 @@ HOT void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pi
 
 /* Transfer x asks for the link of its next hop: takes it if free, else
  * waits in the link's queue. */
-HOT void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pipe) {
+HOT void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pipe, const int trace) {
     int32_t l = w->x[x].link[w->x[x].hop];
-    if (!w->link_busy[l]) xfer_take(s, w, x, pipe);
+    if (!w->link_busy[l]) xfer_take(s, w, x, pipe, trace);
     else xfer_enqueue(w, x, l);
 }
 
@@ -431,7 +440,7 @@ HOT void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int32_
         xf->link[0] = (int16_t)route[0];
         xf->link[1] = (int16_t)route[1];
         w->transfer_bytes += tn->bytes;
-        xfer_request(s, w, x, pipe);
+        xfer_request(s, w, x, pipe, trace);
     }
 }
 
@@ -440,7 +449,10 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
     const sim_op *o = &s->ops[op];
     int32_t d = w->place[op];
     w->busy[d] += w->dur[op];
-    if (trace) w->tr_end[op] = w->now;
+    if (trace) {
+        w->tr_end[op] = w->now;
+        w->tr_last_op = op;
+    }
     mem_free(w, d, o->temp_bytes);
     w->free_streams[d] |= 1ULL << (r - s->stream0[d]);
     for (int32_t e = o->in_at; e < o[1].in_at; e++) {
@@ -482,6 +494,7 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
         w->hop_link[h] = l;
         w->hop_start[h] = w->link_granted[l];
         w->hop_end[h] = w->now;
+        w->x_rec[2 * (int64_t)x + k] = h;
     }
     if (k == 0) {
         sim_tstate *st = &w->ts[t];
@@ -490,7 +503,7 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
         mem_free(w, s->link_from[l], tn->bytes);
     }
     if (k + 1 < xf->len) {
-        if (!pipe) xfer_request(s, w, x, pipe); /* the other link: l stays free */
+        if (!pipe) xfer_request(s, w, x, pipe, trace); /* the other link: l stays free */
     } else {
         int32_t dst = xf->dst;
         const int32_t *cons = s->cons;
@@ -504,7 +517,7 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
     if (next >= 0) {
         assert(!w->link_busy[l]);
         w->link_head[l] = w->x[next].next;
-        xfer_take(s, w, next, pipe);
+        xfer_take(s, w, next, pipe, trace);
     }
 }
 
@@ -532,6 +545,8 @@ static void step_reset(const dp_sim *s, dp_sim_workspace *w) {
         memset(&w->link_stats[l], 0, sizeof w->link_stats[l]);
     }
     w->q_head = w->q_tail = 0;
+    w->cur_ev = SIM_TRIG_NONE;
+    w->tr_last_op = -1;
     memcpy(w->pending, s->n_inputs, (size_t)s->n * sizeof(int32_t));
 }
 
@@ -547,6 +562,7 @@ HOT void run_events_impl(const dp_sim *s, dp_sim_workspace *w, const int pipe, c
         sim_key key = w->q[w->q_head++];
         int32_t r = (int32_t)(uint32_t)key;
         w->now = key_time(key);
+        if (trace) w->cur_ev = r < link0 ? w->res_what[r] : -(w->n_hops + 1);
         if (r < link0) {
             op_finish(s, w, r, w->res_what[r], pipe, trace);
             w->n_done++;
@@ -572,8 +588,7 @@ static void run_events(const dp_sim *s, dp_sim_workspace *w, int from_start) {
     else (s->pipelined ? run_pipe : run_saf)(s, w, from_start);
 }
 
-/* One step with dur and place set by the caller. Returns the makespan. */
-static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
+double sim_step(const dp_sim *s, dp_sim_workspace *w) {
     step_reset(s, w);
     run_events(s, w, 1);
     assert(w->n_done == s->n && w->seq <= UINT32_MAX);
@@ -624,8 +639,7 @@ static void judge(const dp_sim *s, const dp_sim_workspace *w, dp_sim_result *res
     }
 }
 
-/* Sets dur from place (with noise for `step` when sigma > 0). */
-static void fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step) {
+void sim_fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step) {
     int32_t C = s->n_classes;
     const int8_t *place = w->place;
     double *dur = w->dur;
@@ -637,23 +651,50 @@ static void fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, u
     for (int32_t i = 0; i < s->n; i++) dur[i] *= exp(sigma * dp_rng_normal(&rng) + shift);
 }
 
+void sim_fill_result(const dp_sim *s, const dp_sim_workspace *w, double step_time, int32_t measured,
+                     dp_sim_result *res) {
+    memset(res, 0, sizeof *res);
+    res->step_time_s = step_time;
+    res->n_devices = s->D;
+    for (int32_t d = 0; d < s->D; d++) {
+        dp_sim_device_stats *st = &res->device[d];
+        st->busy_s = w->busy[d];
+        st->peak_bytes = (uint64_t)w->mem_peak[d];
+        st->memory_bytes = s->ds->devices[d].memory_bytes;
+        st->param_bytes = w->param_bytes[d];
+        st->n_ops = w->n_ops[d];
+    }
+    res->n_links = s->L;
+    res->link = w->link_stats;
+    res->transfer_bytes = w->transfer_bytes;
+    res->n_transfers = w->n_x;
+    res->steps_measured = measured;
+    res->verdict = DP_SIM_VERDICT_VALID;
+    judge(s, w, res);
+    res->valid = res->verdict == DP_SIM_VERDICT_VALID;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static dp_status alloc_trace(const dp_sim *s, dp_sim_workspace *w, dp_error *err) {
+dp_status sim_alloc_trace(const dp_sim *s, dp_sim_workspace *w, dp_error *err) {
     if (w->tr_start) return DP_STATUS_OK;
     size_t n = (size_t)s->n + 1, h = 2 * (size_t)s->E + 2;
     w->tr_start = malloc(n * sizeof(double));
     w->tr_end = malloc(n * sizeof(double));
     w->tr_place = malloc(n * sizeof(int32_t));
     w->tr_stream = malloc(n * sizeof(int32_t));
+    w->tr_trig = malloc(n * sizeof(int32_t));
+    w->x_trig = malloc(h * sizeof(int32_t));
+    w->x_rec = malloc(h * sizeof(int32_t));
     w->hop_x = malloc(h * sizeof(int32_t));
     w->hop_link = malloc(h * sizeof(int32_t));
     w->hop_start = malloc(h * sizeof(double));
     w->hop_end = malloc(h * sizeof(double));
-    if (!w->tr_start || !w->tr_end || !w->tr_place || !w->tr_stream || !w->hop_x || !w->hop_link || !w->hop_start || !w->hop_end)
+    if (!w->tr_start || !w->tr_end || !w->tr_place || !w->tr_stream || !w->tr_trig || !w->x_trig || !w->x_rec ||
+        !w->hop_x || !w->hop_link || !w->hop_start || !w->hop_end)
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the trace");
     return DP_STATUS_OK;
 }
@@ -688,7 +729,7 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
     }
     w->have_trace = 0;
     if (o.record_trace) {
-        dp_status st = alloc_trace(s, w, err);
+        dp_status st = sim_alloc_trace(s, w, err);
         if (st) return st;
     }
     w->tracing = 0;
@@ -701,8 +742,8 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
         /* the papers' protocol: run steps, drop warm-up, take the median */
         double times[1024], sorted[1024];
         for (int32_t k = 0; k < steps; k++) {
-            fill_durations(s, w, o.noise_sigma, o.seed, k);
-            times[k] = simulate_step(s, w);
+            sim_fill_durations(s, w, o.noise_sigma, o.seed, k);
+            times[k] = sim_step(s, w);
         }
         memcpy(sorted, times + o.warmup, (size_t)measured * sizeof(double));
         qsort(sorted, (size_t)measured, sizeof(double), cmp_double);
@@ -713,31 +754,13 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
     }
     /* the reported step (the only one, or the median one) is run last */
     w->tracing = o.record_trace;
-    fill_durations(s, w, o.noise_sigma, o.seed, pick);
-    double makespan = simulate_step(s, w);
+    sim_fill_durations(s, w, o.noise_sigma, o.seed, pick);
+    double makespan = sim_step(s, w);
     w->have_trace = o.record_trace;
     w->tracing = 0;
     if (o.record_trace) memcpy(w->tr_place, placement, (size_t)s->n * sizeof(int32_t));
 
-    memset(res, 0, sizeof *res);
-    res->step_time_s = steps > 1 && o.mean ? mean : makespan;
-    res->n_devices = s->D;
-    for (int32_t d = 0; d < s->D; d++) {
-        dp_sim_device_stats *st = &res->device[d];
-        st->busy_s = w->busy[d];
-        st->peak_bytes = (uint64_t)w->mem_peak[d];
-        st->memory_bytes = s->ds->devices[d].memory_bytes;
-        st->param_bytes = w->param_bytes[d];
-        st->n_ops = n_ops[d];
-    }
-    res->n_links = s->L;
-    res->link = w->link_stats;
-    res->transfer_bytes = w->transfer_bytes;
-    res->n_transfers = w->n_x;
-    res->steps_measured = measured;
-    res->verdict = DP_SIM_VERDICT_VALID;
-    judge(s, w, res);
-    res->valid = res->verdict == DP_SIM_VERDICT_VALID;
+    sim_fill_result(s, w, steps > 1 && o.mean ? mean : makespan, measured, res);
     return DP_STATUS_OK;
 }
 

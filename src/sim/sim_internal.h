@@ -9,6 +9,8 @@
  * they were scheduled) and the resource it frees, packed so that one
  * unsigned comparison orders two events. */
 typedef unsigned __int128 sim_key;
+#define SIM_TRIG_NONE INT32_MIN
+#define SIM_TRIG_HOP0 (INT32_MIN + 1)
 #define SIM_KEY_NONE (~(sim_key)0) /* an idle resource */
 
 /* What the event loop reads of one op, placement-independent (context). */
@@ -138,9 +140,36 @@ struct dp_sim_workspace {
     double *tr_start, *tr_end; /* [n] */
     int32_t *tr_place;         /* [n] the traced placement */
     int32_t *tr_stream;        /* [n] the stream each op ran on */
+    /* what started each op and each transfer hop (the critical path): the
+     * event being handled then, an op's index (it ended) or -(h + 1) (hop
+     * record h ended), SIM_TRIG_NONE (the sources at time 0) or, for the
+     * second hop of a pipelined copy whose start or end its first hop set,
+     * SIM_TRIG_HOP0 */
+    int32_t *tr_trig;          /* [n] */
+    int32_t *x_trig;           /* [2E] per transfer and hop */
+    int32_t *x_rec;            /* [2E] the hop record of each transfer's hop */
+    int32_t cur_ev;            /* the event being handled (as in tr_trig) */
+    int32_t tr_last_op;        /* the op that ended last */
     int32_t n_hops;            /* link records (one per link of a transfer), capacity 2E */
     int32_t *hop_x, *hop_link;
     double *hop_start, *hop_end;
 };
+
+/* ---- the simulator's internals shared with sim_delta.c ---------------------------------- */
+
+/* Simulates one step of the workspace's placement (place, dur, param_bytes
+ * and n_ops set): the traced variant when w->tracing. Returns the makespan. */
+double sim_step(const dp_sim *s, dp_sim_workspace *w);
+
+/* Sets w->dur from w->place (with noise for `step` when sigma > 0). */
+void sim_fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step);
+
+/* The trace's arrays, allocated once per workspace. DP_STATUS_NOMEM. */
+dp_status sim_alloc_trace(const dp_sim *s, dp_sim_workspace *w, dp_error *err);
+
+/* res from the workspace's last step: step_time as given, the rest from w
+ * (link stats by pointer into w), verdict judged. */
+void sim_fill_result(const dp_sim *s, const dp_sim_workspace *w, double step_time, int32_t measured,
+                     dp_sim_result *res);
 
 #endif
