@@ -202,7 +202,7 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     for (int32_t d = 0; d < D; d++) s->stream0[d + 1] = s->stream0[d] + ds->devices[d].streams;
     s->link0 = s->stream0[D];
     s->n_res = s->link0 + L;
-    s->q_cap = 2 * s->n_res + 2;
+    s->q_cap = 2 * s->n_res + 3;
     if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->n_inputs, n) ||
         !ALLOC(s->param_bytes, n) ||
         !ALLOC(s->tensors, T + 1) ||
@@ -296,19 +296,24 @@ HOT double key_time(sim_key k) {
 /* Schedules the event that frees resource r at t (what: the op or transfer
  * it concerns); events at equal times leave in the order they came. The
  * queue q[q_head .. q_tail) is sorted by key; a new event, usually later
- * than those pending, is put in place from the back. */
+ * than those pending, is put in place from the back. q[q_head - 1], the
+ * last event taken (or 0, the least key, before the first), is below every
+ * new key (as late or later, and scheduled after it) and stops the walk. */
 HOT void sim_event_push(const dp_sim *s, dp_sim_workspace *w, double t, int32_t r, int32_t what) {
     w->res_what[r] = what;
     sim_key key = key_make(t, w->seq++, r);
     sim_key *q = w->q;
-    int32_t head = w->q_head, i = w->q_tail;
+    int32_t i = w->q_tail;
     if (i == s->q_cap) { /* slide the pending events to the front */
-        memmove(q, q + head, (size_t)(i - head) * sizeof *q);
-        i -= head;
-        w->q_head = head = 0;
+        int32_t head = w->q_head;
+        memmove(q + 1, q + head, (size_t)(i - head) * sizeof *q);
+        q[0] = 0;
+        i -= head - 1;
+        w->q_head = 1;
     }
+    assert(q[w->q_head - 1] <= key);
     w->q_tail = i + 1;
-    while (i > head && q[i - 1] > key) {
+    while (q[i - 1] > key) {
         q[i] = q[i - 1];
         i--;
     }
@@ -544,7 +549,8 @@ static void step_reset(const dp_sim *s, dp_sim_workspace *w) {
         w->link_busy[l] = 0;
         memset(&w->link_stats[l], 0, sizeof w->link_stats[l]);
     }
-    w->q_head = w->q_tail = 0;
+    w->q[0] = 0; /* the walks' stop (sim_event_push) */
+    w->q_head = w->q_tail = 1;
     w->cur_ev = SIM_TRIG_NONE;
     w->tr_last_op = -1;
     memcpy(w->pending, s->n_inputs, (size_t)s->n * sizeof(int32_t));
