@@ -2,6 +2,7 @@
  * checksums computed by the simulator before its speed-up (issue 20), and
  * delta simulation (dp_sim_delta_*) against full simulations of the same
  * placements, bit for bit. */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "dplace/placement.h"
@@ -494,6 +495,67 @@ static void test_delta_critical_path(void) {
     }
 }
 
+/* Threads: each with a delta evaluator of its own over one context, the
+ * same moves give the same results as one thread alone. */
+enum { N_THREADS = 3, THREAD_MOVES = 30 };
+
+typedef struct delta_job {
+    const dp_sim *sim;
+    const dp_graph *g;
+    const dp_devices *ds;
+    const units *u;
+    uint64_t seed;
+    uint64_t hashes[THREAD_MOVES];
+} delta_job;
+
+static void *delta_thread(void *arg) {
+    delta_job *job = arg;
+    dp_error err;
+    dp_sim_delta *d = dp_sim_delta_init(job->sim, &err);
+    int32_t n = job->g->n_ops;
+    int32_t *p = malloc((size_t)n * sizeof(int32_t));
+    int32_t *ops = malloc(((size_t)2 * n + 8) * sizeof(int32_t)), *devs = malloc(((size_t)2 * n + 8) * sizeof(int32_t));
+    dp_rng rng;
+    dp_rng_seed(&rng, job->seed);
+    make_placement(PLACE_GPUS, job->g, job->ds, &rng, p);
+    dp_sim_delta_set_base(d, p, NULL, &err);
+    for (int m = 0; m < THREAD_MOVES; m++) {
+        dp_sim_result res;
+        int32_t k = random_move(job->u, dp_sim_delta_base(d), job->ds->n_devices, &rng, ops, devs);
+        dp_sim_delta_try(d, k, ops, devs, &res, &err);
+        job->hashes[m] = result_hash(&res);
+        if (m % 3 == 0) dp_sim_delta_accept(d, &err);
+    }
+    free(p);
+    free(ops);
+    free(devs);
+    dp_sim_delta_free(d);
+    return NULL;
+}
+
+static void test_delta_threads_share_one_context(void) {
+    dp_graph *g = graph_named("synthetic-2000");
+    dp_devices *ds = devices_named("mixed");
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    units u = make_units(g);
+    delta_job alone[N_THREADS], together[N_THREADS];
+    pthread_t th[N_THREADS];
+    for (int t = 0; t < N_THREADS; t++) {
+        alone[t] = (delta_job){sim, g, ds, &u, 50 + (uint64_t)t, {0}};
+        together[t] = alone[t];
+        delta_thread(&alone[t]);
+    }
+    for (int t = 0; t < N_THREADS; t++) CHECK_INT_EQ(pthread_create(&th[t], NULL, delta_thread, &together[t]), 0);
+    for (int t = 0; t < N_THREADS; t++) CHECK_INT_EQ(pthread_join(th[t], NULL), 0);
+    for (int t = 0; t < N_THREADS; t++) CHECK(memcmp(alone[t].hashes, together[t].hashes, sizeof alone[t].hashes) == 0);
+    free_units(&u);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(int argc, char **argv) {
     print_golden = argc > 1 && strcmp(argv[1], "--print-golden") == 0;
     TEST_RUN(test_full_matches_old_checksums);
@@ -501,5 +563,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_delta_equals_full_on_random_moves);
     TEST_RUN(test_delta_errors);
     TEST_RUN(test_delta_critical_path);
+    TEST_RUN(test_delta_threads_share_one_context);
     return 0;
 }
