@@ -730,6 +730,7 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
                                 "placement of op %d \"%s\" is device %d, but the device set has %d devices (0..%d)", i,
                                 g->ops[i].name, d, s->D, s->D - 1);
         w->place[i] = (int8_t)d;
+        w->dur[i] = s->cost[(size_t)i * s->n_classes + s->dev_class[d]]; /* sim_fill_durations without noise */
         n_ops[d]++;
         w->param_bytes[d] += s->param_bytes[i];
     }
@@ -760,7 +761,7 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
     }
     /* the reported step (the only one, or the median one) is run last */
     w->tracing = o.record_trace;
-    sim_fill_durations(s, w, o.noise_sigma, o.seed, pick);
+    if (o.noise_sigma > 0) sim_fill_durations(s, w, o.noise_sigma, o.seed, pick);
     double makespan = sim_step(s, w);
     w->have_trace = o.record_trace;
     w->tracing = 0;
