@@ -155,6 +155,50 @@ static void test_route_through_host(void) {
     teardown(&f);
 }
 
+/* The critical path of the chain through the host (test_route_through_host's
+ * timeline): a, its copy's two hops (the second set by the first: it starts
+ * a latency after it), b, b's copy back, c. */
+static void test_critical_path_by_hand(void) {
+    fixture f = setup(chain);
+    dp_error err;
+    dp_sim_delta *d = dp_sim_delta_init(f.sim, &err);
+    CHECK(d);
+    int32_t p[3] = {G0, G2, G0};
+    CHECK_INT_EQ(dp_sim_delta_set_base(d, p, &f.res, &err), DP_STATUS_OK);
+    CHECK_NEAR(f.res.step_time_s, 8.3, 1e-12);
+    dp_sim_path_step st[8];
+    int32_t n = 0;
+    CHECK_INT_EQ(dp_sim_delta_critical_path(d, st, 8, &n, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(n, 7);
+    const int32_t ops[7] = {0, -1, -1, 1, -1, -1, 2};
+    const double start[7] = {0, 1, 1, 2.1, 4.1, 4.1, 5.3}, end[7] = {1, 1.6, 2.1, 4.1, 4.8, 5.3, 8.3};
+    const int32_t from[7] = {-1, G0, CPU, -1, G2, CPU, -1}, to[7] = {-1, CPU, G2, -1, CPU, G0, -1};
+    for (int k = 0; k < 7; k++) {
+        CHECK_INT_EQ(st[k].op, ops[k]);
+        CHECK_NEAR(st[k].start_s, start[k], 1e-12);
+        CHECK_NEAR(st[k].end_s, end[k], 1e-12);
+        if (ops[k] >= 0) {
+            CHECK_INT_EQ(st[k].device, p[ops[k]]);
+            continue;
+        }
+        CHECK_INT_EQ(f.ds->links[st[k].link].from, from[k]);
+        CHECK_INT_EQ(f.ds->links[st[k].link].to, to[k]);
+        CHECK_INT_EQ(st[k].producer, k < 3 ? 0 : 1);
+        CHECK_INT_EQ(st[k].device, k < 3 ? G2 : G0);
+    }
+    /* moving b next to a and c: no transfer left, the path is the three ops */
+    int32_t op_b = 1, dev = G0;
+    dp_sim_result res;
+    CHECK_INT_EQ(dp_sim_delta_try(d, 1, &op_b, &dev, &res, &err), DP_STATUS_OK);
+    CHECK_NEAR(res.step_time_s, 6.0, 1e-12);
+    CHECK_INT_EQ(dp_sim_delta_accept(d, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_sim_delta_critical_path(d, st, 8, &n, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(n, 3);
+    for (int k = 0; k < 3; k++) CHECK_INT_EQ(st[k].op, k);
+    dp_sim_delta_free(d);
+    teardown(&f);
+}
+
 /* a (gpu:0, 300 B) -> b (gpu:2); c (cpu, 600 B) -> d (gpu:2): a's copy
  * through the host meets c's on the host's link to gpu:2. */
 static const char *staged =
@@ -606,6 +650,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_chain_one_device);
     TEST_RUN(test_chain_split_direct_link);
     TEST_RUN(test_route_through_host);
+    TEST_RUN(test_critical_path_by_hand);
     TEST_RUN(test_staged_copy_waits_for_its_link);
     TEST_RUN(test_diamond);
     TEST_RUN(test_fanout_one_transfer);

@@ -136,6 +136,88 @@ dp_status dp_trace_write_ws(const dp_sim *sim, const dp_sim_workspace *ws, const
 /* The same for the context's own workspace: the last dp_sim_run. */
 dp_status dp_trace_write(const dp_sim *sim, const char *path, dp_error *err);
 
+/* ---- moves from a base placement (issue 20) ---------------------------------------------
+ * A search holds one current placement (the base) and proposes many moves
+ * from it (a few ops to other devices: one unit moved, two swapped),
+ * accepting few. A dp_sim_delta keeps the base, its result, its critical
+ * path and its memory, and evaluates the base with a move applied without
+ * touching the base (dp_sim_delta_try), or makes the last move the base
+ * (dp_sim_delta_accept, without simulating again).
+ *
+ * Results: a try's result equals, field by field and bit for bit, that of
+ * dp_sim_run_ws on the moved placement with default options (one step, no
+ * noise, no trace); moves evaluate only that protocol. A try re-simulates
+ * the whole step: an exact re-simulation from the first event a move
+ * changes saves little on training graphs (docs/simulator.md, "Moves and
+ * delta simulation", gives the measurements), so the savings are in what
+ * the search does not redo (placement checks, op times, parameters) and in
+ * the cheap checks it can make before a try (dp_sim_delta_surely_oom).
+ *
+ * Threads: a dp_sim_delta is one thread's (it owns two workspaces); any
+ * number of them may share one const dp_sim, beside dp_sim_run_ws calls.
+ * sim must outlive it. */
+typedef struct dp_sim_delta dp_sim_delta;
+
+/* A delta evaluator for sim's graph and devices, without a base yet. NULL
+ * with err on NOMEM. Allocates two workspaces (dp_sim_workspace_init). */
+dp_sim_delta *dp_sim_delta_init(const dp_sim *sim, dp_error *err);
+void dp_sim_delta_free(dp_sim_delta *d);
+
+/* Makes placement (one device per op) the base and simulates it; res (may
+ * be NULL) receives its result. DP_STATUS_INVALID (base unchanged) for a
+ * device index out of range. */
+dp_status dp_sim_delta_set_base(dp_sim_delta *d, const int32_t *placement, dp_sim_result *res, dp_error *err);
+
+/* The base placement [n_ops] and its result (link stats valid until the
+ * next set_base or accept); NULL before the first set_base. */
+const int32_t *dp_sim_delta_base(const dp_sim_delta *d);
+const dp_sim_result *dp_sim_delta_base_result(const dp_sim_delta *d);
+
+/* Simulates the base with op ops[k] on device devs[k] for k < n_changed (an
+ * op listed twice takes its last device; an op on its own device is no
+ * change); res receives the result, its link stats valid until the next
+ * try, set_base or accept. The base is unchanged. DP_STATUS_INVALID (no
+ * try made) for an op or device out of range or no base. */
+dp_status dp_sim_delta_try(dp_sim_delta *d, int32_t n_changed, const int32_t *ops, const int32_t *devs,
+                           dp_sim_result *res, dp_error *err);
+
+/* Makes the last try's placement the base and its result the base's (no
+ * simulation). DP_STATUS_INVALID when there was no try since the base was
+ * last set or accepted. */
+dp_status dp_sim_delta_accept(dp_sim_delta *d, dp_error *err);
+
+/* Whether the move (as for dp_sim_delta_try) surely runs some device out of
+ * memory: the parameters resident there after the move exceed its capacity,
+ * or they do with what a moved op holds while it runs there (its outputs,
+ * its temporary bytes and a copy of each input), a lower bound of that
+ * device's peak. 0 when the move may fit (only a try tells). An index out
+ * of range or no base: 0. Costs O(moved ops and their inputs); writes only
+ * d's scratch. */
+int dp_sim_delta_surely_oom(dp_sim_delta *d, int32_t n_changed, const int32_t *ops, const int32_t *devs);
+
+/* One step of a critical path: an op that ran, or one hop of a transfer. */
+typedef struct dp_sim_path_step {
+    int32_t op;       /* the op that ran; -1 for a hop                      */
+    int32_t device;   /* where it ran; for a hop the transfer's destination */
+    int32_t link;     /* a hop's link (index into the devices' links); -1   */
+    int32_t producer; /* a hop's tensor's producing op; -1 for an op        */
+    int64_t tensor;   /* a hop's tensor (index into the graph's outputs); -1 */
+    double start_s, end_s;
+} dp_sim_path_step;
+
+/* The critical path of the base: the op that ended last, what it waited
+ * for last (an input made on its device: the op that made it; an input
+ * from elsewhere: the hop that brought it; a free stream: the op that freed
+ * it), what that waited for, and so on back to time 0, each step starting
+ * when the one before it ended (a pipelined copy's second hop follows its
+ * first hop when that set its start or end). Fills steps[0 .. min(n, cap))
+ * in time order, the first from time 0, and sets *n to the path's length
+ * (which may exceed cap). The first call after set_base or accept
+ * re-simulates the base once with a trace (allocating it the first time:
+ * DP_STATUS_NOMEM); later ones read it. DP_STATUS_INVALID without a base. */
+dp_status dp_sim_delta_critical_path(dp_sim_delta *d, dp_sim_path_step *steps, int32_t cap, int32_t *n,
+                                     dp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/heap.h"
 #include "dplace/cost.h"
 #include "dplace/placement.h"
 #include "sim/sim_internal.h"
 
 static const char *const verdict_names[] = {"valid", "constraint", "colocation", "oom"};
 _Static_assert(sizeof(verdict_names) / sizeof(verdict_names[0]) == DP_SIM_VERDICT_COUNT, "verdict_names");
+_Static_assert(DP_MAX_DEVICES <= INT8_MAX, "a workspace keeps each op's device in a byte");
 
 const char *dp_sim_verdict_name(dp_sim_verdict v) {
     return (unsigned)v < DP_SIM_VERDICT_COUNT ? verdict_names[v] : "?";
@@ -30,8 +30,9 @@ dp_sim_options dp_sim_options_default(void) {
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
     dp_sim_workspace_free(s->own);
-    void *arrays[] = {s->cost, s->ops, s->tensors, s->in_tensor, s->cons, s->sources, s->constrained, s->allowed,
-                      s->coloc_ops, s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to, s->link_from};
+    void *arrays[] = {s->cost,        s->ops,       s->n_inputs,  s->param_bytes,  s->tensors,         s->in_tensor,
+                      s->cons,        s->sources,   s->constrained, s->allowed,       s->coloc_ops,
+                      s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to,   s->link_from};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
     free(s);
 }
@@ -65,6 +66,10 @@ static dp_status check_device_set(const dp_graph *g, const dp_devices *ds, dp_er
     if (g->n_tensors >= INT32_MAX || g->n_inputs >= (1 << 30)) /* events name (transfer, hop) in 31 bits */
         return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\" has more than 2^31 tensors or 2^30 edges",
                             g->name);
+    for (int64_t t = 0; t < g->n_tensors; t++)
+        if (g->outputs[t].bytes > (uint64_t)INT64_MAX)
+            return dp_error_set(err, DP_STATUS_INVALID, "graph \"%s\": tensor %lld has 2^63 bytes or more",
+                                g->name, (long long)t);
     for (int32_t i = 0; i < g->n_ops; i++) {
         if (g->ops[i].device.kind == DP_DEVCON_NONE) continue;
         int32_t d = 0;
@@ -115,18 +120,20 @@ static void fill_graph_arrays(dp_sim *s) {
         sim_op *so = &s->ops[i];
         so->out_at = (int32_t)g->tensor_at[i];
         so->in_at = (int32_t)e;
+        s->n_inputs[i] = o->n_inputs;
         for (int32_t k = 0; k < o->n_inputs; k++, e++) {
             dp_input in = g->inputs[o->inputs_at + k];
             s->in_tensor[e] = (int32_t)(g->tensor_at[in.op] + in.slot);
         }
         so->temp_bytes = o->temp_bytes;
+        s->param_bytes[i] = o->param_bytes;
         so->start_bytes = o->temp_bytes;
         int ref = is_variable_ref(g, i);
         for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1]; t++) {
             s->tensors[t].bytes = g->outputs[t].bytes;
-            s->tensors[t].local_bytes = ref ? 0 : g->outputs[t].bytes;
-            s->tensors[t].op = i;
-            so->start_bytes += s->tensors[t].local_bytes;
+            s->tensors[t].ref = (uint32_t)ref;
+            s->tensors[t].op = (uint32_t)i;
+            so->start_bytes += sim_tensor_local_bytes(&s->tensors[t]);
         }
     }
     s->ops[n].out_at = (int32_t)T;
@@ -190,10 +197,15 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     int32_t n = s->n, D = s->D, L = s->L;
     int64_t T = s->T, E = s->E;
     fill_device_classes(s);
-    /* at most one event per busy stream and per busy link is pending */
-    s->heap_cap = L + 1;
-    for (int32_t d = 0; d < D; d++) s->heap_cap += ds->devices[d].streams;
-    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->tensors, T + 1) ||
+    /* an event frees a stream or a link: at most one is pending per resource */
+    s->stream0[0] = 0;
+    for (int32_t d = 0; d < D; d++) s->stream0[d + 1] = s->stream0[d] + ds->devices[d].streams;
+    s->link0 = s->stream0[D];
+    s->n_res = s->link0 + L;
+    s->q_cap = 2 * s->n_res + 3;
+    if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->n_inputs, n) ||
+        !ALLOC(s->param_bytes, n) ||
+        !ALLOC(s->tensors, T + 1) ||
         !ALLOC(s->in_tensor, E) || !ALLOC(s->cons, E) || !ALLOC(s->sources, n) || !ALLOC(s->constrained, n) ||
         !ALLOC(s->allowed, n) || !ALLOC(s->coloc_ops, n) || !ALLOC(s->coloc_ops_group, n) ||
         !ALLOC(s->link_inv_bw, L) || !ALLOC(s->link_lat, L) || !ALLOC(s->link_to, L) || !ALLOC(s->link_from, L))
@@ -218,11 +230,11 @@ double dp_sim_op_seconds(const dp_sim *s, int32_t op, int32_t d) {
 
 void dp_sim_workspace_free(dp_sim_workspace *w) {
     if (!w) return;
-    void *arrays[] = {w->ops,       w->tensors,  w->remote_refs, w->x,        w->link_head, w->link_tail,
-                      w->link_busy, w->link_stats, w->tr_start,  w->tr_end,   w->tr_place,  w->hop_x,
+    void *arrays[] = {w->place,     w->dur,       w->pending,  w->next,      w->ts,       w->remote_refs,
+                      w->x,         w->link_head, w->link_tail, w->link_busy, w->link_granted, w->link_stats, w->q,
+                      w->res_what,  w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->tr_trig, w->x_trig, w->x_rec, w->hop_x,
                       w->hop_link,  w->hop_start, w->hop_end};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
-    dp_heap_free(&w->heap);
     free(w);
 }
 
@@ -230,222 +242,300 @@ dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
     int32_t n = s->n, D = s->D, L = s->L;
     int64_t T = s->T, E = s->E;
     dp_sim_workspace *w = calloc(1, sizeof *w);
-    if (!w || !ALLOC(w->ops, n + 1) || !ALLOC(w->tensors, T + 1) || !ALLOC(w->remote_refs, T * D) ||
-        !ALLOC(w->x, E) || !ALLOC(w->link_head, L) || !ALLOC(w->link_tail, L) || !ALLOC(w->link_busy, L) ||
+    if (!w || !ALLOC(w->place, n) || !ALLOC(w->dur, n) || !ALLOC(w->pending, n) || !ALLOC(w->next, n) ||
+        !ALLOC(w->ts, T) || !ALLOC(w->remote_refs, T * D) || !ALLOC(w->x, E) || !ALLOC(w->link_head, L) ||
+        !ALLOC(w->link_tail, L) || !ALLOC(w->link_busy, L) || !ALLOC(w->link_granted, L) ||
         !(w->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats))) ||
-        dp_heap_init(&w->heap, s->heap_cap, NULL)) {
+        !(w->q = aligned_alloc(16, (size_t)s->q_cap * sizeof(sim_key))) ||
+        !ALLOC(w->res_what, s->n_res)) {
         dp_sim_workspace_free(w);
         dp_error_set(err, DP_STATUS_NOMEM, "out of memory for a simulator workspace (graph \"%s\", %d ops)",
                      s->g->name, n);
         return NULL;
     }
     w->sim = s;
-    memcpy(w->ops, s->ops, ((size_t)n + 1) * sizeof(sim_op));
-    memcpy(w->tensors, s->tensors, ((size_t)T + 1) * sizeof(sim_tensor));
     return w;
 }
 
 /* ---- the event loop -------------------------------------------------------------------- */
 
-static inline void mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
-    w->mem_cur[d] += (int64_t)bytes;
-    if (w->mem_cur[d] > w->mem_peak[d]) w->mem_peak[d] = w->mem_cur[d];
+/* The loop's functions are inlined into one function per combination of
+ * host staging (pipelined or stored and forwarded) and tracing, so neither
+ * is tested per event. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT void mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
+    int64_t cur = w->mem_cur[d] + (int64_t)bytes;
+    w->mem_cur[d] = cur;
+    if (cur > w->mem_peak[d]) w->mem_peak[d] = cur;
 }
 
-static inline void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
-    w->mem_cur[d] -= (int64_t)bytes;
-    assert(w->mem_cur[d] >= 0);
+HOT void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
+    int64_t cur = w->mem_cur[d] - (int64_t)bytes;
+    assert(cur >= 0);
+    w->mem_cur[d] = cur;
 }
 
-/* Schedules event id (an op's index, or -(2x + k) - 1 for the end of hop k of transfer x) at t;
- * the heap has room for every event that can be pending. */
-static inline void sim_event_push(dp_sim_workspace *w, double t, int32_t id) {
-    assert(w->heap.n < w->heap.cap); /* so the push cannot fail */
-    (void)dp_heap_push_nonneg(&w->heap, t, id);
+/* seq < 2^32: a step schedules one event per op and per transfer hop, fewer
+ * than 2^31 + 2 x 2^30 (check_device_set). */
+HOT sim_key key_make(double t, uint64_t seq, int32_t r) {
+    assert(t >= 0); /* not NaN, not negative */
+    uint64_t b;
+    memcpy(&b, &t, sizeof b);
+    b &= INT64_MAX; /* -0.0 becomes +0.0 */
+    return ((sim_key)b << 64) | (sim_key)(seq << 32) | (uint32_t)r;
 }
 
-static void op_start(dp_sim_workspace *w, int32_t op, int32_t d) {
-    sim_op *o = &w->ops[op];
+HOT double key_time(sim_key k) {
+    uint64_t b = (uint64_t)(k >> 64);
+    double t;
+    memcpy(&t, &b, sizeof t);
+    return t;
+}
+
+/* Schedules the event that frees resource r at t (what: the op or transfer
+ * it concerns); events at equal times leave in the order they came. The
+ * queue q[q_head .. q_tail) is sorted by key; a new event, usually later
+ * than those pending, is put in place from the back. q[q_head - 1], the
+ * last event taken (or 0, the least key, before the first), is below every
+ * new key (as late or later, and scheduled after it) and stops the walk. */
+HOT void sim_event_push(const dp_sim *s, dp_sim_workspace *w, double t, int32_t r, int32_t what) {
+    w->res_what[r] = what;
+    sim_key key = key_make(t, w->seq++, r);
+    sim_key *q = w->q;
+    int32_t i = w->q_tail;
+    if (i == s->q_cap) { /* slide the pending events to the front */
+        int32_t head = w->q_head;
+        memmove(q + 1, q + head, (size_t)(i - head) * sizeof *q);
+        q[0] = 0;
+        i -= head - 1;
+        w->q_head = 1;
+    }
+    assert(q[w->q_head - 1] <= key);
+    w->q_tail = i + 1;
+    while (q[i - 1] > key) {
+        q[i] = q[i - 1];
+        i--;
+    }
+    q[i] = key;
+}
+
+HOT void op_start(const dp_sim *s, dp_sim_workspace *w, int32_t op, int32_t d, const int trace) {
     uint64_t fs = w->free_streams[d];
     assert(fs);
-    o->stream = __builtin_ctzll(fs);
+    int32_t stream = __builtin_ctzll(fs);
     w->free_streams[d] = fs & (fs - 1);
-    mem_alloc(w, d, o->start_bytes);
-    if (w->tracing) w->tr_start[op] = w->now;
-    sim_event_push(w, w->now + o->dur, op);
+    mem_alloc(w, d, s->ops[op].start_bytes);
+    if (trace) {
+        w->tr_start[op] = w->now;
+        w->tr_stream[op] = stream;
+        w->tr_trig[op] = w->cur_ev;
+    }
+    sim_event_push(s, w, w->now + w->dur[op], s->stream0[d] + stream, op);
 }
 
 /* op's inputs are all on its device: run it now or queue it (FIFO). */
-static void op_ready(dp_sim_workspace *w, int32_t op, int32_t d) {
+HOT void op_ready(const dp_sim *s, dp_sim_workspace *w, int32_t op, int32_t d, const int trace) {
     if (w->free_streams[d] && w->ready_head[d] < 0) {
-        op_start(w, op, d);
+        op_start(s, w, op, d, trace);
         return;
     }
-    w->ops[op].next = -1;
+    w->next[op] = -1;
     if (w->ready_head[d] < 0) w->ready_head[d] = op;
-    else w->ops[w->ready_tail[d]].next = op;
+    else w->next[w->ready_tail[d]] = op;
     w->ready_tail[d] = op;
 }
 
-static void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x);
-
-/* Hop k of transfer x takes its link, free now, and starts: the copy at the
- * hop's end (the receiver's, or the host's when storing and forwarding)
- * exists from now on. A hop takes latency + bytes / bandwidth; the second
- * hop of a pipelined copy through the host (docs/simulator.md) starts no
- * sooner than the first hop's latency after that hop started (data reaches
- * the host) and ends no sooner than a latency after the first hop ended (the
- * last chunk), so alone it adds only its latency. A pipelined first hop lets
- * the second ask for its link at once. */
-static void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
-    sim_xfer *xf = &w->x[x];
-    int k = xf->hop++;
-    int32_t l = xf->link[k];
-    double bytes = (double)w->tensors[xf->tensor].bytes, lat = s->link_lat[l];
-    w->link_busy[l] = 1;
-    xf->granted[k] = w->now;
-    double end = w->now + lat + bytes * s->link_inv_bw[l];
-    if (k == 0) {
-        xf->end0 = end;
-    } else if (s->pipelined) {
-        double start = xf->granted[0] + s->link_lat[xf->link[0]];
-        if (start > w->now) end += start - w->now;
-        if (xf->end0 + lat > end) end = xf->end0 + lat;
-    }
-    if (!s->pipelined || k == xf->len - 1) mem_alloc(w, s->link_to[l], (uint64_t)bytes);
-    sim_event_push(w, end, -(2 * x + k) - 1);
-    if (s->pipelined && xf->hop < xf->len) xfer_request(s, w, x);
-}
-
-/* Transfer x asks for the link of its next hop: takes it if free, else
- * waits in the link's queue (request order). */
-static void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x) {
-    sim_xfer *xf = &w->x[x];
-    int32_t l = xf->link[xf->hop];
-    if (!w->link_busy[l]) {
-        xfer_take(s, w, x);
-        return;
-    }
-    xf->next = -1;
+/* Transfer x waits in link l's queue (request order). */
+HOT void xfer_enqueue(dp_sim_workspace *w, int32_t x, int32_t l) {
+    w->x[x].next = -1;
     if (w->link_head[l] < 0) w->link_head[l] = x;
     else w->x[w->link_tail[l]].next = x;
     w->link_tail[l] = x;
 }
 
-/* Tensor t was produced on device d: count its users, send it once to each
- * other device that uses it, and wake the local consumers. */
-static void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int32_t d) {
-    sim_op *ops = w->ops;
-    const int32_t *cons = s->cons;
-    sim_tensor *ts = &w->tensors[t];
-    int32_t e0 = ts->cons_at, e1 = ts[1].cons_at;
-    int32_t nlocal = 0, ndev = 0;
-    ts->dev = d;
-    for (int32_t e = e0; e < e1; e++) {
-        sim_op *c = &ops[cons[e]];
-        if (c->place == d) {
-            nlocal++;
-            if (--c->pending == 0) op_ready(w, cons[e], d);
-        } else if (w->cnt[c->place]++ == 0) {
-            w->touched[ndev++] = c->place;
+/* The next hop of transfer x takes its link, free now, and starts: the copy
+ * at the hop's end (the receiver's, or the host's when storing and
+ * forwarding) exists from now on. A hop takes latency + bytes / bandwidth;
+ * the second hop of a pipelined copy through the host (docs/simulator.md)
+ * starts no sooner than the first hop's latency after that hop started
+ * (data reaches the host) and ends no sooner than a latency after the first
+ * hop ended (the last chunk), so alone it adds only its latency. A
+ * pipelined first hop lets the second ask for its link at once: it takes
+ * it too if free, else waits in its queue. */
+HOT void xfer_take(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pipe, const int trace) {
+    sim_xfer *xf = &w->x[x];
+    const sim_tensor *tn = &s->tensors[xf->tensor];
+    double now = w->now;
+    for (;;) {
+        int k = xf->hop++;
+        int32_t l = xf->link[k];
+        double lat = s->link_lat[l];
+        w->link_busy[l] = 1;
+        w->link_granted[l] = now;
+        double end = now + lat + sim_tensor_bytes_d(tn) * s->link_inv_bw[l];
+        int32_t trig = w->cur_ev;
+        if (k == 0) {
+            xf->end0 = end;
+            xf->start1 = now + lat;
+        } else if (pipe) {
+            if (xf->start1 > now) {
+                end += xf->start1 - now;
+                trig = SIM_TRIG_HOP0;
+            }
+            if (xf->end0 + lat > end) {
+                end = xf->end0 + lat;
+                trig = SIM_TRIG_HOP0;
+            }
+        }
+        if (trace) w->x_trig[2 * (int64_t)x + k] = trig;
+        if (!pipe || k == xf->len - 1) mem_alloc(w, s->link_to[l], tn->bytes);
+        sim_event_push(s, w, end, s->link0 + l, x);
+        if (!pipe || xf->hop == xf->len) return;
+        l = xf->link[xf->hop];
+        if (w->link_busy[l]) {
+            xfer_enqueue(w, x, l);
+            return;
         }
     }
-    ts->refs = nlocal + ndev;
-    if (nlocal + ndev == 0) mem_free(w, d, ts->local_bytes);
+}
+
+/* Transfer x asks for the link of its next hop: takes it if free, else
+ * waits in the link's queue. */
+HOT void xfer_request(const dp_sim *s, dp_sim_workspace *w, int32_t x, const int pipe, const int trace) {
+    int32_t l = w->x[x].link[w->x[x].hop];
+    if (!w->link_busy[l]) xfer_take(s, w, x, pipe, trace);
+    else xfer_enqueue(w, x, l);
+}
+
+/* Tensor t was produced on device d: count its users, send it once to each
+ * other device that uses it, and wake the local consumers. */
+HOT void tensor_produced(const dp_sim *s, dp_sim_workspace *w, int32_t t, int32_t d, const int pipe,
+                         const int trace) {
+    const int32_t *cons = s->cons;
+    const int8_t *place = w->place;
+    const sim_tensor *tn = &s->tensors[t];
+    int32_t e0 = tn->cons_at, e1 = tn[1].cons_at;
+    int32_t nlocal = 0, ndev = 0;
+    for (int32_t e = e0; e < e1; e++) {
+        int32_t c = cons[e], pc = place[c];
+        if (pc == d) {
+            nlocal++;
+            if (--w->pending[c] == 0) op_ready(s, w, c, d, trace);
+        } else if (w->cnt[pc]++ == 0) {
+            w->touched[ndev++] = pc;
+        }
+    }
+    sim_tstate *st = &w->ts[t];
+    st->dev = d;
+    st->refs = nlocal + ndev;
+    if (nlocal + ndev == 0) mem_free(w, d, sim_tensor_local_bytes(tn));
     for (int32_t k = 0; k < ndev; k++) {
         int32_t dst = w->touched[k];
         w->remote_refs[(int64_t)t * s->D + dst] = w->cnt[dst];
         w->cnt[dst] = 0;
         int32_t x = w->n_x++;
         sim_xfer *xf = &w->x[x];
-        const int32_t *route = &s->ds->route[((size_t)d * s->D + dst) * 2];
+        size_t pair = (size_t)d * s->D + dst;
+        const int32_t *route = &s->ds->route[pair * 2];
         xf->tensor = t;
         xf->dst = (int16_t)dst;
         xf->hop = 0;
-        xf->len = s->ds->route_len[d * s->D + dst];
-        xf->link[0] = route[0];
-        xf->link[1] = route[1];
-        w->transfer_bytes += ts->bytes;
-        xfer_request(s, w, x);
+        xf->len = s->ds->route_len[pair];
+        xf->link[0] = (int16_t)route[0];
+        xf->link[1] = (int16_t)route[1];
+        w->transfer_bytes += tn->bytes;
+        xfer_request(s, w, x, pipe, trace);
     }
 }
 
-static void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t op) {
-    sim_op *o = &w->ops[op];
-    int32_t d = o->place;
-    w->busy[d] += o->dur;
-    if (w->tracing) w->tr_end[op] = w->now;
+/* The op on stream r of its device ended. */
+HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, const int pipe, const int trace) {
+    const sim_op *o = &s->ops[op];
+    int32_t d = w->place[op];
+    w->busy[d] += w->dur[op];
+    if (trace) {
+        w->tr_end[op] = w->now;
+        w->tr_last_op = op;
+    }
     mem_free(w, d, o->temp_bytes);
-    w->free_streams[d] |= 1ULL << o->stream;
+    w->free_streams[d] |= 1ULL << (r - s->stream0[d]);
     for (int32_t e = o->in_at; e < o[1].in_at; e++) {
         int32_t t = s->in_tensor[e];
-        sim_tensor *ts = &w->tensors[t];
-        if (ts->dev == d) {
-            if (--ts->refs == 0) mem_free(w, d, ts->local_bytes);
+        sim_tstate *st = &w->ts[t];
+        if (st->dev == d) {
+            if (--st->refs == 0) mem_free(w, d, sim_tensor_local_bytes(&s->tensors[t]));
         } else if (--w->remote_refs[(int64_t)t * s->D + d] == 0) {
-            mem_free(w, d, ts->bytes);
+            mem_free(w, d, s->tensors[t].bytes);
         }
     }
-    for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d);
+    for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d, pipe, trace);
     int32_t next = w->ready_head[d];
     if (next >= 0 && w->free_streams[d]) {
-        w->ready_head[d] = w->ops[next].next;
-        op_start(w, next, d);
+        w->ready_head[d] = w->next[next];
+        op_start(s, w, next, d, trace);
     }
 }
 
-/* Hop k of transfer x ended: its link is free (busy from when the hop took
- * it). After the first hop the data has left the producer's device; after a
- * stored-and-forwarded first hop the second asks for its link, and after it
- * the host's copy is gone; after the last hop the consumers on the
- * destination may run. The link then serves its queue's next transfer. */
-static void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int k) {
+/* The hop of transfer x on link l ended: the link is free (busy from when
+ * the hop took it). After the first hop the data has left the producer's
+ * device; after a stored-and-forwarded first hop the second asks for its
+ * link, and after it the host's copy is gone; after the last hop the
+ * consumers on the destination may run. The link then serves its queue's
+ * next transfer. */
+HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l, const int pipe, const int trace) {
     sim_xfer *xf = &w->x[x];
-    sim_tensor *ts = &w->tensors[xf->tensor];
-    int32_t l = xf->link[k];
+    int32_t t = xf->tensor;
+    const sim_tensor *tn = &s->tensors[t];
+    int k = xf->link[0] == l ? 0 : 1; /* a route's two links differ */
     dp_sim_link_stats *ls = &w->link_stats[l];
     w->link_busy[l] = 0;
-    ls->busy_s += w->now - xf->granted[k];
-    ls->bytes += ts->bytes;
+    ls->busy_s += w->now - w->link_granted[l];
+    ls->bytes += tn->bytes;
     ls->n_transfers++;
-    if (w->tracing) {
+    if (trace) {
         int32_t h = w->n_hops++;
         w->hop_x[h] = x;
         w->hop_link[h] = l;
-        w->hop_start[h] = xf->granted[k];
+        w->hop_start[h] = w->link_granted[l];
         w->hop_end[h] = w->now;
+        w->x_rec[2 * (int64_t)x + k] = h;
     }
     if (k == 0) {
-        if (--ts->refs == 0) mem_free(w, ts->dev, ts->local_bytes);
-    } else if (!s->pipelined) {
-        mem_free(w, s->link_from[l], ts->bytes);
+        sim_tstate *st = &w->ts[t];
+        if (--st->refs == 0) mem_free(w, st->dev, sim_tensor_local_bytes(tn));
+    } else if (!pipe) {
+        mem_free(w, s->link_from[l], tn->bytes);
     }
     if (k + 1 < xf->len) {
-        if (!s->pipelined) xfer_request(s, w, x);
+        if (!pipe) xfer_request(s, w, x, pipe, trace); /* the other link: l stays free */
     } else {
         int32_t dst = xf->dst;
-        for (int32_t e = ts->cons_at; e < ts[1].cons_at; e++) {
-            sim_op *c = &w->ops[s->cons[e]];
-            if (c->place == dst && --c->pending == 0) op_ready(w, s->cons[e], dst);
+        const int32_t *cons = s->cons;
+        const int8_t *place = w->place;
+        for (int32_t e = tn->cons_at; e < tn[1].cons_at; e++) {
+            int32_t c = cons[e];
+            if (place[c] == dst && --w->pending[c] == 0) op_ready(s, w, c, dst, trace);
         }
     }
     int32_t next = w->link_head[l];
-    if (next >= 0 && !w->link_busy[l]) {
+    if (next >= 0) {
+        assert(!w->link_busy[l]);
         w->link_head[l] = w->x[next].next;
-        xfer_take(s, w, next);
+        xfer_take(s, w, next, pipe, trace);
     }
 }
 
-/* One step with ops[].dur and ops[].place set by the caller. Returns the
- * makespan. */
-static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
-    int32_t n = s->n, D = s->D;
+/* Resets the run state to the start of a step (place, dur and param_bytes
+ * set by the caller). */
+static void step_reset(const dp_sim *s, dp_sim_workspace *w) {
     w->now = 0;
-    dp_heap_clear(&w->heap);
+    w->seq = 0;
     w->n_x = 0;
     w->n_hops = 0;
+    w->n_done = 0;
     w->transfer_bytes = 0;
-    for (int32_t d = 0; d < D; d++) {
+    for (int32_t d = 0; d < s->D; d++) {
         w->ready_head[d] = -1;
         int32_t st = s->ds->devices[d].streams;
         w->free_streams[d] = st >= 64 ? ~0ULL : ((1ULL << st) - 1);
@@ -459,22 +549,55 @@ static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
         w->link_busy[l] = 0;
         memset(&w->link_stats[l], 0, sizeof w->link_stats[l]);
     }
-    sim_op *ops = w->ops;
-    for (int32_t i = 0; i < n; i++) ops[i].pending = ops[i + 1].in_at - ops[i].in_at;
-    for (int32_t k = 0; k < s->n_sources; k++) op_ready(w, s->sources[k], ops[s->sources[k]].place);
-    int32_t done = 0;
-    while (w->heap.n > 0) {
-        dp_heap_entry ev = dp_heap_pop(&w->heap);
-        int32_t id = dp_heap_entry_payload(ev);
-        w->now = dp_heap_entry_key_nonneg(ev);
-        if (id >= 0) {
-            op_finish(s, w, id);
-            done++;
+    w->q[0] = 0; /* the walks' stop (sim_event_push) */
+    w->q_head = w->q_tail = 1;
+    w->cur_ev = SIM_TRIG_NONE;
+    w->tr_last_op = -1;
+    memcpy(w->pending, s->n_inputs, (size_t)s->n * sizeof(int32_t));
+}
+
+/* Makes the sources ready, in topological order. */
+HOT void start_sources(const dp_sim *s, dp_sim_workspace *w, const int trace) {
+    for (int32_t k = 0; k < s->n_sources; k++) op_ready(s, w, s->sources[k], w->place[s->sources[k]], trace);
+}
+
+/* Handles events until none is left. */
+HOT void run_events_impl(const dp_sim *s, dp_sim_workspace *w, const int pipe, const int trace) {
+    int32_t link0 = s->link0;
+    while (w->q_head < w->q_tail) {
+        sim_key key = w->q[w->q_head++];
+        int32_t r = (int32_t)(uint32_t)key;
+        w->now = key_time(key);
+        if (trace) w->cur_ev = r < link0 ? w->res_what[r] : -(w->n_hops + 1);
+        if (r < link0) {
+            op_finish(s, w, r, w->res_what[r], pipe, trace);
+            w->n_done++;
         } else {
-            xfer_hop_end(s, w, (-id - 1) >> 1, (-id - 1) & 1);
+            xfer_hop_end(s, w, w->res_what[r], r - link0, pipe, trace);
         }
     }
-    assert(done == n);
+}
+
+#define RUN_VARIANT(name, pipe, trace)                                                                           \
+    static void name(const dp_sim *s, dp_sim_workspace *w, int from_start) {                                    \
+        if (from_start) start_sources(s, w, trace);                                                             \
+        run_events_impl(s, w, pipe, trace);                                                                     \
+    }
+RUN_VARIANT(run_saf, 0, 0)
+RUN_VARIANT(run_pipe, 1, 0)
+RUN_VARIANT(run_saf_trace, 0, 1)
+RUN_VARIANT(run_pipe_trace, 1, 1)
+
+/* Runs the events from the current state to the end of the step. */
+static void run_events(const dp_sim *s, dp_sim_workspace *w, int from_start) {
+    if (w->tracing) (s->pipelined ? run_pipe_trace : run_saf_trace)(s, w, from_start);
+    else (s->pipelined ? run_pipe : run_saf)(s, w, from_start);
+}
+
+double sim_step(const dp_sim *s, dp_sim_workspace *w) {
+    step_reset(s, w);
+    run_events(s, w, 1);
+    assert(w->n_done == s->n && w->seq <= UINT32_MAX);
     return w->now;
 }
 
@@ -482,7 +605,7 @@ static double simulate_step(const dp_sim *s, dp_sim_workspace *w) {
 static void judge(const dp_sim *s, const dp_sim_workspace *w, dp_sim_result *res) {
     const dp_graph *g = s->g;
     const dp_devices *ds = s->ds;
-    const int32_t *place = w->place;
+    const int8_t *place = w->place;
     int32_t bad = 0, first = -1;
     for (int32_t k = 0; k < s->n_constrained; k++) {
         int32_t i = s->constrained[k];
@@ -522,20 +645,39 @@ static void judge(const dp_sim *s, const dp_sim_workspace *w, dp_sim_result *res
     }
 }
 
-/* Sets ops[].place and ops[].dur (with noise for `step` when sigma > 0). */
-static void fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step) {
+void sim_fill_durations(const dp_sim *s, dp_sim_workspace *w, double sigma, uint64_t seed, int32_t step) {
     int32_t C = s->n_classes;
-    const int32_t *place = w->place;
-    sim_op *ops = w->ops;
-    for (int32_t i = 0; i < s->n; i++) {
-        ops[i].place = place[i];
-        ops[i].dur = s->cost[(size_t)i * C + s->dev_class[place[i]]];
-    }
+    const int8_t *place = w->place;
+    double *dur = w->dur;
+    for (int32_t i = 0; i < s->n; i++) dur[i] = s->cost[(size_t)i * C + s->dev_class[place[i]]];
     if (sigma <= 0) return;
     dp_rng rng;
     dp_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(step + 1)));
     double shift = -0.5 * sigma * sigma; /* mean-one log-normal */
-    for (int32_t i = 0; i < s->n; i++) ops[i].dur *= exp(sigma * dp_rng_normal(&rng) + shift);
+    for (int32_t i = 0; i < s->n; i++) dur[i] *= exp(sigma * dp_rng_normal(&rng) + shift);
+}
+
+void sim_fill_result(const dp_sim *s, const dp_sim_workspace *w, double step_time, int32_t measured,
+                     dp_sim_result *res) {
+    memset(res, 0, sizeof *res);
+    res->step_time_s = step_time;
+    res->n_devices = s->D;
+    for (int32_t d = 0; d < s->D; d++) {
+        dp_sim_device_stats *st = &res->device[d];
+        st->busy_s = w->busy[d];
+        st->peak_bytes = (uint64_t)w->mem_peak[d];
+        st->memory_bytes = s->ds->devices[d].memory_bytes;
+        st->param_bytes = w->param_bytes[d];
+        st->n_ops = w->n_ops[d];
+    }
+    res->n_links = s->L;
+    res->link = w->link_stats;
+    res->transfer_bytes = w->transfer_bytes;
+    res->n_transfers = w->n_x;
+    res->steps_measured = measured;
+    res->verdict = DP_SIM_VERDICT_VALID;
+    judge(s, w, res);
+    res->valid = res->verdict == DP_SIM_VERDICT_VALID;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -543,17 +685,22 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static dp_status alloc_trace(const dp_sim *s, dp_sim_workspace *w, dp_error *err) {
+dp_status sim_alloc_trace(const dp_sim *s, dp_sim_workspace *w, dp_error *err) {
     if (w->tr_start) return DP_STATUS_OK;
     size_t n = (size_t)s->n + 1, h = 2 * (size_t)s->E + 2;
     w->tr_start = malloc(n * sizeof(double));
     w->tr_end = malloc(n * sizeof(double));
     w->tr_place = malloc(n * sizeof(int32_t));
+    w->tr_stream = malloc(n * sizeof(int32_t));
+    w->tr_trig = malloc(n * sizeof(int32_t));
+    w->x_trig = malloc(h * sizeof(int32_t));
+    w->x_rec = malloc(h * sizeof(int32_t));
     w->hop_x = malloc(h * sizeof(int32_t));
     w->hop_link = malloc(h * sizeof(int32_t));
     w->hop_start = malloc(h * sizeof(double));
     w->hop_end = malloc(h * sizeof(double));
-    if (!w->tr_start || !w->tr_end || !w->tr_place || !w->hop_x || !w->hop_link || !w->hop_start || !w->hop_end)
+    if (!w->tr_start || !w->tr_end || !w->tr_place || !w->tr_stream || !w->tr_trig || !w->x_trig || !w->x_rec ||
+        !w->hop_x || !w->hop_link || !w->hop_start || !w->hop_end)
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the trace");
     return DP_STATUS_OK;
 }
@@ -571,8 +718,9 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
     if (!isfinite(o.noise_sigma) || o.noise_sigma < 0 || o.noise_sigma > 5)
         return dp_error_set(err, DP_STATUS_INVALID, "noise sigma must be in 0..5, got %g", o.noise_sigma);
     if (o.steps > 1024) return dp_error_set(err, DP_STATUS_INVALID, "at most 1024 steps, got %d", o.steps);
-    /* one pass: check indices, count ops and parameters per device */
-    int32_t n_ops[DP_MAX_DEVICES] = {0};
+    /* one pass: check indices, copy, count ops and parameters per device */
+    int32_t *n_ops = w->n_ops;
+    memset(w->n_ops, 0, sizeof w->n_ops);
     memset(w->param_bytes, 0, sizeof w->param_bytes);
     const dp_graph *g = s->g;
     for (int32_t i = 0; i < s->n; i++) {
@@ -581,15 +729,16 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "placement of op %d \"%s\" is device %d, but the device set has %d devices (0..%d)", i,
                                 g->ops[i].name, d, s->D, s->D - 1);
+        w->place[i] = (int8_t)d;
+        w->dur[i] = s->cost[(size_t)i * s->n_classes + s->dev_class[d]]; /* sim_fill_durations without noise */
         n_ops[d]++;
-        w->param_bytes[d] += g->ops[i].param_bytes;
+        w->param_bytes[d] += s->param_bytes[i];
     }
     w->have_trace = 0;
     if (o.record_trace) {
-        dp_status st = alloc_trace(s, w, err);
+        dp_status st = sim_alloc_trace(s, w, err);
         if (st) return st;
     }
-    w->place = placement;
     w->tracing = 0;
 
     int32_t steps = o.noise_sigma > 0 ? o.steps : 1;
@@ -600,8 +749,8 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
         /* the papers' protocol: run steps, drop warm-up, take the median */
         double times[1024], sorted[1024];
         for (int32_t k = 0; k < steps; k++) {
-            fill_durations(s, w, o.noise_sigma, o.seed, k);
-            times[k] = simulate_step(s, w);
+            sim_fill_durations(s, w, o.noise_sigma, o.seed, k);
+            times[k] = sim_step(s, w);
         }
         memcpy(sorted, times + o.warmup, (size_t)measured * sizeof(double));
         qsort(sorted, (size_t)measured, sizeof(double), cmp_double);
@@ -612,31 +761,13 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
     }
     /* the reported step (the only one, or the median one) is run last */
     w->tracing = o.record_trace;
-    fill_durations(s, w, o.noise_sigma, o.seed, pick);
-    double makespan = simulate_step(s, w);
+    if (o.noise_sigma > 0) sim_fill_durations(s, w, o.noise_sigma, o.seed, pick);
+    double makespan = sim_step(s, w);
     w->have_trace = o.record_trace;
     w->tracing = 0;
     if (o.record_trace) memcpy(w->tr_place, placement, (size_t)s->n * sizeof(int32_t));
 
-    memset(res, 0, sizeof *res);
-    res->step_time_s = steps > 1 && o.mean ? mean : makespan;
-    res->n_devices = s->D;
-    for (int32_t d = 0; d < s->D; d++) {
-        dp_sim_device_stats *st = &res->device[d];
-        st->busy_s = w->busy[d];
-        st->peak_bytes = (uint64_t)w->mem_peak[d];
-        st->memory_bytes = s->ds->devices[d].memory_bytes;
-        st->param_bytes = w->param_bytes[d];
-        st->n_ops = n_ops[d];
-    }
-    res->n_links = s->L;
-    res->link = w->link_stats;
-    res->transfer_bytes = w->transfer_bytes;
-    res->n_transfers = w->n_x;
-    res->steps_measured = measured;
-    res->verdict = DP_SIM_VERDICT_VALID;
-    judge(s, w, res);
-    res->valid = res->verdict == DP_SIM_VERDICT_VALID;
+    sim_fill_result(s, w, steps > 1 && o.mean ? mean : makespan, measured, res);
     return DP_STATUS_OK;
 }
 

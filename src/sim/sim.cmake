@@ -5,5 +5,6 @@ dp_add_layer(sim
     src/sim/cost.c
     src/sim/placement.c
     src/sim/sim.c
+    src/sim/sim_delta.c
     src/sim/trace.c
   BELOW graph common)

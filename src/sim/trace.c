@@ -65,7 +65,7 @@ dp_status dp_trace_write_ws(const dp_sim *s, const dp_sim_workspace *w, const ch
     for (int32_t i = 0; i < s->n; i++) {
         const dp_op *o = &g->ops[i];
         fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"name\":", w->tr_place[i],
-                w->ops[i].stream, w->tr_start[i] * 1e6, (w->tr_end[i] - w->tr_start[i]) * 1e6);
+                w->tr_stream[i], w->tr_start[i] * 1e6, (w->tr_end[i] - w->tr_start[i]) * 1e6);
         put_json_string(f, o->name);
         fputs(",\"cat\":", f);
         put_json_string(f, dp_graph_str(g, o->type));
