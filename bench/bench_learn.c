@@ -145,6 +145,7 @@ static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd,
     o->beat_expert = o->beat_base = o->best_at = -1;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.threads = threads;
+    eo.expert = dp_zoo_expert_placement;
     dp_agent *a = configure(cd->preset, train, &c, &err) ? NULL : dp_agent_init(g, ds, &c, &eo, seed, &err);
     if (!a) {
         fprintf(stderr, "bench_learn: %s on %s: %s\n", cd->preset, cd->model, err.msg);

@@ -352,23 +352,43 @@ static double ppo_loss(dp_agent *a, const float *old, const float *old_step, con
  * the placer's backward) equals finite differences of the loss, for the
  * table, GCN and seq2seq placers, with sequence and per-decision ratios,
  * parameter by parameter. */
+/* Elements of the sampled placements in a->devs whose device choice the
+ * memory mask restricted (some device would have overflowed). */
+static int masked_choices(const dp_agent *a) {
+    int n = 0;
+    for (int k = 0; k < a->K; k++) {
+        double load[8] = {0};
+        for (int t = 0; t < a->T; t++) {
+            int any = 0;
+            for (int d = 0; d < a->D; d++) any |= load[d] + a->mem_w[t] > a->mem_cap[d];
+            n += any;
+            load[a->devs[k * a->T + t]] += a->mem_w[t];
+        }
+    }
+    return n;
+}
+
 static void test_ppo_gradient_fd(void) {
-    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
-    dp_graph *g = two_chains(0);
+    dp_devices *roomy = fixture_devices(2, 16 * GIB, 1e10), *tight = fixture_devices(2, 5 * GIB, 1e10);
+    dp_graph *g = two_chains(0), *heavy = two_chains(3 * GIB);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     const char *placers[] = {"table", "gcn", "seq2seq-before"};
-    for (int p = 0; p < 6; p++) {
-        int decision = p >= 3;
+    for (int p = 0; p < 9; p++) {
+        int decision = p >= 3, masked = p >= 6; /* the memory mask on a machine where it bites */
+        const dp_devices *ds = masked ? tight : roomy;
         dp_agent_config c = small("post");
         CHECK(dp_agent_config_set(&c, "placer", placers[p % 3], &err) == 0);
         if (p % 3) CHECK(dp_agent_config_set(&c, "tanh-c", "5", &err) == 0);
-        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        if (masked) CHECK(dp_agent_config_set(&c, "mem-mask", "yes", &err) == 0 &&
+                          dp_agent_config_set(&c, "grouper", "none", &err) == 0);
+        dp_agent *a = dp_agent_init(masked ? heavy : g, ds, &c, &eo, 5, &err);
         if (!a) fprintf(stderr, "%s\n", err.msg);
         CHECK(a);
         /* move the parameters so that ratios differ from 1 */
         for (size_t i = 0; i < a->params.count; i++) a->params.data[i] += 0.3f * (float)sin(1.7 * (double)i);
         CHECK(dp_agent_update(a, &err) == 0); /* draws samples into a->devs */
+        if (masked) CHECK(masked_choices(a) > 0);
         int K = a->K, G = a->T;
         float old[64], old_step[64 * 64];
         double adv[64];
@@ -398,8 +418,8 @@ static void test_ppo_gradient_fd(void) {
             a->params.data[i] = keep;
             double num = (up - dn) / (2 * h), ana = a->params.grad[i];
             if (fabs(num - ana) > 2e-3 + 2e-2 * fabs(num)) {
-                fprintf(stderr, "  %s placer, %s ratios: parameter %zu: analytic %.6g, numeric %.6g\n", placers[p % 3],
-                        decision ? "decision" : "sequence", i, ana, num);
+                fprintf(stderr, "  %s placer, %s ratios%s: parameter %zu: analytic %.6g, numeric %.6g\n",
+                        placers[p % 3], decision ? "decision" : "sequence", masked ? ", memory mask" : "", i, ana, num);
                 CHECK(0);
             }
             checked++;
@@ -407,8 +427,8 @@ static void test_ppo_gradient_fd(void) {
         CHECK(checked > 10);
         dp_agent_free(a);
     }
-    dp_graph_free(g);
-    dp_devices_free(ds);
+    dp_graph_free(g), dp_graph_free(heavy);
+    dp_devices_free(roomy), dp_devices_free(tight);
 }
 
 /* lp [T, D]: each element's log-probability of each device under the
@@ -423,6 +443,40 @@ static void element_logp(dp_agent *a, float *lp) {
         p1->ops->forward(p1, a->enc, a->devs1, &logp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
         for (int t = 0; t < a->T; t++) lp[t * a->D + d] = a->step1[t];
     }
+}
+
+/* The memory mask: on GPUs of 5 GiB and two chains whose first ops hold 3
+ * GiB of parameters each, a placement with both on one GPU is out of
+ * memory; with mem-mask no sample is (the estimate is conservative), for
+ * the table and the seq2seq placers alike, while without it some are. */
+static void test_memory_mask(void) {
+    dp_devices *ds = fixture_devices(2, 5 * GIB, 1e10);
+    dp_graph *g = two_chains(3 * GIB);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    const char *placers[] = {"table", "seq2seq-after"};
+    for (int p = 0; p < 2; p++) {
+        int invalid[2] = {0, 0};
+        for (int mask = 0; mask < 2; mask++) {
+            dp_agent_config c = small("post");
+            CHECK(dp_agent_config_set(&c, "placer", placers[p], &err) == 0);
+            CHECK(dp_agent_config_set(&c, "grouper", "none", &err) == 0);
+            CHECK(dp_agent_config_set(&c, "mem-mask", mask ? "yes" : "no", &err) == 0);
+            dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err);
+            CHECK(a);
+            const dp_run_state *s = dp_agent_get_state(a);
+            for (int u = 0; u < 10; u++) {
+                CHECK(dp_agent_update(a, &err) == 0);
+                for (int k = 0; k < s->n_last; k++) invalid[mask] += !s->last[k].valid;
+            }
+            dp_agent_free(a);
+        }
+        printf("  %s placer: %d invalid samples of 100 without the mask, %d with\n", placers[p], invalid[0], invalid[1]);
+        CHECK(invalid[0] > 0);
+        CHECK_INT_EQ(invalid[1], 0);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
 }
 
 /* Post's table starts uniform; the cross-entropy update sets each group's
@@ -667,6 +721,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_config);
     TEST_RUN(test_ppo_surrogate);
     TEST_RUN(test_ppo_gradient_fd);
+    TEST_RUN(test_memory_mask);
     TEST_RUN(test_cross_entropy_and_post);
     TEST_RUN(test_noise_schedule);
     TEST_RUN(test_rewards_and_entropy);

@@ -114,6 +114,16 @@ typedef enum dp_agent_op_order {
     DP_AGENT_OP_ORDER_COUNT
 } dp_agent_op_order;
 
+/* Where the imitation warm start's placement comes from (dplace's, after
+ * DOPPLER: the policy first imitates a heuristic's placement). */
+typedef enum dp_agent_warm {
+    DP_AGENT_WARM_NONE = 0, /* no warm start: the networks' initial values (the seeds')  */
+    DP_AGENT_WARM_BEST,     /* the fastest valid placement of the baseline placers      */
+    DP_AGENT_WARM_CPU,      /* then one per dp_place_method, in its order: cpu, gpu,     */
+                            /* expert, scotch, mincut, metis, m-topo, m-etf, m-sct        */
+    DP_AGENT_WARM_COUNT = DP_AGENT_WARM_CPU + 9
+} dp_agent_warm;
+
 /* How op types become ids. */
 typedef enum dp_agent_type_ids {
     DP_AGENT_TYPE_IDS_RANK = 0, /* the type-vocab - 1 most common types of the graph */
@@ -183,6 +193,10 @@ typedef struct dp_agent_config {
                                (dplace's; 0: none)                        */
     float noise_amp;        /* logit noise amplitude for the first updates     */
     int32_t noise_updates;
+    /* imitation warm start (dplace's; DOPPLER) */
+    dp_agent_warm warm_start; /* the placement imitated before training       */
+    int32_t warm_steps;     /* Adam steps on -log p(that placement)            */
+    float warm_lr;          /* their learning rate                              */
     /* algorithm */
     int train;              /* train the policy (0: sample from the initial
                                policy only: the untrained control)        */
@@ -202,6 +216,11 @@ typedef struct dp_agent_config {
     double fail_reward;     /* reward of an invalid placement; 0: automatic,
                                -sqrt(10 * serial time on the first GPU)        */
     int32_t valid_only_after; /* from this update on, only valid samples train */
+    int mem_mask;           /* memory-aware decoding: an element may not go to
+                               a device its estimated bytes would overflow,
+                               given the sample's earlier elements (dplace's) */
+    float mem_scale;        /* the load estimate's scale (1: calibrated on the
+                               graph's peak memory by liveness)           */
     int adv_norm;           /* advantages normalised per update: (A - mean) /
                                std over the samples that train (dplace's; the
                                seeds subtract the baseline only)          */
@@ -249,6 +268,7 @@ const char *dp_agent_grouper_kind_name(dp_agent_grouper_kind k);
 const char *dp_agent_placer_kind_name(dp_agent_placer_kind k);
 const char *dp_agent_algo_name(dp_agent_algo a);
 const char *dp_agent_encoder_name(dp_agent_encoder e);
+const char *dp_agent_warm_name(dp_agent_warm w);
 
 /* How sampled placements are evaluated. */
 typedef struct dp_agent_eval_options {
@@ -271,6 +291,9 @@ typedef struct dp_agent_eval_options {
      * minibatches of training, abandoning the update as above. */
     void (*progress)(void *user, const char *phase, int64_t done, int64_t total);
     void *progress_user;
+    /* NULL, or where the expert placement comes from (the zoo's
+     * dp_zoo_expert_placement): for warm-start=expert and =best */
+    dp_status (*expert)(const dp_graph *g, const dp_devices *ds, int32_t *out, dp_error *err);
 } dp_agent_eval_options;
 
 /* Defaults: 1 thread, cache on, the simulator without noise, 1 step, no

@@ -60,6 +60,11 @@ typedef struct dp_nn_seg {
     int *imem;
     int *sact;               /* [B, SEG] per-segment actions */
     int *sprev;              /* [nseg, B] saved previous devices */
+    /* memory-aware decoding (SEQ2SEQ): set by the caller before a forward,
+     * w [N] over the whole sequence (NULL: off); the loads at each
+     * segment's start are saved for recomputation */
+    dp_nn_memory_mask mask;
+    float *sload;            /* [nseg, B, D] */
 } dp_nn_seg;
 
 /* Number of tensors and, when specs is not NULL, their specs (placer.* or txl.*). */

@@ -113,7 +113,25 @@ typedef struct dp_nn_seq2seq_state {
     float *enc_h, *enc_c; /* [2, Be, H] final encoder state: forward direction, then backward */
     float *dec_h, *dec_c; /* [B, H] final decoder state                                        */
     int *prev;            /* [B] device of the last element                                    */
+    float *load;          /* [B, D] the memory mask's device loads (dp_nn_memory_mask)         */
 } dp_nn_seq2seq_state;
+
+/* Memory-aware decoding (dplace's; not in the seeds): element t weighs
+ * w[t] (its estimated bytes) and device d holds cap[d]; in each sample,
+ * element t may not go to a device whose load (the weights of the
+ * sample's elements placed on it so far) plus w[t] exceeds its capacity
+ * (its logit becomes DP_NN_MASKED; when no device has room, none is). The
+ * mask is a function of the sample's own earlier actions, so a
+ * teacher-forced forward reproduces it and PPO's ratios stay exact; it is a
+ * constant to the gradient. */
+typedef struct dp_nn_memory_mask {
+    const float *w;   /* [T] the elements' weights; NULL: no mask */
+    const float *cap; /* [D] */
+} dp_nn_memory_mask;
+#define DP_NN_MASKED (-1e30f)
+/* Masks row l [D] of an element weighing w for loads load [D] (see
+ * dp_nn_memory_mask). */
+void dp_nn_memory_mask_row(float *l, const float *load, const float *cap, float w, int D);
 
 typedef struct dp_nn_seq2seq {
     dp_nn_seq2seq_config cfg;
@@ -139,6 +157,9 @@ typedef struct dp_nn_seq2seq {
      * threads, each with its scratch of attention values [parts, T A + T] */
     int parts;
     float *pact;
+    /* memory-aware decoding: set by the caller before a forward (w NULL: off) */
+    dp_nn_memory_mask mask;
+    float *load;     /* [B, D] the running loads of the forward in flight */
     /* the final state of the last forward (the next segment's start) */
     dp_nn_seq2seq_state last;
     float *h_last, *c_last; /* = last.dec_h, last.dec_c */

@@ -80,6 +80,11 @@ typedef struct dp_run_state {
     int64_t pretrain_iters, pretrain_done;
     double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
     double pretrain_s;        /* seconds it took (not in elapsed_s)      */
+    /* preparation: the imitation warm start of a learned placer */
+    int64_t warm_steps, warm_done;
+    double warm_loss;         /* -log p(the imitated placement) after the last step */
+    double warm_target_s;     /* the imitated placement's step time (NaN: none)   */
+    const char *warm_from;    /* the placer it came from (NULL: none)             */
 } dp_run_state;
 
 /* What the driver calls. self is the method's own object. */

@@ -77,6 +77,67 @@ static uint64_t stick_mask(const dp_devices *ds) {
     return m;
 }
 
+/* The largest ratio over the devices of the simulated peak memory to the
+ * summed bytes of the ops placed there (place [N]); 0 when none. */
+static double peak_ratio(const dp_agent *a, const dp_sim *sim, dp_sim_workspace *ws, const int32_t *place,
+                         const double *bytes, dp_error *err) {
+    dp_sim_result r;
+    if (dp_sim_run_ws(sim, ws, place, NULL, &r, err)) return -1.0;
+    double est[DP_MAX_DEVICES] = {0}, worst = 0.0;
+    for (int32_t i = 0; i < a->N; i++) est[place[i]] += bytes[i];
+    for (int32_t d = 0; d < a->D; d++)
+        if (est[d] > 0) worst = fmax(worst, (double)r.device[d].peak_bytes / est[d]);
+    return worst;
+}
+
+/* The memory mask's estimates (mem-mask): each op's bytes, its parameters
+ * and outputs, scaled by mem-scale times the largest ratio of simulated
+ * peak memory (by liveness, copies of received tensors included) to the
+ * bytes placed, over every op on the device of the most memory and two
+ * uniformly random placements (the most copies); each device's capacity. */
+static dp_status memory_init(dp_agent *a, dp_error *err) {
+    int32_t N = a->N, D = a->D, big = 0;
+    if (!ALLOC(a->op_bytes, N) || !ALLOC(a->mem_w, a->T) || !ALLOC(a->mem_cap, D))
+        return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the memory mask");
+    for (int32_t d = 0; d < D; d++) {
+        a->mem_cap[d] = (float)a->ds->devices[d].memory_bytes;
+        if (a->ds->devices[d].memory_bytes > a->ds->devices[big].memory_bytes) big = d;
+    }
+    const dp_sim *sim = agent_eval_sim(a->eval);
+    dp_sim_workspace *ws = dp_sim_workspace_init(sim, err);
+    int32_t *place = malloc(sizeof(int32_t) * (size_t)N);
+    double *bytes = malloc(sizeof(double) * (size_t)N), ratio = 0.0;
+    dp_status st = !ws ? err->status : !place || !bytes ? dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory") : 0;
+    for (int32_t i = 0; !st && i < N; i++) {
+        const dp_op *op = &a->g->ops[i];
+        bytes[i] = (double)op->param_bytes;
+        for (int32_t k = 0; k < op->n_outputs; k++) bytes[i] += (double)a->g->outputs[op->outputs_at + k].bytes;
+    }
+    dp_rng rng;
+    dp_rng_seed(&rng, a->seed ^ 0x6d656d6dULL); /* its own draws: the agent's generator stays untouched */
+    for (int k = 0; !st && k < 3; k++) {
+        for (int32_t i = 0; i < N; i++) place[i] = k == 0 ? big : (int32_t)dp_rng_below(&rng, (uint64_t)D);
+        double r = peak_ratio(a, sim, ws, place, bytes, err);
+        if (r < 0) st = err->status;
+        ratio = fmax(ratio, r);
+    }
+    for (int32_t i = 0; !st && i < N; i++) a->op_bytes[i] = (float)(bytes[i] * a->cfg.mem_scale * (ratio > 0 ? ratio : 1.0));
+    free(place), free(bytes);
+    dp_sim_workspace_free(ws);
+    return st;
+}
+
+/* The encoder's forward, and the memory mask's element weights for its
+ * choice. */
+static float enc_forward(dp_agent *a, dp_nn_decode_mode mode, float noise) {
+    float lp = a->enc->ops->forward(a->enc, mode, noise, &a->rng);
+    if (a->mem_w) {
+        memset(a->mem_w, 0, sizeof(float) * (size_t)a->T);
+        for (int32_t i = 0; i < a->N; i++) a->mem_w[a->enc->choice[i]] += a->op_bytes[i];
+    }
+    return lp;
+}
+
 /* An unbound placer of the configured kind for batches of B. */
 static agent_placer *placer_new(dp_agent *a, int32_t B) {
     agent_placer *p;
@@ -89,6 +150,7 @@ static agent_placer *placer_new(dp_agent *a, int32_t B) {
     p->ctx = a->enc->ctx;
     p->T = a->T, p->F = a->enc->F, p->D = a->D, p->B = B;
     p->stick_mask = stick_mask(a->ds);
+    if (a->cfg.mem_mask) p->mask_w = a->mem_w, p->mask_cap = a->mem_cap;
     return p;
 }
 
@@ -118,14 +180,14 @@ void dp_agent_free(dp_agent *a) {
     agent_eval_free(a->eval);
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
-    free(a->unit_first), free(a->unit_mask), free(a->dx);
+    free(a->unit_first), free(a->unit_mask), free(a->dx), free(a->op_bytes), free(a->mem_w), free(a->mem_cap);
     free(a->devs), free(a->logp), free(a->samp_logp), free(a->logp_step), free(a->entropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->old_logp), free(a->old_step), free(a->old_rows);
     free(a->dlogp), free(a->dstep), free(a->dent), free(a->drows), free(a->order), free(a->in_mb), free(a->bsample);
     free(a->bdevs), free(a->blogp), free(a->bstep), free(a->bent), free(a->choice_keep), free(a->devs1), free(a->step1);
     free(a->undo.keep), free(a->baseline.window);
     free(a->elites.reward), free(a->elites.hash), free(a->elites.devs), free(a->elites.choice);
-    free(a->pretrain_keep), free(a->best);
+    free(a->pretrain_keep), free(a->best), free(a->warm_choice), free(a->warm_devs);
     free(a);
 }
 
@@ -210,6 +272,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
      * update's; one over groups keeps all K and masks the minibatch */
     int op_level = cfg->encoder != DP_AGENT_ENCODER_NONE;
     a->B = op_level && cfg->algo != DP_AGENT_ALGO_REINFORCE ? a->K / cfg->ppo_minibatches : a->K;
+    if (cfg->mem_mask && memory_init(a, err)) goto fail;
     if (!(a->placer = placer_new(a, a->B))) goto nomem;
     if (params_init(a, err) || a->enc->ops->bind(a->enc, err) || a->placer->ops->bind(a->placer, err)) goto fail;
     if (!buffers_init(a)) goto nomem;
@@ -222,6 +285,8 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     }
     a->st.baseline = a->baseline.value;
     a->st.pretrain_iters = a->enc->ops->dgi_step ? cfg->pretrain_iters : 0;
+    a->st.warm_steps = cfg->warm_start != DP_AGENT_WARM_NONE ? cfg->warm_steps : 0;
+    a->st.warm_loss = a->st.warm_target_s = NAN;
     a->st.n_groups = a->T;
     a->st.last = a->last;
     return a;
@@ -233,57 +298,6 @@ fail:
 }
 
 const dp_run_state *dp_agent_get_state(const dp_agent *a) { return &a->st; }
-
-/* ---- pre-training ----------------------------------------------------------- */
-
-/* The encoder's part of the parameter store as a store of its own (Adam
- * over it alone, with the pre-training's own step count). */
-static dp_nn_params encoder_view(dp_agent *a) {
-    dp_nn_params v = a->params;
-    size_t lo = a->enc_lo;
-    v.data += lo, v.grad += lo, v.m += lo, v.v += lo;
-    v.count = a->enc_floats;
-    v.step = a->pretrain_step;
-    return v;
-}
-
-/* Ends the pre-training: the parameters of the lowest loss back in place,
- * and the optimiser starts afresh for training. */
-static void pretrain_finish(dp_agent *a) {
-    if (a->pretrain_have_keep) memcpy(a->params.data + a->enc_lo, a->pretrain_keep, sizeof(float) * a->enc_floats);
-    memset(a->params.m, 0, sizeof(float) * a->params.count);
-    memset(a->params.v, 0, sizeof(float) * a->params.count);
-    memset(a->params.grad, 0, sizeof(float) * a->params.count);
-    a->params.step = 0;
-}
-
-dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err) {
-    (void)err;
-    dp_run_state *s = &a->st;
-    int64_t left = s->pretrain_iters - s->pretrain_done;
-    if (left <= 0) return DP_STATUS_OK;
-    if (max_iters >= 0 && max_iters < left) left = max_iters;
-    double t0 = dp_now_s();
-    for (int64_t it = 0; it < left; it++) {
-        memset(a->params.grad + a->enc_lo, 0, sizeof(float) * a->enc_floats);
-        float loss = a->enc->ops->dgi_step(a->enc, &a->rng);
-        s->pretrain_loss = loss;
-        if (!a->pretrain_have_keep || loss < s->pretrain_best) { /* the parameters this loss belongs to */
-            s->pretrain_best = loss;
-            memcpy(a->pretrain_keep, a->params.data + a->enc_lo, sizeof(float) * a->enc_floats);
-            a->pretrain_have_keep = 1;
-        }
-        dp_nn_params view = encoder_view(a);
-        dp_nn_adam_update(&view, &a->adam, a->cfg.pretrain_lr);
-        a->pretrain_step = view.step;
-        s->pretrain_done++;
-    }
-    if (s->pretrain_done == s->pretrain_iters) pretrain_finish(a);
-    s->pretrain_s += dp_now_s() - t0;
-    return DP_STATUS_OK;
-}
-
-float agent_dgi_loss(dp_agent *a) { return a->enc->ops->dgi_step ? a->enc->ops->dgi_step(a->enc, NULL) : NAN; }
 
 /* ---- the policy's forward and backward ---------------------------------------------- */
 
@@ -297,7 +311,7 @@ static int cancel_requested(const dp_agent *a) { return a->eo.cancel && *a->eo.c
  * (work left undone) when the cancel flag is found set between batches. */
 static int sample_update(dp_agent *a, float noise) {
     int32_t K = a->K, B = a->B, T = a->T;
-    a->logp_enc = a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_SAMPLE, noise, &a->rng);
+    a->logp_enc = enc_forward(a, DP_NN_DECODE_MODE_SAMPLE, noise);
     progress(a, "sampling", 0, K);
     for (int32_t k0 = 0; k0 < K; k0 += B) {
         if (k0 > 0 && cancel_requested(a)) return 1;
@@ -328,13 +342,16 @@ static void backward(dp_agent *a, agent_placer *p, const int32_t *devs, const fl
     e->ops->backward(e, dx, drows, dlogp_enc, dent_enc);
 }
 
-/* One optimiser step; the networks' gradient norms go to the update's sums. */
-static void optimizer_step(dp_agent *a) {
+/* One optimiser step at learning rate lr; the networks' gradient norms go
+ * to the update's sums. */
+static void optimizer_step_at(dp_agent *a, float lr) {
     double norms[2];
-    agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, norms);
+    agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr, norms);
     a->norm_sum[0] += norms[0], a->norm_sum[1] += norms[1];
     a->n_steps++;
 }
+
+static void optimizer_step(dp_agent *a) { optimizer_step_at(a, a->cfg.lr); }
 
 /* The entropy bonus's weight per sample of n for the placer (on the mean
  * over samples of the summed or the mean entropy per element) and for the
@@ -451,7 +468,7 @@ static int train_ppo(dp_agent *a, const double *adv, float noise) {
             minibatch_rows(a, lo, hi);
             float logp_enc = old_enc;
             if (!fresh) {
-                logp_enc = a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+                logp_enc = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
                 a->placer->ops->forward(a->placer, a->enc, bdevs, blogp, bstep, bent, DP_NN_DECODE_MODE_TEACHER,
                                         0.0f, &a->rng);
             }
@@ -471,40 +488,133 @@ static int train_ppo(dp_agent *a, const double *adv, float noise) {
     return 0;
 }
 
+/* Adam steps at learning rate lr on -1/E sum_e log p(choices_e, devs_e)
+ * (choices [E, N], read when the encoder decides; devs [E, T]), one
+ * placement at a time through the batch-of-one placer; returns the mean of
+ * -log p over the last step's placements (NaN when out of memory). The
+ * update's choice is put back afterwards. */
+static double imitate(dp_agent *a, const int32_t *choices, const int32_t *devs, int32_t E, int32_t steps, float lr) {
+    agent_encoder *e = a->enc;
+    int32_t T = a->T, N = a->N;
+    agent_placer *p1 = agent_placer_one(a);
+    if (!p1) return NAN;
+    memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)N);
+    float dl = -1.0f / (float)E;
+    double loss = 0.0;
+    for (int32_t step = 0; step < steps; step++) {
+        dp_nn_params_zero_grad(&a->params);
+        loss = 0.0;
+        for (int32_t k = 0; k < E; k++) {
+            if (e->n_rows) memcpy(e->choice, choices + (int64_t)k * N, sizeof(int32_t) * (size_t)N);
+            float lg = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+            memcpy(a->devs1, devs + (int64_t)k * T, sizeof(int32_t) * (size_t)T);
+            float lp, ent;
+            p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+            loss -= ((double)lg + lp) / E;
+            backward(a, p1, a->devs1, &dl, NULL, NULL, NULL, dl, 0.0f);
+        }
+        optimizer_step_at(a, lr);
+    }
+    memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)N);
+    return loss;
+}
+
 /* Cross-entropy minimisation over the elites: ce_steps Adam steps on
- * -1/E sum_e log p(elite_e), one elite at a time through the batch-of-one
- * placer, each with its own choice; a placer with an exact minimiser
- * takes it instead (when the encoder decides nothing). The update's
- * choice is put back afterwards. */
+ * -1/E sum_e log p(elite_e) (imitate); a placer with an exact minimiser
+ * takes it instead (when the encoder decides nothing). */
 void agent_train_cross_entropy(dp_agent *a) {
     const dp_agent_config *c = &a->cfg;
-    agent_encoder *e = a->enc;
     agent_elites *el = &a->elites;
-    int32_t E = el->n, T = a->T, N = a->N;
-    if (E == 0) return;
+    if (el->n == 0) return;
     a->ce_updates++;
-    agent_placer *p1;
-    if (a->placer->ops->fit && e->n_rows == 0) {
-        a->placer->ops->fit(a->placer, el->devs, E);
-    } else if ((p1 = agent_placer_one(a))) {
-        memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)N);
-        float dl = -1.0f / (float)E;
-        for (int32_t step = 0; step < c->ce_steps; step++) {
-            dp_nn_params_zero_grad(&a->params);
-            for (int32_t k = 0; k < E; k++) {
-                if (e->n_rows) memcpy(e->choice, el->choice + (int64_t)k * N, sizeof(int32_t) * (size_t)N);
-                e->ops->forward(e, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
-                memcpy(a->devs1, el->devs + (int64_t)k * T, sizeof(int32_t) * (size_t)T);
-                float lp, ent;
-                p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
-                backward(a, p1, a->devs1, &dl, NULL, NULL, NULL, dl, 0.0f);
-            }
-            optimizer_step(a);
-        }
-        memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)N);
-    }
+    if (a->placer->ops->fit && a->enc->n_rows == 0) a->placer->ops->fit(a->placer, el->devs, el->n);
+    else imitate(a, el->choice, el->devs, el->n, c->ce_steps, c->lr);
     if (c->ce_recent) el->n = 0;
 }
+
+/* ---- pre-training ----------------------------------------------------------- */
+
+/* The encoder's part of the parameter store as a store of its own (Adam
+ * over it alone, with the pre-training's own step count). */
+static dp_nn_params encoder_view(dp_agent *a) {
+    dp_nn_params v = a->params;
+    size_t lo = a->enc_lo;
+    v.data += lo, v.grad += lo, v.m += lo, v.v += lo;
+    v.count = a->enc_floats;
+    v.step = a->pretrain_step;
+    return v;
+}
+
+/* Ends the pre-training: the parameters of the lowest loss back in place
+ * (when kept), and the optimiser starts afresh for training. */
+static void pretrain_finish(dp_agent *a) {
+    if (a->pretrain_have_keep) memcpy(a->params.data + a->enc_lo, a->pretrain_keep, sizeof(float) * a->enc_floats);
+    memset(a->params.m, 0, sizeof(float) * a->params.count);
+    memset(a->params.v, 0, sizeof(float) * a->params.count);
+    memset(a->params.grad, 0, sizeof(float) * a->params.count);
+    a->params.step = 0;
+}
+
+/* Up to max_iters (< 0: all) more Deep Graph Infomax iterations; returns
+ * how many it ran. */
+static int64_t pretrain_dgi(dp_agent *a, int64_t max_iters) {
+    dp_run_state *s = &a->st;
+    int64_t left = s->pretrain_iters - s->pretrain_done;
+    if (max_iters >= 0 && max_iters < left) left = max_iters;
+    for (int64_t it = 0; it < left; it++) {
+        memset(a->params.grad + a->enc_lo, 0, sizeof(float) * a->enc_floats);
+        float loss = a->enc->ops->dgi_step(a->enc, &a->rng);
+        s->pretrain_loss = loss;
+        if (!a->pretrain_have_keep || loss < s->pretrain_best) { /* the parameters this loss belongs to */
+            s->pretrain_best = loss;
+            memcpy(a->pretrain_keep, a->params.data + a->enc_lo, sizeof(float) * a->enc_floats);
+            a->pretrain_have_keep = 1;
+        }
+        dp_nn_params view = encoder_view(a);
+        dp_nn_adam_update(&view, &a->adam, a->cfg.pretrain_lr);
+        a->pretrain_step = view.step;
+        s->pretrain_done++;
+    }
+    if (left > 0 && s->pretrain_done == s->pretrain_iters) pretrain_finish(a);
+    return left > 0 ? left : 0;
+}
+
+/* Up to max_iters (< 0: all) more steps of the imitation warm start (its
+ * target made on the first); the optimiser starts afresh after the last. */
+static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
+    dp_run_state *s = &a->st;
+    int64_t left = s->warm_steps - s->warm_done;
+    if (max_iters >= 0 && max_iters < left) left = max_iters;
+    if (left <= 0) return DP_STATUS_OK;
+    if (!a->warm_choice) {
+        if (!(a->warm_choice = malloc(sizeof(int32_t) * (size_t)a->N)) ||
+            !(a->warm_devs = malloc(sizeof(int32_t) * (size_t)a->T)))
+            return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
+        dp_status st = agent_warm_target(a, a->warm_choice, a->warm_devs, err);
+        if (st) {
+            free(a->warm_choice), free(a->warm_devs);
+            a->warm_choice = a->warm_devs = NULL;
+            return st;
+        }
+    }
+    s->warm_loss = imitate(a, a->warm_choice, a->warm_devs, 1, (int32_t)left, a->cfg.warm_lr);
+    if (isnan(s->warm_loss)) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
+    s->warm_done += left;
+    if (s->warm_done == s->warm_steps) pretrain_finish(a); /* (no DGI keep: only the optimiser reset) */
+    return DP_STATUS_OK;
+}
+
+dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err) {
+    dp_run_state *s = &a->st;
+    double t0 = dp_now_s();
+    int64_t done = pretrain_dgi(a, max_iters);
+    dp_status st = DP_STATUS_OK;
+    if (max_iters < 0 || done < max_iters) st = warm_start(a, max_iters < 0 ? -1 : max_iters - done, err);
+    s->pretrain_s += dp_now_s() - t0;
+    return st;
+}
+
+float agent_dgi_loss(dp_agent *a) { return a->enc->ops->dgi_step ? a->enc->ops->dgi_step(a->enc, NULL) : NAN; }
 
 /* ---- the update ---------------------------------------------------------------- */
 
@@ -590,7 +700,7 @@ static void after_training(dp_agent *a) {
  * encoder's choice included), out [K], B at a time. */
 static void rescore(dp_agent *a, double *out) {
     int32_t K = a->K, B = a->B, T = a->T;
-    float le = a->enc->ops->forward(a->enc, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+    float le = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
     for (int32_t k0 = 0; k0 < K; k0 += B) {
         int32_t *devs = a->devs + (int64_t)k0 * T;
         float *lp = a->logp + k0, *step = a->logp_step + (int64_t)k0 * T, *ent = a->entropy + k0;
@@ -677,7 +787,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     int64_t u = a->st.updates;
     double t0 = dp_now_s();
     float noise = agent_noise_at(c, u);
-    if (a->st.pretrain_done < a->st.pretrain_iters) { /* the encoder's pre-training comes first */
+    if (a->st.pretrain_done < a->st.pretrain_iters || a->st.warm_done < a->st.warm_steps) { /* preparation first */
         dp_status pst = dp_agent_pretrain(a, -1, err);
         if (pst) return pst;
         t0 = dp_now_s();
@@ -718,7 +828,7 @@ float agent_logp_of(dp_agent *a, const int32_t *choice, const int32_t *devs) {
     if (!p1) return NAN;
     memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)a->N);
     if (e->n_rows) memcpy(e->choice, choice, sizeof(int32_t) * (size_t)a->N);
-    float lg = e->ops->forward(e, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng), lp, ent;
+    float lg = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f), lp, ent;
     memcpy(a->devs1, devs, sizeof(int32_t) * (size_t)a->T);
     p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
     memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)a->N);
@@ -731,7 +841,7 @@ dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
     if (!p1) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for greedy decoding");
     dp_rng saved = a->rng; /* greedy decoding draws nothing; keep the generator untouched anyway */
     memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)a->N);
-    e->ops->forward(e, DP_NN_DECODE_MODE_GREEDY, 0.0f, &a->rng);
+    enc_forward(a, DP_NN_DECODE_MODE_GREEDY, 0.0f);
     float lp, ent;
     p1->ops->forward(p1, e, a->devs1, &lp, a->step1, &ent, DP_NN_DECODE_MODE_GREEDY, 0.0f, &a->rng);
     agent_expand(a, e->choice, a->devs1, out);

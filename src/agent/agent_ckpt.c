@@ -2,7 +2,7 @@
  * atomically, so that a run resumed from it ends exactly as the run that
  * was not interrupted. Layout (native byte order, docs/agents.md):
  *
- *   "DPLACE-AGENT-CK\n" (16 bytes), u32 version (3)
+ *   "DPLACE-AGENT-CK\n" (16 bytes), u32 version (4)
  *   u32 length + bytes: identity (graph, ops, devices, configuration,
  *                       evaluator, seed) that must match on load
  *   u64 length + the run's state: the counters, generator, baseline and its
@@ -14,24 +14,28 @@
  *                       iterations done, f64 last and lowest loss and
  *                       seconds, i64 its Adam steps, i32 whether the
  *                       lowest loss's parameters are kept, u64 floats and
- *                       those parameters)
+ *                       those parameters); the imitation warm start (i64
+ *                       steps done, f64 its last loss and the imitated
+ *                       placement's step time, i32 the placer it came from,
+ *                       -1: none)
  *   u32 tensors, each u32 name length + name + u64 floats (what --init
  *                       matches, whatever the graph)
  *   u64 floats, then values, Adam m, Adam v (floats), i64 Adam step
  *   u64 FNV-1a checksum of everything before it
  *
  * Version 2 had no length before the state, no pre-training and no tensor
- * table. */
+ * table; version 3 no warm start. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent_internal.h"
+#include "dplace/place.h"
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
-#define CK_VERSION 3u
+#define CK_VERSION 4u
 
 typedef struct ck_buf {
     unsigned char *p;
@@ -110,6 +114,10 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     PUT(&b, s->pretrain_done), PUT(&b, s->pretrain_loss), PUT(&b, s->pretrain_best), PUT(&b, s->pretrain_s);
     PUT(&b, a->pretrain_step), PUT(&b, have_keep), PUT(&b, keep_n);
     if (keep_n) put(&b, a->pretrain_keep, sizeof(float) * keep_n);
+    int32_t warm_from = -1;
+    for (int m = 0; s->warm_from && m < DP_PLACE_METHOD_COUNT; m++)
+        if (!strcmp(s->warm_from, dp_place_method_name((dp_place_method)m))) warm_from = m;
+    PUT(&b, s->warm_done), PUT(&b, s->warm_loss), PUT(&b, s->warm_target_s), PUT(&b, warm_from);
     if (!b.oom) {
         state_bytes = b.n - state_at - sizeof state_bytes;
         memcpy(b.p + state_at, &state_bytes, sizeof state_bytes);
@@ -326,7 +334,7 @@ typedef struct ck_state {
     dp_run_state s;
     dp_rng rng;
     int have_baseline, have_best;
-    int32_t window_n, window_pos, n_elites, have_keep;
+    int32_t window_n, window_pos, n_elites, have_keep, warm_from;
     int64_t ce_updates, pretrain_step;
     uint64_t keep_n;
     size_t wbytes, bbytes, ebytes;
@@ -362,6 +370,7 @@ static int read_state(const dp_agent *a, ck_reader *r, ck_state *c) {
     int keep_ok = (c->have_keep == 0 && c->keep_n == 0) ||
                   (c->have_keep == 1 && a->pretrain_keep && c->keep_n == a->enc_floats);
     c->keep = keep_ok ? view(r, sizeof(float) * c->keep_n) : NULL;
+    GET(r, s->warm_done), GET(r, s->warm_loss), GET(r, s->warm_target_s), GET(r, c->warm_from);
     return !keep_ok || r->at != state_end ? -1 : 0;
 }
 
@@ -372,6 +381,8 @@ static int state_consistent(const dp_agent *a, const ck_state *c) {
     return s->updates >= 0 && s->samples >= 0 && c->window_n >= 0 && c->window_n <= W && c->window_pos >= 0 &&
            (W == 0 || c->window_pos < W) && (c->have_best == 0 || c->have_best == 1) && c->ce_updates >= 0 &&
            c->n_elites >= 0 && c->n_elites <= E && s->pretrain_done >= 0 && s->pretrain_done <= s->pretrain_iters &&
+           s->warm_done >= 0 && s->warm_done <= s->warm_steps && c->warm_from >= -1 &&
+           c->warm_from < DP_PLACE_METHOD_COUNT &&
            c->pretrain_step >= 0;
 }
 
@@ -413,6 +424,8 @@ static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
     a->st.pretrain_done = s->pretrain_done, a->st.pretrain_loss = s->pretrain_loss;
     a->st.pretrain_best = s->pretrain_best, a->st.pretrain_s = s->pretrain_s;
     a->pretrain_step = c->pretrain_step, a->pretrain_have_keep = c->have_keep;
+    a->st.warm_done = s->warm_done, a->st.warm_loss = s->warm_loss, a->st.warm_target_s = s->warm_target_s;
+    a->st.warm_from = c->warm_from >= 0 ? dp_place_method_name((dp_place_method)c->warm_from) : NULL;
     if (c->keep_n) memcpy(a->pretrain_keep, c->keep, sizeof(float) * c->keep_n);
     a->st.n_last = 0;
     a->rng = c->rng;
@@ -482,9 +495,10 @@ dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err) {
     for (int i = 0; i < a->params.ntensors; i++)
         memcpy(a->params.data + a->params.offset[i], t.values + sizeof(float) * offset[i],
                sizeof(float) * a->params.size[i]);
-    /* the encoder comes from the file: no pre-training */
-    if (a->st.pretrain_done < a->st.pretrain_iters) {
+    /* the networks come from the file: no pre-training, no warm start */
+    if (a->st.pretrain_done < a->st.pretrain_iters || a->st.warm_done < a->st.warm_steps) {
         a->st.pretrain_done = a->st.pretrain_iters;
+        a->st.warm_done = a->st.warm_steps;
         a->pretrain_have_keep = 0;
         memset(a->params.m, 0, sizeof(float) * a->params.count);
         memset(a->params.v, 0, sizeof(float) * a->params.count);

@@ -24,6 +24,9 @@ static const char *const encoder_names[] = {"none", "gcn"};
 _Static_assert(sizeof encoder_names / sizeof encoder_names[0] == DP_AGENT_ENCODER_COUNT, "a name per encoder");
 static const char *const op_order_names[] = {"topo", "dfs"};
 _Static_assert(sizeof op_order_names / sizeof op_order_names[0] == DP_AGENT_OP_ORDER_COUNT, "a name per op order");
+static const char *const warm_names[] = {"none",   "best",  "cpu",   "gpu",    "expert", "scotch",
+                                         "mincut", "metis", "m-topo", "m-etf", "m-sct"};
+_Static_assert(sizeof warm_names / sizeof warm_names[0] == DP_AGENT_WARM_COUNT, "a name per warm start");
 static const char *const type_ids_names[] = {"rank", "fixed"};
 _Static_assert(sizeof type_ids_names / sizeof type_ids_names[0] == DP_AGENT_TYPE_IDS_COUNT, "a name per type-id scheme");
 static const char *const group_types_names[] = {"counts", "embedding"};
@@ -37,6 +40,7 @@ const char *dp_agent_placer_kind_name(dp_agent_placer_kind k) {
     return (unsigned)k < DP_AGENT_PLACER_KIND_COUNT ? placer_names[k] : "?";
 }
 const char *dp_agent_algo_name(dp_agent_algo a) { return (unsigned)a < DP_AGENT_ALGO_COUNT ? algo_names[a] : "?"; }
+const char *dp_agent_warm_name(dp_agent_warm w) { return (unsigned)w < DP_AGENT_WARM_COUNT ? warm_names[w] : "?"; }
 const char *dp_agent_encoder_name(dp_agent_encoder e) {
     return (unsigned)e < DP_AGENT_ENCODER_COUNT ? encoder_names[e] : "?";
 }
@@ -121,10 +125,20 @@ static const key_def keys[] = {
      "> 0: simple moving average of the last N rewards"},
     {"baseline-init-fail", KEY_BOOL, OFF(baseline_init_fail), 0, 1, NULL, 0, "start the baseline at the failing reward"},
     {"fail-reward", KEY_DOUBLE, OFF(fail_reward), -1e9, 0, NULL, 0, "reward of an invalid placement (0: automatic)"},
+    {"mem-mask", KEY_BOOL, OFF(mem_mask), 0, 1, NULL, 0,
+     "memory-aware decoding: an element may not go to a device its estimated bytes would overflow, given the "
+     "sample's elements placed before it (not for placer=trfxl)"},
+    {"mem-scale", KEY_FLOAT, OFF(mem_scale), 0.01, 100, NULL, 0,
+     "scale of the memory mask's load estimate (1: the graph's bytes scaled to its peak memory by liveness)"},
     {"adv-norm", KEY_BOOL, OFF(adv_norm), 0, 1, NULL, 0,
      "normalise the advantages per update to mean 0 and standard deviation 1 over the samples that train"},
     {"oom-shaped", KEY_BOOL, OFF(oom_shaped), 0, 1, NULL, 0,
      "out-of-memory samples rewarded by time and overflow, not the failing reward"},
+    {"warm-start", KEY_ENUM, OFF(warm_start), 0, 0, warm_names, DP_AGENT_WARM_COUNT,
+     "imitate a baseline placer's placement before training: none, best (the fastest baseline), or a placer "
+     "(cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct)"},
+    {"warm-steps", KEY_INT, OFF(warm_steps), 1, 1e6, NULL, 0, "Adam steps of the imitation warm start"},
+    {"warm-lr", KEY_FLOAT, OFF(warm_lr), 0, 100, NULL, 0, "learning rate of the imitation warm start"},
     {"train", KEY_BOOL, OFF(train), 0, 1, NULL, 0,
      "train the policy (no: every update samples from the initial policy: the untrained control)"},
     {"valid-only-after", KEY_INT, OFF(valid_only_after), 0, 1e9, NULL, 0, "updates after which only valid samples train"},
@@ -171,6 +185,9 @@ static void preset_hp(dp_agent_config *c) {
     c->hidden = 256, c->attn_dim = 256, c->dev_emb = 256; /* "LSTM hidden size of 256"              */
     c->tanh_c = 5.0f, c->temperature = 10.0f;         /* "C=5.0, and temperature T=10.0"             */
     c->noise_amp = 0.1f, c->noise_updates = 500;      /* "first 500 ... max amplitude of 0.1"         */
+    c->mem_mask = 0, c->mem_scale = 1.0f;             /* dplace's memory-aware decoding: off       */
+    c->warm_start = DP_AGENT_WARM_NONE;               /* not in the seeds: the networks' initial values */
+    c->warm_steps = 200, c->warm_lr = 0.001f;         /* for --set warm-start=...                     */
     c->train = 1;
     c->algo = DP_AGENT_ALGO_REINFORCE;
     c->samples = 4;                                   /* "m=1 and k=4"                                */
@@ -434,6 +451,10 @@ dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
     if (cfg->algo == DP_AGENT_ALGO_PPO_CE && cfg->ce_elites > cfg->ce_every)
         return dp_error_set(err, DP_STATUS_INVALID, "agent: ce-elites = %d is more than ce-every = %d samples",
                             (int)cfg->ce_elites, (int)cfg->ce_every);
+    if (cfg->mem_mask && cfg->placer == DP_AGENT_PLACER_KIND_TRFXL)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: mem-mask needs a placer that decides element after element; the Transformer-XL "
+                            "draws a segment's devices at once (use mem-mask=no with placer=trfxl)");
     int op_placer = cfg->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG || cfg->placer == DP_AGENT_PLACER_KIND_TRFXL;
     if (cfg->encoder == DP_AGENT_ENCODER_GCN) {
         if (cfg->grouper != DP_AGENT_GROUPER_KIND_NONE)

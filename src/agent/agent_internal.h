@@ -201,6 +201,10 @@ struct agent_placer {
     agent_ctx ctx;
     int32_t T, F, D, B;  /* elements, features per element, devices, samples per forward */
     uint64_t stick_mask; /* the devices the stick prior favours (GPUs among the first 64) */
+    /* memory-aware decoding (mem-mask; NULL: off): the elements' estimated
+     * bytes [T] for the encoder's current choice and the devices'
+     * capacities [D], owned by the core (dp_nn_memory_mask) */
+    const float *mask_w, *mask_cap;
 };
 
 /* Empty placers of each kind (the core fills ctx, T, F, D, B and
@@ -234,9 +238,9 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
 
 /* Clips the gradients (the encoder's network, tensors [0, first_placer),
  * and the placer's each on their own with clip_per_network, else all at
- * once) and takes one Adam step; norms[2] (may be NULL) gets the two
- * networks' gradient norms before clipping. */
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+ * once) and takes one Adam step at learning rate lr; norms[2] (may be
+ * NULL) gets the two networks' gradient norms before clipping. */
+void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer, float lr,
                           double *norms);
 
 /* The best distinct placements so far, best first (cross-entropy over elites). */
@@ -287,6 +291,9 @@ struct dp_agent {
     agent_placer *placer1;   /* batches of 1 (cross-entropy, greedy, log p of one);
                                 made on first use                               */
     float *dx;               /* [T, F] gradient of the encoder's sequence         */
+    /* memory-aware decoding (mem-mask): each op's estimated bytes, each
+     * element's for the current choice, the devices' capacities */
+    float *op_bytes, *mem_w, *mem_cap; /* [N], [T], [D]                          */
 
     /* units: TensorFlow colocation groups, and the devices each may use */
     dp_units units;
@@ -325,6 +332,8 @@ struct dp_agent {
     float *pretrain_keep;      /* [enc_floats] parameters of the lowest loss     */
     int pretrain_have_keep;
     int64_t pretrain_step;     /* Adam steps of the pre-training                 */
+    /* the imitation warm start (agent_warm.c): its target, made on first use */
+    int32_t *warm_choice, *warm_devs; /* [N], [T]                                */
 
     dp_rng rng;
     double fail_reward;
@@ -346,6 +355,11 @@ float agent_logp_of(dp_agent *a, const int32_t *choice, const int32_t *devs);
 void agent_train_cross_entropy(dp_agent *a);
 /* The batch-of-one placer (made on first use); NULL when out of memory. */
 agent_placer *agent_placer_one(dp_agent *a);
+/* The imitation warm start's target (agent_warm.c): the placement of the
+ * baseline placer cfg.warm_start names, as the encoder's choice [N] and
+ * the elements' devices [T]; sets the state's warm_target_s and
+ * warm_from. Errors: INVALID (no valid placement), NOMEM. */
+dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err);
 /* The DGI loss now, with a fixed corruption (tests). */
 float agent_dgi_loss(dp_agent *a);
 

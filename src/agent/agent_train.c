@@ -44,7 +44,7 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
     b->have = 1;
 }
 
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer, float lr,
                           double *norms) {
     int per_network = cfg->clip > 0 && cfg->clip_per_network;
     double max = per_network ? cfg->clip : INFINITY, n0, n1;
@@ -52,7 +52,7 @@ void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_conf
     n1 = dp_nn_grad_clip_range(p, first_placer, p->ntensors - first_placer, max);
     if (cfg->clip > 0 && !per_network) dp_nn_grad_clip(p, cfg->clip);
     if (norms) norms[0] = n0, norms[1] = n1;
-    dp_nn_adam_update(p, adam, cfg->lr);
+    dp_nn_adam_update(p, adam, lr);
 }
 
 /* 64-bit hash of an op placement (FNV-1a over the devices). */

@@ -65,6 +65,24 @@ static void ind_free(agent_placer *base) {
 
 /* ---- the head: one softmax per element, B samples ------------------------------ */
 
+/* The log-softmax rows lp [T, D] of one sample, element after element
+ * under the memory mask (dp_nn_memory_mask): the row of element t masked by
+ * the loads of the sample's elements before it, its device then picked
+ * (sampled, greedy or read per mode) and added to the loads. */
+static void head_masked_rows(placer_ind *p, float *lp, int32_t *dev, dp_nn_decode_mode mode, dp_rng *rng) {
+    int32_t T = p->base.T, D = p->base.D;
+    float load[D];
+    memset(load, 0, sizeof load);
+    for (int32_t t = 0; t < T; t++) {
+        float *row = lp + (size_t)t * D;
+        dp_nn_memory_mask_row(row, load, p->base.mask_cap, p->base.mask_w[t], D);
+        dp_nn_log_softmax_forward(row, row, 1, D);
+        if (mode == DP_NN_DECODE_MODE_SAMPLE) dp_nn_categorical_sample(dev + t, row, rng, 1, D);
+        else if (mode == DP_NN_DECODE_MODE_GREEDY) dp_nn_categorical_argmax(dev + t, row, 1, D);
+        load[dev[t]] += p->base.mask_w[t];
+    }
+}
+
 static void head_forward(placer_ind *p, int32_t *devs, float *logp, float *logp_step, float *entropy,
                          dp_nn_decode_mode mode, float noise, dp_rng *rng) {
     const dp_agent_config *c = p->base.ctx.cfg;
@@ -79,9 +97,13 @@ static void head_forward(placer_ind *p, int32_t *devs, float *logp, float *logp_
             nz = p->noise + b * td;
         }
         dp_nn_policy_logits_forward(lp, tact, p->base_l, nz, T, D, c->tanh_c, c->temperature);
-        dp_nn_log_softmax_forward(lp, lp, T, D);
-        if (mode == DP_NN_DECODE_MODE_SAMPLE) dp_nn_categorical_sample(dev, lp, rng, T, D);
-        else if (mode == DP_NN_DECODE_MODE_GREEDY) dp_nn_categorical_argmax(dev, lp, T, D);
+        if (p->base.mask_w) {
+            head_masked_rows(p, lp, dev, mode, rng);
+        } else {
+            dp_nn_log_softmax_forward(lp, lp, T, D);
+            if (mode == DP_NN_DECODE_MODE_SAMPLE) dp_nn_categorical_sample(dev, lp, rng, T, D);
+            else if (mode == DP_NN_DECODE_MODE_GREEDY) dp_nn_categorical_argmax(dev, lp, T, D);
+        }
         double s = 0.0, h = 0.0;
         for (int32_t t = 0; t < T; t++) {
             assert(dev[t] >= 0 && dev[t] < D);

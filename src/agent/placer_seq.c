@@ -88,6 +88,7 @@ static void seq_free(agent_placer *base) {
 static void seq_forward(agent_placer *base, agent_encoder *e, int32_t *devs, float *logp, float *logp_step,
                         float *entropy, dp_nn_decode_mode mode, float noise, dp_rng *rng) {
     placer_seq *p = (placer_seq *)base;
+    p->seg.mask = (dp_nn_memory_mask){base->mask_w, base->mask_cap};
     dp_nn_seg_forward(&p->seg, logp, logp_step, entropy, devs, e->x, mode, rng, noise);
 }
 

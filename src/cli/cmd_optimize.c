@@ -336,15 +336,20 @@ static void progress_show(progress *p, const dp_run_state *s, int final) {
 static void on_prepared(void *user, const dp_run_state *s) {
     progress *p = user;
     double now = dp_now_s();
-    int final = s->pretrain_done == s->pretrain_iters;
-    p->update_s = now; /* the first update starts after the pre-training */
+    int final = s->pretrain_done == s->pretrain_iters && s->warm_done == s->warm_steps;
+    p->update_s = now; /* the first update starts after the preparation */
     if (p->quiet_pretrain || (!final && now - p->last_s < p->every_s)) return;
     p->last_s = now;
     char e[32];
     format_duration(s->pretrain_s, e, sizeof e);
-    fprintf(stderr, "%spre-training %lld/%lld  DGI loss %.4f  lowest %.4f  %s%s", p->tty ? "\r\033[K" : "optimize: ",
-            (long long)s->pretrain_done, (long long)s->pretrain_iters, s->pretrain_loss, s->pretrain_best, e,
-            p->tty && !final ? "" : "\n");
+    const char *lead = p->tty ? "\r\033[K" : "optimize: ", *end = p->tty && !final ? "" : "\n";
+    if (s->warm_done == 0 || s->pretrain_done < s->pretrain_iters)
+        fprintf(stderr, "%spre-training %lld/%lld  DGI loss %.4f  lowest %.4f  %s%s", lead, (long long)s->pretrain_done,
+                (long long)s->pretrain_iters, s->pretrain_loss, s->pretrain_best, e, end);
+    else
+        fprintf(stderr, "%swarm start %lld/%lld  imitating %s (%.4f s)  -log p %.4g  %s%s", lead,
+                (long long)s->warm_done, (long long)s->warm_steps, s->warm_from ? s->warm_from : "?",
+                s->warm_target_s, s->warm_loss, e, end);
     fflush(stderr);
 }
 
@@ -392,6 +397,9 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "pretrain_iters", json_integer(s->pretrain_done));
     json_object_set_new(o, "pretrain_s", json_real(s->pretrain_s));
     json_object_set_new(o, "pretrain_best_loss", json_num(s->pretrain_best, 1));
+    json_object_set_new(o, "warm_start_steps", json_integer(s->warm_done));
+    json_object_set_new(o, "warm_start_from", s->warm_from ? json_string(s->warm_from) : json_null());
+    json_object_set_new(o, "warm_start_target_s", json_num(s->warm_target_s, s->warm_from != NULL));
     json_object_set_new(o, "policy_s", json_real(s->policy_s));
     json_object_set_new(o, "eval_s", json_real(s->eval_s));
     json_object_set_new(o, "cache_lookups", json_integer(s->cache_lookups));
@@ -430,6 +438,9 @@ static void print_header(const summary *m) {
            (long long)s->updates, (long long)s->samples, t1, s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0,
            s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
            s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
+    if (s->warm_done > 0 && s->warm_from)
+        printf("warm start %lld steps imitating %s's placement (%.6f s); -log p of it %.4g after\n",
+               (long long)s->warm_done, s->warm_from, s->warm_target_s, s->warm_loss);
     if (s->pretrain_done > 0 && isfinite(s->pretrain_best)) { /* not with --init: its encoder came trained */
         char t3[32];
         format_duration(s->pretrain_s, t3, sizeof t3);
@@ -512,6 +523,7 @@ static dp_agent_eval_options eval_options(const opt_args *o, progress *pg) {
     eo.cancel = &g_stop;
     eo.progress = update_progress;
     eo.progress_user = pg;
+    eo.expert = dp_zoo_expert_placement;
     return eo;
 }
 

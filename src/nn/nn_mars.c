@@ -32,7 +32,7 @@ static size_t state_floats(int B, int H) { return (size_t)4 * H + (size_t)2 * B 
 
 /* The state views of a block of state_floats(B, H) floats (prev: none). */
 static dp_nn_seq2seq_state state_view(float *base, int B, int H) {
-    dp_nn_seq2seq_state s = {base, base + 2 * H, base + 4 * H, base + 4 * H + (size_t)B * H, NULL};
+    dp_nn_seq2seq_state s = {base, base + 2 * H, base + 4 * H, base + 4 * H + (size_t)B * H, NULL, NULL};
     return s;
 }
 
@@ -49,6 +49,7 @@ void dp_nn_seg_free(dp_nn_seg *m) {
     free(m->held);
     free(m->mem);
     free(m->imem);
+    free(m->sload);
     memset(m, 0, sizeof *m);
 }
 
@@ -85,11 +86,12 @@ dp_status dp_nn_seg_init(dp_nn_seg *m, const dp_nn_seg_config *cfg, const dp_nn_
         m->segs = calloc(ns, sizeof *m->segs);
     }
     m->held = malloc(sizeof(int) * ns);
+    m->sload = txl ? NULL : calloc((size_t)m->nseg * B * cfg->seq2seq.devices + 1, sizeof(float));
     size_t sf = state_floats(B, H);
     size_t nf = (size_t)m->nseg * sf + 2 * (size_t)B + (size_t)B * seg + 2 * sf;
     m->mem = calloc(nf, sizeof(float));
     m->imem = calloc((size_t)B * seg + (size_t)m->nseg * B, sizeof(int));
-    if ((txl ? !m->txls || !m->tmem || !m->tmlen : !m->segs) || !m->held || !m->mem || !m->imem) {
+    if ((txl ? !m->txls || !m->tmem || !m->tmlen : !m->segs || !m->sload) || !m->held || !m->mem || !m->imem) {
         dp_nn_seg_free(m);
         return dp_error_set(err, DP_STATUS_NOMEM, "segment placer: out of memory for %d elements", N);
     }
@@ -145,7 +147,13 @@ static void seg_forward(dp_nn_seg *m, int k, dp_nn_decode_mode mode, dp_rng *rng
         int H = m->cfg.seq2seq.hidden;
         dp_nn_seq2seq_state st = state_view(m->starts + (size_t)k * state_floats(B, H), B, H);
         st.prev = m->sprev + (size_t)k * B;
-        dp_nn_seq2seq_segment_forward(seg_model(m, k), m->lp, ent, m->sact, x, &st, mode, rng, noise);
+        dp_nn_seq2seq *sm = seg_model(m, k);
+        sm->mask = m->mask;
+        if (m->mask.w) {
+            sm->mask.w = m->mask.w + (size_t)k * m->cfg.seg;
+            st.load = m->sload + (size_t)k * B * m->cfg.seq2seq.devices;
+        }
+        dp_nn_seq2seq_segment_forward(sm, m->lp, ent, m->sact, x, &st, mode, rng, noise);
     }
     if (!is_tail(m, k)) m->held[k % m->slots] = k;
 }
@@ -168,12 +176,15 @@ static void save_start(dp_nn_seg *m, int k) {
     size_t sf = state_floats(B, H);
     float *sv = m->starts + (size_t)k * sf;
     int *sp = m->sprev + (size_t)k * B;
+    float *sl = m->sload + (size_t)k * B * D;
     if (k == 0) {
         memset(sv, 0, sizeof(float) * sf);
+        memset(sl, 0, sizeof(float) * (size_t)B * D);
         for (int b = 0; b < B; b++) sp[b] = D;
         return;
     }
     const dp_nn_seq2seq_state *last = &seg_model(m, k - 1)->last;
+    memcpy(sl, last->load, sizeof(float) * (size_t)B * D);
     dp_nn_seq2seq_state d = state_view(sv, B, H);
     memcpy(d.enc_h, last->enc_h, sizeof(float) * 2 * H);
     memcpy(d.enc_c, last->enc_c, sizeof(float) * 2 * H);
@@ -192,6 +203,7 @@ void dp_nn_seg_forward(dp_nn_seg *m, float *logp_sum, float *logp_step, float *e
                        const float *x, dp_nn_decode_mode mode, dp_rng *rng, float noise_amp) {
     int B = m->B, N = m->N, seg = m->cfg.seg;
     assert(!(is_txl(m) && noise_amp > 0.0f) && "the Transformer-XL placer takes no logit noise");
+    assert(!(is_txl(m) && m->mask.w) && "the Transformer-XL placer takes no memory mask");
     m->x = x;
     m->noise = noise_amp;
     for (int b = 0; b < B; b++) {

@@ -118,13 +118,14 @@ dp_status dp_nn_seq2seq_init(dp_nn_seq2seq *m, const dp_nn_seq2seq_config *cfg,
         Be == 1 ? bt * A : 0, b * A, b * nep,                          /* dkeys_s dv_s dep_s */
         (size_t)m->parts * (t * A + t),                                /* pact */
         2 * be * H, 2 * be * H, b * H, b * H,                          /* last: enc_h enc_c dec_h dec_c */
+        b * D, b * D,                                                  /* load, last.load */
     };
     float **ptrs[] = {&m->enc_acts, &m->encs, &m->keys, &m->enc_h0, &m->enc_c0, &m->ep, &m->P,
                       &m->h, &m->c, &m->gates, &m->att, &m->qp, &m->ctx, &m->tact, &m->noise,
                       &m->logp, &m->enc_scratch, &m->dG, &m->dl, &m->dqps, &m->dkeys, &m->dencs,
                       &m->dctx, &m->dP, &m->dep, &m->dh, &m->dc, &m->dh2, &m->datt, &m->dlog,
                       &m->dlg, &m->dkeys_s, &m->dv_s, &m->dep_s, &m->pact, &m->last.enc_h,
-                      &m->last.enc_c, &m->last.dec_h, &m->last.dec_c};
+                      &m->last.enc_c, &m->last.dec_h, &m->last.dec_c, &m->load, &m->last.load};
     _Static_assert(sizeof ptrs / sizeof ptrs[0] == sizeof sizes / sizeof sizes[0],
                    "one size per workspace array");
     size_t total = 0;
@@ -267,6 +268,14 @@ static void part_range(int *b0, int *b1, int B, int tid, int nt) {
     *b1 = (int)((long)B * (tid + 1) / nt);
 }
 
+void dp_nn_memory_mask_row(float *l, const float *load, const float *cap, float w, int D) {
+    int open = 0;
+    for (int d = 0; d < D; d++) open += load[d] + w <= cap[d];
+    if (!open) return; /* no device has room: no mask */
+    for (int d = 0; d < D; d++)
+        if (load[d] + w > cap[d]) l[d] = DP_NN_MASKED;
+}
+
 /* Decodes the samples of part tid for all T steps. */
 static void decode_part(void *vjob, int tid, int nt) {
     const s2s_job *j = vjob;
@@ -318,6 +327,10 @@ static void decode_part(void *vjob, int tid, int nt) {
             for (int i = 0; i < n; i++)
                 if (prev[i] < D && (!cf->stick_mask || prev[i] >= 64 || (cf->stick_mask >> prev[i] & 1)))
                     logp[(size_t)i * D + prev[i]] += cf->stick;
+        if (m->mask.w)
+            for (int i = 0; i < n; i++)
+                dp_nn_memory_mask_row(logp + (size_t)i * D, m->load + (size_t)(b0 + i) * D, m->mask.cap, m->mask.w[t],
+                                      D);
         dp_nn_log_softmax_forward(logp, logp, n, D);
         for (int i = 0; i < n; i++) {
             int b = b0 + i, *a = &j->actions[(size_t)b * T + t];
@@ -326,6 +339,7 @@ static void decode_part(void *vjob, int tid, int nt) {
             else if (j->mode == DP_NN_DECODE_MODE_GREEDY) dp_nn_categorical_argmax(a, lp, 1, D);
             assert(*a >= 0 && *a < D);
             pick[i] = *a;
+            if (m->mask.w) m->load[(size_t)b * D + *a] += m->mask.w[t];
             j->logp_sum[b] += lp[*a];
             if (j->entropy)
                 for (int d = 0; d < D; d++) j->entropy[b] -= nn_exp(lp[d]) * lp[d];
@@ -359,6 +373,8 @@ void dp_nn_seq2seq_segment_forward(dp_nn_seq2seq *m, float *logp_sum, float *ent
         m->prev[b] = s && s->prev ? s->prev[b] : D;
         assert(m->prev[b] >= 0 && m->prev[b] <= D);
     }
+    if (s && s->load) memmove(m->load, s->load, sizeof(float) * (size_t)B * D);
+    else memset(m->load, 0, sizeof(float) * (size_t)B * D);
 
     /* encoder, keys, and the per-forward tables ep (and P) */
     dp_nn_bilstm_forward(m->encs, m->last.enc_h, m->last.enc_c, m->enc_acts, inp, m->enc_h0,
@@ -386,6 +402,7 @@ void dp_nn_seq2seq_segment_forward(dp_nn_seq2seq *m, float *logp_sum, float *ent
     memcpy(m->last.dec_h, m->h + (size_t)T * bh, sizeof(float) * bh);
     memcpy(m->last.dec_c, m->c + (size_t)T * bh, sizeof(float) * bh);
     memcpy(m->last.prev, m->prev + (size_t)T * B, sizeof(int) * B);
+    memcpy(m->last.load, m->load, sizeof(float) * (size_t)B * D);
     nn_fp_leave(fp_);
 }
 
@@ -565,7 +582,7 @@ void dp_nn_seq2seq_forward(dp_nn_seq2seq *m, float *logp_sum, float *entropy, in
                            const float *inp, const float *dec_h0, const float *dec_c0,
                            dp_nn_decode_mode mode, dp_rng *rng, float noise_amp) {
     /* the state is only read */
-    dp_nn_seq2seq_state s = {NULL, NULL, (float *)dec_h0, (float *)dec_c0, NULL};
+    dp_nn_seq2seq_state s = {NULL, NULL, (float *)dec_h0, (float *)dec_c0, NULL, NULL};
     dp_nn_seq2seq_segment_forward(m, logp_sum, entropy, actions, inp, &s, mode, rng, noise_amp);
 }
 

@@ -273,12 +273,16 @@ static int in_time(const dp_run_options *o, double start) {
     return o->max_seconds < 0 || dp_now_s() - start < o->max_seconds;
 }
 
+static int prep_left(const dp_run_state *s) {
+    return s->pretrain_done < s->pretrain_iters || s->warm_done < s->warm_steps;
+}
+
 /* The preparation, in chunks of about a second (each reported), until done,
  * out of time or cancelled. */
 static dp_status prepare(dp_method m, const dp_run_options *o, const dp_run_hooks *h, double start, dp_error *err) {
     const dp_run_state *s = m.ops->state(m.self);
     int64_t chunk = 1;
-    while (m.ops->prepare && !cancelled(o) && s->pretrain_done < s->pretrain_iters && in_time(o, start)) {
+    while (m.ops->prepare && !cancelled(o) && prep_left(s) && in_time(o, start)) {
         double t0 = dp_now_s();
         dp_status st = m.ops->prepare(m.self, chunk, err);
         if (st) return st;
@@ -370,9 +374,10 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
     dp_status st = resume ? m.ops->load(m.self, resume, err) : DP_STATUS_OK;
     if (!st) st = log_open(o, s, resume != NULL, &r.cv, &r.log, err);
     if (!st) st = update_log_open(o->update_log_path, s, resume != NULL, &r.ulog, err);
-    int64_t prepared = s->pretrain_done;
+    int64_t prepared = s->pretrain_done + s->warm_done;
     if (!st) st = prepare(m, o, hooks, start, err);
-    if (!st && o->checkpoint_path && s->pretrain_done > prepared) st = m.ops->save(m.self, o->checkpoint_path, err);
+    if (!st && o->checkpoint_path && s->pretrain_done + s->warm_done > prepared)
+        st = m.ops->save(m.self, o->checkpoint_path, err);
     r.last_ck = dp_now_s();
     while (!st && budget_left(o, s, start)) {
         double last_best = s->best_s;
