@@ -61,6 +61,10 @@ typedef enum dp_agent_grouper_kind {
     DP_AGENT_GROUPER_KIND_SCOPE,       /* colocation joined with the layer scope
                                           (ColocRL's per-cell / per-branch groups) */
     DP_AGENT_GROUPER_KIND_NONE,        /* each op its own group                */
+    DP_AGENT_GROUPER_KIND_RUNS,        /* the warm-start placement's ops of each
+                                          device in topological order, cut into
+                                          `groups` contiguous runs in all
+                                          (dplace's; needs warm-start)         */
     DP_AGENT_GROUPER_KIND_COUNT
 } dp_agent_grouper_kind;
 

@@ -187,7 +187,8 @@ void dp_agent_free(dp_agent *a) {
     free(a->bdevs), free(a->blogp), free(a->bstep), free(a->bent), free(a->choice_keep), free(a->devs1), free(a->step1);
     free(a->undo.keep), free(a->baseline.window);
     free(a->elites.reward), free(a->elites.hash), free(a->elites.devs), free(a->elites.choice);
-    free(a->pretrain_keep), free(a->best), free(a->warm_choice), free(a->warm_devs);
+    free(a->pretrain_keep), free(a->best), free(a->warm_choice), free(a->warm_devs), free(a->warm_place);
+    free(a->runs), free(a->runs_devs);
     free(a);
 }
 
@@ -259,11 +260,18 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     a->st.best_s = INFINITY;
     a->st.best_update = a->st.best_sample = -1;
     a->st.pretrain_loss = a->st.pretrain_best = NAN;
+    a->st.warm_loss = a->st.warm_target_s = NAN;
     dp_rng_seed(&a->rng, seed);
     if (units_init(a, err) || agent_features_init(&a->feat, g, cfg, err)) goto fail;
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
 
-    agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed};
+    agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed, NULL};
+    if (cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS) { /* the grouping comes from the warm-start placement */
+        if (agent_warm_place(a, err)) goto fail;
+        if (!ALLOC(a->runs, a->N) || !ALLOC(a->runs_devs, cfg->groups)) goto nomem;
+        agent_warm_runs(a, cfg->groups, a->runs, a->runs_devs);
+        ctx.runs = a->runs;
+    }
     a->enc = cfg->encoder == DP_AGENT_ENCODER_NONE ? agent_encoder_groups_new(&ctx) : agent_encoder_ops_new(&ctx);
     if (!a->enc) goto nomem;
     if (a->enc->ops->init(a->enc, err)) goto fail;
@@ -286,7 +294,6 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     a->st.baseline = a->baseline.value;
     a->st.pretrain_iters = a->enc->ops->dgi_step ? cfg->pretrain_iters : 0;
     a->st.warm_steps = cfg->warm_start != DP_AGENT_WARM_NONE ? cfg->warm_steps : 0;
-    a->st.warm_loss = a->st.warm_target_s = NAN;
     a->st.n_groups = a->T;
     a->st.last = a->last;
     return a;

@@ -11,8 +11,8 @@
 
 #include "dplace/agent.h"
 
-static const char *const grouper_names[] = {"learned", "colocation", "metis", "scotch",
-                                            "fluid",   "random",     "scope", "none"};
+static const char *const grouper_names[] = {"learned", "colocation", "metis", "scotch", "fluid",
+                                            "random",  "scope",      "none",  "runs"};
 _Static_assert(sizeof grouper_names / sizeof grouper_names[0] == DP_AGENT_GROUPER_KIND_COUNT, "a name per grouper");
 static const char *const placer_names[] = {"seq2seq-after", "seq2seq-before", "gcn", "table", "seq2seq-seg", "trfxl"};
 _Static_assert(sizeof placer_names / sizeof placer_names[0] == DP_AGENT_PLACER_KIND_COUNT, "a name per placer");
@@ -451,6 +451,10 @@ dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
     if (cfg->algo == DP_AGENT_ALGO_PPO_CE && cfg->ce_elites > cfg->ce_every)
         return dp_error_set(err, DP_STATUS_INVALID, "agent: ce-elites = %d is more than ce-every = %d samples",
                             (int)cfg->ce_elites, (int)cfg->ce_every);
+    if (cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS && cfg->warm_start == DP_AGENT_WARM_NONE)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: grouper=runs cuts the warm-start placement into runs; it needs warm-start (best, "
+                            "m-etf, ...)");
     if (cfg->mem_mask && cfg->placer == DP_AGENT_PLACER_KIND_TRFXL)
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: mem-mask needs a placer that decides element after element; the Transformer-XL "

@@ -121,6 +121,7 @@ typedef struct agent_ctx {
     const agent_features *feat;
     dp_nn_params *params;
     uint64_t seed;
+    const int32_t *runs; /* grouper=runs: the grouping [n_ops] into cfg->groups */
 } agent_ctx;
 
 typedef struct agent_encoder_ops {
@@ -333,6 +334,8 @@ struct dp_agent {
     int pretrain_have_keep;
     int64_t pretrain_step;     /* Adam steps of the pre-training                 */
     /* the imitation warm start (agent_warm.c): its target, made on first use */
+    int32_t *warm_place;       /* [N] the imitated placement (NULL until made)    */
+    int32_t *runs, *runs_devs; /* grouper=runs: the grouping [N], runs' devices [groups] */
     int32_t *warm_choice, *warm_devs; /* [N], [T]                                */
 
     dp_rng rng;
@@ -355,10 +358,17 @@ float agent_logp_of(dp_agent *a, const int32_t *choice, const int32_t *devs);
 void agent_train_cross_entropy(dp_agent *a);
 /* The batch-of-one placer (made on first use); NULL when out of memory. */
 agent_placer *agent_placer_one(dp_agent *a);
-/* The imitation warm start's target (agent_warm.c): the placement of the
- * baseline placer cfg.warm_start names, as the encoder's choice [N] and
- * the elements' devices [T]; sets the state's warm_target_s and
- * warm_from. Errors: INVALID (no valid placement), NOMEM. */
+/* The imitation warm start (agent_warm.c). agent_warm_place makes
+ * a->warm_place [N] once: the placement of the baseline placer
+ * cfg.warm_start names (the state's warm_target_s and warm_from set).
+ * agent_warm_runs cuts it into T runs: choice [N] (each device's ops in
+ * topological order, T contiguous runs shared out by op counts) and devs
+ * [T] the runs' devices. agent_warm_target gives the target the policy
+ * imitates: the encoder's choice [N] (its own when fixed, the runs for a
+ * learned grouper) and each element's device [T] (the one most of its ops
+ * are on). Errors: INVALID (no valid placement), NOMEM. */
+dp_status agent_warm_place(dp_agent *a, dp_error *err);
+void agent_warm_runs(const dp_agent *a, int32_t T, int32_t *choice, int32_t *devs);
 dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err);
 /* The DGI loss now, with a fixed corruption (tests). */
 float agent_dgi_loss(dp_agent *a);

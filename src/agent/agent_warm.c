@@ -8,7 +8,8 @@
  *   the learned grouper: a grouping made for the placement, each device's
  *     ops in topological order cut into contiguous runs, the runs shared out
  *     in proportion to the ops (a device with ops gets at least one group),
- *     each run a group on its device.
+ *     each run a group on its device (the same runs are the fixed grouping
+ *     of grouper=runs).
  *
  * The core (agent.c) then takes warm-steps Adam steps on -log p(target) and
  * starts training from there. */
@@ -75,11 +76,9 @@ static void share_groups(const int32_t *n, int32_t D, int32_t N, int32_t T, int3
     }
 }
 
-/* choice [N]: each device's ops in topological order cut into contiguous
- * runs, T runs in all (share_groups), each run a group; devs [T] the runs'
- * devices. Ops of a device left without a group join the first group. */
-static void grouping_for(const dp_agent *a, const int32_t *place, int32_t *choice, int32_t *devs) {
-    int32_t N = a->N, D = a->D, T = a->T, n[D], groups[D], first[D], seen[D];
+void agent_warm_runs(const dp_agent *a, int32_t T, int32_t *choice, int32_t *devs) {
+    const int32_t *place = a->warm_place;
+    int32_t N = a->N, D = a->D, n[D], groups[D], first[D], seen[D];
     memset(n, 0, sizeof n);
     for (int32_t i = 0; i < N; i++) n[place[i]]++;
     share_groups(n, D, N, T, groups);
@@ -111,15 +110,23 @@ static dp_status majority_devices(const dp_agent *a, const int32_t *choice, cons
     return DP_STATUS_OK;
 }
 
-dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err) {
+dp_status agent_warm_place(dp_agent *a, dp_error *err) {
+    if (a->warm_place) return DP_STATUS_OK;
     int32_t *place = malloc(sizeof(int32_t) * (size_t)a->N);
     if (!place) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
     dp_status st = baseline_placement(a, place, &a->st.warm_target_s, &a->st.warm_from, err);
-    if (!st && a->enc->n_rows) grouping_for(a, place, choice, devs);
-    else if (!st) {
-        memcpy(choice, a->enc->choice, sizeof(int32_t) * (size_t)a->N);
-        st = majority_devices(a, choice, place, devs, err);
-    }
-    free(place);
+    if (st) free(place);
+    else a->warm_place = place;
     return st;
+}
+
+dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err) {
+    dp_status st = agent_warm_place(a, err);
+    if (st) return st;
+    if (a->enc->n_rows) {
+        agent_warm_runs(a, a->T, choice, devs);
+        return DP_STATUS_OK;
+    }
+    memcpy(choice, a->enc->choice, sizeof(int32_t) * (size_t)a->N);
+    return majority_devices(a, choice, a->warm_place, devs, err);
 }

@@ -68,6 +68,9 @@ static dp_status groups_init(agent_encoder *base, dp_error *err) {
     if (e->learned) {
         base->T = c->groups;
         base->n_rows = N;
+    } else if (c->grouper == DP_AGENT_GROUPER_KIND_RUNS) {
+        memcpy(base->choice, x->runs, sizeof(int32_t) * (size_t)N);
+        base->T = c->groups;
     } else {
         dp_status st = agent_group_fixed(x->g, x->ds, c, x->seed, base->choice, &base->T, err);
         if (st) return st;

@@ -90,7 +90,8 @@ static int parse_args(int argc, char **argv, opt_args *o) {
         {"--agent", NULL, "PRESET", CLI_STRING, .str = &o->agent_name, .help = "the agent (above; default hp)"},
         CLI_HEADING("components (override the preset's):"),
         {"--grouper", NULL, "G", CLI_LIST, .list = &o->sets, .key = "grouper",
-         .help = "learned, colocation, metis, scotch, fluid, random, scope, none"},
+         .help = "learned, colocation, metis, scotch, fluid, random, scope, none, runs (the warm-start "
+                 "placement cut into runs)"},
         {"--placer", NULL, "P", CLI_LIST, .list = &o->sets, .key = "placer",
          .help = "seq2seq-after, seq2seq-before, gcn, table, seq2seq-seg, trfxl"},
         {"--algo", NULL, "A", CLI_LIST, .list = &o->sets, .key = "algo", .help = "reinforce, ppo, ppo-ce"},
