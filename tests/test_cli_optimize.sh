@@ -18,7 +18,7 @@ for flag in --agent --grouper --placer --updates --samples --time --checkpoint -
   hp colocrl eagle eagle-ppo-ce post gcn ppo-ce --mean mars mars-nopretrain seq2seq-seg; do
   expect 0 "$flag" -- "$D" optimize --help
 done
-expect 0 "lr=0.01" -- "$D" optimize --set help
+expect 0 "lr=0.001" -- "$D" optimize --set help
 }
 
 # a run with every output

@@ -103,6 +103,9 @@ static const key_def keys[] = {
     {"out-slots", KEY_INT, OFF(out_slots), 1, 64, NULL, 0, "outputs described per op"},
     {"out-dims", KEY_INT, OFF(out_dims), 1, 16, NULL, 0, "dimensions described per output"},
     {"adj-per-dir", KEY_INT, OFF(adj_per_dir), 0, 64, NULL, 0, "neighbours described per direction"},
+    {"topo-pos", KEY_BOOL, OFF(topo_pos), 0, 1, NULL, 0,
+     "a feature column more: the op's position in the topological order (lets the learned grouper make "
+     "contiguous groups)"},
     {"adj-raw", KEY_BOOL, OFF(adj_raw), 0, 1, NULL, 0, "neighbours as raw BFS positions, not scaled"},
     {"tanh-c", KEY_FLOAT, OFF(tanh_c), 0, 1000, NULL, 0, "C of C tanh(l / T); 0: plain logits"},
     {"temperature", KEY_FLOAT, OFF(temperature), 1e-3, 1000, NULL, 0, "T of C tanh(l / T)"},
@@ -191,9 +194,12 @@ static void preset_hp(dp_agent_config *c) {
     c->train = 1;
     c->algo = DP_AGENT_ALGO_REINFORCE;
     c->samples = 4;                                   /* "m=1 and k=4"                                */
-    c->lr = 0.01f, c->clip = 1.0f;                    /* "norm 1.0"; the paper's lr 0.1 collapses the
-                                                         policy in a few updates here (docs/agents.md):
-                                                         --set lr=0.1 gives it                         */
+    c->lr = 0.001f, c->clip = 1.0f;                   /* "norm 1.0"; the paper's lr 0.1, and 0.01 too,
+                                                         collapse the placer here: Adam's first steps
+                                                         move every weight by lr whatever the advantage,
+                                                         and at 0.01 one update takes the placer's
+                                                         entropy from ln 5 = 1.61 to 0.45 per decision
+                                                         (docs/agents.md): --set lr=0.1 gives the paper's */
     c->clip_per_network = 1;                          /* "We train both policies ... clipping of norm 1.0" */
     c->baseline_decay = 0.9f;                         /* EMA of the reward; decay not given: ours     */
     c->fail_reward = -10.0;                           /* "large negative reward of -10"               */
@@ -220,6 +226,8 @@ static void preset_colocrl(dp_agent_config *c) {
     c->baseline_decay = 0.0f, c->baseline_window = 10;/* "simple moving average baseline"             */
     c->baseline_init_fail = 1;                        /* "initializing the baseline with the failing signal" */
     c->fail_reward = 0.0;                             /* failing signal set per graph: automatic      */
+    c->lr = 0.01f;                                    /* HP's 0.01 before hp moved to 0.001 (unmeasured
+                                                         for ColocRL's groups)                         */
 }
 
 /* EAGLE (seed 003, Sections III and IV.C): the Hierarchical Planner's
