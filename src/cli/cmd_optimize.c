@@ -469,6 +469,9 @@ static void print_table(const summary *m) {
     const dp_run_state *s = m->s;
     const ref_times *rt = m->rt;
     print_header(m);
+    if (m->o->measure)
+        printf("\n(the learned time was measured by --measure; single GPU, expert, the baselines and the bound are "
+               "simulated on the devices given)");
     printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
     if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
     else printf("%-26s %12s  (no valid placement sampled)\n", "learned", "none");
