@@ -154,10 +154,6 @@ typedef struct dp_agent_config {
     int32_t adj_per_dir;  /* neighbours described per direction                */
     int adj_raw;          /* neighbours as raw BFS positions (as the paper
                              writes them), not scaled into (0, 1]             */
-    int topo_pos;         /* one more column: the op's position in the
-                             topological order, scaled into (0, 1]
-                             (dplace's: lets a grouper learn contiguous
-                             groups)                                          */
     dp_agent_group_types group_types;
     int group_scale;      /* scale each count and shape column of the group
                              embedding into [0, 1] by its largest value     */

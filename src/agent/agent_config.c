@@ -103,9 +103,6 @@ static const key_def keys[] = {
     {"out-slots", KEY_INT, OFF(out_slots), 1, 64, NULL, 0, "outputs described per op"},
     {"out-dims", KEY_INT, OFF(out_dims), 1, 16, NULL, 0, "dimensions described per output"},
     {"adj-per-dir", KEY_INT, OFF(adj_per_dir), 0, 64, NULL, 0, "neighbours described per direction"},
-    {"topo-pos", KEY_BOOL, OFF(topo_pos), 0, 1, NULL, 0,
-     "a feature column more: the op's position in the topological order (lets the learned grouper make "
-     "contiguous groups)"},
     {"adj-raw", KEY_BOOL, OFF(adj_raw), 0, 1, NULL, 0, "neighbours as raw BFS positions, not scaled"},
     {"tanh-c", KEY_FLOAT, OFF(tanh_c), 0, 1000, NULL, 0, "C of C tanh(l / T); 0: plain logits"},
     {"temperature", KEY_FLOAT, OFF(temperature), 1e-3, 1000, NULL, 0, "T of C tanh(l / T)"},

@@ -151,7 +151,7 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
     int32_t n = g->n_ops;
     f->n_ops = n;
     f->S = cfg->out_slots * cfg->out_dims;
-    int32_t R = f->S + 2 * cfg->adj_per_dir + (cfg->topo_pos ? 1 : 0);
+    int32_t R = f->S + 2 * cfg->adj_per_dir;
     f->F = cfg->type_dim + R;
     f->n_edges = g->n_inputs;
     int32_t *bfs = NULL, *seen = NULL;
@@ -206,8 +206,6 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
             f->dst[at] = i;
         }
     }
-    if (cfg->topo_pos) /* the last column: (position in the topological order + 1) / n */
-        for (int32_t k = 0; k < n; k++) f->rest[(int64_t)g->topo[k] * R + R - 1] = (float)(k + 1) / (float)n;
     free(bfs);
     free(seen);
     return DP_STATUS_OK;
