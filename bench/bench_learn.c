@@ -183,6 +183,7 @@ static int references(const dp_graph *g, const dp_devices *ds, refs *r) {
     r->expert_s = r->gpu_s = r->base_s = INFINITY;
     r->base_name = "none";
     dp_place_options po = dp_place_options_default();
+    po.expert = dp_zoo_expert_placement;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         dp_place_report rep;
         if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &po, place, &rep, &err) || rep.status || !rep.sim.valid)
