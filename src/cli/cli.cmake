@@ -13,4 +13,4 @@ add_executable(dplace_cli
 )
 set_target_properties(dplace_cli PROPERTIES OUTPUT_NAME dplace)
 target_include_directories(dplace_cli PRIVATE src)
-target_link_libraries(dplace_cli PRIVATE dplace_agent dplace_zoo dplace_import)
+target_link_libraries(dplace_cli PRIVATE dplace_agent dplace_search dplace_zoo dplace_import)
