@@ -14,7 +14,7 @@
 /* ---- options ------------------------------------------------------------------------- */
 
 dp_search_options dp_search_options_default(void) {
-    dp_search_options o = {1, 1, 32, 0.02, 0.97, 0.01, 60, 10, 0.4, 0.25};
+    dp_search_options o = {1, 1, 32, 0.001, 0.97, 0.01, 60, 10, 0.4, 0.25};
     return o;
 }
 
