@@ -161,6 +161,12 @@ typedef struct dp_agent_config {
     dp_agent_grouper_kind grouper;
     int32_t groups;         /* learned and partitioning groupers               */
     int32_t grouper_hidden;
+    dp_agent_grouper_kind grouper_prior; /* the learned grouper's logits get
+                               grouper_prior_scale added at the group a fixed
+                               grouping (metis, runs, ...) gives the op, so
+                               training starts from contiguous groups, not
+                               random mixtures (dplace's; NONE: no prior)   */
+    float grouper_prior_scale;
     int32_t scope_depth;    /* scope grouper: leading scope components kept    */
     int scope_merge_rule;   /* scope grouper: start from the colocation grouper
                                (with the single-consumer rule), not from
@@ -207,6 +213,9 @@ typedef struct dp_agent_config {
     dp_agent_algo algo;
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */
+    float grouper_lr;       /* the encoder's network (the learned grouper, the
+                               type embedding, a GCN) trains at this rate
+                               (dplace's; 0: lr, as the seeds)               */
     float entropy;          /* bonus on the mean entropy per decision (0: none) */
     int entropy_sum;        /* the bonus is on the entropy summed over a
                                placement's decisions, not their mean (Mars's

@@ -122,6 +122,7 @@ typedef struct agent_ctx {
     dp_nn_params *params;
     uint64_t seed;
     const int32_t *runs; /* grouper=runs: the grouping [n_ops] into cfg->groups */
+    const int32_t *prior; /* grouper-prior: the learned grouper's prior group per op, or NULL */
 } agent_ctx;
 
 typedef struct agent_encoder_ops {
@@ -239,10 +240,11 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
 
 /* Clips the gradients (the encoder's network, tensors [0, first_placer),
  * and the placer's each on their own with clip_per_network, else all at
- * once) and takes one Adam step at learning rate lr; norms[2] (may be
- * NULL) gets the two networks' gradient norms before clipping. */
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer, float lr,
-                          double *norms);
+ * once) and takes one Adam step, the encoder's network at lr_encoder and
+ * the placer's at lr; norms[2] (may be NULL) gets the two networks'
+ * gradient norms before clipping. */
+void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+                          float lr_encoder, float lr, double *norms);
 
 /* The best distinct placements so far, best first (cross-entropy over elites). */
 typedef struct agent_elites {
@@ -336,6 +338,7 @@ struct dp_agent {
     /* the imitation warm start (agent_warm.c): its target, made on first use */
     int32_t *warm_place;       /* [N] the imitated placement (NULL until made)    */
     int32_t *runs, *runs_devs; /* grouper=runs: the grouping [N], runs' devices [groups] */
+    int32_t *prior;            /* grouper-prior: each op's prior group [N] in [0, groups) */
     int32_t *warm_choice, *warm_devs; /* [N], [T]                                */
 
     dp_rng rng;
