@@ -20,6 +20,7 @@ declare -A layer_of=(
   [zoo]=zoo
   [run]=run
   [agent]=agent
+  [dist]=dist
   [cli]=cli
 )
 
@@ -34,6 +35,7 @@ declare -A header_layer=(
   [zoo]=zoo
   [run]=run [plot]=run
   [agent]=agent [measure]=agent
+  [dist]=dist
 )
 
 # The layers each layer may include: itself and those it links (keep in step
@@ -48,7 +50,8 @@ declare -A may_use=(
   [zoo]="zoo sim graph common"
   [run]="run sim graph common"
   [agent]="agent run place nn sim graph common"
-  [cli]="cli agent run place nn zoo import sim graph common"
+  [dist]="dist agent run place nn sim graph common"
+  [cli]="cli dist agent run place nn zoo import sim graph common"
 )
 
 breaches=0

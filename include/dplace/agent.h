@@ -274,6 +274,26 @@ const char *dp_agent_algo_name(dp_agent_algo a);
 const char *dp_agent_encoder_name(dp_agent_encoder e);
 const char *dp_agent_warm_name(dp_agent_warm w);
 
+/* One placement's evaluation. */
+typedef struct dp_agent_eval_result {
+    double step_time_s;
+    int valid;
+    int cancelled;   /* stopped by the cancel flag: not a measurement        */
+    double overflow; /* out of memory in the simulator: worst peak / capacity
+                        (> 1); else 0                                        */
+    char reason[192];
+} dp_agent_eval_result;
+
+/* Evaluates placements somewhere else (a distributed front end's worker
+ * ranks, src/dist): given the K placements place[K, n_ops] of a batch, it
+ * fills res[k] for every k with todo[k] != 0 (the others the cache
+ * answered), each exactly as dp_agent_evaluate on an evaluator of the same
+ * options would, so that where a placement is evaluated never changes a
+ * run. *cancelled set: the cancel flag stopped it (res then means nothing).
+ * Errors abandon the update with them. */
+typedef dp_status (*dp_agent_remote_fn)(void *user, const int32_t *place, int32_t K, int32_t n_ops, const int *todo,
+                                        dp_agent_eval_result *res, int *cancelled, dp_error *err);
+
 /* How sampled placements are evaluated. */
 typedef struct dp_agent_eval_options {
     int32_t threads;        /* evaluations in parallel (>= 1)                  */
@@ -298,11 +318,30 @@ typedef struct dp_agent_eval_options {
     /* NULL, or where the expert placement comes from (the zoo's
      * dp_zoo_expert_placement): for warm-start=expert and =best */
     dp_status (*expert)(const dp_graph *g, const dp_devices *ds, int32_t *out, dp_error *err);
+    /* NULL, or where the placements that missed the cache are evaluated
+     * instead of this process's threads (the cache stays here) */
+    dp_agent_remote_fn remote;
+    void *remote_user;
 } dp_agent_eval_options;
 
 /* Defaults: 1 thread, cache on, the simulator without noise, 1 step, no
  * cancel flag, no progress callback. */
 dp_agent_eval_options dp_agent_eval_options_default(void);
+
+/* The evaluator on its own, as an agent uses it (a distributed run's
+ * workers evaluate the placements their controller sends with one):
+ * simulator contexts for eo's threads, or eo's measuring command, and the
+ * cache when eo asks for it. It keeps pointers to g, ds and eo's strings. */
+typedef struct dp_agent_evaluator dp_agent_evaluator;
+dp_agent_evaluator *dp_agent_evaluator_init(const dp_graph *g, const dp_devices *ds, const dp_agent_eval_options *eo,
+                                            dp_error *err);
+void dp_agent_evaluator_free(dp_agent_evaluator *e);
+/* Evaluates place[K, n_ops] into res[K] (cached[k] set when the cache
+ * answered); results depend on the placements and eo only, never on the
+ * threads. *cancelled: the cancel flag stopped a measurement. Errors: the
+ * evaluator's own (NOMEM, a placement file it cannot write). */
+dp_status dp_agent_evaluate(dp_agent_evaluator *e, const int32_t *place, int32_t K, dp_agent_eval_result *res,
+                            int *cached, int *cancelled, dp_error *err);
 
 typedef struct dp_agent dp_agent;
 

@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "common/util.h"
 #include "dplace/agent.h"
+#include "dplace/dist.h"
 #include "dplace/nn.h"
 #include "dplace/place.h"
 #include "dplace/placement.h"
@@ -28,8 +29,8 @@ static volatile sig_atomic_t g_stop;
 /* Everything the command line says. */
 typedef struct opt_args {
     const char *devices, *agent_name, *out, *log_path, *plot_path, *trace_path, *ck_path, *resume_path;
-    const char *measure, *baselines, *init_path;
-    long updates, samples, seed, threads, ck_every;
+    const char *measure, *baselines, *init_path, *mpi;
+    long updates, samples, seed, threads, ck_every, controllers;
     double time_budget, measure_timeout;
     cli_protocol proto;
     int json, quiet, no_cache;
@@ -44,7 +45,8 @@ static const char SYNOPSIS[] =
     "                       [-o FILE] [--log FILE.csv] [--plot FILE.svg] [--trace FILE] [--json]\n"
     "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
     "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
-    "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]";
+    "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
+    "mpirun -n N dplace optimize ... --mpi sync|async [--controllers K]";
 
 static const char DESCRIPTION[] =
     "Learns a placement with reinforcement learning: the agent samples placements,\n"
@@ -80,7 +82,7 @@ static const char EPILOGUE[] = "exit status: 0 done, 1 internal failure, 2 bad i
 static int parse_args(int argc, char **argv, opt_args *o) {
     memset(o, 0, sizeof *o);
     o->agent_name = "hp";
-    o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50;
+    o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50, o->controllers = 1;
     o->time_budget = -1, o->measure_timeout = 600;
     o->proto = (cli_protocol){0.0, 1, 0, 0};
     const cli_option options[] = {
@@ -146,6 +148,14 @@ static int parse_args(int argc, char **argv, opt_args *o) {
         {"--seed", NULL, "N", CLI_LONG, .num = &o->seed, .min = 0, .max = 2147483647L, .range = ">= 0",
          .help = "seeds everything (default 1)"},
         {"--quiet", NULL, NULL, CLI_FLAG, .flag = &o->quiet, .help = "no progress on stderr"},
+        CLI_HEADING("distributed (under mpirun; docs/distributed.md):"),
+        {"--mpi", NULL, "MODE", CLI_STRING, .str = &o->mpi,
+         .help = "sync: rank 0 the controller (policy, all files), ranks 1..N-1 workers evaluating its samples "
+                 "(the run equals the single-process one bit for bit); async: rank 0 the parameter server (and all "
+                 "files), ranks 1..K controllers updating the shared parameters asynchronously, each with its own "
+                 "baseline and workers (the other ranks, shared out)"},
+        {"--controllers", NULL, "K", CLI_LONG, .num = &o->controllers, .min = 1, .max = 4096, .range = ">= 1",
+         .help = "--mpi async: controller ranks (default 1; needs N >= K + 1 ranks)"},
         CLI_END};
     const cli_command cmd = {"optimize", SYNOPSIS, DESCRIPTION, options, EPILOGUE};
     return cli_parse(&cmd, argc, argv, NULL);
@@ -207,6 +217,11 @@ static int check_args(const opt_args *o) {
         return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
                                            "give one of them");
     if (cli_protocol_check("optimize", &o->proto)) return CLI_EXIT_INPUT;
+    /* the modes by name here: without MPI the dist layer is not built */
+    if (o->mpi && strcmp(o->mpi, "sync") && strcmp(o->mpi, "async"))
+        return cli_usage_error("optimize", "--mpi: unknown mode \"%s\" (modes: sync, async)", o->mpi);
+    if (o->controllers != 1 && !(o->mpi && !strcmp(o->mpi, "async")))
+        return cli_usage_error("optimize", "--controllers is for --mpi async");
     return -1;
 }
 
@@ -584,15 +599,13 @@ static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_device
     return DP_STATUS_OK;
 }
 
-int cmd_optimize(int argc, char **argv) {
-    opt_args o;
-    dp_agent_config cfg;
-    int rc = parse_args(argc, argv, &o);
-    if (rc < 0) rc = build_config(&o, &cfg);
-    if (rc < 0) rc = check_args(&o);
-    if (rc >= 0) return rc;
-    if (o.samples > 0) o.updates = -1;
-    rc = CLI_EXIT_OK;
+/* The run on this process (dist NULL), or on rank 0 of a distributed
+ * run: the baselines, the agent (evaluating on dist's workers), the run
+ * driver and the summary. Returns the exit status. */
+static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
+    const opt_args o = *op;
+    dp_agent_config cfg = *cfgp;
+    int rc = CLI_EXIT_OK;
     dp_error err;
     dp_error_clear(&err);
     dp_graph *g = NULL;
@@ -608,6 +621,9 @@ int cmd_optimize(int argc, char **argv) {
         !(sim = dp_sim_init(g, ds, &err)) || run_baselines(sim, g, ds, o.baselines, &rt, &err))
         goto fail;
     dp_agent_eval_options eo = eval_options(&o, &pg);
+#ifdef DPLACE_HAVE_MPI
+    if (dist) dp_dist_attach(dist, &eo);
+#endif
     if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
     const dp_run_state *s = dp_agent_get_state(agent);
     pg.st = s;
@@ -618,6 +634,11 @@ int cmd_optimize(int argc, char **argv) {
         fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
                 cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
                 o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
+#ifdef DPLACE_HAVE_MPI
+    if (dist && !o.quiet && !o.json)
+        fprintf(stderr, "optimize: --mpi %s over %d ranks: rank 0 the controller, %d worker rank(s)\n", o.mpi,
+                (int)dp_dist_size(dist), (int)dp_dist_n_workers(dist));
+#endif
     summary m = {{0}, g, ds, &cfg, s, &rt, {0, 0}, &o};
     if (run_agent(&o, g, ds, agent, sim, &rt, &pg, &m.rr, &err)) goto fail;
     if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
@@ -637,4 +658,56 @@ done:
     dp_devices_free(ds);
     dp_graph_free(g);
     return rc;
+}
+
+#ifdef DPLACE_HAVE_MPI
+/* A worker rank: loads the graph and devices as rank 0 does and evaluates
+ * what its controller sends until stopped; a setup failure is answered to
+ * the controller (whose run fails with it), not printed. */
+static int optimize_worker(const opt_args *o, dp_dist *dist) {
+    dp_error err, setup;
+    dp_error_clear(&err);
+    dp_error_clear(&setup);
+    dp_graph *g = cli_load_graph("optimize", &o->src, &setup);
+    dp_devices *ds = g ? dp_devices_load(o->devices, &setup) : NULL;
+    dp_agent_eval_options eo = eval_options(o, NULL);
+    eo.cancel = NULL, eo.progress = NULL, eo.progress_user = NULL;
+    dp_status st = dp_dist_work(dist, g && ds ? g : NULL, ds, &eo, setup.msg, &err);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return st ? cli_report(&err) : CLI_EXIT_OK;
+}
+#endif
+
+/* --mpi: this rank's part of a distributed run. Returns the exit status. */
+static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char ***argv) {
+#ifndef DPLACE_HAVE_MPI
+    (void)cfg, (void)argc, (void)argv;
+    return cli_usage_error("optimize", "--mpi %s: this dplace was built without MPI (install libopenmpi-dev and "
+                           "openmpi-bin, then build again: scripts/setup.sh)", o->mpi);
+#else
+    dp_error err;
+    dp_error_clear(&err);
+    dp_dist *dist = dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &err);
+    if (!dist) return cli_report(&err);
+    int rc;
+    if (dp_dist_get_role(dist) != DP_DIST_ROLE_WORKER && o->mpi && !strcmp(o->mpi, "async")) {
+        dp_error_set(&err, DP_STATUS_UNSUPPORTED, "--mpi async: not implemented yet");
+        rc = cli_report(&err);
+    } else if (dp_dist_get_role(dist) == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
+    else rc = optimize(o, cfg, dist);
+    dp_dist_free(dist);
+    return rc;
+#endif
+}
+
+int cmd_optimize(int argc, char **argv) {
+    opt_args o;
+    dp_agent_config cfg;
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0) rc = build_config(&o, &cfg);
+    if (rc < 0) rc = check_args(&o);
+    if (rc >= 0) return rc;
+    if (o.samples > 0) o.updates = -1;
+    return o.mpi ? optimize_mpi(&o, &cfg, &argc, &argv) : optimize(&o, &cfg, NULL);
 }

@@ -1,0 +1,100 @@
+#!/bin/sh
+# dplace optimize --mpi under mpirun on this machine (registered only when
+# CMake found MPI): sync mode over 3 ranks equals the single-process run bit
+# for bit (log apart from wall time, per-update log, best placement,
+# checkpoint apart from its clock fields); --measure runs on the workers,
+# its failures logged with their reason; a worker rank killed mid-run stops
+# the job with its checkpoint whole, and --resume with another rank count
+# finishes the run as the uninterrupted run would. Small networks, seconds.
+# usage: test_cli_mpi.sh PATH_TO_DPLACE [CASE]   (run from tests/)
+set -u
+D="$1"
+. "$(dirname "$0")/cli_lib.sh"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+M="$HERE/data/measure"
+SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16 --set type-dim=4 --groups 8"
+G="--model synthetic-600 --devices k40x2"
+# CI runs as root; one machine, more ranks than cores
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+ck() { /usr/bin/python3 "$HERE/ck_strip.py" "$@"; }
+
+# The outputs of runs a (single process) and b (distributed) agree bit for bit.
+same_runs() { # A B WHAT
+  cut -d, -f1-8 "$T/$1.csv" >"$T/$1.cut"; cut -d, -f1-8 "$T/$2.csv" >"$T/$2.cut"
+  cmp -s "$T/$1.cut" "$T/$2.cut" && ok || bad "$3: the logs differ"
+  cut -d, -f1-14 "$T/$1.updates.csv" >"$T/$1.ucut"; cut -d, -f1-14 "$T/$2.updates.csv" >"$T/$2.ucut"
+  cmp -s "$T/$1.ucut" "$T/$2.ucut" && ok || bad "$3: the per-update logs differ"
+  cmp -s "$T/$1.json" "$T/$2.json" && ok || bad "$3: the best placements differ"
+  [ "$(ck "$T/$1.ck")" = "$(ck "$T/$2.ck")" ] && ok || bad "$3: the checkpoints (parameters, Adam, counters) differ"
+}
+
+# sync over 3 ranks (2 workers) = one process, with the cache and noise on
+# shellcheck disable=SC2086
+test_sync_identical() {
+for agent in hp eagle-ppo-ce; do
+  A="$G $SMALL --agent $agent --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
+  expect 0 "learned" -- "$D" optimize $A --log "$T/a.csv" -o "$T/a.json" --checkpoint "$T/a.ck"
+  expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $A --log "$T/b.csv" -o "$T/b.json" --checkpoint "$T/b.ck" --mpi sync
+  same_runs a b "$agent over 3 ranks"
+done
+}
+
+# --measure on the workers: measured times and failures with their reason
+# shellcheck disable=SC2086
+test_sync_measure() {
+expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --updates 2 --measure "$M/good.sh \"\$1\"" --log "$T/m.csv" \
+  --baselines none --mpi sync
+grep -q ',0.125,1,' "$T/m.csv" && ok || bad "measured time not in the log"
+for cmd in fail.sh garbage.sh hang.sh; do
+  expect 0 "no valid placement" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --updates 1 --measure "$M/$cmd" \
+    --measure-timeout 0.5 --log "$T/m.csv" --baselines none --mpi sync
+  grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd: failure reason not logged"
+done
+# a worker that cannot read the graph fails the run, naming its rank
+expect 2 "" -- $MPIRUN -n 2 "$D" optimize --graph "$T/nope.json" --devices k40x2 --updates 1 --mpi sync
+expect 2 "unknown mode" -- "$D" optimize $G --mpi bogus
+expect 2 "for --mpi async" -- "$D" optimize $G --controllers 2
+}
+
+# The pid of rank R of the job whose command line holds WORD (none: empty).
+rank_pid() { # R WORD
+  for p in /proc/[0-9]*; do
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" || continue
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$2" && { echo "${p#/proc/}"; return; }
+  done
+}
+
+# a worker rank killed mid-run: the job stops, the checkpoint loads, and
+# --resume over 2 ranks finishes the run exactly as one process would
+# shellcheck disable=SC2086
+test_kill_worker() {
+A="$G $SMALL --seed 9 --baselines none --quiet"
+$MPIRUN -n 3 "$D" optimize $A --updates 100000 --log "$T/k.csv" -o "$T/k.json" --checkpoint "$T/k.ck" \
+  --checkpoint-every 1 --mpi sync >"$T/k.out" 2>&1 &
+job=$!
+i=0
+while [ ! -s "$T/k.ck" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+pid=$(rank_pid 1 "$T/k.ck")
+[ -n "$pid" ] && ok || bad "no worker rank 1 found"
+[ -n "$pid" ] && kill -KILL "$pid"
+i=0
+while kill -0 $job 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 $job 2>/dev/null && { bad "the job did not stop after its worker died"; kill -KILL $job; }
+wait $job
+[ $? != 0 ] && ok || bad "a job whose worker died exited 0"
+u=$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/k.ck")
+[ "${u:-0}" -ge 1 ] && ok || bad "the checkpoint does not load (updates '$u')"
+echo "killed worker rank 1 (pid $pid); the checkpoint holds $u updates"
+n=$((u + 3))
+expect 0 "learned" -- $MPIRUN -n 2 "$D" optimize $A --updates $n --log "$T/k.csv" -o "$T/k.json" --checkpoint "$T/k.ck" \
+  --resume "$T/k.ck" --mpi sync
+expect 0 "learned" -- "$D" optimize $A --updates $n --log "$T/r.csv" -o "$T/r.json" --checkpoint "$T/r.ck"
+same_runs r k "resumed over 2 ranks after a worker was killed"
+}
+
+test_run test_sync_identical
+test_run test_sync_measure
+test_run test_kill_worker
+finish test_cli_mpi
