@@ -5,7 +5,9 @@
 # checkpoint apart from its clock fields); --measure runs on the workers,
 # its failures logged with their reason; a worker rank killed mid-run stops
 # the job with its checkpoint whole, and --resume with another rank count
-# finishes the run as the uninterrupted run would. Small networks, seconds.
+# finishes the run as the uninterrupted run would; async mode's controllers
+# and parameter server, resumed over another rank count. Small networks,
+# seconds.
 # usage: test_cli_mpi.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
@@ -94,7 +96,27 @@ expect 0 "learned" -- "$D" optimize $A --updates $n --log "$T/r.csv" -o "$T/r.js
 same_runs r k "resumed over 2 ranks after a worker was killed"
 }
 
+# async: 2 controllers (one with a worker, one evaluating itself) update the
+# shared parameters through the server, rank 0; its log holds every
+# update's samples, its checkpoint the shared policy, which --resume
+# continues over another rank count (and a single process can too)
+# shellcheck disable=SC2086
+test_async() {
+A="$G $SMALL --seed 4 --baselines none --quiet"
+expect 0 "trained    12 updates, 48 placements" -- $MPIRUN -n 4 "$D" optimize $A --updates 12 --log "$T/x.csv" \
+  -o "$T/x.json" --checkpoint "$T/x.ck" --mpi async --controllers 2
+[ "$(wc -l <"$T/x.csv")" = 49 ] && ok || bad "the async log should have a header and 48 rows"
+[ "$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/x.ck")" = 12 ] && ok || bad "the async checkpoint lacks its updates"
+expect 0 "step time" -- "$D" simulate $G --placement "$T/x.json"
+expect 0 "trained    16 updates, 64 placements" -- $MPIRUN -n 3 "$D" optimize $A --updates 16 --log "$T/x.csv" \
+  -o "$T/x.json" --checkpoint "$T/x.ck" --resume "$T/x.ck" --mpi async --controllers 2
+[ "$(wc -l <"$T/x.csv")" = 65 ] && ok || bad "the resumed async log should have a header and 64 rows"
+expect 0 "trained    18 updates" -- "$D" optimize $A --updates 18 --checkpoint "$T/x.ck" --resume "$T/x.ck"
+expect 2 "needs at least 3 ranks" -- $MPIRUN -n 2 "$D" optimize $A --updates 1 --mpi async --controllers 2
+}
+
 test_run test_sync_identical
 test_run test_sync_measure
 test_run test_kill_worker
+test_run test_async
 finish test_cli_mpi

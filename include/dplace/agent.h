@@ -375,6 +375,21 @@ dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err);
 /* The current state; valid until the next call on a. */
 const dp_run_state *dp_agent_get_state(const dp_agent *a);
 
+/* The policy's parameters as one vector of *count floats (the parameter
+ * store's values, its tensors in order): what an async distributed run's
+ * controllers and server exchange. Writing through it changes the policy. */
+float *dp_agent_params(dp_agent *a, size_t *count);
+/* Takes values (the count of dp_agent_params) as the policy's parameters,
+ * and the preparation (pre-training, warm start) as done, as
+ * dp_agent_load_policy does; Adam's moments and everything else stay. */
+void dp_agent_params_set(dp_agent *a, const float *values);
+/* Sets a's counters and best placement from s: updates, samples,
+ * baseline, best_s, best_update, best_sample, best_elapsed_s, elapsed_s,
+ * policy_s, eval_s, and best_placement (copied) when not NULL; an async
+ * run's server keeps the progress of the shared policy in its agent so
+ * that its checkpoint holds it. */
+void dp_agent_set_progress(dp_agent *a, const dp_run_state *s);
+
 /* a as a method of the run driver (run.h): its step is dp_agent_update,
  * its preparation dp_agent_pretrain, its checkpoints dp_agent_save and
  * dp_agent_load. */

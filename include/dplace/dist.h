@@ -86,6 +86,28 @@ void dp_dist_attach(dp_dist *d, dp_agent_eval_options *eo);
 dp_status dp_dist_work(dp_dist *d, const dp_graph *g, const dp_devices *ds, const dp_agent_eval_options *eo,
                        const char *setup_error, dp_error *err);
 
+/* Async mode, rank 0: the parameter server as a method of the run driver.
+ * a holds the shared parameters (and is what the checkpoints save: the
+ * shared policy with the run's counters and best placement); each step
+ * takes the next controller update to arrive (the samples it evaluated,
+ * its best placement, its parameter change), adds the change to the
+ * shared parameters and sends them back to that controller. The first
+ * step sends every controller the parameters (after a's preparation and
+ * any resume). The cancel flag (may be NULL) abandons a step waiting for
+ * an update. dp_dist_free takes the updates still in flight, unapplied,
+ * and stops the controllers. d, g and a must outlive the method's use.
+ * Errors: INVALID (not the server's rank), NOMEM. */
+dp_status dp_dist_server_method(dp_dist *d, const dp_graph *g, dp_agent *a, const volatile sig_atomic_t *cancel,
+                                dp_method *out, dp_error *err);
+
+/* Async mode, a controller rank's life: until the server stops it, takes
+ * the shared parameters (dp_agent_params_set), makes one update of a
+ * (sampling, evaluating on its workers, training: its own baseline and
+ * Adam moments) and sends the server the update's samples, a's best
+ * placement and the change of the parameters. Errors: a's (the job
+ * should then be aborted: the server waits for this rank), NOMEM. */
+dp_status dp_dist_control(dp_dist *d, const dp_graph *g, dp_agent *a, dp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -560,9 +560,9 @@ static int plot_lines(const ref_times *rt, dp_plot_line *lines, char *best_label
 
 /* Trains the agent through the run driver, then writes the best
  * placement's timeline. */
-static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_agent *agent,
+static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_method method,
                            dp_sim *sim, const ref_times *rt, progress *pg, dp_run_result *rr, dp_error *err) {
-    const dp_run_state *s = dp_agent_get_state(agent);
+    const dp_run_state *s = method.ops->state(method.self);
     dp_run_options ro = dp_run_options_default();
     ro.g = g, ro.ds = ds;
     ro.max_updates = o->updates < 0 && o->samples < 0 && o->time_budget < 0 ? 1000 : o->updates;
@@ -586,7 +586,7 @@ static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_device
         ro.update_log_path = ulog;
     }
     dp_run_hooks hooks = {pg, on_prepared, on_stepped};
-    dp_status st = dp_run(dp_agent_method(agent), &ro, &hooks, rr, err);
+    dp_status st = dp_run(method, &ro, &hooks, rr, err);
     if (st) return st;
     progress_show(pg, s, 1);
     if (o->trace_path && s->best_placement) {
@@ -625,7 +625,13 @@ static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
     if (dist) dp_dist_attach(dist, &eo);
 #endif
     if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
-    const dp_run_state *s = dp_agent_get_state(agent);
+    dp_method method = dp_agent_method(agent);
+#ifdef DPLACE_HAVE_MPI
+    if (dist && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER &&
+        dp_dist_server_method(dist, g, agent, &g_stop, &method, &err))
+        goto fail;
+#endif
+    const dp_run_state *s = method.ops->state(method.self);
     pg.st = s;
     if (o.init_path && dp_agent_load_policy(agent, o.init_path, &err)) goto fail;
     signal(SIGINT, on_signal);
@@ -635,12 +641,15 @@ static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
                 cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
                 o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
 #ifdef DPLACE_HAVE_MPI
-    if (dist && !o.quiet && !o.json)
-        fprintf(stderr, "optimize: --mpi %s over %d ranks: rank 0 the controller, %d worker rank(s)\n", o.mpi,
+    if (dist && !o.quiet && !o.json && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)
+        fprintf(stderr, "optimize: --mpi async over %d ranks: rank 0 the parameter server, %d controller(s), %d worker "
+                "rank(s)\n", (int)dp_dist_size(dist), (int)o.controllers, (int)(dp_dist_size(dist) - 1 - o.controllers));
+    else if (dist && !o.quiet && !o.json)
+        fprintf(stderr, "optimize: --mpi sync over %d ranks: rank 0 the controller, %d worker rank(s)\n",
                 (int)dp_dist_size(dist), (int)dp_dist_n_workers(dist));
 #endif
     summary m = {{0}, g, ds, &cfg, s, &rt, {0, 0}, &o};
-    if (run_agent(&o, g, ds, agent, sim, &rt, &pg, &m.rr, &err)) goto fail;
+    if (run_agent(&o, g, ds, method, sim, &rt, &pg, &m.rr, &err)) goto fail;
     if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
     if (o.json) print_json(&m);
     else print_table(&m);
@@ -679,6 +688,32 @@ static int optimize_worker(const opt_args *o, dp_dist *dist) {
 }
 #endif
 
+/* An async controller rank: its own agent (seeded from --seed and its
+ * rank), evaluating on its workers, updating the shared parameters until
+ * the server stops it. An error ends the whole job: the server waits for
+ * this rank. */
+static int optimize_controller(const opt_args *o, const dp_agent_config *cfg, dp_dist *dist) {
+    dp_error err;
+    dp_error_clear(&err);
+    dp_nn_set_threads((int)o->threads);
+    dp_graph *g = cli_load_graph("optimize", &o->src, &err);
+    dp_devices *ds = g ? dp_devices_load(o->devices, &err) : NULL;
+    dp_agent_eval_options eo = eval_options(o, NULL);
+    eo.progress = NULL, eo.progress_user = NULL, eo.cancel = NULL;
+    dp_dist_attach(dist, &eo);
+    uint64_t seed = (uint64_t)o->seed * 1000003u + (uint64_t)dp_dist_rank(dist);
+    dp_agent *agent = ds ? dp_agent_init(g, ds, cfg, &eo, seed, &err) : NULL;
+    dp_status st = agent ? dp_dist_control(dist, g, agent, &err) : err.status ? err.status : DP_STATUS_NOMEM;
+    dp_agent_free(agent);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    if (!st) return CLI_EXIT_OK;
+    fprintf(stderr, "optimize: controller rank %d: ", (int)dp_dist_rank(dist));
+    int rc = cli_report(&err);
+    dp_dist_abort(dist, rc);
+    return rc;
+}
+
 /* --mpi: this rank's part of a distributed run. Returns the exit status. */
 static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char ***argv) {
 #ifndef DPLACE_HAVE_MPI
@@ -691,10 +726,9 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
     dp_dist *dist = dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &err);
     if (!dist) return cli_report(&err);
     int rc;
-    if (dp_dist_get_role(dist) != DP_DIST_ROLE_WORKER && o->mpi && !strcmp(o->mpi, "async")) {
-        dp_error_set(&err, DP_STATUS_UNSUPPORTED, "--mpi async: not implemented yet");
-        rc = cli_report(&err);
-    } else if (dp_dist_get_role(dist) == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
+    dp_dist_role role = dp_dist_get_role(dist);
+    if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
+    else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, cfg, dist);
     else rc = optimize(o, cfg, dist);
     dp_dist_free(dist);
     return rc;

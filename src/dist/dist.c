@@ -1,8 +1,7 @@
 /* Ranks and roles (include/dplace/dist.h): MPI's start and end, who is a
- * controller, a worker or the parameter server, and the polling waits. */
+ * controller, a worker or the parameter server. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dist/dist_internal.h"
 
@@ -80,6 +79,7 @@ dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t contro
 
 void dp_dist_free(dp_dist *d) {
     if (!d) return;
+    if (d->server) dist_server_free(d);
     if (d->role == DP_DIST_ROLE_CONTROLLER)
         for (int w = 0; w < d->n_workers; w++) MPI_Send(NULL, 0, MPI_BYTE, d->workers[w], DIST_TAG_STOP, MPI_COMM_WORLD);
     if (d->we_init) MPI_Finalize();
@@ -93,34 +93,3 @@ int32_t dp_dist_rank(const dp_dist *d) { return d->rank; }
 int32_t dp_dist_size(const dp_dist *d) { return d->size; }
 dp_dist_role dp_dist_get_role(const dp_dist *d) { return d->role; }
 int32_t dp_dist_n_workers(const dp_dist *d) { return d->role == DP_DIST_ROLE_CONTROLLER ? d->n_workers : 0; }
-
-/* One pause of a polling wait: none for the first tries, then sleeps
- * doubling from 20 microseconds to a millisecond. */
-static void backoff(int *tries) {
-    int t = (*tries)++;
-    if (t < 64) return;
-    long us = 20L << (t - 64 < 6 ? t - 64 : 6);
-    if (us > 1000) us = 1000;
-    struct timespec ts = {0, us * 1000L};
-    nanosleep(&ts, NULL);
-}
-
-int dist_wait_any(int n, MPI_Request *reqs, MPI_Status *st, const volatile sig_atomic_t *cancel, int *stop) {
-    int tries = 0;
-    for (;;) {
-        int idx = MPI_UNDEFINED, flag = 0;
-        MPI_Testany(n, reqs, &idx, &flag, st);
-        if (flag) return idx == MPI_UNDEFINED ? -1 : idx;
-        if (cancel && *cancel) *stop = 1;
-        backoff(&tries);
-    }
-}
-
-void dist_probe(int src, MPI_Status *st) {
-    int tries = 0, flag = 0;
-    for (;;) {
-        MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, st);
-        if (flag) return;
-        backoff(&tries);
-    }
-}

@@ -5,6 +5,8 @@
 dp_add_layer(dist
   SOURCES
     src/dist/dist.c
+    src/dist/dist_wait.c
     src/dist/dist_sync.c
+    src/dist/dist_async.c
   BELOW agent run place nn sim graph common
   LIBS MPI::MPI_C)

@@ -40,7 +40,12 @@ struct dp_dist {
     int32_t *job;            /* [1 + job_cap]                                     */
     int32_t job_cap;
     const volatile sig_atomic_t *cancel;
+    struct dist_server *server; /* rank 0 of an async run (dist_async.c)        */
 };
+
+/* The async server's end: takes the update each controller still has in
+ * flight (unapplied), then stops every controller (dist_async.c). */
+void dist_server_free(dp_dist *d);
 
 /* Waits for one of reqs[n] to complete (polling with sleeps that grow to
  * a millisecond, so that waiting ranks leave the cores to working ones);
@@ -48,6 +53,7 @@ struct dp_dist {
  * set meanwhile (cancel may be NULL). */
 int dist_wait_any(int n, MPI_Request *reqs, MPI_Status *st, const volatile sig_atomic_t *cancel, int *stop);
 /* Waits for a message from src (MPI_ANY_SOURCE: any) with any tag, as
- * dist_wait_any waits; fills st. */
-void dist_probe(int src, MPI_Status *st);
+ * dist_wait_any waits; fills st and returns 0, or -1 when cancel (may be
+ * NULL) is set first. */
+int dist_probe(int src, MPI_Status *st, const volatile sig_atomic_t *cancel);
 #endif

@@ -127,7 +127,7 @@ dp_status dp_dist_work(dp_dist *d, const dp_graph *g, const dp_devices *ds, cons
     }
     for (;;) {
         MPI_Status ms;
-        dist_probe(d->controller, &ms);
+        dist_probe(d->controller, &ms, NULL);
         int count = 0;
         MPI_Get_count(&ms, MPI_INT32_T, &count);
         if (ms.MPI_TAG == DIST_TAG_STOP) {
