@@ -479,6 +479,32 @@ static void test_memory_mask(void) {
     dp_devices_free(ds);
 }
 
+/* The table placer reads no group sequence: it takes any number of groups
+ * (an op each on a 5,000-op graph, beyond the sequence placers' 4,096),
+ * and a sequence placer on the same grouping is refused by name. */
+static void test_table_many_groups(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_synth(5000, 7, &err);
+    CHECK(g);
+    dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("post");
+    CHECK(dp_agent_config_set(&c, "grouper", "none", &err) == 0);
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
+    if (!a) fprintf(stderr, "%s\n", err.msg);
+    CHECK(a);
+    const dp_run_state *s = dp_agent_get_state(a);
+    CHECK_INT_EQ(s->n_groups, g->n_ops);
+    CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+    CHECK(s->n_last > 0);
+    dp_agent_free(a);
+    CHECK(dp_agent_config_set(&c, "placer", "seq2seq-after", &err) == 0);
+    CHECK(dp_agent_init(g, ds, &c, &eo, 1, &err) == NULL);
+    CHECK(strstr(err.msg, "4096") != NULL);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Post's table starts uniform; the cross-entropy update sets each group's
  * distribution to (1 - m) times the elites' frequencies plus m uniform; for
  * the neural placers it raises the elites' log-probability. */
@@ -722,6 +748,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_ppo_surrogate);
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);
+    TEST_RUN(test_table_many_groups);
     TEST_RUN(test_cross_entropy_and_post);
     TEST_RUN(test_noise_schedule);
     TEST_RUN(test_rewards_and_entropy);

@@ -26,6 +26,8 @@ static inline size_t alloc_count(int64_t n) { return n > 0 ? (size_t)n : 1; }
 typedef struct enc_groups {
     agent_encoder base;
     int learned;            /* the learned grouper (else a fixed grouping)       */
+    int no_x;               /* the placer reads no sequence (the table): no group
+                               embeddings, and any number of groups           */
     int embed;              /* group types as the mean type embedding            */
     dp_nn_grouper grouper;
     int have_grouper;
@@ -75,13 +77,14 @@ static dp_status groups_init(agent_encoder *base, dp_error *err) {
         dp_status st = agent_group_fixed(x->g, x->ds, c, x->seed, base->choice, &base->T, err);
         if (st) return st;
     }
-    if (base->T > 4096)
+    e->no_x = c->placer == DP_AGENT_PLACER_KIND_TABLE;
+    if (base->T > 4096 && !e->no_x)
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: the %s grouper makes %d groups of %s; the placers over groups take at most 4096 "
                             "(choose another grouper or fewer groups)",
                             dp_agent_grouper_kind_name(c->grouper), base->T, x->g->name);
-    base->F = agent_group_dim(x->feat, c, base->T, e->gwidth);
-    base->needs_dx = e->embed || c->link;
+    base->F = e->no_x ? 0 : agent_group_dim(x->feat, c, base->T, e->gwidth);
+    base->needs_dx = !e->no_x && (e->embed || c->link);
     return DP_STATUS_OK;
 }
 
@@ -127,7 +130,7 @@ static dp_status groups_bind(agent_encoder *base, dp_error *err) {
     }
     if (!ALLOC(e->ox, (int64_t)N * Fop) || !ALLOC(e->dox, (int64_t)N * Fop) || !ALLOC(e->trows, (int64_t)N * td) ||
         !ALLOC(e->dtrows, (int64_t)N * td) || !ALLOC(e->ge, (int64_t)G * base->F) || !ALLOC(e->gcount, G) ||
-        !ALLOC(e->gscratch, (int64_t)G * (tw + x->feat->S + G)) || !ALLOC(e->dgpart, (int64_t)G * tw) ||
+        !ALLOC(e->gscratch, e->no_x ? 0 : (int64_t)G * (tw + x->feat->S + G)) || !ALLOC(e->dgpart, (int64_t)G * tw) ||
         !ALLOC(e->gsrc, x->feat->n_edges) || !ALLOC(e->gdst, x->feat->n_edges))
         goto nomem;
     base->x = e->ge;
@@ -191,7 +194,8 @@ static float groups_forward(agent_encoder *base, dp_nn_decode_mode mode, float n
         e->graph_ok = 0;
     }
     if (c->link) link_forward(e);
-    agent_group_embed(x->feat, c, base->choice, base->T, e->trows, e->lout, e->ge, e->gcount, e->gscratch);
+    if (!e->no_x)
+        agent_group_embed(x->feat, c, base->choice, base->T, e->trows, e->lout, e->ge, e->gcount, e->gscratch);
     return logp;
 }
 
