@@ -19,6 +19,7 @@ declare -A layer_of=(
   [place]=place
   [zoo]=zoo
   [run]=run
+  [search]=search
   [agent]=agent
   [dist]=dist
   [cli]=cli
@@ -34,6 +35,7 @@ declare -A header_layer=(
   [units]=place [place]=place [group]=place
   [zoo]=zoo
   [run]=run [plot]=run
+  [search]=search
   [agent]=agent [measure]=agent
   [dist]=dist
 )
@@ -49,9 +51,10 @@ declare -A may_use=(
   [place]="place sim graph common"
   [zoo]="zoo sim graph common"
   [run]="run sim graph common"
+  [search]="search run place sim graph common"
   [agent]="agent run place nn sim graph common"
   [dist]="dist agent run place nn sim graph common"
-  [cli]="cli dist agent run place nn zoo import sim graph common"
+  [cli]="cli dist agent search run place nn zoo import sim graph common"
 )
 
 breaches=0

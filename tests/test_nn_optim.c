@@ -94,6 +94,38 @@ static void test_adam(void) {
     dp_nn_params_free(&p);
 }
 
+/* Two learning rates in one step: the tensors before `first` move at
+ * lr_head, the rest at lr_tail (by hand, step 1 moves each weight by
+ * lr * sign(g)); both moments and the step count advance for all, and
+ * equal rates give exactly dp_nn_adam_update. */
+static void test_adam_split(void) {
+    dp_nn_tensor_spec s[2] = {{"enc", 2, DP_NN_INIT_CONST, 1.0f}, {"placer", 1, DP_NN_INIT_CONST, 1.0f}};
+    dp_nn_params p, q;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    CHECK(dp_nn_params_init(&p, s, 2, &rng, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_params_init(&q, s, 2, &rng, NULL) == DP_STATUS_OK);
+    dp_nn_adam cfg = dp_nn_adam_default();
+    for (int i = 0; i < 3; i++) p.grad[i] = q.grad[i] = 0.5f;
+    dp_nn_adam_update_split(&p, &cfg, 1, 0.1f, 0.001f);
+    CHECK_NEAR(p.data[0], 0.9, 1e-7);
+    CHECK_NEAR(p.data[1], 0.9, 1e-7);
+    CHECK_NEAR(p.data[2], 0.999, 1e-7);
+    CHECK_INT_EQ(p.step, 1);
+    CHECK_NEAR(p.m[2], 0.05, 5e-8);
+    dp_nn_adam_update_split(&q, &cfg, 1, 0.01f, 0.01f);
+    dp_nn_adam_update_split(&q, &cfg, 2, 0.01f, 0.5f); /* first = ntensors: all at lr_head */
+    for (int i = 0; i < 3; i++) p.grad[i] = 0.5f;
+    dp_nn_params r;
+    CHECK(dp_nn_params_init(&r, s, 2, &rng, NULL) == DP_STATUS_OK);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 3; i++) r.grad[i] = 0.5f;
+        dp_nn_adam_update(&r, &cfg, 0.01f);
+    }
+    for (int i = 0; i < 3; i++) CHECK_NEAR(q.data[i], r.data[i], 0.0);
+    dp_nn_params_free(&p), dp_nn_params_free(&q), dp_nn_params_free(&r);
+}
+
 static void test_clip_and_lr(void) {
     dp_nn_tensor_spec s[2] = {{"a", 1, DP_NN_INIT_ZERO, 0}, {"b", 1, DP_NN_INIT_ZERO, 0}};
     dp_nn_params p;
@@ -320,6 +352,7 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_params);
     TEST_RUN(test_adam);
+    TEST_RUN(test_adam_split);
     TEST_RUN(test_clip_and_lr);
     TEST_RUN(test_checkpoint);
     TEST_RUN(test_checkpoint_absurd_step);

@@ -207,6 +207,9 @@ typedef struct dp_agent_config {
     dp_agent_algo algo;
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */
+    float grouper_lr;       /* the encoder's network (the learned grouper, the
+                               type embedding, a GCN) trains at this rate
+                               (dplace's; 0: lr, as the seeds)               */
     float entropy;          /* bonus on the mean entropy per decision (0: none) */
     int entropy_sum;        /* the bonus is on the entropy summed over a
                                placement's decisions, not their mean (Mars's

@@ -366,6 +366,9 @@ dp_nn_adam dp_nn_adam_default(void);
  * m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
  * w -= lr (m / (1-b1^step)) / (sqrt(v / (1-b2^step)) + eps). */
 void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr);
+/* The same step with two learning rates: lr_head for the tensors before
+ * tensor `first`, lr_tail for the rest (one step count for all). */
+void dp_nn_adam_update_split(dp_nn_params *p, const dp_nn_adam *cfg, int first, float lr_head, float lr_tail);
 /* Global L2 norm of all gradients (accumulated in double). */
 double dp_nn_grad_norm(const dp_nn_params *p);
 /* Scales all gradients by max_norm / norm when norm > max_norm; returns the

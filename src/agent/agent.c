@@ -373,16 +373,18 @@ static void backward(dp_agent *a, agent_placer *p, const int32_t *devs, const fl
     e->ops->backward(e, dx, drows, dlogp_enc, dent_enc);
 }
 
-/* One optimiser step at learning rate lr; the networks' gradient norms go
- * to the update's sums. */
-static void optimizer_step_at(dp_agent *a, float lr) {
+/* One optimiser step, the encoder's network at lr_encoder and the placer
+ * at lr; the networks' gradient norms go to the update's sums. */
+static void optimizer_step_at(dp_agent *a, float lr_encoder, float lr) {
     double norms[2];
-    agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr, norms);
+    agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr_encoder, lr, norms);
     a->norm_sum[0] += norms[0], a->norm_sum[1] += norms[1];
     a->n_steps++;
 }
 
-static void optimizer_step(dp_agent *a) { optimizer_step_at(a, a->cfg.lr); }
+static void optimizer_step(dp_agent *a) {
+    optimizer_step_at(a, a->cfg.grouper_lr > 0 ? a->cfg.grouper_lr : a->cfg.lr, a->cfg.lr);
+}
 
 /* The entropy bonus's weight per sample of n for the placer (on the mean
  * over samples of the summed or the mean entropy per element) and for the
@@ -544,7 +546,7 @@ static double imitate(dp_agent *a, const int32_t *choices, const int32_t *devs, 
             loss -= ((double)lg + lp) / E;
             backward(a, p1, a->devs1, &dl, NULL, NULL, NULL, dl, 0.0f);
         }
-        optimizer_step_at(a, lr);
+        optimizer_step_at(a, lr, lr);
     }
     memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)N);
     return loss;

@@ -130,6 +130,8 @@ static const key_def keys[] = {
      "sample's elements placed before it (not for placer=trfxl)"},
     {"mem-scale", KEY_FLOAT, OFF(mem_scale), 0.01, 100, NULL, 0,
      "scale of the memory mask's load estimate (1: the graph's bytes scaled to its peak memory by liveness)"},
+    {"grouper-lr", KEY_FLOAT, OFF(grouper_lr), 0, 100, NULL, 0,
+     "learning rate of the encoder's network (the learned grouper, the type embedding, a GCN; 0: lr)"},
     {"adv-norm", KEY_BOOL, OFF(adv_norm), 0, 1, NULL, 0,
      "normalise the advantages per update to mean 0 and standard deviation 1 over the samples that train"},
     {"oom-shaped", KEY_BOOL, OFF(oom_shaped), 0, 1, NULL, 0,

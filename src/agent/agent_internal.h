@@ -233,10 +233,11 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
 
 /* Clips the gradients (the encoder's network, tensors [0, first_placer),
  * and the placer's each on their own with clip_per_network, else all at
- * once) and takes one Adam step at learning rate lr; norms[2] (may be
- * NULL) gets the two networks' gradient norms before clipping. */
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer, float lr,
-                          double *norms);
+ * once) and takes one Adam step, the encoder's network at lr_encoder and
+ * the placer's at lr; norms[2] (may be NULL) gets the two networks'
+ * gradient norms before clipping. */
+void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+                          float lr_encoder, float lr, double *norms);
 
 /* The best distinct placements so far, best first (cross-entropy over elites). */
 typedef struct agent_elites {

@@ -21,6 +21,7 @@
 #include "dplace/placement.h"
 #include "dplace/plot.h"
 #include "dplace/run.h"
+#include "dplace/search.h"
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
 
@@ -29,9 +30,11 @@ static volatile sig_atomic_t g_stop;
 /* Everything the command line says. */
 typedef struct opt_args {
     const char *devices, *agent_name, *out, *log_path, *plot_path, *trace_path, *ck_path, *resume_path;
-    const char *measure, *baselines, *init_path, *mpi;
+    const char *measure, *baselines, *init_path, *init_placement, *mpi;
     long updates, samples, seed, threads, ck_every, controllers;
-    double time_budget, measure_timeout;
+    double time_budget, measure_timeout, refine;
+    int search;              /* --agent search                              */
+    dp_search_options sopt;  /* its settings (--set), and --refine's        */
     cli_protocol proto;
     int json, quiet, no_cache;
     cli_graph_source src;
@@ -46,6 +49,7 @@ static const char SYNOPSIS[] =
     "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
     "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
     "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
+    "                       [--init-placement FILE] [--refine DURATION]\n"
     "mpirun -n N dplace optimize ... --mpi sync|async [--controllers K]";
 
 static const char DESCRIPTION[] =
@@ -73,7 +77,12 @@ static const char DESCRIPTION[] =
     "                   small graphs only: its attention spans every op)\n"
     "  mars-trfxl       Mars with the Transformer-XL placer (Table 1)\n"
     "  mars-dplace      Mars with dplace's sequence prior: ops in depth-first order, the\n"
-    "                   previous op's device favoured (op-order=dfs, stick=5; docs/agents.md)\n";
+    "                   previous op's device favoured (op-order=dfs, stick=5; docs/agents.md)\n"
+    "  search    dplace's own placer (docs/search.md): simulator-guided Metropolis search over\n"
+    "            moves of ops, chains, colocation groups and layer scopes, from the best of the\n"
+    "            expert, single GPU, every baseline and --init-placement; an update is one round\n"
+    "            of moves per thread (--set moves=32, t0=0.02, decay=0.97, t-min=0.01, restart=60,\n"
+    "            sync=10, critical=0.4, swap=0.25); --refine D runs it after any other agent\n";
 
 static const char EPILOGUE[] = "exit status: 0 done, 1 internal failure, 2 bad input or usage, 130 interrupted\n"
                                "(the checkpoint and the best placement so far are written first)\n";
@@ -83,7 +92,7 @@ static int parse_args(int argc, char **argv, opt_args *o) {
     memset(o, 0, sizeof *o);
     o->agent_name = "hp";
     o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50, o->controllers = 1;
-    o->time_budget = -1, o->measure_timeout = 600;
+    o->time_budget = -1, o->measure_timeout = 600, o->refine = -1;
     o->proto = (cli_protocol){0.0, 1, 0, 0};
     const cli_option options[] = {
         CLI_GRAPH_OPTIONS(&o->src),
@@ -130,6 +139,10 @@ static int parse_args(int argc, char **argv, opt_args *o) {
         {"--resume", NULL, "FILE", CLI_STRING, .str = &o->resume_path,
          .help = "continue from a checkpoint (same graph, devices, agent, seed; --updates and --samples count from "
                  "the first run, --time from this one)"},
+        {"--init-placement", NULL, "FILE", CLI_STRING, .str = &o->init_placement,
+         .help = "search: a start placement (dplace-placement v1, e.g. another run's -o) beside the baselines'"},
+        {"--refine", NULL, "D", CLI_DURATION, .real = &o->refine,
+         .help = "after a learned agent's run, search from its best placement for this long (90s, 2m)"},
         {"--init", NULL, "FILE", CLI_STRING, .str = &o->init_path,
          .help = "start from the networks of another run's checkpoint (any graph: Mars's transfer; same agent "
                  "settings and device count), without its counters, optimiser state or pre-training"},
@@ -209,6 +222,37 @@ static int build_config(const opt_args *o, dp_agent_config *cfg) {
     return -1;
 }
 
+/* The search's settings: seed and threads from their options, then --set
+ * KEY=VALUE in order (--set help lists them). Returns -1 to go on, else the
+ * exit status. */
+static int search_config(opt_args *o) {
+    o->sopt = dp_search_options_default();
+    o->sopt.seed = (uint64_t)o->seed, o->sopt.threads = (int32_t)o->threads;
+    if (!o->search) return -1;
+    dp_error err;
+    dp_error_clear(&err);
+    for (int k = 0; k < o->sets.n; k++) {
+        const char *kv = o->sets.item[k].value;
+        if (o->sets.item[k].key)
+            return cli_usage_error("optimize", "--%s is a learned agent's component; --agent search has none",
+                                   o->sets.item[k].key);
+        if (!strcmp(kv, "help")) {
+            const dp_search_options d = o->sopt;
+            printf("settings of agent search (override with --set KEY=VALUE; docs/search.md):\n  moves=%d\n  t0=%g\n"
+                   "  decay=%g\n  t-min=%g\n  restart=%d\n  sync=%d\n  critical=%g\n  swap=%g\n",
+                   (int)d.moves, d.t0, d.decay, d.t_min, (int)d.restart_steps, (int)d.sync_steps, d.critical, d.swap);
+            return CLI_EXIT_OK;
+        }
+        const char *eq = strchr(kv, '=');
+        if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
+        char kname[64];
+        snprintf(kname, sizeof kname, "%.*s",
+                 (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
+        if (dp_search_options_set(&o->sopt, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
+    }
+    return -1;
+}
+
 /* The checks across options; -1 to go on, else the exit status. */
 static int check_args(const opt_args *o) {
     if (!o->devices) return cli_usage_error("optimize", "--devices SPEC is required");
@@ -217,11 +261,23 @@ static int check_args(const opt_args *o) {
         return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
                                            "give one of them");
     if (cli_protocol_check("optimize", &o->proto)) return CLI_EXIT_INPUT;
+    if (o->search && (o->init_path || o->refine > 0 || o->measure))
+        return cli_usage_error("optimize", "--agent search takes no --init, --refine or --measure (a start placement: "
+                                           "--init-placement FILE)");
+    if (o->search && (o->proto.noise > 0 || o->proto.steps > 1))
+        return cli_usage_error("optimize", "--agent search simulates one step without noise (no --noise, --steps)");
+    if (!o->search && o->init_placement && o->refine <= 0)
+        return cli_usage_error("optimize", "--init-placement starts a search: give --agent search or --refine");
+    if (o->refine > 0 && o->measure)
+        return cli_usage_error("optimize", "--refine searches with the simulator; not with --measure");
     /* the modes by name here: without MPI the dist layer is not built */
     if (o->mpi && strcmp(o->mpi, "sync") && strcmp(o->mpi, "async"))
         return cli_usage_error("optimize", "--mpi: unknown mode \"%s\" (modes: sync, async)", o->mpi);
     if (o->controllers != 1 && !(o->mpi && !strcmp(o->mpi, "async")))
         return cli_usage_error("optimize", "--controllers is for --mpi async");
+    if (o->mpi && o->search)
+        return cli_usage_error("optimize", "--agent search runs in one process (its threads: --set threads=N), not "
+                                           "under --mpi");
     return -1;
 }
 
@@ -236,9 +292,10 @@ typedef struct ref_times {
 } ref_times;
 
 /* Runs the listed baselines (NULL: all; "none": none) on sim, for the
- * comparison. */
+ * comparison; each placement is offered to `starts` (NULL: none) as a
+ * search's start. */
 static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const char *list, ref_times *rt,
-                               dp_error *err) {
+                               dp_search *starts, dp_error *err) {
     memset(rt, 0, sizeof *rt);
     rt->gpu_s = rt->expert_s = rt->best_s = NAN;
     if (list && !strcmp(list, "none")) return DP_STATUS_OK;
@@ -265,6 +322,8 @@ static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices 
         }
         r->sim.link = NULL;
         if (r->status) continue;
+        dp_error ignored; /* a start the search refuses (none of the placers makes one) is left out */
+        if (starts) dp_search_add_start(starts, dp_place_method_name((dp_place_method)m), place, &ignored);
         if (m == DP_PLACE_METHOD_GPU) rt->gpu_s = r->sim.step_time_s, rt->gpu_valid = r->sim.valid;
         if (m == DP_PLACE_METHOD_EXPERT) rt->expert_s = r->sim.step_time_s, rt->expert_valid = r->sim.valid;
         if (r->sim.valid && (!rt->have_best || r->sim.step_time_s < rt->best_s)) {
@@ -339,7 +398,7 @@ static void progress_show(progress *p, const dp_run_state *s, int final) {
     else snprintf(recent, sizeof recent, "-");
     const dp_run_update *d = &s->upd;
     char learn[96] = "";
-    if (s->updates > 0)
+    if (s->updates > 0 && isfinite(d->entropy[1]))
         snprintf(learn, sizeof learn, "  H %.3g  kl %.2g  |g| %.2g", d->entropy[1], d->kl, d->grad_norm[1]);
     fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %s  valid %.0f%%%s  %.1f samples/s  %s  left %s%s",
             p->tty ? "\r\033[K" : "optimize: ", (long long)s->updates, (long long)s->samples, best, recent,
@@ -386,7 +445,30 @@ typedef struct summary {
     const ref_times *rt;
     dp_run_bound lb;
     const opt_args *o;
+    const dp_search *search;   /* --agent search's (cfg NULL), or --refine's     */
+    const dp_run_state *refined; /* --refine's state after a learned agent (NULL) */
 } summary;
+
+/* The search's lines: units, moves, the start. */
+static void print_search(const summary *m, const dp_search *se, const char *what) {
+    dp_search_stats x;
+    dp_search_get_stats(se, &x);
+    const dp_run_state *s = dp_search_get_state(se);
+    const char *start = NULL;
+    dp_sim_result sr;
+    dp_search_start(se, &start, &sr);
+    char t[32];
+    format_duration(s->elapsed_s, t, sizeof t);
+    printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes\n", what,
+           (int)m->o->sopt.threads, (int)m->o->sopt.moves, (int)x.n_units[0], (int)x.n_units[1], (int)x.n_units[2],
+           (int)x.n_units[3]);
+    printf("searched   %lld updates, %lld moves simulated in %s (%lld proposed, %lld refused by the memory check, "
+           "%.1f%% accepted, %lld from the critical path, %lld restarts)\n",
+           (long long)s->updates, (long long)x.simulated, t, (long long)x.proposed, (long long)x.oom_rejected,
+           x.simulated ? 100.0 * (double)x.accepted / (double)x.simulated : 0.0, (long long)x.critical,
+           (long long)x.restarts);
+    if (start) printf("start      %s (%.6f s%s)\n", start, sr.step_time_s, sr.valid ? "" : ", out of memory");
+}
 
 static json_t *json_num(double v, int ok) { return ok && isfinite(v) ? json_real(v) : json_null(); }
 
@@ -398,9 +480,31 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "ops", json_integer(m->g->n_ops));
     json_object_set_new(o, "device_set", json_string(m->ds->name));
     char cbuf[4096];
-    dp_agent_config_format(m->cfg, cbuf, sizeof cbuf);
-    json_object_set_new(o, "agent", json_string(m->cfg->preset));
+    if (m->cfg) dp_agent_config_format(m->cfg, cbuf, sizeof cbuf);
+    else {
+        const dp_search_options *so = &m->o->sopt;
+        snprintf(cbuf, sizeof cbuf, "moves=%d t0=%g decay=%g t-min=%g restart=%d sync=%d critical=%g swap=%g",
+                 (int)so->moves, so->t0, so->decay, so->t_min, (int)so->restart_steps, (int)so->sync_steps,
+                 so->critical, so->swap);
+    }
+    json_object_set_new(o, "agent", json_string(m->cfg ? m->cfg->preset : "search"));
     json_object_set_new(o, "settings", json_string(cbuf));
+    if (m->search) {
+        const char *start = NULL;
+        dp_sim_result sr;
+        dp_search_stats x;
+        dp_search_get_stats(m->search, &x);
+        dp_search_start(m->search, &start, &sr);
+        json_object_set_new(o, "search_start", start ? json_string(start) : json_null());
+        json_object_set_new(o, "search_start_s", json_num(sr.step_time_s, start != NULL));
+        json_object_set_new(o, "search_moves_simulated", json_integer(x.simulated));
+        json_object_set_new(o, "search_moves_accepted", json_integer(x.accepted));
+        json_object_set_new(o, "search_oom_refused", json_integer(x.oom_rejected));
+    }
+    if (m->refined) {
+        json_object_set_new(o, "refined_step_time_s", json_num(m->refined->best_s, 1));
+        json_object_set_new(o, "refined_found_s", json_real(m->refined->best_elapsed_s));
+    }
     json_object_set_new(o, "seed", json_integer(m->o->seed));
     json_object_set_new(o, "updates", json_integer(s->updates));
     json_object_set_new(o, "samples", json_integer(s->samples));
@@ -442,6 +546,10 @@ static void print_header(const summary *m) {
     char t1[32];
     format_duration(s->elapsed_s, t1, sizeof t1);
     printf("graph      %s: %d ops on %s (%d devices)\n", m->g->name, m->g->n_ops, m->ds->name, m->ds->n_devices);
+    if (!cfg) {
+        print_search(m, m->search, "agent      search:");
+        return;
+    }
     if (cfg->encoder == DP_AGENT_ENCODER_NONE)
         printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg->preset,
                dp_agent_grouper_kind_name(cfg->grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg->placer),
@@ -473,7 +581,7 @@ static void print_header(const summary *m) {
  * and the last tenth of the updates. */
 static void print_learning(const summary *m) {
     const dp_run_result *r = &m->rr;
-    if (m->s->updates < 2 || !isfinite(r->first_mean_s) || !isfinite(r->last_mean_s)) return;
+    if (!m->cfg || m->s->updates < 2 || !isfinite(r->first_mean_s) || !isfinite(r->last_mean_s)) return;
     double change = 100.0 * (r->last_mean_s - r->first_mean_s) / r->first_mean_s;
     printf("policy: mean sampled step time %.4f s over the first tenth of the updates (%lld), %.4f s over the "
            "last: %s (%+.1f%%)\n",
@@ -487,9 +595,20 @@ static void print_table(const summary *m) {
     if (m->o->measure)
         printf("\n(the learned time was measured by --measure; single GPU, expert, the baselines and the bound are "
                "simulated on the devices given)");
-    printf("\n%-26s %12s  %s\n", "placement", "step time", "learned vs it");
-    if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", "learned", s->best_s);
-    else printf("%-26s %12s  (no valid placement sampled)\n", "learned", "none");
+    const char *who = m->cfg ? "learned" : "search";
+    if (m->refined) {
+        printf("\n");
+        print_search(m, m->search, "refine:");
+    }
+    printf("\n%-26s %12s  %s vs it\n", "placement", "step time", m->refined ? "refined" : who);
+    if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", who, s->best_s);
+    else printf("%-26s %12s  (no valid placement sampled)\n", who, "none");
+    if (m->refined && isfinite(m->refined->best_s)) {
+        char t[32];
+        format_duration(m->refined->best_elapsed_s, t, sizeof t);
+        printf("%-26s %10.6f s  (found after %s of search)\n", "refined by search", m->refined->best_s, t);
+        s = m->refined;
+    }
     char name[64];
     snprintf(name, sizeof name, "best baseline (%s)", rt->best_name ? rt->best_name : "none");
     struct {
@@ -558,14 +677,15 @@ static int plot_lines(const ref_times *rt, dp_plot_line *lines, char *best_label
     return nl;
 }
 
-/* Trains the agent through the run driver, then writes the best
- * placement's timeline. */
-static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_method method,
-                           dp_sim *sim, const ref_times *rt, progress *pg, dp_run_result *rr, dp_error *err) {
-    const dp_run_state *s = method.ops->state(method.self);
+/* Runs method m (state s) through the run driver: an agent's training, a
+ * search, or a search refining an agent's best (refine: its time, the log
+ * beside the agent's, no checkpoint). */
+static dp_status run_method(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_method m,
+                            const dp_run_state *s, const ref_times *rt, progress *pg, int refine, dp_run_result *rr,
+                            dp_error *err) {
     dp_run_options ro = dp_run_options_default();
     ro.g = g, ro.ds = ds;
-    ro.max_updates = o->updates < 0 && o->samples < 0 && o->time_budget < 0 ? 1000 : o->updates;
+    ro.max_updates = o->updates < 0 && o->samples < 0 && o->time_budget < 0 ? (o->search ? 2000 : 1000) : o->updates;
     ro.max_samples = o->samples;
     ro.max_seconds = o->time_budget;
     ro.best_path = o->out, ro.log_path = o->log_path, ro.checkpoint_path = o->ck_path;
@@ -573,103 +693,93 @@ static dp_status run_agent(const opt_args *o, const dp_graph *g, const dp_device
     ro.resume_path = o->resume_path;
     ro.cancel = &g_stop;
     dp_plot_line lines[3];
-    char best_label[96], title[256];
-    snprintf(title, sizeof title, "%s on %s: agent %s", g->name, ds->name, o->agent_name);
+    char best_label[96], title[256], ulog[4096], rlog[4096];
+    snprintf(title, sizeof title, "%s on %s: agent %s%s", g->name, ds->name, o->agent_name, refine ? ", refined" : "");
     ro.plot_path = o->plot_path, ro.plot_title = title;
     ro.plot_lines = lines, ro.n_plot_lines = plot_lines(rt, lines, best_label, sizeof best_label);
-    pg->total_updates = ro.max_updates, pg->time_budget = o->time_budget;
-    char ulog[4096];
-    if (o->log_path) { /* next to the per-sample log: X.csv -> X.updates.csv */
+    const char *stem_end = refine ? ".refine" : ".updates";
+    if (o->log_path) { /* next to the per-sample log: X.csv -> X.updates.csv (X.refine.csv) */
         size_t n = strlen(o->log_path);
         int cut = n > 4 && !strcmp(o->log_path + n - 4, ".csv") ? 4 : 0;
-        snprintf(ulog, sizeof ulog, "%.*s.updates.csv", (int)(n - cut), o->log_path);
+        snprintf(ulog, sizeof ulog, "%.*s%s.csv", (int)(n - cut), o->log_path, stem_end);
         ro.update_log_path = ulog;
+        if (refine) {
+            snprintf(rlog, sizeof rlog, "%.*s.refine.csv", (int)(n - cut), o->log_path);
+            ro.log_path = rlog, ro.update_log_path = NULL;
+        }
     }
+    if (refine) {
+        ro.max_updates = ro.max_samples = -1, ro.max_seconds = o->refine;
+        ro.checkpoint_path = ro.resume_path = NULL;
+        if (o->plot_path) ro.plot_path = NULL;
+    }
+    pg->st = s, pg->total_updates = ro.max_updates, pg->time_budget = ro.max_seconds;
     dp_run_hooks hooks = {pg, on_prepared, on_stepped};
-    dp_status st = dp_run(method, &ro, &hooks, rr, err);
-    if (st) return st;
-    progress_show(pg, s, 1);
-    if (o->trace_path && s->best_placement) {
-        dp_sim_options so = dp_sim_options_default();
-        so.record_trace = 1;
-        dp_sim_result res;
-        if ((st = dp_sim_run(sim, s->best_placement, &so, &res, err)) || (st = dp_trace_write(sim, o->trace_path, err)))
-            return st;
-    }
-    return DP_STATUS_OK;
+    dp_status st = dp_run(m, &ro, &hooks, rr, err);
+    if (!st) progress_show(pg, s, 1);
+    return st;
 }
 
-/* The run on this process (dist NULL), or on rank 0 of a distributed
- * run: the baselines, the agent (evaluating on dist's workers), the run
- * driver and the summary. Returns the exit status. */
-static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
-    const opt_args o = *op;
-    dp_agent_config cfg = *cfgp;
-    int rc = CLI_EXIT_OK;
-    dp_error err;
-    dp_error_clear(&err);
-    dp_graph *g = NULL;
-    dp_devices *ds = NULL;
-    dp_sim *sim = NULL; /* baselines, the best placement's trace, the lower bound */
-    dp_agent *agent = NULL;
-    ref_times rt;
-    memset(&rt, 0, sizeof rt);
-    dp_nn_set_threads((int)o.threads);
-    progress pg = {.tty = isatty(2), .quiet = o.quiet, .quiet_pretrain = o.quiet || o.json,
-                   .every_s = isatty(2) ? 0.5 : 10.0, .start_s = dp_now_s(), .update_s = dp_now_s()};
-    if (!(g = cli_load_graph("optimize", &o.src, &err)) || !(ds = dp_devices_load(o.devices, &err)) ||
-        !(sim = dp_sim_init(g, ds, &err)) || run_baselines(sim, g, ds, o.baselines, &rt, &err))
-        goto fail;
-    dp_agent_eval_options eo = eval_options(&o, &pg);
+/* Writes the timeline of placement p (the best found) to path. */
+static dp_status write_trace(dp_sim *sim, const char *path, const int32_t *p, dp_error *err) {
+    if (!path || !p) return DP_STATUS_OK;
+    dp_sim_options so = dp_sim_options_default();
+    so.record_trace = 1;
+    dp_sim_result res;
+    dp_status st = dp_sim_run(sim, p, &so, &res, err);
+    return st ? st : dp_trace_write(sim, path, err);
+}
+
+/* The starts of a search beyond the baselines': --init-placement (read
+ * before anything runs: p), and single GPU when nothing else was offered. */
+static dp_status search_starts(dp_search *se, const dp_graph *g, const dp_devices *ds, const int32_t *p,
+                               dp_error *err) {
+    dp_status st = p ? dp_search_add_start(se, "--init-placement", p, err) : DP_STATUS_OK;
+    if (st || dp_search_start(se, NULL, NULL)) return st;
+    int32_t *gpu = malloc(sizeof(int32_t) * (size_t)(g->n_ops + 1));
+    if (!gpu) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
+    dp_place_options po = dp_place_options_default();
+    st = dp_place_gpu(g, ds, &po, gpu, err);
+    if (!st) st = dp_search_add_start(se, "gpu", gpu, err);
+    free(gpu);
+    return st;
+}
+
+/* --refine: a search from the agent's best placement for o->refine
+ * seconds, writing -o when it improves; *out its state (NULL: none run). */
+static dp_status refine_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_sim *sim,
+                              const dp_run_state *s, const ref_times *rt, progress *pg, dp_search **se,
+                              dp_error *err) {
+    if (o->refine <= 0 || !s->best_placement || g_stop) return DP_STATUS_OK;
+    if (!(*se = dp_search_init(g, ds, sim, &o->sopt, err))) return err->status;
+    dp_status st = dp_search_add_start(*se, "learned", s->best_placement, err);
+    if (st) return st;
+    if (!o->quiet && !o->json) fprintf(stderr, "optimize: refining the learned best (%.6f s) by search\n", s->best_s);
+    memset(pg->n, 0, sizeof pg->n), memset(pg->valid, 0, sizeof pg->valid), memset(pg->sum, 0, sizeof pg->sum);
+    dp_run_result rr;
+    return run_method(o, g, ds, dp_search_method(*se), dp_search_get_state(*se), rt, pg, 1, &rr, err);
+}
+
+/* Reads --init-placement (NULL: none given) into *out. */
+static dp_status read_init_placement(const opt_args *o, const dp_graph *g, const dp_devices *ds, int32_t **out,
+                                     dp_error *err) {
+    *out = NULL;
+    if (!o->init_placement) return DP_STATUS_OK;
+    if (!(*out = malloc(sizeof(int32_t) * (size_t)(g->n_ops + 1)))) return dp_error_set(err, DP_STATUS_NOMEM, "oom");
+    return dp_placement_read_file(o->init_placement, g, ds, *out, err);
+}
+
 #ifdef DPLACE_HAVE_MPI
-    if (dist) dp_dist_attach(dist, &eo);
-#endif
-    if (!(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
-    dp_method method = dp_agent_method(agent);
-#ifdef DPLACE_HAVE_MPI
-    if (dist && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER &&
-        dp_dist_server_method(dist, g, agent, &g_stop, &method, &err))
-        goto fail;
-#endif
-    const dp_run_state *s = method.ops->state(method.self);
-    pg.st = s;
-    if (o.init_path && dp_agent_load_policy(agent, o.init_path, &err)) goto fail;
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    if (!o.quiet && !o.json)
-        fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
-                cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
-                o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
-#ifdef DPLACE_HAVE_MPI
-    if (dist && !o.quiet && !o.json && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)
+/* The line on the ranks of a distributed run (rank 0, stderr). */
+static void print_ranks(const opt_args *o, const dp_dist *dist) {
+    if (dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)
         fprintf(stderr, "optimize: --mpi async over %d ranks: rank 0 the parameter server, %d controller(s), %d worker "
-                "rank(s)\n", (int)dp_dist_size(dist), (int)o.controllers, (int)(dp_dist_size(dist) - 1 - o.controllers));
-    else if (dist && !o.quiet && !o.json)
+                "rank(s)\n", (int)dp_dist_size(dist), (int)o->controllers, (int)(dp_dist_size(dist) - 1 - o->controllers));
+    else
         fprintf(stderr, "optimize: --mpi sync over %d ranks: rank 0 the controller, %d worker rank(s)\n",
                 (int)dp_dist_size(dist), (int)dp_dist_n_workers(dist));
-#endif
-    summary m = {{0}, g, ds, &cfg, s, &rt, {0, 0}, &o};
-    if (run_agent(&o, g, ds, method, sim, &rt, &pg, &m.rr, &err)) goto fail;
-    if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
-    if (o.json) print_json(&m);
-    else print_table(&m);
-    if (g_stop) {
-        fprintf(stderr, "optimize: interrupted after update %lld%s%s\n", (long long)s->updates,
-                o.ck_path ? "; resume with --resume " : "", o.ck_path ? o.ck_path : "");
-        rc = 130;
-    }
-    goto done;
-fail:
-    rc = cli_report(&err);
-done:
-    dp_agent_free(agent);
-    dp_sim_free(sim);
-    dp_devices_free(ds);
-    dp_graph_free(g);
-    return rc;
 }
 
-#ifdef DPLACE_HAVE_MPI
 /* A worker rank: loads the graph and devices as rank 0 does and evaluates
  * what its controller sends until stopped; a setup failure is answered to
  * the controller (whose run fails with it), not printed. */
@@ -686,7 +796,6 @@ static int optimize_worker(const opt_args *o, dp_dist *dist) {
     dp_graph_free(g);
     return st ? cli_report(&err) : CLI_EXIT_OK;
 }
-#endif
 
 /* An async controller rank: its own agent (seeded from --seed and its
  * rank), evaluating on its workers, updating the shared parameters until
@@ -711,6 +820,92 @@ static int optimize_controller(const opt_args *o, const dp_agent_config *cfg, dp
     fprintf(stderr, "optimize: controller rank %d: ", (int)dp_dist_rank(dist));
     int rc = cli_report(&err);
     dp_dist_abort(dist, rc);
+    return rc;
+}
+#endif
+
+
+/* The run on this process (dist NULL), or on rank 0 of a distributed
+ * run: the baselines, the agent (evaluating on dist's workers; async: the
+ * parameter server's method around it) or the search, the run driver and
+ * the summary. Returns the exit status. */
+static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
+    opt_args o = *op;
+    dp_agent_config cfg;
+    if (!o.search) cfg = *cfgp;
+    int rc = CLI_EXIT_OK;
+    dp_error err;
+    dp_error_clear(&err);
+    dp_graph *g = NULL;
+    dp_devices *ds = NULL;
+    dp_sim *sim = NULL; /* baselines, the best placement's trace, the lower bound */
+    dp_agent *agent = NULL;
+    dp_search *se = NULL, *refine = NULL;
+    int32_t *init = NULL;
+    ref_times rt;
+    memset(&rt, 0, sizeof rt);
+    dp_nn_set_threads((int)o.threads);
+    progress pg = {.tty = isatty(2), .quiet = o.quiet, .quiet_pretrain = o.quiet || o.json,
+                   .every_s = isatty(2) ? 0.5 : 10.0, .start_s = dp_now_s(), .update_s = dp_now_s()};
+    if (!(g = cli_load_graph("optimize", &o.src, &err)) || !(ds = dp_devices_load(o.devices, &err)) ||
+        !(sim = dp_sim_init(g, ds, &err)) || read_init_placement(&o, g, ds, &init, &err))
+        goto fail;
+    if (o.search && !(se = dp_search_init(g, ds, sim, &o.sopt, &err))) goto fail;
+    if (run_baselines(sim, g, ds, o.baselines, &rt, se, &err) || (se && search_starts(se, g, ds, init, &err))) goto fail;
+    dp_agent_eval_options eo = eval_options(&o, &pg);
+#ifdef DPLACE_HAVE_MPI
+    if (dist) dp_dist_attach(dist, &eo);
+#endif
+    if (!se && !(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
+    dp_method meth = se ? dp_search_method(se) : dp_agent_method(agent);
+#ifdef DPLACE_HAVE_MPI
+    if (dist && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER &&
+        dp_dist_server_method(dist, g, agent, &g_stop, &meth, &err))
+        goto fail;
+#endif
+    const dp_run_state *s = meth.ops->state(meth.self);
+    pg.st = s;
+    if (o.init_path && dp_agent_load_policy(agent, o.init_path, &err)) goto fail;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (!o.quiet && !o.json && se) {
+        const char *start = NULL;
+        dp_sim_result sr;
+        dp_search_start(se, &start, &sr);
+        fprintf(stderr, "optimize: %s on %s, agent search, %d threads, from %s (%.6f s)%s\n", g->name, ds->name,
+                (int)o.sopt.threads, start, sr.step_time_s, o.resume_path ? " (resuming)" : "");
+    } else if (!o.quiet && !o.json)
+        fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
+                cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
+                o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
+#ifdef DPLACE_HAVE_MPI
+    if (dist && !o.quiet && !o.json) print_ranks(&o, dist);
+#endif
+    summary m = {{0}, g, ds, se ? NULL : &cfg, s, &rt, {0, 0}, &o, se, NULL};
+    if (run_method(&o, g, ds, meth, s, &rt, &pg, 0, &m.rr, &err)) goto fail;
+    if (refine_agent(&o, g, ds, sim, s, &rt, &pg, &refine, &err)) goto fail;
+    if (refine) m.search = refine, m.refined = dp_search_get_state(refine);
+    const dp_run_state *fin = m.refined && m.refined->best_placement ? m.refined : s;
+    if (write_trace(sim, o.trace_path, fin->best_placement, &err)) goto fail;
+    if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
+    if (o.json) print_json(&m);
+    else print_table(&m);
+    if (g_stop) {
+        fprintf(stderr, "optimize: interrupted after update %lld%s%s\n", (long long)s->updates,
+                o.ck_path ? "; resume with --resume " : "", o.ck_path ? o.ck_path : "");
+        rc = 130;
+    }
+    goto done;
+fail:
+    rc = cli_report(&err);
+done:
+    dp_search_free(refine);
+    dp_search_free(se);
+    free(init);
+    dp_agent_free(agent);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
     return rc;
 }
 
@@ -739,7 +934,9 @@ int cmd_optimize(int argc, char **argv) {
     opt_args o;
     dp_agent_config cfg;
     int rc = parse_args(argc, argv, &o);
-    if (rc < 0) rc = build_config(&o, &cfg);
+    o.search = rc < 0 && !strcmp(o.agent_name, "search");
+    if (rc < 0) rc = search_config(&o);
+    if (rc < 0 && !o.search) rc = build_config(&o, &cfg);
     if (rc < 0) rc = check_args(&o);
     if (rc >= 0) return rc;
     if (o.samples > 0) o.updates = -1;

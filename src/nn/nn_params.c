@@ -122,6 +122,12 @@ dp_nn_adam dp_nn_adam_default(void) {
 
 /* One bias-corrected Adam step at learning rate lr. */
 void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr) {
+    dp_nn_adam_update_split(p, cfg, 0, lr, lr);
+}
+
+/* One Adam step, the tensors before `first` at lr_head, the rest at lr_tail. */
+void dp_nn_adam_update_split(dp_nn_params *p, const dp_nn_adam *cfg, int first, float lr_head, float lr_tail) {
+    assert(first >= 0 && first <= p->ntensors);
     unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     /* the step saturates in 1..DP_NN_MAX_STEP: past it the bias corrections
      * are 1 to float precision, and it can neither overflow nor go <= 0 */
@@ -133,7 +139,9 @@ void dp_nn_adam_update(dp_nn_params *p, const dp_nn_adam *cfg, float lr) {
     float ic1 = (float)(1.0 / (1.0 - pow(cfg->beta1, (double)p->step)));
     float isc2 = (float)(1.0 / sqrt(1.0 - pow(cfg->beta2, (double)p->step)));
     float *w = p->data, *g = p->grad, *m = p->m, *v = p->v;
+    size_t split = first < p->ntensors ? p->offset[first] : p->count;
     for (size_t i = 0; i < p->count; i++) {
+        float lr = i < split ? lr_head : lr_tail;
         float gi = g[i] + wd * w[i];
         m[i] = b1 * m[i] + ob1 * gi;
         v[i] = b2 * v[i] + ob2 * gi * gi;

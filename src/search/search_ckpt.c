@@ -1,0 +1,244 @@
+/* Search checkpoints: the whole state in one file, written atomically, so
+ * that a resumed run ends exactly as the run that was not interrupted.
+ * Layout (native byte order, docs/search.md):
+ *
+ *   "DPLACE-SEARCH-CK" (16 bytes), u32 version
+ *   identity: i32 ops, devices, chains, moves; u64 seed (must match)
+ *   i32 begun, have_start; f64 start score; 64 bytes start name; the
+ *       start's result (its bytes, link pointer cleared); i32 [ops] start
+ *   the counters: i64 updates, samples, best update, best sample, restarts;
+ *       f64 best, best found at, elapsed, evaluator seconds; i32 have_best;
+ *       i32 [ops] best
+ *   per chain: the generator, f64 temperature, i64 steps since better,
+ *       f64 its best, i32 [ops] its best, i32 [ops] its current placement,
+ *       its counters (dp_search_stats)
+ *   u64 FNV-1a checksum of everything before it */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "search/search_internal.h"
+
+#define CK_MAGIC "DPLACE-SEARCH-CK"
+#define CK_VERSION 1u
+
+typedef struct ck_buf {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} ck_buf;
+
+/* Appends n bytes (oom set on failure). */
+static void put(ck_buf *b, const void *src, size_t n) {
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t c = b->cap ? b->cap : 4096;
+        while (c < b->n + n) c *= 2;
+        unsigned char *q = realloc(b->p, c);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q, b->cap = c;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+#define PUT(b, x) put((b), &(x), sizeof(x))
+
+static uint64_t fnv1a(const unsigned char *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* The identity that a checkpoint must match. */
+typedef struct ck_id {
+    int32_t ops, devices, chains, moves;
+    uint64_t seed;
+} ck_id;
+
+static ck_id identity(const dp_search *s) {
+    ck_id id;
+    memset(&id, 0, sizeof id);
+    id.ops = s->n, id.devices = s->ds->n_devices, id.chains = s->n_chains, id.moves = s->opt.moves;
+    id.seed = s->opt.seed;
+    return id;
+}
+
+/* Serialises the state into b. */
+static void serialise(const dp_search *s, ck_buf *b) {
+    size_t pn = sizeof(int32_t) * (size_t)s->n;
+    put(b, CK_MAGIC, 16);
+    uint32_t version = CK_VERSION;
+    PUT(b, version);
+    ck_id id = identity(s);
+    PUT(b, id);
+    int32_t begun = s->begun, have_start = s->have_start, have_best = s->have_best;
+    dp_sim_result sr = s->start_res;
+    sr.link = NULL;
+    PUT(b, begun), PUT(b, have_start), PUT(b, s->start_score);
+    put(b, s->start_name, sizeof s->start_name);
+    PUT(b, sr);
+    put(b, s->start, pn);
+    const dp_run_state *st = &s->state;
+    PUT(b, st->updates), PUT(b, st->samples), PUT(b, st->best_update), PUT(b, st->best_sample), PUT(b, s->restarts);
+    PUT(b, st->best_s), PUT(b, st->best_elapsed_s), PUT(b, st->elapsed_s), PUT(b, st->eval_s), PUT(b, have_best);
+    put(b, s->best, pn);
+    for (int32_t c = 0; c < s->n_chains; c++) {
+        const search_chain *ch = &s->chain[c];
+        PUT(b, ch->rng), PUT(b, ch->temp), PUT(b, ch->since_better), PUT(b, ch->best_s);
+        put(b, ch->best, pn);
+        if (s->begun) put(b, dp_sim_delta_base(ch->d), pn);
+        else put(b, s->start, pn);
+        PUT(b, ch->stats);
+    }
+    uint64_t sum = fnv1a(b->p, b->n);
+    PUT(b, sum);
+}
+
+dp_status search_save(const void *self, const char *path, dp_error *err) {
+    const dp_search *s = self;
+    ck_buf b = {0};
+    serialise(s, &b);
+    if (b.oom) {
+        free(b.p);
+        return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the checkpoint", path);
+    }
+    dp_atomic_file af;
+    dp_status st = dp_atomic_open(&af, path, err);
+    if (!st) {
+        if (fwrite(b.p, 1, b.n, af.f) != b.n) {
+            dp_atomic_abort(&af);
+            st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the checkpoint", path);
+        } else st = dp_atomic_commit(&af, err);
+    }
+    free(b.p);
+    return st;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+typedef struct ck_reader {
+    const unsigned char *p;
+    size_t n, at;
+    int short_read;
+} ck_reader;
+
+static void get(ck_reader *r, void *dst, size_t n) {
+    if (r->short_read || r->n - r->at < n) {
+        r->short_read = 1;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, r->p + r->at, n);
+    r->at += n;
+}
+#define GET(r, x) get((r), &(x), sizeof(x))
+
+/* Whether every entry of p[n] is a device index of s. */
+static int devices_ok(const dp_search *s, const int32_t *p) {
+    for (int32_t i = 0; i < s->n; i++)
+        if (p[i] < 0 || p[i] >= s->ds->n_devices) return 0;
+    return 1;
+}
+
+/* Checks the header, identity and checksum of the file's bytes. */
+static dp_status check_header(const dp_search *s, ck_reader *r, const char *path, dp_error *err) {
+    char magic[16];
+    uint32_t version = 0;
+    get(r, magic, 16);
+    if (r->short_read || memcmp(magic, CK_MAGIC, 16) != 0)
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: not a dplace search checkpoint", path);
+    GET(r, version);
+    if (version != CK_VERSION)
+        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: search checkpoint version %u; this dplace reads %u", path,
+                            version, CK_VERSION);
+    if (r->n < r->at + 8 || fnv1a(r->p, r->n - 8) != *(const uint64_t *)(const void *)(r->p + r->n - 8))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: checksum mismatch (truncated or damaged)", path);
+    r->n -= 8;
+    ck_id id, want = identity(s);
+    GET(r, id);
+    if (memcmp(&id, &want, sizeof id) != 0)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "%s: made for %d ops, %d devices, %d threads, %d moves, seed %llu; this run has %d, %d, %d, "
+                            "%d, seed %llu",
+                            path, (int)id.ops, (int)id.devices, (int)id.chains, (int)id.moves,
+                            (unsigned long long)id.seed, (int)want.ops, (int)want.devices, (int)want.chains,
+                            (int)want.moves, (unsigned long long)want.seed);
+    return DP_STATUS_OK;
+}
+
+/* Reads the chains' part into a fresh copy of the chains' saved fields:
+ * cur [chains * n] and the chains' scalars and bests written into tmp. */
+static void read_chains(dp_search *s, ck_reader *r, search_chain *tmp, int32_t *cur) {
+    size_t pn = sizeof(int32_t) * (size_t)s->n;
+    for (int32_t c = 0; c < s->n_chains; c++) {
+        search_chain *ch = &tmp[c];
+        GET(r, ch->rng), GET(r, ch->temp), GET(r, ch->since_better), GET(r, ch->best_s);
+        get(r, ch->best, pn);
+        get(r, cur + (size_t)c * s->n, pn);
+        GET(r, ch->stats);
+    }
+}
+
+/* Applies a checkpoint read into tmp/cur (checked) to s. */
+static dp_status apply(dp_search *s, search_chain *tmp, const int32_t *cur, dp_error *err) {
+    for (int32_t c = 0; c < s->n_chains; c++) {
+        search_chain *ch = &s->chain[c];
+        ch->rng = tmp[c].rng, ch->temp = tmp[c].temp, ch->since_better = tmp[c].since_better;
+        ch->best_s = tmp[c].best_s, ch->stats = tmp[c].stats;
+        memcpy(ch->best, tmp[c].best, sizeof(int32_t) * (size_t)s->n);
+        if (s->begun) {
+            dp_status st = search_chain_set(s, ch, cur + (size_t)c * s->n, err);
+            if (st) return st;
+        }
+    }
+    return DP_STATUS_OK;
+}
+
+dp_status search_load(void *self, const char *path, dp_error *err) {
+    dp_search *s = self;
+    char *text = NULL;
+    size_t len = 0, pn = sizeof(int32_t) * (size_t)s->n;
+    dp_status st = dp_read_file(path, (size_t)1 << 34, &text, &len, err);
+    if (st) return st;
+    ck_reader r = {(const unsigned char *)text, len, 0, 0};
+    search_chain *tmp = calloc((size_t)s->n_chains, sizeof *tmp);
+    int32_t *cur = malloc(pn * (size_t)s->n_chains + 4), *start = malloc(pn + 4), *best = malloc(pn + 4);
+    int32_t *bests = malloc(pn * (size_t)s->n_chains + 4);
+    if (!tmp || !cur || !start || !best || !bests) st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
+    for (int32_t c = 0; !st && c < s->n_chains; c++) tmp[c].best = bests + (size_t)c * s->n;
+    if (!st) st = check_header(s, &r, path, err);
+    int32_t begun = 0, have_start = 0, have_best = 0;
+    double start_score = 0;
+    char name[64];
+    dp_sim_result sr;
+    dp_run_state ns = s->state;
+    int64_t restarts = 0;
+    if (!st) {
+        GET(&r, begun), GET(&r, have_start), GET(&r, start_score);
+        get(&r, name, sizeof name);
+        GET(&r, sr);
+        get(&r, start, pn);
+        GET(&r, ns.updates), GET(&r, ns.samples), GET(&r, ns.best_update), GET(&r, ns.best_sample), GET(&r, restarts);
+        GET(&r, ns.best_s), GET(&r, ns.best_elapsed_s), GET(&r, ns.elapsed_s), GET(&r, ns.eval_s), GET(&r, have_best);
+        get(&r, best, pn);
+        read_chains(s, &r, tmp, cur);
+        int ok = !r.short_read && r.at == r.n && devices_ok(s, start) && devices_ok(s, best);
+        for (int32_t c = 0; ok && c < s->n_chains; c++) ok = devices_ok(s, cur + (size_t)c * s->n);
+        if (!ok) st = dp_error_set(err, DP_STATUS_PARSE, "%s: malformed search checkpoint", path);
+    }
+    if (!st) {
+        s->begun = begun, s->have_start = have_start, s->start_score = start_score, s->have_best = have_best;
+        memcpy(s->start_name, name, sizeof name);
+        s->start_name[sizeof name - 1] = 0;
+        sr.link = NULL, s->start_res = sr;
+        memcpy(s->start, start, pn), memcpy(s->best, best, pn);
+        ns.n_last = 0, ns.best_placement = have_best ? s->best : NULL;
+        s->state = ns, s->restarts = restarts;
+        st = apply(s, tmp, cur, err);
+    }
+    free(text), free(tmp), free(cur), free(start), free(best), free(bests);
+    return st;
+}

@@ -1,0 +1,99 @@
+#!/bin/sh
+# dplace optimize --agent search as a user sees it: every output, the same
+# seed and threads giving the same placement, checkpoint then --resume equal
+# to the run in one go, --init-placement, --refine after a learned agent,
+# and one-line errors (exit 2, nothing written) for bad input. Small graphs
+# keep it to seconds.
+# usage: test_cli_search.sh PATH_TO_DPLACE [CASE]   (run from tests/)
+set -u
+D="$1"
+. "$(dirname "$0")/cli_lib.sh"
+G="--model synthetic-600 --devices k40x2"
+
+test_help() {
+for flag in search --init-placement --refine; do
+  expect 0 "$flag" -- "$D" optimize --help
+done
+expect 0 "moves=32" -- "$D" optimize --agent search --set help
+}
+
+# a run with every output
+# shellcheck disable=SC2086
+test_outputs() {
+expect 0 "best baseline" -- "$D" optimize $G --agent search --updates 6 --seed 3 -o "$T/best.json" --log "$T/log.csv" \
+  --plot "$T/curve.svg" --trace "$T/trace.json" --checkpoint "$T/ck" --quiet
+grep -q '^search  *[0-9.]* s' "$T/out" && ok || bad "no search row in the summary"
+grep -q '^lower bound' "$T/out" && ok || bad "no lower bound in the summary"
+grep -q '^start ' "$T/out" && ok || bad "the summary names no start"
+grep -q '"format": "dplace-placement"' "$T/best.json" && ok || bad "-o is not a placement file"
+rows=$(($(wc -l <"$T/log.csv") - 1))
+[ "$rows" -ge 30 ] && [ "$rows" -le 192 ] && ok || bad "log should have one row per simulated move (6 x 32 at most), has $rows"
+grep -q '<svg' "$T/curve.svg" && ok || bad "--plot wrote no SVG"
+grep -q 'traceEvents' "$T/trace.json" && ok || bad "--trace wrote no trace"
+[ -s "$T/ck" ] && ok || bad "no checkpoint"
+best=$(sed -n 's/^search  *\([0-9.]*\) s.*/\1/p' "$T/out")
+expect 0 "$best" -- "$D" simulate $G --placement "$T/best.json"
+expect 0 '"best_step_time_s"' -- "$D" optimize $G --agent search --updates 2 --json --baselines gpu,m-etf
+grep -q '"search_start": "m-etf"\|"search_start": "gpu"' "$T/out" && ok || bad "--json names no start"
+}
+
+# the same seed and threads, the same placement
+# shellcheck disable=SC2086
+test_deterministic() {
+"$D" optimize $G --agent search --updates 8 --threads 2 --seed 4 -o "$T/a.json" --quiet >/dev/null 2>&1
+"$D" optimize $G --agent search --updates 8 --threads 2 --seed 4 -o "$T/b.json" --quiet >/dev/null 2>&1
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "the same seed and threads gave different placements"
+}
+
+# checkpoint + resume = the run in one go
+# shellcheck disable=SC2086
+test_resume() {
+"$D" optimize $G --agent search --updates 10 --threads 2 --seed 5 --log "$T/a.csv" -o "$T/a.json" --quiet >/dev/null 2>&1
+"$D" optimize $G --agent search --updates 4 --threads 2 --seed 5 --log "$T/b.csv" -o "$T/b.json" \
+  --checkpoint "$T/b.ck" --checkpoint-every 3 --quiet >/dev/null 2>&1
+expect 0 "" -- "$D" optimize $G --agent search --updates 10 --threads 2 --seed 5 --log "$T/b.csv" -o "$T/b.json" \
+  --checkpoint "$T/b.ck" --resume "$T/b.ck" --quiet
+cut -d, -f1-8 "$T/a.csv" >"$T/a.cut"; cut -d, -f1-8 "$T/b.csv" >"$T/b.cut"
+cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "resumed log differs from the uninterrupted one"
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
+expect 2 "seed" -- "$D" optimize $G --agent search --updates 12 --threads 2 --seed 6 --resume "$T/b.ck" --quiet
+expect 2 "not a dplace search checkpoint" -- "$D" optimize $G --agent search --resume "$T/a.json" --quiet
+}
+
+# a start from a file, and a learned agent's best refined
+# shellcheck disable=SC2086
+test_init_and_refine() {
+"$D" optimize $G --agent search --updates 6 -o "$T/first.json" --quiet >/dev/null 2>&1
+expect 0 "start      --init-placement" -- "$D" optimize $G --agent search --updates 2 --init-placement "$T/first.json" --quiet
+expect 0 "refined by search" -- "$D" optimize $G --agent colocrl --set hidden=8 --set attn-dim=8 --set dev-emb=4 \
+  --updates 2 --refine 2s -o "$T/ref.json" --log "$T/ref.csv" --quiet
+[ -s "$T/ref.refine.csv" ] && ok || bad "--refine wrote no log beside --log"
+expect 0 "step time" -- "$D" simulate $G --placement "$T/ref.json"
+}
+
+# bad input: one line, exit 2, nothing written
+# shellcheck disable=SC2086
+test_bad_input() {
+printf '{"format": "dplace-placement", "version": 1, "devices": ["cpu:0"], "placement": [0, ' >"$T/broken.json"
+expect 2 "broken.json" -- "$D" optimize $G --agent search --init-placement "$T/broken.json" -o "$T/no.json" --log "$T/no.csv"
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "a malformed --init-placement should give one line"
+absent "$T/no.json"
+absent "$T/no.csv"
+printf '{"format": "dplace-placement", "version": 1, "devices": ["cpu:0", "gpu:0"], "placement": [1, 1, 1]}\n' >"$T/short.json"
+expect 2 "short.json" -- "$D" optimize $G --agent search --init-placement "$T/short.json" -o "$T/no.json"
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "a placement of the wrong length should give one line"
+absent "$T/no.json"
+expect 2 "unknown setting" -- "$D" optimize $G --agent search --set nope=1
+expect 2 "moves" -- "$D" optimize $G --agent search --set moves=0
+expect 2 "--init-placement" -- "$D" optimize $G --agent hp --init-placement "$T/short.json"
+expect 2 "component" -- "$D" optimize $G --agent search --grouper metis
+expect 2 "--refine" -- "$D" optimize $G --agent search --refine 10s
+}
+
+test_run test_help
+test_run test_outputs
+test_run test_deterministic
+test_run test_resume
+test_run test_init_and_refine
+test_run test_bad_input
+finish test_cli_search

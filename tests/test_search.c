@@ -1,0 +1,262 @@
+/* The placement search (include/dplace/search.h): it improves on its start,
+ * a seed and thread count give one result, a checkpoint resumed ends as the
+ * run that was not interrupted, every placement it holds simulates (fully)
+ * to what its delta evaluator said, the memory check refuses moves before
+ * simulating them, and bad starts and settings are refused. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dplace/placement.h"
+#include "dplace/search.h"
+#include "dplace/zoo.h"
+#include "test_fixtures.h"
+#include "test_util.h"
+
+/* A small graph and machine for every test. */
+typedef struct fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    dp_sim *sim;
+    int32_t *p; /* [n_ops] scratch placement */
+} fixture;
+
+static fixture fixture_open(const char *model, const char *devices) {
+    fixture f;
+    dp_error err;
+    f.g = dp_zoo_build(model, 0, &err);
+    CHECK(f.g);
+    f.ds = dp_devices_preset(devices, &err);
+    CHECK(f.ds);
+    f.sim = dp_sim_init(f.g, f.ds, &err);
+    CHECK(f.sim);
+    f.p = malloc(sizeof(int32_t) * (size_t)f.g->n_ops);
+    CHECK(f.p);
+    return f;
+}
+
+static void fixture_close(fixture *f) {
+    free(f->p);
+    dp_sim_free(f->sim);
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
+/* A search of f from single GPU (the first GPU; its index in gpu). */
+static dp_search *search_new(fixture *f, int32_t threads, uint64_t seed) {
+    dp_error err;
+    dp_search_options o = dp_search_options_default();
+    o.threads = threads, o.seed = seed, o.moves = 8;
+    dp_search *s = dp_search_init(f->g, f->ds, f->sim, &o, &err);
+    if (!s) fprintf(stderr, "%s\n", err.msg);
+    CHECK(s);
+    CHECK(dp_placement_single(f->g, f->ds, 1, f->p, &err) == DP_STATUS_OK);
+    CHECK(dp_search_add_start(s, "gpu", f->p, &err) == DP_STATUS_OK);
+    return s;
+}
+
+/* Runs s through the run driver for `updates` steps in all. */
+static void search_run(dp_search *s, const fixture *f, int64_t updates, const char *ck, int resume) {
+    dp_run_options ro = dp_run_options_default();
+    ro.g = f->g, ro.ds = f->ds, ro.max_updates = updates;
+    ro.checkpoint_path = ck, ro.resume = resume, ro.checkpoint_every = 3;
+    dp_error err;
+    dp_status st = dp_run(dp_search_method(s), &ro, NULL, NULL, &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    CHECK(st == DP_STATUS_OK);
+}
+
+/* The search finds a placement faster than its start, and the best it
+ * reports simulates to its time exactly. */
+static void test_improves_start(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search *s = search_new(&f, 1, 1);
+    dp_sim_result start;
+    CHECK(dp_search_start(s, NULL, &start));
+    search_run(s, &f, 30, NULL, 0);
+    const dp_run_state *st = dp_search_get_state(s);
+    CHECK(st->best_placement);
+    CHECK(st->best_s < start.step_time_s * 0.98);
+    CHECK(st->samples > 100);
+    dp_sim_result r = fixture_simulate(f.g, f.ds, st->best_placement);
+    CHECK(r.valid && r.step_time_s == st->best_s);
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+/* The same seed and thread count, the same placements and log; another
+ * seed, another path. */
+static void test_deterministic(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    int32_t n = f.g->n_ops;
+    int32_t *best = malloc(sizeof(int32_t) * (size_t)n);
+    CHECK(best);
+    double first_s = 0, other_s = 0;
+    int64_t first_samples = 0;
+    for (int run = 0; run < 3; run++) {
+        dp_search *s = search_new(&f, 2, run == 2 ? 7 : 3);
+        search_run(s, &f, 12, NULL, 0);
+        const dp_run_state *st = dp_search_get_state(s);
+        CHECK(st->best_placement);
+        if (run == 0) memcpy(best, st->best_placement, sizeof(int32_t) * (size_t)n), first_s = st->best_s;
+        if (run == 0) first_samples = st->samples;
+        if (run == 1) {
+            CHECK(st->best_s == first_s && st->samples == first_samples);
+            CHECK(!memcmp(best, st->best_placement, sizeof(int32_t) * (size_t)n));
+        }
+        if (run == 2) other_s = st->best_s;
+        dp_search_free(s);
+    }
+    CHECK(other_s != first_s || 1); /* another seed may land on the same time; it must only run */
+    free(best);
+    fixture_close(&f);
+}
+
+/* A run checkpointed after some steps and resumed ends as the run in one go. */
+static void test_resume_equals_uninterrupted(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    char ck[64];
+    snprintf(ck, sizeof ck, "/tmp/dplace_test_search_%d.ck", (int)getpid());
+    dp_search *a = search_new(&f, 2, 5);
+    search_run(a, &f, 16, NULL, 0);
+    dp_search *b = search_new(&f, 2, 5);
+    search_run(b, &f, 7, ck, 0);
+    dp_search_free(b);
+    b = search_new(&f, 2, 5);
+    search_run(b, &f, 16, ck, 1);
+    const dp_run_state *sa = dp_search_get_state(a), *sb = dp_search_get_state(b);
+    CHECK(sa->updates == sb->updates && sa->samples == sb->samples && sa->best_s == sb->best_s);
+    CHECK(sa->best_sample == sb->best_sample);
+    CHECK(!memcmp(sa->best_placement, sb->best_placement, sizeof(int32_t) * (size_t)f.g->n_ops));
+    for (int32_t c = 0; c < 2; c++) {
+        dp_sim_result ra, rb;
+        const int32_t *pa = dp_search_chain_placement(a, c, &ra), *pb = dp_search_chain_placement(b, c, &rb);
+        CHECK(pa && pb && !memcmp(pa, pb, sizeof(int32_t) * (size_t)f.g->n_ops));
+        CHECK(ra.step_time_s == rb.step_time_s);
+    }
+    dp_search_stats xa, xb;
+    dp_search_get_stats(a, &xa), dp_search_get_stats(b, &xb);
+    CHECK(xa.simulated == xb.simulated && xa.accepted == xb.accepted && xa.restarts == xb.restarts);
+    /* a checkpoint of another seed is refused */
+    dp_search *c = search_new(&f, 2, 6);
+    dp_error err;
+    CHECK(dp_search_method(c).ops->load(c, ck, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "seed");
+    dp_search_free(c);
+    unlink(ck);
+    dp_search_free(a);
+    dp_search_free(b);
+    fixture_close(&f);
+}
+
+/* Every chain's placement, reached by delta-evaluated moves, simulates in
+ * full to the result its evaluator holds, after every step. */
+static void test_delta_equals_full(void) {
+    fixture f = fixture_open("synthetic-600", "p100x4");
+    dp_search *s = search_new(&f, 2, 11);
+    dp_method m = dp_search_method(s);
+    dp_error err;
+    for (int step = 0; step < 15; step++) {
+        CHECK(m.ops->step(m.self, &err) == DP_STATUS_OK);
+        for (int32_t c = 0; c < 2; c++) {
+            dp_sim_result held;
+            const int32_t *p = dp_search_chain_placement(s, c, &held);
+            CHECK(p);
+            dp_sim_result full = fixture_simulate(f.g, f.ds, p);
+            CHECK(full.step_time_s == held.step_time_s && full.valid == held.valid);
+            CHECK(full.transfer_bytes == held.transfer_bytes && full.n_transfers == held.n_transfers);
+            for (int32_t d = 0; d < full.n_devices; d++) CHECK(full.device[d].peak_bytes == held.device[d].peak_bytes);
+        }
+    }
+    dp_search_stats x;
+    dp_search_get_stats(s, &x);
+    CHECK(x.accepted > 10 && x.critical > 0);
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+/* On GPUs too small for the largest parameter, moves that would put it
+ * there are refused before they are simulated, and the search stays
+ * valid. */
+static void test_memory_check_refuses(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("synthetic-400", 0, &err);
+    CHECK(g);
+    uint64_t biggest = 0;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (g->ops[i].param_bytes > biggest) biggest = g->ops[i].param_bytes;
+    CHECK(biggest > 1000);
+    dp_devices *ds = fixture_devices(2, biggest / 2, 1e10);
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    CHECK(p);
+    CHECK(dp_placement_single(g, ds, 0, p, &err) == DP_STATUS_OK); /* the CPU: 1 TiB */
+    dp_search_options o = dp_search_options_default();
+    o.moves = 16;
+    dp_search *s = dp_search_init(g, ds, sim, &o, &err);
+    CHECK(s);
+    CHECK(dp_search_add_start(s, "cpu", p, &err) == DP_STATUS_OK);
+    dp_method m = dp_search_method(s);
+    for (int step = 0; step < 20; step++) CHECK(m.ops->step(m.self, &err) == DP_STATUS_OK);
+    dp_search_stats x;
+    dp_search_get_stats(s, &x);
+    CHECK(x.oom_rejected > 0);
+    CHECK(x.simulated + x.oom_rejected <= x.proposed);
+    const dp_run_state *st = dp_search_get_state(s);
+    CHECK(st->best_placement);
+    dp_sim_result r = fixture_simulate(g, ds, st->best_placement);
+    CHECK(r.valid && r.step_time_s == st->best_s);
+    dp_search_free(s);
+    free(p);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* Starts out of range or against a constraint are refused by name; a
+ * search without a start fails its first step; bad settings are refused. */
+static void test_bad_input(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_error err;
+    dp_search_options o = dp_search_options_default();
+    dp_search *s = dp_search_init(f.g, f.ds, f.sim, &o, &err);
+    CHECK(s);
+    dp_method m = dp_search_method(s);
+    CHECK(m.ops->step(m.self, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "no start");
+    for (int32_t i = 0; i < f.g->n_ops; i++) f.p[i] = 1;
+    f.p[3] = 9;
+    CHECK(dp_search_add_start(s, "mine", f.p, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "mine");
+    CHECK(!dp_search_start(s, NULL, NULL));
+    int32_t cpu_only = -1;
+    for (int32_t i = 0; i < f.g->n_ops && cpu_only < 0; i++)
+        if (f.g->ops[i].device.kind == DP_DEVCON_CPU) cpu_only = i;
+    if (cpu_only >= 0) {
+        CHECK(dp_placement_single(f.g, f.ds, 1, f.p, &err) == DP_STATUS_OK);
+        f.p[cpu_only] = 1;
+        CHECK(dp_search_add_start(s, "mine", f.p, &err) == DP_STATUS_INVALID);
+    }
+    CHECK(dp_search_options_set(&o, "moves", "0", &err) == DP_STATUS_INVALID);
+    CHECK(dp_search_options_set(&o, "nope", "1", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "unknown setting");
+    CHECK(dp_search_options_set(&o, "t0", "0.5", &err) == DP_STATUS_OK && o.t0 == 0.5);
+    o.threads = 0;
+    CHECK(!dp_search_init(f.g, f.ds, f.sim, &o, &err) && err.status == DP_STATUS_INVALID);
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+int main(int argc, char **argv) {
+    test_init(argc, argv);
+    TEST_RUN(test_improves_start);
+    TEST_RUN(test_deterministic);
+    TEST_RUN(test_resume_equals_uninterrupted);
+    TEST_RUN(test_delta_equals_full);
+    TEST_RUN(test_memory_check_refuses);
+    TEST_RUN(test_bad_input);
+    return test_end();
+}
