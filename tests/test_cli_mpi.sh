@@ -6,8 +6,8 @@
 # its failures logged with their reason; a worker rank killed mid-run stops
 # the job with its checkpoint whole, and --resume with another rank count
 # finishes the run as the uninterrupted run would; async mode's controllers
-# and parameter server, resumed over another rank count. Small networks,
-# seconds.
+# and parameter server, resumed over another rank count; SIGUSR1 stops a
+# run with its checkpoint written. Small networks, seconds.
 # usage: test_cli_mpi.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
@@ -85,7 +85,7 @@ i=0
 while kill -0 $job 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 kill -0 $job 2>/dev/null && { bad "the job did not stop after its worker died"; kill -KILL $job; }
 wait $job
-[ $? != 0 ] && ok || bad "a job whose worker died exited 0"
+[ $? != 0 ] && ok || { bad "a job whose worker died exited 0"; cat "$T/k.out" >&2; }
 u=$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/k.ck")
 [ "${u:-0}" -ge 1 ] && ok || bad "the checkpoint does not load (updates '$u')"
 echo "killed worker rank 1 (pid $pid); the checkpoint holds $u updates"
@@ -115,8 +115,33 @@ expect 0 "trained    18 updates" -- "$D" optimize $A --updates 18 --checkpoint "
 expect 2 "needs at least 3 ranks" -- $MPIRUN -n 2 "$D" optimize $A --updates 1 --mpi async --controllers 2
 }
 
+# SIGUSR1 to mpirun (which forwards it to every rank) stops a run as SIGINT
+# stops one process: rank 0 abandons the step in flight, writes the
+# checkpoint and exits 130; the log matches the checkpoint and --resume
+# goes on; in both modes
+# shellcheck disable=SC2086
+test_stop_usr1() {
+for mode in "sync" "async --controllers 2"; do
+  rm -f "$T/u.ck"
+  $MPIRUN -n 4 "$D" optimize $G $SMALL --baselines none --quiet --updates 100000 --log "$T/u.csv" \
+    --checkpoint "$T/u.ck" --checkpoint-every 100000 --mpi $mode >"$T/u.out" 2>&1 &
+  job=$!
+  sleep 3
+  kill -USR1 $job
+  wait $job
+  rc=$?
+  [ $rc = 130 ] && ok || { bad "--mpi $mode: SIGUSR1 -> exit $rc, expected 130"; cat "$T/u.out" >&2; }
+  u=$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/u.ck")
+  [ "${u:-0}" -ge 1 ] && ok || bad "--mpi $mode: no checkpoint written on SIGUSR1"
+  [ "$(wc -l <"$T/u.csv")" = $((u * 4 + 1)) ] && ok || bad "--mpi $mode: the log does not match the checkpoint"
+  expect 0 "trained    $((u + 2)) updates" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --baselines none --quiet \
+    --updates $((u + 2)) --log "$T/u.csv" --checkpoint "$T/u.ck" --resume "$T/u.ck" --mpi $mode
+done
+}
+
 test_run test_sync_identical
 test_run test_sync_measure
 test_run test_kill_worker
 test_run test_async
+test_run test_stop_usr1
 finish test_cli_mpi

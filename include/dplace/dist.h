@@ -58,9 +58,10 @@ const char *dp_dist_role_name(dp_dist_role r);
 
 /* Starts MPI (once per process; threads funneled to the calling one) and
  * gives this rank its role. controllers: async mode's K (sync: ignored).
+ * *rank: this rank (also on error, so that one rank reports it).
  * Errors: INVALID (async with fewer than K + 1 ranks, K < 1), INTERNAL
  * (MPI failed to start). */
-dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t controllers, dp_error *err);
+dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t controllers, int32_t *rank, dp_error *err);
 /* A controller stops its workers; then MPI is finalised. */
 void dp_dist_free(dp_dist *d);
 /* Ends every rank of the job at once with exit status code (a rank that

@@ -918,10 +918,16 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
 #else
     dp_error err;
     dp_error_clear(&err);
-    dp_dist *dist = dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &err);
-    if (!dist) return cli_report(&err);
+    int32_t rank = 0;
+    dp_dist *dist =
+        dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &rank, &err);
+    if (!dist) return rank > 0 ? (err.status == DP_STATUS_INVALID ? CLI_EXIT_INPUT : 1) : cli_report(&err); /* said once */
     int rc;
     dp_dist_role role = dp_dist_get_role(dist);
+    /* mpirun forwards SIGUSR1 to every rank: rank 0 stops as on SIGINT in one
+     * process (the step in flight finished or abandoned, the checkpoint
+     * written); the others wait to be stopped by it */
+    signal(SIGUSR1, dp_dist_rank(dist) == 0 ? on_signal : SIG_IGN);
     if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
     else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, cfg, dist);
     else rc = optimize(o, cfg, dist);

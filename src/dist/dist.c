@@ -43,7 +43,8 @@ static int assign_roles(dp_dist *d) {
     return d->reqs && d->slots ? 0 : -1;
 }
 
-dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t controllers, dp_error *err) {
+dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t controllers, int32_t *rank,
+                      dp_error *err) {
     int started = 0, provided = 0;
     MPI_Initialized(&started);
     if (!started && MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
@@ -61,6 +62,7 @@ dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t contro
     d->K = mode == DP_DIST_MODE_ASYNC ? controllers : 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &d->size);
+    *rank = d->rank;
     if (mode == DP_DIST_MODE_ASYNC && (controllers < 1 || d->size < controllers + 1)) {
         dp_error_set(err, DP_STATUS_INVALID,
                      "--mpi async --controllers %d needs at least %d ranks (a parameter server and the controllers), "
