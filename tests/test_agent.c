@@ -505,6 +505,36 @@ static void test_table_many_groups(void) {
     dp_devices_free(ds);
 }
 
+/* grouper-prior: the learned grouper's greedy grouping at the start is
+ * the prior's (every logit equal but the prior's, at scale 8), a sampled
+ * one mostly so; a prior needs grouper=learned and a fixed grouping. */
+static void test_grouper_prior(void) {
+    dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
+    dp_graph *g = two_chains(GIB);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("hp");
+    CHECK(dp_agent_config_set(&c, "grouper-prior", "metis", &err) == 0);
+    CHECK(dp_agent_config_set(&c, "noise-amp", "0", &err) == 0);
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+    if (!a) fprintf(stderr, "%s\n", err.msg);
+    CHECK(a);
+    CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+    const dp_run_state *s = dp_agent_get_state(a);
+    printf("  entropy per op with the prior: %.3f (uniform: %.3f)\n", s->upd.entropy[0], log(4.0));
+    CHECK(s->upd.entropy[0] < 0.5 * log(4.0));
+    dp_agent_free(a);
+    CHECK(dp_agent_config_set(&c, "grouper-prior", "learned", &err) == 0);
+    CHECK(dp_agent_init(g, ds, &c, &eo, 5, &err) == NULL);
+    CHECK_STR_CONTAINS(err.msg, "grouper-prior=learned");
+    c = small("post");
+    CHECK(dp_agent_config_set(&c, "grouper-prior", "metis", &err) == 0);
+    CHECK(dp_agent_init(g, ds, &c, &eo, 5, &err) == NULL);
+    CHECK_STR_CONTAINS(err.msg, "needs grouper=learned");
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Post's table starts uniform; the cross-entropy update sets each group's
  * distribution to (1 - m) times the elites' frequencies plus m uniform; for
  * the neural placers it raises the elites' log-probability. */
@@ -749,6 +779,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);
     TEST_RUN(test_table_many_groups);
+    TEST_RUN(test_grouper_prior);
     TEST_RUN(test_cross_entropy_and_post);
     TEST_RUN(test_noise_schedule);
     TEST_RUN(test_rewards_and_entropy);

@@ -80,6 +80,7 @@ static void hp_grad(void *vctx) {
 }
 
 static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, int use_rows, const char *label) {
+    static const int32_t prior[OPS] = {1, 0, 2, 3, 0, 2, 1, 3, 2, 1, 0, 3};
     hp_ctx *c = calloc(1, sizeof *c);
     dp_nn_grouper_config gc = {FIN, 6, GROUPS, 0.0f, 1.0f};
     dp_nn_seq2seq_config sc = {FIN, 3, DEV, 4, 3, mode, ctx_to_output, 5.0f, 2.0f, 0, use_rows ? 1.5f : 0.0f, 0x6 /* devices 1 and 2 */};
@@ -93,6 +94,7 @@ static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, int use_rows,
     /* larger initial weights than the defaults so every path carries gradient */
     for (size_t i = 0; i < c->p.count; i++) c->p.data[i] *= 2.0f;
     CHECK(dp_nn_grouper_init(&c->grouper, &gc, &c->p, OPS, &err) == DP_STATUS_OK);
+    if (use_rows) c->grouper.prior = prior, c->grouper.prior_scale = 1.5f; /* a constant: gradients unchanged */
     CHECK(dp_nn_seq2seq_init(&c->placer, &sc, &c->p, BATCH, GROUPS, &err) == DP_STATUS_OK);
     /* redraw the features until no ReLU input of the grouper lies within
      * 0.05 of its kink, where a finite difference of step EPS is not valid */
@@ -136,6 +138,36 @@ static void test_hp_after(void) { check_hp(DP_NN_ATTENTION_MODE_AFTER, 0, 0, "s2
 /* the grouper's per-row weights (dp_nn_grouper_backward_rows), as PPO's
  * per-decision ratios use them */
 static void test_hp_grouper_rows(void) { check_hp(DP_NN_ATTENTION_MODE_AFTER, 0, 1, "s2s+rows"); }
+
+/* The grouper's prior adds prior_scale to the prior class's logit: with
+ * the output layer zero every logit is equal, so p(prior) = e^s / (e^s +
+ * G - 1), and greedy decoding picks the prior. */
+static void test_grouper_prior(void) {
+    dp_nn_grouper_config gc = {FIN, 6, GROUPS, 5.0f, 10.0f};
+    dp_nn_tensor_spec specs[8];
+    int n = dp_nn_grouper_specs(specs, &gc);
+    dp_rng rng;
+    dp_rng_seed(&rng, 3);
+    dp_nn_params p;
+    dp_nn_grouper gr;
+    CHECK(dp_nn_params_init(&p, specs, n, &rng, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_grouper_init(&gr, &gc, &p, OPS, NULL) == DP_STATUS_OK);
+    memset(gr.w2, 0, sizeof(float) * 6 * GROUPS), memset(gr.b2, 0, sizeof(float) * GROUPS);
+    int32_t prior[OPS];
+    int act[OPS];
+    float x[OPS * FIN];
+    for (int i = 0; i < OPS * FIN; i++) x[i] = (float)dp_rng_normal(&rng);
+    for (int i = 0; i < OPS; i++) prior[i] = (i * 7) % GROUPS;
+    gr.prior = prior, gr.prior_scale = 2.0f;
+    dp_nn_grouper_forward(&gr, act, NULL, x, DP_NN_DECODE_MODE_GREEDY, &rng, 0.0f, OPS);
+    double want = log(exp(2.0) / (exp(2.0) + GROUPS - 1));
+    for (int i = 0; i < OPS; i++) {
+        CHECK_INT_EQ(act[i], prior[i]);
+        CHECK_NEAR(gr.logp[(size_t)i * GROUPS + prior[i]], want, 1e-6);
+    }
+    dp_nn_grouper_free(&gr);
+    dp_nn_params_free(&p);
+}
 
 /* ---- GCN + readout + discriminator ---- */
 
@@ -299,6 +331,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_hp_before_plain);
     TEST_RUN(test_hp_after);
     TEST_RUN(test_hp_grouper_rows);
+    TEST_RUN(test_grouper_prior);
     TEST_RUN(test_gcn_encode);
     TEST_RUN(test_dgi);
     TEST_RUN(test_determinism);

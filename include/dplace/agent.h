@@ -161,6 +161,12 @@ typedef struct dp_agent_config {
     dp_agent_grouper_kind grouper;
     int32_t groups;         /* learned and partitioning groupers               */
     int32_t grouper_hidden;
+    dp_agent_grouper_kind grouper_prior; /* the learned grouper's logits get
+                               grouper_prior_scale added at the group a fixed
+                               grouping (metis, runs, ...) gives the op, so
+                               training starts from contiguous groups, not
+                               random mixtures (dplace's; NONE: no prior)   */
+    float grouper_prior_scale;
     int32_t scope_depth;    /* scope grouper: leading scope components kept    */
     int scope_merge_rule;   /* scope grouper: start from the colocation grouper
                                (with the single-consumer rule), not from

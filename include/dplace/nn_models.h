@@ -44,6 +44,11 @@ typedef struct dp_nn_grouper {
     int cap;
     float *mem;
     float *h, *l, *tact, *logp, *noise, *dlogp, *dl, *dh;
+    /* a prior (NULL: none; set by the caller after init): row n's logit
+     * of class prior[n] gets prior_scale added before the softmax (a
+     * constant: the gradients are unchanged) */
+    const int32_t *prior;
+    float prior_scale;
 } dp_nn_grouper;
 
 /* Number of tensors and, when specs is not NULL, their specs. */

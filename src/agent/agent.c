@@ -90,6 +90,23 @@ static double peak_ratio(const dp_agent *a, const dp_sim *sim, dp_sim_workspace 
     return worst;
 }
 
+/* The learned grouper's prior (grouper-prior): each op's group in the
+ * fixed grouping the setting names (the warm start's runs for runs),
+ * folded into [0, groups). */
+static dp_status prior_init(dp_agent *a, dp_error *err) {
+    if (!ALLOC(a->prior, a->N)) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the grouper's prior");
+    int32_t G = a->cfg.groups, n = 0;
+    if (a->cfg.grouper_prior == DP_AGENT_GROUPER_KIND_RUNS) {
+        memcpy(a->prior, a->runs, sizeof(int32_t) * (size_t)a->N);
+        return DP_STATUS_OK;
+    }
+    dp_agent_config c = a->cfg;
+    c.grouper = c.grouper_prior;
+    dp_status st = agent_group_fixed(a->g, a->ds, &c, a->seed, a->prior, &n, err);
+    for (int32_t i = 0; !st && i < a->N; i++) a->prior[i] %= G;
+    return st;
+}
+
 /* The memory mask's estimates (mem-mask): each op's bytes, its parameters
  * and outputs, scaled by mem-scale times the largest ratio of simulated
  * peak memory (by liveness, copies of received tensors included) to the
@@ -188,7 +205,7 @@ void dp_agent_free(dp_agent *a) {
     free(a->undo.keep), free(a->baseline.window);
     free(a->elites.reward), free(a->elites.hash), free(a->elites.devs), free(a->elites.choice);
     free(a->pretrain_keep), free(a->best), free(a->warm_choice), free(a->warm_devs), free(a->warm_place);
-    free(a->runs), free(a->runs_devs);
+    free(a->runs), free(a->runs_devs), free(a->prior);
     free(a);
 }
 
@@ -265,12 +282,17 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (units_init(a, err) || agent_features_init(&a->feat, g, cfg, err)) goto fail;
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
 
-    agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed, NULL};
-    if (cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS) { /* the grouping comes from the warm-start placement */
+    agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed, NULL, NULL};
+    int runs = cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS || cfg->grouper_prior == DP_AGENT_GROUPER_KIND_RUNS;
+    if (runs) { /* the grouping comes from the warm-start placement */
         if (agent_warm_place(a, err)) goto fail;
         if (!ALLOC(a->runs, a->N) || !ALLOC(a->runs_devs, cfg->groups)) goto nomem;
         agent_warm_runs(a, cfg->groups, a->runs, a->runs_devs);
         ctx.runs = a->runs;
+    }
+    if (cfg->grouper_prior != DP_AGENT_GROUPER_KIND_NONE) {
+        if (prior_init(a, err)) goto fail;
+        ctx.prior = a->prior;
     }
     a->enc = cfg->encoder == DP_AGENT_ENCODER_NONE ? agent_encoder_groups_new(&ctx) : agent_encoder_ops_new(&ctx);
     if (!a->enc) goto nomem;

@@ -62,6 +62,10 @@ static const key_def keys[] = {
     {"grouper", KEY_ENUM, OFF(grouper), 0, 0, grouper_names, DP_AGENT_GROUPER_KIND_COUNT, "grouper"},
     {"groups", KEY_INT, OFF(groups), 1, 4096, NULL, 0, "groups of the learned and partitioning groupers"},
     {"grouper-hidden", KEY_INT, OFF(grouper_hidden), 1, 4096, NULL, 0, "hidden units of the learned grouper"},
+    {"grouper-prior", KEY_ENUM, OFF(grouper_prior), 0, 0, grouper_names, DP_AGENT_GROUPER_KIND_COUNT,
+     "the learned grouper starts near this fixed grouping (none; metis, scotch, fluid, colocation, scope, runs)"},
+    {"grouper-prior-scale", KEY_FLOAT, OFF(grouper_prior_scale), 0, 100, NULL, 0,
+     "logit added at the prior's group of each op (8: 92% of 256 groups' probability)"},
     {"scope-depth", KEY_INT, OFF(scope_depth), 0, 64, NULL, 0, "scope components the scope grouper keeps"},
     {"scope-merge-rule", KEY_BOOL, OFF(scope_merge_rule), 0, 1, NULL, 0,
      "scope grouper: also join single-consumer ops (the colocation grouper's rule)"},
@@ -182,6 +186,7 @@ static void preset_hp(dp_agent_config *c) {
     c->group_types = DP_AGENT_GROUP_TYPES_COUNTS;     /* "count of each operation type in the group"  */
     c->grouper = DP_AGENT_GROUPER_KIND_LEARNED;
     c->groups = 256, c->grouper_hidden = 64;          /* "hidden size of 64", "256 in our experiments" */
+    c->grouper_prior = DP_AGENT_GROUPER_KIND_NONE, c->grouper_prior_scale = 8.0f; /* dplace's; off */
     c->scope_depth = 3;
     c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER;   /* attention after the decoder (EAGLE Fig. 4b)  */
     c->hidden = 256, c->attn_dim = 256, c->dev_emb = 256; /* "LSTM hidden size of 256"              */
@@ -462,6 +467,13 @@ dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err) {
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: grouper=runs cuts the warm-start placement into runs; it needs warm-start (best, "
                             "m-etf, ...)");
+    if (cfg->grouper_prior != DP_AGENT_GROUPER_KIND_NONE &&
+        (cfg->grouper != DP_AGENT_GROUPER_KIND_LEARNED || cfg->grouper_prior == DP_AGENT_GROUPER_KIND_LEARNED))
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "agent: grouper-prior=%s needs grouper=learned and a fixed grouping as the prior",
+                            dp_agent_grouper_kind_name(cfg->grouper_prior));
+    if (cfg->grouper_prior == DP_AGENT_GROUPER_KIND_RUNS && cfg->warm_start == DP_AGENT_WARM_NONE)
+        return dp_error_set(err, DP_STATUS_INVALID, "agent: grouper-prior=runs needs warm-start (best, m-etf, ...)");
     if (cfg->mem_mask && cfg->placer == DP_AGENT_PLACER_KIND_TRFXL)
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: mem-mask needs a placer that decides element after element; the Transformer-XL "

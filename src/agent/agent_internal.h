@@ -116,6 +116,7 @@ typedef struct agent_ctx {
     dp_nn_params *params;
     uint64_t seed;
     const int32_t *runs; /* grouper=runs: the grouping [n_ops] into cfg->groups */
+    const int32_t *prior; /* grouper-prior: the learned grouper's prior group per op, or NULL */
 } agent_ctx;
 
 typedef struct agent_encoder_ops {
@@ -331,6 +332,7 @@ struct dp_agent {
     /* the imitation warm start (agent_warm.c): its target, made on first use */
     int32_t *warm_place;       /* [N] the imitated placement (NULL until made)    */
     int32_t *runs, *runs_devs; /* grouper=runs: the grouping [N], runs' devices [groups] */
+    int32_t *prior;            /* grouper-prior: each op's prior group [N] in [0, groups) */
     int32_t *warm_choice, *warm_devs; /* [N], [T]                                */
 
     dp_rng rng;

@@ -116,6 +116,7 @@ static dp_status groups_bind(agent_encoder *base, dp_error *err) {
     if (e->learned) {
         dp_nn_grouper_config gc = grouper_config(e);
         if (dp_nn_grouper_init(&e->grouper, &gc, x->params, N, err)) return err->status;
+        e->grouper.prior = x->prior, e->grouper.prior_scale = c->grouper_prior_scale;
         e->have_grouper = 1;
     }
     if (c->link) {

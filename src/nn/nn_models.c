@@ -104,6 +104,8 @@ float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, cons
     }
     dp_nn_policy_logits_forward(m->logp, m->tact, m->l, noise, N, G, m->cfg.tanh_c,
                                 m->cfg.temperature);
+    if (m->prior)
+        for (int n = 0; n < N; n++) m->logp[(size_t)n * G + m->prior[n]] += m->prior_scale;
     dp_nn_log_softmax_forward(m->logp, m->logp, N, G);
     nn_pick_actions(actions, m->logp, mode, rng, N, G);
     double s = 0.0;
