@@ -21,6 +21,7 @@ declare -A layer_of=(
   [run]=run
   [search]=search
   [agent]=agent
+  [dist]=dist
   [cli]=cli
 )
 
@@ -36,6 +37,7 @@ declare -A header_layer=(
   [run]=run [plot]=run
   [search]=search
   [agent]=agent [measure]=agent
+  [dist]=dist
 )
 
 # The layers each layer may include: itself and those it links (keep in step
@@ -51,7 +53,8 @@ declare -A may_use=(
   [run]="run sim graph common"
   [search]="search run place sim graph common"
   [agent]="agent run place nn sim graph common"
-  [cli]="cli agent search run place nn zoo import sim graph common"
+  [dist]="dist agent run place nn sim graph common"
+  [cli]="cli dist agent search run place nn zoo import sim graph common"
 )
 
 breaches=0

@@ -15,7 +15,7 @@ G="--model synthetic-600 --devices k40x2"
 test_help() {
 expect 0 "optimize" -- "$D" --help
 for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --init --measure --plot --log --trace \
-  hp colocrl eagle eagle-ppo-ce post gcn ppo-ce --mean mars mars-nopretrain seq2seq-seg; do
+  --mpi --controllers hp colocrl eagle eagle-ppo-ce post gcn ppo-ce --mean mars mars-nopretrain seq2seq-seg; do
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "lr=0.001" -- "$D" optimize --set help

@@ -283,6 +283,26 @@ const char *dp_agent_algo_name(dp_agent_algo a);
 const char *dp_agent_encoder_name(dp_agent_encoder e);
 const char *dp_agent_warm_name(dp_agent_warm w);
 
+/* One placement's evaluation. */
+typedef struct dp_agent_eval_result {
+    double step_time_s;
+    int valid;
+    int cancelled;   /* stopped by the cancel flag: not a measurement        */
+    double overflow; /* out of memory in the simulator: worst peak / capacity
+                        (> 1); else 0                                        */
+    char reason[192];
+} dp_agent_eval_result;
+
+/* Evaluates placements somewhere else (a distributed front end's worker
+ * ranks, src/dist): given the K placements place[K, n_ops] of a batch, it
+ * fills res[k] for every k with todo[k] != 0 (the others the cache
+ * answered), each exactly as dp_agent_evaluate on an evaluator of the same
+ * options would, so that where a placement is evaluated never changes a
+ * run. *cancelled set: the cancel flag stopped it (res then means nothing).
+ * Errors abandon the update with them. */
+typedef dp_status (*dp_agent_remote_fn)(void *user, const int32_t *place, int32_t K, int32_t n_ops, const int *todo,
+                                        dp_agent_eval_result *res, int *cancelled, dp_error *err);
+
 /* How sampled placements are evaluated. */
 typedef struct dp_agent_eval_options {
     int32_t threads;        /* evaluations in parallel (>= 1)                  */
@@ -307,11 +327,30 @@ typedef struct dp_agent_eval_options {
     /* NULL, or where the expert placement comes from (the zoo's
      * dp_zoo_expert_placement): for warm-start=expert and =best */
     dp_status (*expert)(const dp_graph *g, const dp_devices *ds, int32_t *out, dp_error *err);
+    /* NULL, or where the placements that missed the cache are evaluated
+     * instead of this process's threads (the cache stays here) */
+    dp_agent_remote_fn remote;
+    void *remote_user;
 } dp_agent_eval_options;
 
 /* Defaults: 1 thread, cache on, the simulator without noise, 1 step, no
  * cancel flag, no progress callback. */
 dp_agent_eval_options dp_agent_eval_options_default(void);
+
+/* The evaluator on its own, as an agent uses it (a distributed run's
+ * workers evaluate the placements their controller sends with one):
+ * simulator contexts for eo's threads, or eo's measuring command, and the
+ * cache when eo asks for it. It keeps pointers to g, ds and eo's strings. */
+typedef struct dp_agent_evaluator dp_agent_evaluator;
+dp_agent_evaluator *dp_agent_evaluator_init(const dp_graph *g, const dp_devices *ds, const dp_agent_eval_options *eo,
+                                            dp_error *err);
+void dp_agent_evaluator_free(dp_agent_evaluator *e);
+/* Evaluates place[K, n_ops] into res[K] (cached[k] set when the cache
+ * answered); results depend on the placements and eo only, never on the
+ * threads. *cancelled: the cancel flag stopped a measurement. Errors: the
+ * evaluator's own (NOMEM, a placement file it cannot write). */
+dp_status dp_agent_evaluate(dp_agent_evaluator *e, const int32_t *place, int32_t K, dp_agent_eval_result *res,
+                            int *cached, int *cancelled, dp_error *err);
 
 typedef struct dp_agent dp_agent;
 
@@ -344,6 +383,21 @@ dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err);
 
 /* The current state; valid until the next call on a. */
 const dp_run_state *dp_agent_get_state(const dp_agent *a);
+
+/* The policy's parameters as one vector of *count floats (the parameter
+ * store's values, its tensors in order): what an async distributed run's
+ * controllers and server exchange. Writing through it changes the policy. */
+float *dp_agent_params(dp_agent *a, size_t *count);
+/* Takes values (the count of dp_agent_params) as the policy's parameters,
+ * and the preparation (pre-training, warm start) as done, as
+ * dp_agent_load_policy does; Adam's moments and everything else stay. */
+void dp_agent_params_set(dp_agent *a, const float *values);
+/* Sets a's counters and best placement from s: updates, samples,
+ * baseline, best_s, best_update, best_sample, best_elapsed_s, elapsed_s,
+ * policy_s, eval_s, and best_placement (copied) when not NULL; an async
+ * run's server keeps the progress of the shared policy in its agent so
+ * that its checkpoint holds it. */
+void dp_agent_set_progress(dp_agent *a, const dp_run_state *s);
 
 /* a as a method of the run driver (run.h): its step is dp_agent_update,
  * its preparation dp_agent_pretrain, its checkpoints dp_agent_save and

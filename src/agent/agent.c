@@ -328,6 +328,30 @@ fail:
 
 const dp_run_state *dp_agent_get_state(const dp_agent *a) { return &a->st; }
 
+float *dp_agent_params(dp_agent *a, size_t *count) {
+    *count = a->params.count;
+    return a->params.data;
+}
+
+void dp_agent_params_set(dp_agent *a, const float *values) {
+    memcpy(a->params.data, values, sizeof(float) * a->params.count);
+    a->st.pretrain_done = a->st.pretrain_iters; /* the parameters came prepared */
+    a->st.warm_done = a->st.warm_steps;
+    a->pretrain_have_keep = 0;
+}
+
+void dp_agent_set_progress(dp_agent *a, const dp_run_state *s) {
+    a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline;
+    a->st.best_s = s->best_s, a->st.best_update = s->best_update, a->st.best_sample = s->best_sample;
+    a->st.best_elapsed_s = s->best_elapsed_s, a->st.elapsed_s = s->elapsed_s;
+    a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
+    if (s->best_placement) {
+        if (s->best_placement != a->best) memcpy(a->best, s->best_placement, sizeof(int32_t) * (size_t)a->N);
+        a->have_best = 1;
+        a->st.best_placement = a->best;
+    }
+}
+
 /* ---- the policy's forward and backward ---------------------------------------------- */
 
 static void progress(const dp_agent *a, const char *phase, int64_t done, int64_t total) {

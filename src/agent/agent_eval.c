@@ -2,7 +2,9 @@
  * several threads (one workspace per thread), or through an external
  * measuring command, with a cache keyed by the placement. Results never
  * depend on the number of threads: each placement's noise seed is mixed
- * from its own hash, and results are stored by sample index. */
+ * from its own hash, and results are stored by sample index. The options'
+ * remote function, when set, evaluates the placements that missed the
+ * cache instead of the threads (a distributed run's workers). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@ typedef struct cache_entry {
     agent_result r;
 } cache_entry;
 
-struct agent_eval {
+struct dp_agent_evaluator {
     const dp_graph *g;
     const dp_devices *ds;
     dp_agent_eval_options eo;
@@ -194,6 +196,60 @@ static void *eval_thread(void *arg) {
     return NULL;
 }
 
+/* The results of a batch into the cache: duplicates within the batch copy
+ * their first's result, new placements are stored (when the cache is on). */
+static dp_status cache_store(agent_eval *e, int32_t K, const uint64_t *h1, const uint64_t *h2, const int *todo,
+                             agent_result *res, int *cached, dp_error *err) {
+    for (int32_t k = 0; k < K; k++) {
+        if (cached[k] == 2) { /* duplicate of an earlier sample of this batch */
+            for (int32_t j = 0; j < k; j++)
+                if (h1[j] == h1[k] && h2[j] == h2[k]) {
+                    res[k] = res[j];
+                    break;
+                }
+            cached[k] = 1;
+            e->hits++;
+            continue;
+        }
+        if (!e->eo.cache || cached[k] || !todo[k]) continue;
+        if ((e->cache_n + 1) * 2 > e->cache_cap && cache_grow(e))
+            return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the evaluation cache");
+        cache_entry *c = cache_slot(e, h1[k], h2[k]);
+        if (!c->h2) {
+            c->h1 = h1[k], c->h2 = h2[k], c->r = res[k];
+            e->cache_n++;
+        }
+    }
+    return DP_STATUS_OK;
+}
+
+/* The placements with todo[k] set, on this process's threads; then the
+ * cache as cache_store does (nothing from a cancelled batch). */
+static dp_status eval_local(agent_eval *e, const int32_t *place, int32_t K, const uint64_t *h1, const uint64_t *h2,
+                            const int *todo, agent_result *res, int *cached, int *cancelled, dp_error *err) {
+    eval_job jobs[e->T];
+    pthread_t th[e->T];
+    int32_t started = 0;
+    for (int32_t t = 0; t < e->T; t++)
+        jobs[t] = (eval_job){.e = e, .t = t, .K = K, .place = place, .h1 = h1, .todo = todo, .res = res};
+    for (int32_t t = 1; t < e->T && t < K; t++) {
+        if (pthread_create(&th[t], NULL, eval_thread, &jobs[t])) break;
+        started = t;
+    }
+    eval_thread(&jobs[0]);
+    for (int32_t t = started + 1; t < e->T && t < K; t++) eval_thread(&jobs[t]); /* threads that did not start */
+    for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    for (int32_t t = 0; t < e->T; t++)
+        if (jobs[t].st) {
+            if (err) *err = jobs[t].err;
+            return jobs[t].st;
+        }
+    for (int32_t k = 0; k < K; k++)
+        if (todo[k] && res[k].cancelled) *cancelled = 1;
+    if (*cancelled) return DP_STATUS_OK; /* cache nothing from an abandoned batch */
+    return cache_store(e, K, h1, h2, todo, res, cached, err);
+}
+
 dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_result *res, int *cached,
                          int *cancelled, dp_error *err) {
     *cancelled = 0;
@@ -223,45 +279,22 @@ dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_r
             }
         if (todo[k] < 0) todo[k] = 0, cached[k] = 2;
     }
-    eval_job jobs[e->T];
-    pthread_t th[e->T];
-    int32_t started = 0;
-    for (int32_t t = 0; t < e->T; t++)
-        jobs[t] = (eval_job){.e = e, .t = t, .K = K, .place = place, .h1 = h1, .todo = todo, .res = res};
-    for (int32_t t = 1; t < e->T && t < K; t++) {
-        if (pthread_create(&th[t], NULL, eval_thread, &jobs[t])) break;
-        started = t;
+    if (e->eo.remote) {
+        dp_status rs = e->eo.remote(e->eo.remote_user, place, K, n, todo, res, cancelled, err);
+        if (rs || *cancelled) return rs;
+        return cache_store(e, K, h1, h2, todo, res, cached, err);
     }
-    eval_thread(&jobs[0]);
-    for (int32_t t = started + 1; t < e->T && t < K; t++) eval_thread(&jobs[t]); /* threads that did not start */
-    for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
-    for (int32_t t = 0; t < e->T; t++)
-        if (jobs[t].st) {
-            if (err) *err = jobs[t].err;
-            return jobs[t].st;
-        }
-    for (int32_t k = 0; k < K; k++)
-        if (todo[k] && res[k].cancelled) *cancelled = 1;
-    if (*cancelled) return DP_STATUS_OK; /* cache nothing from an abandoned batch */
-    for (int32_t k = 0; k < K; k++) {
-        if (cached[k] == 2) { /* duplicate of an earlier sample of this batch */
-            for (int32_t j = 0; j < k; j++)
-                if (h1[j] == h1[k] && h2[j] == h2[k]) {
-                    res[k] = res[j];
-                    break;
-                }
-            cached[k] = 1;
-            e->hits++;
-            continue;
-        }
-        if (!e->eo.cache || cached[k]) continue;
-        if ((e->cache_n + 1) * 2 > e->cache_cap && cache_grow(e))
-            return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the evaluation cache");
-        cache_entry *c = cache_slot(e, h1[k], h2[k]);
-        if (!c->h2) {
-            c->h1 = h1[k], c->h2 = h2[k], c->r = res[k];
-            e->cache_n++;
-        }
-    }
-    return DP_STATUS_OK;
+    return eval_local(e, place, K, h1, h2, todo, res, cached, cancelled, err);
+}
+
+dp_agent_evaluator *dp_agent_evaluator_init(const dp_graph *g, const dp_devices *ds, const dp_agent_eval_options *eo,
+                                            dp_error *err) {
+    return agent_eval_init(g, ds, eo, 0, err);
+}
+
+void dp_agent_evaluator_free(dp_agent_evaluator *e) { agent_eval_free(e); }
+
+dp_status dp_agent_evaluate(dp_agent_evaluator *e, const int32_t *place, int32_t K, dp_agent_eval_result *res,
+                            int *cached, int *cancelled, dp_error *err) {
+    return agent_eval_run(e, place, K, res, cached, cancelled, err);
 }

@@ -85,16 +85,10 @@ dp_status agent_group_fixed(const dp_graph *g, const dp_devices *ds, const dp_ag
 
 /* ---- evaluator (agent_eval.c) ---------------------------------------------- */
 
-typedef struct agent_eval agent_eval;
-
-/* One result as the cache keeps it. */
-typedef struct agent_result {
-    double step_time_s;
-    int valid;
-    int cancelled; /* stopped by the cancel flag: not a measurement */
-    double overflow; /* out of memory in the simulator: worst peak / capacity (> 1); else 0 */
-    char reason[192];
-} agent_result;
+/* The evaluator is the public dp_agent_evaluator (agent.h), its results
+ * the public dp_agent_eval_result. */
+typedef struct dp_agent_evaluator agent_eval;
+typedef dp_agent_eval_result agent_result;
 
 agent_eval *agent_eval_init(const dp_graph *g, const dp_devices *ds, const dp_agent_eval_options *eo,
                             uint64_t seed, dp_error *err);

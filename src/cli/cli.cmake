@@ -14,3 +14,7 @@ add_executable(dplace_cli
 set_target_properties(dplace_cli PROPERTIES OUTPUT_NAME dplace)
 target_include_directories(dplace_cli PRIVATE src)
 target_link_libraries(dplace_cli PRIVATE dplace_agent dplace_search dplace_zoo dplace_import)
+if(MPI_C_FOUND)
+  target_link_libraries(dplace_cli PRIVATE dplace_dist)
+  target_compile_definitions(dplace_cli PRIVATE DPLACE_HAVE_MPI=1)
+endif()

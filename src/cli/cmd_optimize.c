@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "common/util.h"
 #include "dplace/agent.h"
+#include "dplace/dist.h"
 #include "dplace/nn.h"
 #include "dplace/place.h"
 #include "dplace/placement.h"
@@ -29,8 +30,8 @@ static volatile sig_atomic_t g_stop;
 /* Everything the command line says. */
 typedef struct opt_args {
     const char *devices, *agent_name, *out, *log_path, *plot_path, *trace_path, *ck_path, *resume_path;
-    const char *measure, *baselines, *init_path, *init_placement;
-    long updates, samples, seed, threads, ck_every;
+    const char *measure, *baselines, *init_path, *init_placement, *mpi;
+    long updates, samples, seed, threads, ck_every, controllers;
     double time_budget, measure_timeout, refine;
     int search;              /* --agent search                              */
     dp_search_options sopt;  /* its settings (--set), and --refine's        */
@@ -48,7 +49,8 @@ static const char SYNOPSIS[] =
     "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
     "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
     "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
-    "                       [--init-placement FILE] [--refine DURATION]";
+    "                       [--init-placement FILE] [--refine DURATION]\n"
+    "mpirun -n N dplace optimize ... --mpi sync|async [--controllers K]";
 
 static const char DESCRIPTION[] =
     "Learns a placement with reinforcement learning: the agent samples placements,\n"
@@ -89,7 +91,7 @@ static const char EPILOGUE[] = "exit status: 0 done, 1 internal failure, 2 bad i
 static int parse_args(int argc, char **argv, opt_args *o) {
     memset(o, 0, sizeof *o);
     o->agent_name = "hp";
-    o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50;
+    o->updates = o->samples = -1, o->seed = 1, o->threads = 1, o->ck_every = 50, o->controllers = 1;
     o->time_budget = -1, o->measure_timeout = 600, o->refine = -1;
     o->proto = (cli_protocol){0.0, 1, 0, 0};
     const cli_option options[] = {
@@ -159,6 +161,14 @@ static int parse_args(int argc, char **argv, opt_args *o) {
         {"--seed", NULL, "N", CLI_LONG, .num = &o->seed, .min = 0, .max = 2147483647L, .range = ">= 0",
          .help = "seeds everything (default 1)"},
         {"--quiet", NULL, NULL, CLI_FLAG, .flag = &o->quiet, .help = "no progress on stderr"},
+        CLI_HEADING("distributed (under mpirun; docs/distributed.md):"),
+        {"--mpi", NULL, "MODE", CLI_STRING, .str = &o->mpi,
+         .help = "sync: rank 0 the controller (policy, all files), ranks 1..N-1 workers evaluating its samples "
+                 "(the run equals the single-process one bit for bit); async: rank 0 the parameter server (and all "
+                 "files), ranks 1..K controllers updating the shared parameters asynchronously, each with its own "
+                 "baseline and workers (the other ranks, shared out)"},
+        {"--controllers", NULL, "K", CLI_LONG, .num = &o->controllers, .min = 1, .max = 4096, .range = ">= 1",
+         .help = "--mpi async: controller ranks (default 1; needs N >= K + 1 ranks)"},
         CLI_END};
     const cli_command cmd = {"optimize", SYNOPSIS, DESCRIPTION, options, EPILOGUE};
     return cli_parse(&cmd, argc, argv, NULL);
@@ -260,6 +270,14 @@ static int check_args(const opt_args *o) {
         return cli_usage_error("optimize", "--init-placement starts a search: give --agent search or --refine");
     if (o->refine > 0 && o->measure)
         return cli_usage_error("optimize", "--refine searches with the simulator; not with --measure");
+    /* the modes by name here: without MPI the dist layer is not built */
+    if (o->mpi && strcmp(o->mpi, "sync") && strcmp(o->mpi, "async"))
+        return cli_usage_error("optimize", "--mpi: unknown mode \"%s\" (modes: sync, async)", o->mpi);
+    if (o->controllers != 1 && !(o->mpi && !strcmp(o->mpi, "async")))
+        return cli_usage_error("optimize", "--controllers is for --mpi async");
+    if (o->mpi && o->search)
+        return cli_usage_error("optimize", "--agent search runs in one process (its threads: --set threads=N), not "
+                                           "under --mpi");
     return -1;
 }
 
@@ -751,17 +769,71 @@ static dp_status read_init_placement(const opt_args *o, const dp_graph *g, const
     return dp_placement_read_file(o->init_placement, g, ds, *out, err);
 }
 
-int cmd_optimize(int argc, char **argv) {
-    opt_args o;
+#ifdef DPLACE_HAVE_MPI
+/* The line on the ranks of a distributed run (rank 0, stderr). */
+static void print_ranks(const opt_args *o, const dp_dist *dist) {
+    if (dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)
+        fprintf(stderr, "optimize: --mpi async over %d ranks: rank 0 the parameter server, %d controller(s), %d worker "
+                "rank(s)\n", (int)dp_dist_size(dist), (int)o->controllers, (int)(dp_dist_size(dist) - 1 - o->controllers));
+    else
+        fprintf(stderr, "optimize: --mpi sync over %d ranks: rank 0 the controller, %d worker rank(s)\n",
+                (int)dp_dist_size(dist), (int)dp_dist_n_workers(dist));
+}
+
+/* A worker rank: loads the graph and devices as rank 0 does and evaluates
+ * what its controller sends until stopped; a setup failure is answered to
+ * the controller (whose run fails with it), not printed. */
+static int optimize_worker(const opt_args *o, dp_dist *dist) {
+    dp_error err, setup;
+    dp_error_clear(&err);
+    dp_error_clear(&setup);
+    dp_graph *g = cli_load_graph("optimize", &o->src, &setup);
+    dp_devices *ds = g ? dp_devices_load(o->devices, &setup) : NULL;
+    dp_agent_eval_options eo = eval_options(o, NULL);
+    eo.cancel = NULL, eo.progress = NULL, eo.progress_user = NULL;
+    dp_status st = dp_dist_work(dist, g && ds ? g : NULL, ds, &eo, setup.msg, &err);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return st ? cli_report(&err) : CLI_EXIT_OK;
+}
+
+/* An async controller rank: its own agent (seeded from --seed and its
+ * rank), evaluating on its workers, updating the shared parameters until
+ * the server stops it. An error ends the whole job: the server waits for
+ * this rank. */
+static int optimize_controller(const opt_args *o, const dp_agent_config *cfg, dp_dist *dist) {
+    dp_error err;
+    dp_error_clear(&err);
+    dp_nn_set_threads((int)o->threads);
+    dp_graph *g = cli_load_graph("optimize", &o->src, &err);
+    dp_devices *ds = g ? dp_devices_load(o->devices, &err) : NULL;
+    dp_agent_eval_options eo = eval_options(o, NULL);
+    eo.progress = NULL, eo.progress_user = NULL, eo.cancel = NULL;
+    dp_dist_attach(dist, &eo);
+    uint64_t seed = (uint64_t)o->seed * 1000003u + (uint64_t)dp_dist_rank(dist);
+    dp_agent *agent = ds ? dp_agent_init(g, ds, cfg, &eo, seed, &err) : NULL;
+    dp_status st = agent ? dp_dist_control(dist, g, agent, &err) : err.status ? err.status : DP_STATUS_NOMEM;
+    dp_agent_free(agent);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    if (!st) return CLI_EXIT_OK;
+    fprintf(stderr, "optimize: controller rank %d: ", (int)dp_dist_rank(dist));
+    int rc = cli_report(&err);
+    dp_dist_abort(dist, rc);
+    return rc;
+}
+#endif
+
+
+/* The run on this process (dist NULL), or on rank 0 of a distributed
+ * run: the baselines, the agent (evaluating on dist's workers; async: the
+ * parameter server's method around it) or the search, the run driver and
+ * the summary. Returns the exit status. */
+static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
+    opt_args o = *op;
     dp_agent_config cfg;
-    int rc = parse_args(argc, argv, &o);
-    o.search = rc < 0 && !strcmp(o.agent_name, "search");
-    if (rc < 0) rc = search_config(&o);
-    if (rc < 0 && !o.search) rc = build_config(&o, &cfg);
-    if (rc < 0) rc = check_args(&o);
-    if (rc >= 0) return rc;
-    if (o.samples > 0) o.updates = -1;
-    rc = CLI_EXIT_OK;
+    if (!o.search) cfg = *cfgp;
+    int rc = CLI_EXIT_OK;
     dp_error err;
     dp_error_clear(&err);
     dp_graph *g = NULL;
@@ -781,8 +853,17 @@ int cmd_optimize(int argc, char **argv) {
     if (o.search && !(se = dp_search_init(g, ds, sim, &o.sopt, &err))) goto fail;
     if (run_baselines(sim, g, ds, o.baselines, &rt, se, &err) || (se && search_starts(se, g, ds, init, &err))) goto fail;
     dp_agent_eval_options eo = eval_options(&o, &pg);
+#ifdef DPLACE_HAVE_MPI
+    if (dist) dp_dist_attach(dist, &eo);
+#endif
     if (!se && !(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
-    const dp_run_state *s = se ? dp_search_get_state(se) : dp_agent_get_state(agent);
+    dp_method meth = se ? dp_search_method(se) : dp_agent_method(agent);
+#ifdef DPLACE_HAVE_MPI
+    if (dist && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER &&
+        dp_dist_server_method(dist, g, agent, &g_stop, &meth, &err))
+        goto fail;
+#endif
+    const dp_run_state *s = meth.ops->state(meth.self);
     pg.st = s;
     if (o.init_path && dp_agent_load_policy(agent, o.init_path, &err)) goto fail;
     signal(SIGINT, on_signal);
@@ -797,8 +878,10 @@ int cmd_optimize(int argc, char **argv) {
         fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
                 cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
                 o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
+#ifdef DPLACE_HAVE_MPI
+    if (dist && !o.quiet && !o.json) print_ranks(&o, dist);
+#endif
     summary m = {{0}, g, ds, se ? NULL : &cfg, s, &rt, {0, 0}, &o, se, NULL};
-    dp_method meth = se ? dp_search_method(se) : dp_agent_method(agent);
     if (run_method(&o, g, ds, meth, s, &rt, &pg, 0, &m.rr, &err)) goto fail;
     if (refine_agent(&o, g, ds, sim, s, &rt, &pg, &refine, &err)) goto fail;
     if (refine) m.search = refine, m.refined = dp_search_get_state(refine);
@@ -824,4 +907,44 @@ done:
     dp_devices_free(ds);
     dp_graph_free(g);
     return rc;
+}
+
+/* --mpi: this rank's part of a distributed run. Returns the exit status. */
+static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char ***argv) {
+#ifndef DPLACE_HAVE_MPI
+    (void)cfg, (void)argc, (void)argv;
+    return cli_usage_error("optimize", "--mpi %s: this dplace was built without MPI (install libopenmpi-dev and "
+                           "openmpi-bin, then build again: scripts/setup.sh)", o->mpi);
+#else
+    dp_error err;
+    dp_error_clear(&err);
+    int32_t rank = 0;
+    dp_dist *dist =
+        dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &rank, &err);
+    if (!dist) return rank > 0 ? (err.status == DP_STATUS_INVALID ? CLI_EXIT_INPUT : 1) : cli_report(&err); /* said once */
+    int rc;
+    dp_dist_role role = dp_dist_get_role(dist);
+    /* mpirun forwards SIGUSR1 to every rank: rank 0 stops as on SIGINT in one
+     * process (the step in flight finished or abandoned, the checkpoint
+     * written); the others wait to be stopped by it */
+    signal(SIGUSR1, dp_dist_rank(dist) == 0 ? on_signal : SIG_IGN);
+    if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
+    else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, cfg, dist);
+    else rc = optimize(o, cfg, dist);
+    dp_dist_free(dist);
+    return rc;
+#endif
+}
+
+int cmd_optimize(int argc, char **argv) {
+    opt_args o;
+    dp_agent_config cfg;
+    int rc = parse_args(argc, argv, &o);
+    o.search = rc < 0 && !strcmp(o.agent_name, "search");
+    if (rc < 0) rc = search_config(&o);
+    if (rc < 0 && !o.search) rc = build_config(&o, &cfg);
+    if (rc < 0) rc = check_args(&o);
+    if (rc >= 0) return rc;
+    if (o.samples > 0) o.updates = -1;
+    return o.mpi ? optimize_mpi(&o, &cfg, &argc, &argv) : optimize(&o, &cfg, NULL);
 }

@@ -1,0 +1,12 @@
+# Distributed runs over MPI (issue 21; include/dplace/dist.h,
+# docs/distributed.md): roles over ranks, the sync evaluation over worker
+# ranks, the async controllers and parameter server. Built only when CMake
+# finds MPI (the top CMakeLists.txt includes this fragment then).
+dp_add_layer(dist
+  SOURCES
+    src/dist/dist.c
+    src/dist/dist_wait.c
+    src/dist/dist_sync.c
+    src/dist/dist_async.c
+  BELOW agent run place nn sim graph common
+  LIBS MPI::MPI_C)

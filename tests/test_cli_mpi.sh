@@ -1,0 +1,147 @@
+#!/bin/sh
+# dplace optimize --mpi under mpirun on this machine (registered only when
+# CMake found MPI): sync mode over 3 ranks equals the single-process run bit
+# for bit (log apart from wall time, per-update log, best placement,
+# checkpoint apart from its clock fields); --measure runs on the workers,
+# its failures logged with their reason; a worker rank killed mid-run stops
+# the job with its checkpoint whole, and --resume with another rank count
+# finishes the run as the uninterrupted run would; async mode's controllers
+# and parameter server, resumed over another rank count; SIGUSR1 stops a
+# run with its checkpoint written. Small networks, seconds.
+# usage: test_cli_mpi.sh PATH_TO_DPLACE [CASE]   (run from tests/)
+set -u
+D="$1"
+. "$(dirname "$0")/cli_lib.sh"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+M="$HERE/data/measure"
+SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16 --set type-dim=4 --groups 8"
+G="--model synthetic-600 --devices k40x2"
+# CI runs as root; one machine, more ranks than cores
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+ck() { /usr/bin/python3 "$HERE/ck_strip.py" "$@"; }
+
+# The outputs of runs a (single process) and b (distributed) agree bit for bit.
+same_runs() { # A B WHAT
+  cut -d, -f1-8 "$T/$1.csv" >"$T/$1.cut"; cut -d, -f1-8 "$T/$2.csv" >"$T/$2.cut"
+  cmp -s "$T/$1.cut" "$T/$2.cut" && ok || bad "$3: the logs differ"
+  cut -d, -f1-14 "$T/$1.updates.csv" >"$T/$1.ucut"; cut -d, -f1-14 "$T/$2.updates.csv" >"$T/$2.ucut"
+  cmp -s "$T/$1.ucut" "$T/$2.ucut" && ok || bad "$3: the per-update logs differ"
+  cmp -s "$T/$1.json" "$T/$2.json" && ok || bad "$3: the best placements differ"
+  [ "$(ck "$T/$1.ck")" = "$(ck "$T/$2.ck")" ] && ok || bad "$3: the checkpoints (parameters, Adam, counters) differ"
+}
+
+# sync over 3 ranks (2 workers) = one process, with the cache and noise on
+# shellcheck disable=SC2086
+test_sync_identical() {
+for agent in hp eagle-ppo-ce; do
+  A="$G $SMALL --agent $agent --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
+  expect 0 "learned" -- "$D" optimize $A --log "$T/a.csv" -o "$T/a.json" --checkpoint "$T/a.ck"
+  expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $A --log "$T/b.csv" -o "$T/b.json" --checkpoint "$T/b.ck" --mpi sync
+  same_runs a b "$agent over 3 ranks"
+done
+}
+
+# --measure on the workers: measured times and failures with their reason
+# shellcheck disable=SC2086
+test_sync_measure() {
+expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --updates 2 --measure "$M/good.sh \"\$1\"" --log "$T/m.csv" \
+  --baselines none --mpi sync
+grep -q ',0.125,1,' "$T/m.csv" && ok || bad "measured time not in the log"
+for cmd in fail.sh garbage.sh hang.sh; do
+  expect 0 "no valid placement" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --updates 1 --measure "$M/$cmd" \
+    --measure-timeout 0.5 --log "$T/m.csv" --baselines none --mpi sync
+  grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd: failure reason not logged"
+done
+# a worker that cannot read the graph fails the run, naming its rank
+expect 2 "" -- $MPIRUN -n 2 "$D" optimize --graph "$T/nope.json" --devices k40x2 --updates 1 --mpi sync
+expect 2 "unknown mode" -- "$D" optimize $G --mpi bogus
+expect 2 "for --mpi async" -- "$D" optimize $G --controllers 2
+}
+
+# The pid of rank R of the job whose command line holds WORD (none: empty).
+rank_pid() { # R WORD
+  for p in /proc/[0-9]*; do
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" || continue
+    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$2" && { echo "${p#/proc/}"; return; }
+  done
+}
+
+# a worker rank killed mid-run: the job stops, the checkpoint loads, and
+# --resume over 2 ranks finishes the run exactly as one process would
+# shellcheck disable=SC2086
+test_kill_worker() {
+A="$G $SMALL --seed 9 --baselines none --quiet"
+$MPIRUN -n 3 "$D" optimize $A --updates 100000 --log "$T/k.csv" -o "$T/k.json" --checkpoint "$T/k.ck" \
+  --checkpoint-every 1 --mpi sync >"$T/k.out" 2>&1 &
+job=$!
+i=0
+while [ ! -s "$T/k.ck" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+pid=$(rank_pid 1 "$T/k.ck")
+[ -n "$pid" ] && ok || bad "no worker rank 1 found"
+[ -n "$pid" ] && kill -KILL "$pid"
+i=0
+while kill -0 $job 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 $job 2>/dev/null && { bad "the job did not stop after its worker died"; kill -KILL $job; }
+wait $job
+[ $? != 0 ] && ok || { bad "a job whose worker died exited 0"; cat "$T/k.out" >&2; }
+u=$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/k.ck")
+[ "${u:-0}" -ge 1 ] && ok || bad "the checkpoint does not load (updates '$u')"
+echo "killed worker rank 1 (pid $pid); the checkpoint holds $u updates"
+n=$((u + 3))
+expect 0 "learned" -- $MPIRUN -n 2 "$D" optimize $A --updates $n --log "$T/k.csv" -o "$T/k.json" --checkpoint "$T/k.ck" \
+  --resume "$T/k.ck" --mpi sync
+expect 0 "learned" -- "$D" optimize $A --updates $n --log "$T/r.csv" -o "$T/r.json" --checkpoint "$T/r.ck"
+same_runs r k "resumed over 2 ranks after a worker was killed"
+}
+
+# async: 2 controllers (one with a worker, one evaluating itself) update the
+# shared parameters through the server, rank 0; its log holds every
+# update's samples, its checkpoint the shared policy, which --resume
+# continues over another rank count (and a single process can too)
+# shellcheck disable=SC2086
+test_async() {
+A="$G $SMALL --seed 4 --baselines none --quiet"
+expect 0 "trained    12 updates, 48 placements" -- $MPIRUN -n 4 "$D" optimize $A --updates 12 --log "$T/x.csv" \
+  -o "$T/x.json" --checkpoint "$T/x.ck" --mpi async --controllers 2
+[ "$(wc -l <"$T/x.csv")" = 49 ] && ok || bad "the async log should have a header and 48 rows"
+[ "$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/x.ck")" = 12 ] && ok || bad "the async checkpoint lacks its updates"
+expect 0 "step time" -- "$D" simulate $G --placement "$T/x.json"
+expect 0 "trained    16 updates, 64 placements" -- $MPIRUN -n 3 "$D" optimize $A --updates 16 --log "$T/x.csv" \
+  -o "$T/x.json" --checkpoint "$T/x.ck" --resume "$T/x.ck" --mpi async --controllers 2
+[ "$(wc -l <"$T/x.csv")" = 65 ] && ok || bad "the resumed async log should have a header and 64 rows"
+expect 0 "trained    18 updates" -- "$D" optimize $A --updates 18 --checkpoint "$T/x.ck" --resume "$T/x.ck"
+expect 2 "needs at least 3 ranks" -- $MPIRUN -n 2 "$D" optimize $A --updates 1 --mpi async --controllers 2
+}
+
+# SIGUSR1 to mpirun (which forwards it to every rank) stops a run as SIGINT
+# stops one process: rank 0 abandons the step in flight, writes the
+# checkpoint and exits 130; the log matches the checkpoint and --resume
+# goes on; in both modes
+# shellcheck disable=SC2086
+test_stop_usr1() {
+for mode in "sync" "async --controllers 2"; do
+  rm -f "$T/u.ck"
+  $MPIRUN -n 4 "$D" optimize $G $SMALL --baselines none --quiet --updates 100000 --log "$T/u.csv" \
+    --checkpoint "$T/u.ck" --checkpoint-every 100000 --mpi $mode >"$T/u.out" 2>&1 &
+  job=$!
+  sleep 3
+  kill -USR1 $job
+  wait $job
+  rc=$?
+  [ $rc = 130 ] && ok || { bad "--mpi $mode: SIGUSR1 -> exit $rc, expected 130"; cat "$T/u.out" >&2; }
+  u=$(/usr/bin/python3 "$HERE/ck_strip.py" --updates "$T/u.ck")
+  [ "${u:-0}" -ge 1 ] && ok || bad "--mpi $mode: no checkpoint written on SIGUSR1"
+  [ "$(wc -l <"$T/u.csv")" = $((u * 4 + 1)) ] && ok || bad "--mpi $mode: the log does not match the checkpoint"
+  expect 0 "trained    $((u + 2)) updates" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --baselines none --quiet \
+    --updates $((u + 2)) --log "$T/u.csv" --checkpoint "$T/u.ck" --resume "$T/u.ck" --mpi $mode
+done
+}
+
+test_run test_sync_identical
+test_run test_sync_measure
+test_run test_kill_worker
+test_run test_async
+test_run test_stop_usr1
+finish test_cli_mpi
