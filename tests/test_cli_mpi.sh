@@ -18,6 +18,11 @@ SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16
 G="--model synthetic-600 --devices k40x2"
 # CI runs as root; one machine, more ranks than cores
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# In the ASan build: Open MPI leaves its own allocations at MPI_Finalize, many
+# in components it has unloaded, which LeakSanitizer cannot name to suppress
+# them; leaks stay checked by test_agent's remote_evaluator (the same
+# evaluator and remote function without MPI). Memory errors stay checked.
+[ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 MPIRUN="mpirun --allow-run-as-root --oversubscribe"
 ck() { /usr/bin/python3 "$HERE/ck_strip.py" "$@"; }
 
@@ -62,8 +67,8 @@ expect 2 "for --mpi async" -- "$D" optimize $G --controllers 2
 # The pid of rank R of the job whose command line holds WORD (none: empty).
 rank_pid() { # R WORD
   for p in /proc/[0-9]*; do
-    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" || continue
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$2" && { echo "${p#/proc/}"; return; }
+    { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" || continue
+    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$2" && { echo "${p#/proc/}"; return; }
   done
 }
 
