@@ -63,7 +63,7 @@ typedef struct dp_search_options {
     double swap;            /* share of swaps among the other moves               */
 } dp_search_options;
 
-/* Defaults: seed 1, 1 thread, 32 moves per step, t0 0.02, decay 0.97,
+/* Defaults: seed 1, 1 thread, 32 moves per step, t0 0.001, decay 0.97,
  * t_min 0.01, restart after 60 steps, sync every 10 steps, 40% critical-path
  * moves, 25% swaps. */
 dp_search_options dp_search_options_default(void);

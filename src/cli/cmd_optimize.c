@@ -81,7 +81,7 @@ static const char DESCRIPTION[] =
     "  search    dplace's own placer (docs/search.md): simulator-guided Metropolis search over\n"
     "            moves of ops, chains, colocation groups and layer scopes, from the best of the\n"
     "            expert, single GPU, every baseline and --init-placement; an update is one round\n"
-    "            of moves per thread (--set moves=32, t0=0.02, decay=0.97, t-min=0.01, restart=60,\n"
+    "            of moves per thread (--set moves=32, t0=0.001, decay=0.97, t-min=0.01, restart=60,\n"
     "            sync=10, critical=0.4, swap=0.25); --refine D runs it after any other agent\n";
 
 static const char EPILOGUE[] = "exit status: 0 done, 1 internal failure, 2 bad input or usage, 130 interrupted\n"

@@ -14,7 +14,7 @@
 /* ---- options ------------------------------------------------------------------------- */
 
 dp_search_options dp_search_options_default(void) {
-    dp_search_options o = {1, 1, 32, 0.02, 0.97, 0.01, 60, 10, 0.4, 0.25};
+    dp_search_options o = {1, 1, 32, 0.001, 0.97, 0.01, 60, 10, 0.4, 0.25};
     return o;
 }
 
@@ -130,7 +130,7 @@ dp_search *dp_search_init(const dp_graph *g, const dp_devices *ds, const dp_sim 
     s->state.best_update = s->state.best_sample = -1;
     s->state.baseline = NAN;
     dp_status st = DP_STATUS_OK;
-    if (!(s->chain = calloc((size_t)o.threads, sizeof *s->chain)) || !(s->start = malloc(n * sizeof(int32_t))) ||
+    if (!(s->chain = calloc((size_t)o.threads, sizeof *s->chain)) || !(s->start = malloc(n * sizeof(int32_t) * SEARCH_MAX_STARTS)) ||
         !(s->best = malloc(n * sizeof(int32_t))) || !(s->last = calloc(per_step, sizeof(dp_run_sample))) ||
         !(s->sorted = malloc(per_step * sizeof(double))))
         st = dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory");
@@ -159,17 +159,27 @@ dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *pla
     if (!res.valid && res.verdict != DP_SIM_VERDICT_OOM)
         return dp_error_set(err, DP_STATUS_INVALID, "start placement %s: %s", name, res.reason);
     double sc = search_score(&res);
-    if (s->have_start && !(sc < s->start_score)) return DP_STATUS_OK;
-    memcpy(s->start, placement, sizeof(int32_t) * (size_t)s->n);
-    s->have_start = 1, s->start_score = sc, s->start_res = res;
-    snprintf(s->start_name, sizeof s->start_name, "%s", name);
+    int32_t pos = 0;
+    while (pos < s->n_starts && s->start_score[pos] <= sc) pos++;
+    if ((pos > 0 && s->start_score[pos - 1] == sc) || pos == SEARCH_MAX_STARTS) return DP_STATUS_OK;
+    size_t pn = (size_t)s->n;
+    int32_t last = s->n_starts < SEARCH_MAX_STARTS ? s->n_starts : SEARCH_MAX_STARTS - 1;
+    for (int32_t k = last; k > pos; k--) { /* make room at pos */
+        memcpy(s->start + (size_t)k * pn, s->start + (size_t)(k - 1) * pn, sizeof(int32_t) * pn);
+        s->start_score[k] = s->start_score[k - 1], s->start_res[k] = s->start_res[k - 1];
+        memcpy(s->start_name[k], s->start_name[k - 1], sizeof s->start_name[k]);
+    }
+    memcpy(s->start + (size_t)pos * pn, placement, sizeof(int32_t) * pn);
+    s->start_score[pos] = sc, s->start_res[pos] = res;
+    snprintf(s->start_name[pos], sizeof s->start_name[pos], "%s", name);
+    s->n_starts = last + 1;
     return DP_STATUS_OK;
 }
 
 const int32_t *dp_search_start(const dp_search *s, const char **name, dp_sim_result *res) {
-    if (!s->have_start) return NULL;
-    if (name) *name = s->start_name;
-    if (res) *res = s->start_res;
+    if (s->n_starts == 0) return NULL;
+    if (name) *name = s->start_name[0];
+    if (res) *res = s->start_res[0];
     return s->start;
 }
 
@@ -255,20 +265,23 @@ static void chains_step(dp_search *s) {
     }
 }
 
-/* Sets every chain to the start (the first step). */
+/* Sets chain c to the c-th best start (round robin), the first step. */
 static dp_status begin(dp_search *s, dp_error *err) {
-    if (!s->have_start) return dp_error_set(err, DP_STATUS_INVALID, "search: no start placement given");
+    if (s->n_starts == 0) return dp_error_set(err, DP_STATUS_INVALID, "search: no start placement given");
     for (int32_t c = 0; c < s->n_chains; c++) {
         search_chain *ch = &s->chain[c];
-        dp_status st = search_chain_set(s, ch, s->start, err);
+        int32_t k = c % s->n_starts;
+        const int32_t *p = s->start + (size_t)k * (size_t)s->n;
+        dp_status st = search_chain_set(s, ch, p, err);
         if (st) return st;
         ch->temp = s->opt.t0;
-        ch->best_s = s->start_res.valid ? s->start_res.step_time_s : INFINITY;
-        memcpy(ch->best, s->start, sizeof(int32_t) * (size_t)s->n);
+        ch->best_s = s->start_res[k].valid ? s->start_res[k].step_time_s : INFINITY;
+        memcpy(ch->best, p, sizeof(int32_t) * (size_t)s->n);
     }
-    if (s->start_res.valid) {
+    s->next_start = s->n_chains < s->n_starts ? s->n_chains : s->n_starts;
+    if (s->start_res[0].valid) {
         memcpy(s->best, s->start, sizeof(int32_t) * (size_t)s->n);
-        s->have_best = 1, s->state.best_s = s->start_res.step_time_s;
+        s->have_best = 1, s->state.best_s = s->start_res[0].step_time_s;
         s->state.best_update = 0, s->state.best_sample = 0, s->state.best_elapsed_s = 0;
         s->state.best_placement = s->best;
     }
@@ -276,9 +289,20 @@ static dp_status begin(dp_search *s, dp_error *err) {
     return DP_STATUS_OK;
 }
 
-/* Restarts chain c from the best placement (the start while none is
- * valid), reheated. */
+/* Restarts chain c, reheated: from the next start no chain has taken, else
+ * from the best placement (the best start while none is valid). */
 static dp_status restart(dp_search *s, search_chain *c, dp_error *err) {
+    if (s->next_start < s->n_starts) {
+        int32_t k = s->next_start++;
+        const int32_t *p = s->start + (size_t)k * (size_t)s->n;
+        dp_status st = search_chain_set(s, c, p, err);
+        if (st) return st;
+        c->best_s = s->start_res[k].valid ? s->start_res[k].step_time_s : INFINITY;
+        memcpy(c->best, p, sizeof(int32_t) * (size_t)s->n);
+        c->temp = s->opt.t0, c->since_better = 0;
+        s->restarts++;
+        return DP_STATUS_OK;
+    }
     dp_status st = search_chain_set(s, c, s->have_best ? s->best : s->start, err);
     if (st) return st;
     if (s->have_best) {
@@ -322,16 +346,18 @@ static void collect(dp_search *s, int64_t samples_before) {
     u->grad_norm[0] = u->grad_norm[1] = u->kl = NAN;
 }
 
-/* The restarts due after step `updates`: every sync_steps steps the chain
- * with the worst current placement, and each chain without a better
- * placement for restart_steps steps. */
+/* The restarts due after step `updates`: every sync_steps steps, of the
+ * chains that found nothing better in that time, the one whose best is
+ * worst (when it is worse than the best found); and each chain without a
+ * better placement for restart_steps steps. */
 static dp_status restarts_due(dp_search *s, dp_error *err) {
     dp_status st = DP_STATUS_OK;
     if (s->n_chains > 1 && s->state.updates % s->opt.sync_steps == 0 && s->have_best) {
-        int32_t worst = 0;
-        for (int32_t c = 1; c < s->n_chains; c++)
-            if (s->chain[c].cur_score > s->chain[worst].cur_score) worst = c;
-        if (s->chain[worst].cur_score > s->state.best_s) st = restart(s, &s->chain[worst], err);
+        int32_t worst = -1;
+        for (int32_t c = 0; c < s->n_chains; c++)
+            if (s->chain[c].since_better >= s->opt.sync_steps && (worst < 0 || s->chain[c].best_s > s->chain[worst].best_s))
+                worst = c;
+        if (worst >= 0 && s->chain[worst].best_s > s->state.best_s) st = restart(s, &s->chain[worst], err);
     }
     for (int32_t c = 0; !st && c < s->n_chains; c++)
         if (s->chain[c].since_better >= s->opt.restart_steps) st = restart(s, &s->chain[c], err);

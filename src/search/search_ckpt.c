@@ -4,8 +4,8 @@
  *
  *   "DPLACE-SEARCH-CK" (16 bytes), u32 version
  *   identity: i32 ops, devices, chains, moves; u64 seed (must match)
- *   i32 begun, have_start; f64 start score; 64 bytes start name; the
- *       start's result (its bytes, link pointer cleared); i32 [ops] start
+ *   i32 begun, starts, next start; per start: f64 score, 64 bytes name,
+ *       its result (its bytes, link pointer cleared), i32 [ops] placement
  *   the counters: i64 updates, samples, best update, best sample, restarts;
  *       f64 best, best found at, elapsed, evaluator seconds; i32 have_best;
  *       i32 [ops] best
@@ -74,13 +74,16 @@ static void serialise(const dp_search *s, ck_buf *b) {
     PUT(b, version);
     ck_id id = identity(s);
     PUT(b, id);
-    int32_t begun = s->begun, have_start = s->have_start, have_best = s->have_best;
-    dp_sim_result sr = s->start_res;
-    sr.link = NULL;
-    PUT(b, begun), PUT(b, have_start), PUT(b, s->start_score);
-    put(b, s->start_name, sizeof s->start_name);
-    PUT(b, sr);
-    put(b, s->start, pn);
+    int32_t begun = s->begun, have_best = s->have_best;
+    PUT(b, begun), PUT(b, s->n_starts), PUT(b, s->next_start);
+    for (int32_t k = 0; k < s->n_starts; k++) {
+        dp_sim_result sr = s->start_res[k];
+        sr.link = NULL;
+        PUT(b, s->start_score[k]);
+        put(b, s->start_name[k], sizeof s->start_name[k]);
+        PUT(b, sr);
+        put(b, s->start + (size_t)k * s->n, pn);
+    }
     const dp_run_state *st = &s->state;
     PUT(b, st->updates), PUT(b, st->samples), PUT(b, st->best_update), PUT(b, st->best_sample), PUT(b, s->restarts);
     PUT(b, st->best_s), PUT(b, st->best_elapsed_s), PUT(b, st->elapsed_s), PUT(b, st->eval_s), PUT(b, have_best);
@@ -89,8 +92,7 @@ static void serialise(const dp_search *s, ck_buf *b) {
         const search_chain *ch = &s->chain[c];
         PUT(b, ch->rng), PUT(b, ch->temp), PUT(b, ch->since_better), PUT(b, ch->best_s);
         put(b, ch->best, pn);
-        if (s->begun) put(b, dp_sim_delta_base(ch->d), pn);
-        else put(b, s->start, pn);
+        put(b, s->begun ? dp_sim_delta_base(ch->d) : s->start, pn);
         PUT(b, ch->stats);
     }
     uint64_t sum = fnv1a(b->p, b->n);
@@ -205,40 +207,49 @@ dp_status search_load(void *self, const char *path, dp_error *err) {
     if (st) return st;
     ck_reader r = {(const unsigned char *)text, len, 0, 0};
     search_chain *tmp = calloc((size_t)s->n_chains, sizeof *tmp);
-    int32_t *cur = malloc(pn * (size_t)s->n_chains + 4), *start = malloc(pn + 4), *best = malloc(pn + 4);
+    int32_t *cur = malloc(pn * (size_t)s->n_chains + 4), *start = malloc(pn * SEARCH_MAX_STARTS + 4);
+    int32_t *best = malloc(pn + 4);
     int32_t *bests = malloc(pn * (size_t)s->n_chains + 4);
     if (!tmp || !cur || !start || !best || !bests) st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
     for (int32_t c = 0; !st && c < s->n_chains; c++) tmp[c].best = bests + (size_t)c * s->n;
     if (!st) st = check_header(s, &r, path, err);
-    int32_t begun = 0, have_start = 0, have_best = 0;
-    double start_score = 0;
-    char name[64];
-    dp_sim_result sr;
+    int32_t begun = 0, have_best = 0, n_starts = 0, next_start = 0;
+    double score[SEARCH_MAX_STARTS];
+    char name[SEARCH_MAX_STARTS][64];
+    dp_sim_result *sr = malloc(sizeof(dp_sim_result) * SEARCH_MAX_STARTS);
+    if (!st && !sr) st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", path);
     dp_run_state ns = s->state;
     int64_t restarts = 0;
     if (!st) {
-        GET(&r, begun), GET(&r, have_start), GET(&r, start_score);
-        get(&r, name, sizeof name);
-        GET(&r, sr);
-        get(&r, start, pn);
+        GET(&r, begun), GET(&r, n_starts), GET(&r, next_start);
+        if (n_starts < 0 || n_starts > SEARCH_MAX_STARTS || next_start < 0 || next_start > n_starts) r.short_read = 1;
+        for (int32_t k = 0; k < n_starts && !r.short_read; k++) {
+            GET(&r, score[k]);
+            get(&r, name[k], sizeof name[k]);
+            name[k][sizeof name[k] - 1] = 0;
+            get(&r, &sr[k], sizeof sr[k]);
+            get(&r, start + (size_t)k * s->n, pn);
+        }
         GET(&r, ns.updates), GET(&r, ns.samples), GET(&r, ns.best_update), GET(&r, ns.best_sample), GET(&r, restarts);
         GET(&r, ns.best_s), GET(&r, ns.best_elapsed_s), GET(&r, ns.elapsed_s), GET(&r, ns.eval_s), GET(&r, have_best);
         get(&r, best, pn);
         read_chains(s, &r, tmp, cur);
-        int ok = !r.short_read && r.at == r.n && devices_ok(s, start) && devices_ok(s, best);
+        int ok = !r.short_read && r.at == r.n && devices_ok(s, best);
+        for (int32_t k = 0; ok && k < n_starts; k++) ok = devices_ok(s, start + (size_t)k * s->n);
         for (int32_t c = 0; ok && c < s->n_chains; c++) ok = devices_ok(s, cur + (size_t)c * s->n);
         if (!ok) st = dp_error_set(err, DP_STATUS_PARSE, "%s: malformed search checkpoint", path);
     }
     if (!st) {
-        s->begun = begun, s->have_start = have_start, s->start_score = start_score, s->have_best = have_best;
-        memcpy(s->start_name, name, sizeof name);
-        s->start_name[sizeof name - 1] = 0;
-        sr.link = NULL, s->start_res = sr;
-        memcpy(s->start, start, pn), memcpy(s->best, best, pn);
+        s->begun = begun, s->have_best = have_best, s->n_starts = n_starts, s->next_start = next_start;
+        for (int32_t k = 0; k < n_starts; k++) {
+            s->start_score[k] = score[k], s->start_res[k] = sr[k], s->start_res[k].link = NULL;
+            memcpy(s->start_name[k], name[k], sizeof name[k]);
+        }
+        memcpy(s->start, start, pn * (size_t)n_starts), memcpy(s->best, best, pn);
         ns.n_last = 0, ns.best_placement = have_best ? s->best : NULL;
         s->state = ns, s->restarts = restarts;
         st = apply(s, tmp, cur, err);
     }
-    free(text), free(tmp), free(cur), free(start), free(best), free(bests);
+    free(text), free(tmp), free(cur), free(start), free(best), free(bests), free(sr);
     return st;
 }

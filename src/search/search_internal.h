@@ -8,6 +8,7 @@
 #include "dplace/units.h"
 
 #define SEARCH_MAX_LEVELS 4
+#define SEARCH_MAX_STARTS 16
 
 /* One level of units: the ops that move together, and where each may go. */
 typedef struct search_level {
@@ -52,13 +53,14 @@ struct dp_search {
     dp_mask *op_mask;           /* [n] devices each op allows                */
     int32_t n_chains;
     search_chain *chain;
-    /* starts */
+    /* starts, best first (by search_score; the first of equals kept) */
     dp_sim_workspace *ws;       /* evaluates starts                          */
-    int32_t *start;             /* [n]                                       */
-    int have_start;
-    double start_score;
-    dp_sim_result start_res;
-    char start_name[64];
+    int32_t n_starts;
+    int32_t next_start;         /* the next start a restarting chain takes   */
+    int32_t *start;             /* [SEARCH_MAX_STARTS * n]                   */
+    double start_score[SEARCH_MAX_STARTS];
+    dp_sim_result start_res[SEARCH_MAX_STARTS];
+    char start_name[SEARCH_MAX_STARTS][64];
     int begun;                  /* chains hold their placements              */
     /* the run driver's view */
     int32_t *best;              /* [n] the best valid placement              */

@@ -18,7 +18,7 @@ static const search_level *pick_level(const dp_search *s, dp_rng *r, const doubl
     return &s->level[s->n_levels - 1];
 }
 
-static const double random_w[SEARCH_MAX_LEVELS] = {1, 1, 3, 3};
+static const double random_w[SEARCH_MAX_LEVELS] = {0.5, 0.5, 2, 3};
 static const double critical_w[SEARCH_MAX_LEVELS] = {3, 3, 2, 1};
 
 /* A device of mask at random; -1 when the mask is empty. */
@@ -55,6 +55,32 @@ static int32_t random_move(dp_search *s, search_chain *c, const int32_t *base) {
     return dev < 0 ? 0 : add_unit(c, L, k, dev, base, 0);
 }
 
+/* A unit to the device of a neighbour: the producer of an input, or a
+ * consumer of an output, of one of its members (a fragment joins what it
+ * talks to). */
+static int32_t neighbour_move(dp_search *s, search_chain *c, const int32_t *base) {
+    const search_level *L = pick_level(s, &c->rng, random_w);
+    if (L->u.n_units == 0) return 0;
+    int32_t k = (int32_t)dp_rng_below(&c->rng, (uint64_t)L->u.n_units);
+    int32_t size = L->u.first[k + 1] - L->u.first[k];
+    if (size == 0) return 0;
+    int32_t op = L->u.members[L->u.first[k] + (int32_t)dp_rng_below(&c->rng, (uint64_t)size)];
+    const dp_graph *g = s->g;
+    const dp_op *o = &g->ops[op];
+    int32_t other = -1;
+    if (o->n_inputs > 0 && dp_rng_uniform(&c->rng) < 0.5)
+        other = g->inputs[o->inputs_at + (int64_t)dp_rng_below(&c->rng, (uint64_t)o->n_inputs)].op;
+    else if (o->n_outputs > 0) {
+        int64_t t = g->tensor_at[op] + (int64_t)dp_rng_below(&c->rng, (uint64_t)o->n_outputs);
+        int64_t nc = g->consumers_at[t + 1] - g->consumers_at[t];
+        if (nc > 0) other = g->consumers[g->consumers_at[t] + (int64_t)dp_rng_below(&c->rng, (uint64_t)nc)];
+    }
+    if (other < 0) return 0;
+    int32_t dev = base[other];
+    if (dev == unit_device(L, k, base) || !(L->mask[k] & dp_mask_bit(dev))) return 0;
+    return add_unit(c, L, k, dev, base, 0);
+}
+
 /* Two units on different devices, each allowed on the other's, swapped. */
 static int32_t swap_move(dp_search *s, search_chain *c, const int32_t *base) {
     const search_level *L = pick_level(s, &c->rng, random_w);
@@ -72,6 +98,37 @@ static int32_t swap_move(dp_search *s, search_chain *c, const int32_t *base) {
         return add_unit(c, L, b, da, base, n);
     }
     return 0;
+}
+
+/* The device with the most busy seconds in c's current placement, and the
+ * one with the fewest among mask. */
+static int32_t busiest_device(const search_chain *c, dp_mask among, int32_t *least) {
+    const dp_sim_result *r = dp_sim_delta_base_result(c->d);
+    int32_t busiest = 0;
+    *least = -1;
+    for (int32_t d = 0; d < r->n_devices; d++) {
+        if (r->device[d].busy_s > r->device[busiest].busy_s) busiest = d;
+        if ((among & dp_mask_bit(d)) && (*least < 0 || r->device[d].busy_s < r->device[*least].busy_s)) *least = d;
+    }
+    return busiest;
+}
+
+/* A unit on the busiest device (found by sampling ops) to the least busy
+ * device it allows, or half the time to another at random. */
+static int32_t balance_move(dp_search *s, search_chain *c, const int32_t *base) {
+    int32_t least, busiest = busiest_device(c, 0, &least), op = -1;
+    for (int tries = 0; tries < 32 && op < 0; tries++) {
+        int32_t i = (int32_t)dp_rng_below(&c->rng, (uint64_t)s->n);
+        if (base[i] == busiest) op = i;
+    }
+    if (op < 0) return 0;
+    const search_level *L = pick_level(s, &c->rng, random_w);
+    int32_t k = L->u.unit_of[op];
+    dp_mask m = L->mask[k] & ~dp_mask_bit(unit_device(L, k, base));
+    if (!m) return 0;
+    busiest_device(c, m, &least);
+    int32_t dev = dp_rng_uniform(&c->rng) < 0.5 ? least : pick_device(&c->rng, m);
+    return add_unit(c, L, k, dev, base, 0);
 }
 
 /* Makes sure c->path holds the critical path of c's current placement. */
@@ -152,6 +209,9 @@ int32_t search_propose(dp_search *s, search_chain *c, int *critical) {
     double x = dp_rng_uniform(&c->rng);
     *critical = x < s->opt.critical;
     if (*critical) return critical_move(s, c, base);
-    if (dp_rng_uniform(&c->rng) < s->opt.swap) return swap_move(s, c, base);
+    double y = dp_rng_uniform(&c->rng), rest = 1 - s->opt.swap;
+    if (y < s->opt.swap) return swap_move(s, c, base);
+    if (y < s->opt.swap + rest * 0.35) return neighbour_move(s, c, base);
+    if (y < s->opt.swap + rest * 0.6) return balance_move(s, c, base);
     return random_move(s, c, base);
 }

@@ -1,0 +1,134 @@
+/* bench_search: dplace's placement search (issue 20) on the Hierarchical
+ * Planner's Table 1 models with their K40 presets, EAGLE's and Mars's
+ * models on p100x4, and two graph/machine pairs nobody tuned it on; per
+ * benchmark the search's best and when it was found, beside single GPU, the
+ * expert, the best baseline placer and the lower bound.
+ * usage: bench_search [SECONDS [THREADS [NAME...]]]   (default 120 s, 2 threads, every benchmark)
+ * The search starts from every baseline's placement, as `dplace optimize
+ * --agent search` does. docs/benchmarks.md records a run. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dplace/place.h"
+#include "dplace/placement.h"
+#include "dplace/run.h"
+#include "dplace/search.h"
+#include "dplace/zoo.h"
+
+typedef struct bench {
+    const char *label, *model, *devices;
+    int gpu_gib; /* GPUs cut to this many GiB; 0: the preset's */
+} bench;
+
+static const bench benches[] = {
+    {"inception_v3/k40x2", "inception_v3", "k40x2", 0}, {"resnet152/k40x2", "resnet152", "k40x2", 0},
+    {"rnnlm/k40x2", "rnnlm", "k40x2", 0},               {"nmt2/k40x2", "nmt2", "k40x2", 0},
+    {"nmt4/k40x4", "nmt4", "k40x4", 0},                 {"nmt8/k40x8", "nmt8", "k40x8", 0},
+    {"inception_v3/p100x4", "inception_v3", "p100x4", 0}, {"gnmt4/p100x4", "gnmt4", "p100x4", 0},
+    {"bert_base/p100x4", "bert_base", "p100x4", 0},
+    /* not tuned on: */
+    {"synthetic/k40x4", "synthetic", "k40x4", 0},       {"rnnlm/p100x4-6G", "rnnlm", "p100x4", 6},
+};
+
+/* The reference placements: single GPU, expert, the best baseline. */
+typedef struct refs {
+    double gpu_s, expert_s, best_s;
+    const char *best_name;
+} refs;
+
+/* Runs every baseline, offering each placement to the search as a start. */
+static dp_status baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_search *se, refs *r,
+                           dp_error *err) {
+    r->gpu_s = r->expert_s = r->best_s = NAN, r->best_name = "none";
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
+    dp_place_options opt = dp_place_options_default();
+    opt.expert = dp_zoo_expert_placement;
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        dp_place_report rep;
+        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, err);
+        if (st) {
+            free(p);
+            return st;
+        }
+        if (rep.status) continue;
+        dp_error ignored;
+        dp_search_add_start(se, dp_place_method_name((dp_place_method)m), p, &ignored);
+        if (!rep.sim.valid) continue;
+        double t = rep.sim.step_time_s;
+        if (m == DP_PLACE_METHOD_GPU) r->gpu_s = t;
+        if (m == DP_PLACE_METHOD_EXPERT) r->expert_s = t;
+        if (!(t >= r->best_s)) r->best_s = t, r->best_name = dp_place_method_name((dp_place_method)m);
+    }
+    free(p);
+    return DP_STATUS_OK;
+}
+
+static void print_s(double t) {
+    if (isfinite(t)) printf(" %8.4f", t);
+    else printf(" %8s", "-");
+}
+
+/* One benchmark: the baselines, the bound and the search; one row. */
+static int run_one(const bench *b, double seconds, int threads) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build(b->model, 0, &err);
+    dp_devices *ds = g ? dp_devices_preset(b->devices, &err) : NULL;
+    for (int32_t d = 0; ds && b->gpu_gib && d < ds->n_devices; d++)
+        if (ds->devices[d].kind == DP_DEVKIND_GPU) ds->devices[d].memory_bytes = (uint64_t)b->gpu_gib << 30;
+    dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
+    dp_search_options so = dp_search_options_default();
+    so.threads = threads;
+    dp_search *se = sim ? dp_search_init(g, ds, sim, &so, &err) : NULL;
+    refs r;
+    dp_run_bound lb = {0, 0};
+    int rc = 1;
+    if (se && !baselines(sim, g, ds, se, &r, &err) && !dp_run_lower_bound(g, ds, sim, &lb, &err)) {
+        dp_run_options ro = dp_run_options_default();
+        ro.g = g, ro.ds = ds, ro.max_seconds = seconds;
+        if (!dp_run(dp_search_method(se), &ro, NULL, NULL, &err)) {
+            const dp_run_state *s = dp_search_get_state(se);
+            const char *start = NULL;
+            dp_search_start(se, &start, NULL);
+            double bound = fmax(lb.critical_path_s, lb.work_s);
+            printf("%-20s %6d", b->label, g->n_ops);
+            print_s(s->best_s);
+            printf(" %7.1f %9lld", s->best_elapsed_s, (long long)s->best_sample + 1);
+            print_s(r.gpu_s), print_s(r.expert_s), print_s(r.best_s);
+            printf(" %-7s", r.best_name);
+            print_s(bound);
+            printf(" %6.3f %6.2f %7lld %-7s\n", s->best_s / r.best_s, r.best_s / bound, (long long)s->samples, start);
+            fflush(stdout);
+            rc = 0;
+        }
+    }
+    if (rc) fprintf(stderr, "bench_search: %s: %s\n", b->label, err.msg);
+    dp_search_free(se);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    double seconds = argc > 1 ? atof(argv[1]) : 120.0;
+    int threads = argc > 2 ? atoi(argv[2]) : 2;
+    if (!(seconds > 0) || threads < 1) {
+        fprintf(stderr, "usage: bench_search [SECONDS [THREADS [NAME...]]]\n");
+        return 2;
+    }
+    printf("search: %.0f s per benchmark, %d threads; times in seconds (simulated step); ratio = search / best "
+           "baseline; gap = best baseline / lower bound\n",
+           seconds, threads);
+    printf("%-20s %6s %8s %7s %9s %8s %8s %8s %-7s %8s %6s %6s %7s %-7s\n", "benchmark", "ops", "search", "found@s",
+           "found@mv", "1 GPU", "expert", "baseline", "(name)", "bound", "ratio", "gap", "moves", "start");
+    int rc = 0;
+    for (size_t k = 0; k < sizeof benches / sizeof benches[0]; k++) {
+        int want = argc <= 3;
+        for (int a = 3; a < argc; a++) want |= !strcmp(argv[a], benches[k].label) || !strcmp(argv[a], benches[k].model);
+        if (want) rc |= run_one(&benches[k], seconds, threads);
+    }
+    return rc;
+}
