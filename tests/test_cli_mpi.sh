@@ -36,11 +36,13 @@ same_runs() { # A B WHAT
   [ "$(ck "$T/$1.ck")" = "$(ck "$T/$2.ck")" ] && ok || bad "$3: the checkpoints (parameters, Adam, counters) differ"
 }
 
-# sync over 3 ranks (2 workers) = one process, with the cache and noise on
+# sync over 3 ranks (2 workers) = one process, with the cache and noise on;
+# with --threads 3 the workers take 3 placements a message, on 3 threads
 # shellcheck disable=SC2086
 test_sync_identical() {
-for agent in hp eagle-ppo-ce; do
-  A="$G $SMALL --agent $agent --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
+for run in "hp --threads 1" "eagle-ppo-ce --threads 3 --set samples=7"; do
+  agent=${run%% *}
+  A="$G $SMALL --agent $run --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
   expect 0 "learned" -- "$D" optimize $A --log "$T/a.csv" -o "$T/a.json" --checkpoint "$T/a.ck"
   expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $A --log "$T/b.csv" -o "$T/b.json" --checkpoint "$T/b.ck" --mpi sync
   same_runs a b "$agent over 3 ranks"
