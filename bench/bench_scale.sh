@@ -10,21 +10,25 @@
 #      its own samples), beside one process without MPI.
 # The rates are the run's own (its training seconds, from --json: MPI's start
 # and the baselines left out).
-# usage: bench/bench_scale.sh [DPLACE [SLEEP [SAMPLES [UPDATES_ASYNC]]]]
-#        (defaults build/dplace 1 16 20; run from the top folder)
+# Ranks are not bound to cores (--bind-to none): on a shared machine a rank
+# bound to a busy core cannot move to an idle one.
+# usage: bench/bench_scale.sh [DPLACE [SLEEP [SAMPLES [UPDATES_ASYNC [PARTS]]]]]
+#        (defaults build/dplace 1 16 20 sync,async; run from the top folder)
 set -euo pipefail
 D=${1:-build/dplace}
 SLEEP=${2:-1}
 SAMPLES=${3:-16}
 UPD=${4:-20}
+PARTS=${5:-sync,async}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d[sys.argv[2]])" "$1" "$2"; }
 
 G="--model synthetic-600 --devices k40x2"
 SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16 --set type-dim=4 --groups 8"
+if [[ $PARTS == *sync* && $PARTS != async ]]; then
 echo "sync, --measure 'sleep $SLEEP; echo step_time_s 0.5', $SAMPLES samples per update, 2 updates, no cache"
 printf '%-8s %10s %10s %12s %8s\n' workers placements train_s placements/s speedup
 base=""
@@ -37,7 +41,9 @@ for w in 1 2 4 8; do
   [ -n "$base" ] || base=$rate
   printf '%-8s %10s %10.2f %12s %7.2fx\n' "$w" "$n" "$t" "$rate" "$(python3 -c "print($rate / $base)")"
 done
+fi
 
+if [[ $PARTS == *async* ]]; then
 echo
 echo "async, the simulator, agent hp (synthetic-600 on k40x2), $UPD updates, 1 thread per rank"
 printf '%-22s %8s %10s %10s %8s\n' run updates train_s updates/s speedup
@@ -54,3 +60,4 @@ for k in 1 2; do
   rate=$(python3 -c "print(f'{$u / $t:.3f}')")
   printf '%-22s %8s %10.2f %10s %7.2fx\n' "async, $k controller(s)" "$u" "$t" "$rate" "$(python3 -c "print($rate / $one)")"
 done
+fi

@@ -134,9 +134,10 @@ static void test_presets_find_known_best(void) {
     for (int p = 0; p < 5; p++) {
         dp_agent_config c = small(presets[p]);
         int updates = p < 2 ? 200 : 80; /* 800 placements; the PPO presets sample 10 per update */
-        /* Post places METIS groups: 4 parts of these 18-op graphs mix the
-         * two chains, so no placement of them reaches the best; 8 do not */
-        if (p == 4) CHECK(dp_agent_config_set(&c, "groups", "8", NULL) == 0);
+        /* Post places METIS groups, and hp's grouper starts from them
+         * (grouper-prior): 4 parts of these 18-op graphs mix the two chains,
+         * so no placement of them reaches the best; 8 do not */
+        if (p == 4 || p == 0) CHECK(dp_agent_config_set(&c, "groups", "8", NULL) == 0);
         double b1 = train(chains, big, &c, 3, updates), b2 = train(fat, tight, &c, 3, updates),
                b3 = train(chain, big, &c, 3, updates);
         printf("  %s: two chains %.4f (best %.4f), no fit %.4f (best %.4f), chain %.4f (best %.4f)\n", presets[p], b1,
@@ -505,9 +506,9 @@ static void test_table_many_groups(void) {
     dp_devices_free(ds);
 }
 
-/* grouper-prior: the learned grouper's greedy grouping at the start is
- * the prior's (every logit equal but the prior's, at scale 8), a sampled
- * one mostly so; a prior needs grouper=learned and a fixed grouping. */
+/* grouper-prior: the learned grouper's sampled grouping at the start is
+ * mostly the prior's (entropy far below uniform); the prior is a fixed
+ * grouping, and fixed groupers ignore it. */
 static void test_grouper_prior(void) {
     dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
     dp_graph *g = two_chains(GIB);
@@ -527,10 +528,11 @@ static void test_grouper_prior(void) {
     CHECK(dp_agent_config_set(&c, "grouper-prior", "learned", &err) == 0);
     CHECK(dp_agent_init(g, ds, &c, &eo, 5, &err) == NULL);
     CHECK_STR_CONTAINS(err.msg, "grouper-prior=learned");
-    c = small("post");
+    c = small("post"); /* a fixed grouper ignores the prior */
     CHECK(dp_agent_config_set(&c, "grouper-prior", "metis", &err) == 0);
-    CHECK(dp_agent_init(g, ds, &c, &eo, 5, &err) == NULL);
-    CHECK_STR_CONTAINS(err.msg, "needs grouper=learned");
+    a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+    CHECK(a);
+    dp_agent_free(a);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -610,6 +612,79 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
         CHECK(a->last[k].step_time_s == b->last[k].step_time_s);
         CHECK(a->last[k].reward == b->last[k].reward);
     }
+}
+
+/* The remote function of the evaluator (what src/dist's workers plug in):
+ * here a second, public evaluator of the same options answers the
+ * placements that missed the cache, one by one, as a worker rank would. */
+typedef struct remote_ctx {
+    dp_agent_evaluator *ev;
+    int64_t calls, placements;
+} remote_ctx;
+
+static dp_status remote_eval(void *user, const int32_t *place, int32_t K, int32_t n_ops, const int *todo,
+                             dp_agent_eval_result *res, int *cancelled, dp_error *err) {
+    remote_ctx *r = user;
+    r->calls++;
+    *cancelled = 0;
+    for (int32_t k = K - 1; k >= 0; k--) { /* in any order: results go by sample index */
+        if (!todo[k]) continue;
+        int cached = 0, canc = 0;
+        dp_status st = dp_agent_evaluate(r->ev, place + (int64_t)k * n_ops, 1, &res[k], &cached, &canc, err);
+        if (st) return st;
+        CHECK(!cached && !canc);
+        r->placements++;
+    }
+    return DP_STATUS_OK;
+}
+
+/* An agent evaluating through the remote function equals the one
+ * evaluating on its own threads, bit for bit (with the simulator's noise
+ * on and the cache answering repeats locally); the parameter vector and
+ * dp_agent_params_set / dp_agent_set_progress (an async run's exchange)
+ * carry a policy and a run's progress over. */
+static void test_remote_evaluator(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_config c = small("hp");
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    eo.sim.noise_sigma = 0.05, eo.sim.steps = 3, eo.threads = 2;
+    dp_agent_eval_options weo = eo; /* a worker's: no cache, no remote */
+    weo.cache = 0, weo.threads = 1;
+    remote_ctx r = {dp_agent_evaluator_init(g, ds, &weo, &err), 0, 0};
+    CHECK(r.ev);
+    dp_agent_eval_options reo = eo;
+    reo.remote = remote_eval, reo.remote_user = &r;
+    dp_agent *local = dp_agent_init(g, ds, &c, &eo, 5, &err), *remote = dp_agent_init(g, ds, &c, &reo, 5, &err);
+    CHECK(local && remote);
+    for (int u = 0; u < 15; u++) CHECK(dp_agent_update(local, &err) == 0 && dp_agent_update(remote, &err) == 0);
+    compare_agents(local, remote);
+    const dp_run_state *s = dp_agent_get_state(remote);
+    CHECK_INT_EQ(r.calls, 15);
+    CHECK_INT_EQ(r.placements + s->cache_hits, s->samples); /* the cache stayed with the agent */
+
+    /* the parameters of one into another, with the run's progress */
+    dp_agent *copy = dp_agent_init(g, ds, &c, &eo, 6, &err);
+    CHECK(copy);
+    size_t n1, n2;
+    const float *p1 = dp_agent_params(local, &n1);
+    float *p2 = dp_agent_params(copy, &n2);
+    CHECK(n1 == n2 && n1 > 0 && memcmp(p1, p2, sizeof(float) * n1) != 0);
+    dp_agent_params_set(copy, p1);
+    CHECK(memcmp(p1, dp_agent_params(copy, &n2), sizeof(float) * n1) == 0);
+    dp_agent_set_progress(copy, dp_agent_get_state(local));
+    const dp_run_state *a = dp_agent_get_state(local), *b = dp_agent_get_state(copy);
+    CHECK_INT_EQ(b->updates, a->updates);
+    CHECK_INT_EQ(b->samples, a->samples);
+    CHECK(b->best_s == a->best_s && b->best_placement && a->best_placement);
+    CHECK(memcmp(b->best_placement, a->best_placement, sizeof(int32_t) * (size_t)g->n_ops) == 0);
+    dp_agent_free(copy);
+    dp_agent_free(local);
+    dp_agent_free(remote);
+    dp_agent_evaluator_free(r.ev);
+    dp_graph_free(g);
+    dp_devices_free(ds);
 }
 
 /* 12 updates in one go equal 5, save, load into a fresh agent, 7 more; the
@@ -779,6 +854,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);
     TEST_RUN(test_table_many_groups);
+    TEST_RUN(test_remote_evaluator);
     TEST_RUN(test_grouper_prior);
     TEST_RUN(test_cross_entropy_and_post);
     TEST_RUN(test_noise_schedule);

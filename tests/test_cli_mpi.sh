@@ -18,6 +18,11 @@ SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16
 G="--model synthetic-600 --devices k40x2"
 # CI runs as root; one machine, more ranks than cores
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# In the ASan build: Open MPI leaves its own allocations at MPI_Finalize, many
+# in components it has unloaded, which LeakSanitizer cannot name to suppress
+# them; leaks stay checked by test_agent's remote_evaluator (the same
+# evaluator and remote function without MPI). Memory errors stay checked.
+[ -n "${ASAN_OPTIONS:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 MPIRUN="mpirun --allow-run-as-root --oversubscribe"
 ck() { /usr/bin/python3 "$HERE/ck_strip.py" "$@"; }
 
@@ -31,11 +36,13 @@ same_runs() { # A B WHAT
   [ "$(ck "$T/$1.ck")" = "$(ck "$T/$2.ck")" ] && ok || bad "$3: the checkpoints (parameters, Adam, counters) differ"
 }
 
-# sync over 3 ranks (2 workers) = one process, with the cache and noise on
+# sync over 3 ranks (2 workers) = one process, with the cache and noise on;
+# with --threads 3 the workers take 3 placements a message, on 3 threads
 # shellcheck disable=SC2086
 test_sync_identical() {
-for agent in hp eagle-ppo-ce; do
-  A="$G $SMALL --agent $agent --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
+for run in "hp --threads 1" "eagle-ppo-ce --threads 3 --set samples=7"; do
+  agent=${run%% *}
+  A="$G $SMALL --agent $run --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
   expect 0 "learned" -- "$D" optimize $A --log "$T/a.csv" -o "$T/a.json" --checkpoint "$T/a.ck"
   expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $A --log "$T/b.csv" -o "$T/b.json" --checkpoint "$T/b.ck" --mpi sync
   same_runs a b "$agent over 3 ranks"
@@ -62,8 +69,8 @@ expect 2 "for --mpi async" -- "$D" optimize $G --controllers 2
 # The pid of rank R of the job whose command line holds WORD (none: empty).
 rank_pid() { # R WORD
   for p in /proc/[0-9]*; do
-    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" || continue
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$2" && { echo "${p#/proc/}"; return; }
+    { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" || continue
+    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$2" && { echo "${p#/proc/}"; return; }
   done
 }
 

@@ -75,13 +75,15 @@ dp_dist_role dp_dist_get_role(const dp_dist *d);
 int32_t dp_dist_n_workers(const dp_dist *d);
 
 /* A controller's evaluator options: eo's remote function set to ship the
- * placements to its workers (unchanged when it has none). d must outlive
- * the evaluator. */
+ * placements to its workers, up to eo's threads at a time to each (the
+ * workers run the same command line: as many threads); unchanged when it
+ * has no workers. d must outlive the evaluator. */
 void dp_dist_attach(dp_dist *d, dp_agent_eval_options *eo);
 
 /* A worker's life: evaluates every placement its controller sends on an
- * evaluator of eo (its cache off: the controller keeps the cache), until
- * the controller stops it. g NULL: this rank could not set up (setup_error
+ * evaluator of eo (its cache off: the controller keeps the cache), those
+ * of one message (up to eo's threads) together on eo's threads, until the
+ * controller stops it. g NULL: this rank could not set up (setup_error
  * says why); every placement is answered with that failure, which fails
  * the controller's run. Errors: NOMEM. */
 dp_status dp_dist_work(dp_dist *d, const dp_graph *g, const dp_devices *ds, const dp_agent_eval_options *eo,

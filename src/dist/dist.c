@@ -39,8 +39,7 @@ static int assign_roles(dp_dist *d) {
     for (int r = first_worker; r < d->size; r++)
         if (controller_of(d, r) == d->rank) d->workers[d->n_workers++] = r;
     d->reqs = malloc(sizeof *d->reqs * (size_t)(d->n_workers ? d->n_workers : 1));
-    d->slots = malloc(sizeof *d->slots * (size_t)(d->n_workers ? d->n_workers : 1));
-    return d->reqs && d->slots ? 0 : -1;
+    return d->reqs ? 0 : -1;
 }
 
 dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t controllers, int32_t *rank,

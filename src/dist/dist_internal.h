@@ -11,9 +11,9 @@
 
 /* Message tags. */
 enum {
-    DIST_TAG_JOB = 1,  /* controller -> worker: int32 [k, placement[n_ops]]     */
+    DIST_TAG_JOB = 1,  /* controller -> worker: int32 [c, k[c], placement[c, n_ops]] */
     DIST_TAG_STOP,     /* controller -> worker, server -> controller: no payload */
-    DIST_TAG_RESULT,   /* worker -> controller: one dist_result                  */
+    DIST_TAG_RESULT,   /* worker -> controller: dist_result[c]                   */
     DIST_TAG_UPDATE,   /* controller -> server: an update (dist_async.c)         */
     DIST_TAG_PARAMS    /* server -> controller: the shared parameters            */
 };
@@ -35,10 +35,11 @@ struct dp_dist {
     int *workers;            /* [n_workers] a controller's workers' ranks          */
     int we_init;             /* this module started MPI                            */
     /* a controller's scratch for the remote evaluation */
-    MPI_Request *reqs;       /* [n_workers] the pending result of each            */
-    dist_result *slots;      /* [n_workers]                                       */
-    int32_t *job;            /* [1 + job_cap]                                     */
-    int32_t job_cap;
+    int32_t batch;           /* placements per message to a worker: its threads   */
+    MPI_Request *reqs;       /* [n_workers] the pending results of each           */
+    dist_result *slots;      /* [n_workers, batch] (made by dp_dist_attach)       */
+    int32_t *job;            /* a job message, int32 [1 + job_cap]                */
+    int64_t job_cap;
     const volatile sig_atomic_t *cancel;
     struct dist_server *server; /* rank 0 of an async run (dist_async.c)        */
 };
