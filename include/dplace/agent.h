@@ -161,12 +161,14 @@ typedef struct dp_agent_config {
     dp_agent_grouper_kind grouper;
     int32_t groups;         /* learned and partitioning groupers               */
     int32_t grouper_hidden;
-    dp_agent_grouper_kind grouper_prior; /* the learned grouper's logits get
-                               grouper_prior_scale added at the group a fixed
-                               grouping (metis, runs, ...) gives the op, so
+    dp_agent_grouper_kind grouper_prior; /* the learned grouper's logits get a
+                               constant added at the group a fixed grouping
+                               (metis, runs, ...) gives the op, so
                                training starts from contiguous groups, not
-                               random mixtures (dplace's; NONE: no prior)   */
-    float grouper_prior_scale;
+                               random mixtures (dplace's; NONE: no prior;
+                               other groupers ignore it)                  */
+    float grouper_prior_mass; /* that group's probability at the start (the
+                               network's logits equal): 0.92 adds 8 with 256 groups */
     int32_t scope_depth;    /* scope grouper: leading scope components kept    */
     int scope_merge_rule;   /* scope grouper: start from the colocation grouper
                                (with the single-consumer rule), not from

@@ -283,14 +283,15 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
 
     agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed, NULL, NULL};
-    int runs = cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS || cfg->grouper_prior == DP_AGENT_GROUPER_KIND_RUNS;
+    int runs = cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS ||
+               (cfg->grouper == DP_AGENT_GROUPER_KIND_LEARNED && cfg->grouper_prior == DP_AGENT_GROUPER_KIND_RUNS);
     if (runs) { /* the grouping comes from the warm-start placement */
         if (agent_warm_place(a, err)) goto fail;
         if (!ALLOC(a->runs, a->N) || !ALLOC(a->runs_devs, cfg->groups)) goto nomem;
         agent_warm_runs(a, cfg->groups, a->runs, a->runs_devs);
         ctx.runs = a->runs;
     }
-    if (cfg->grouper_prior != DP_AGENT_GROUPER_KIND_NONE) {
+    if (cfg->grouper == DP_AGENT_GROUPER_KIND_LEARNED && cfg->grouper_prior != DP_AGENT_GROUPER_KIND_NONE) {
         if (prior_init(a, err)) goto fail;
         ctx.prior = a->prior;
     }

@@ -116,7 +116,8 @@ static dp_status groups_bind(agent_encoder *base, dp_error *err) {
     if (e->learned) {
         dp_nn_grouper_config gc = grouper_config(e);
         if (dp_nn_grouper_init(&e->grouper, &gc, x->params, N, err)) return err->status;
-        e->grouper.prior = x->prior, e->grouper.prior_scale = c->grouper_prior_scale;
+        float m = c->grouper_prior_mass; /* p(prior) = e^s / (e^s + G - 1) when the network's logits are equal */
+        e->grouper.prior = x->prior, e->grouper.prior_scale = logf(m * (float)(c->groups - 1) / (1.0f - m));
         e->have_grouper = 1;
     }
     if (c->link) {
