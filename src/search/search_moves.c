@@ -163,45 +163,56 @@ static int32_t transfer_move(dp_search *s, search_chain *c, const int32_t *base,
     return add_unit(c, L, k, dev, base, 0);
 }
 
-/* An op of the path on the busiest device to the least busy device it
- * allows (or, half the time, to any other it allows). */
-static int32_t busiest_move(dp_search *s, search_chain *c, const int32_t *base, int32_t from) {
-    const dp_sim_result *r = dp_sim_delta_base_result(c->d);
-    int32_t busiest = 0;
-    for (int32_t d = 1; d < r->n_devices; d++)
-        if (r->device[d].busy_s > r->device[busiest].busy_s) busiest = d;
-    int32_t op = -1;
-    for (int32_t j = 0; j < c->path_n && op < 0; j++) {
-        const dp_sim_path_step *p = &c->path[(from + j) % c->path_n];
-        if (p->op >= 0 && p->device == busiest) op = p->op;
+/* A step of the path at random, each with probability in proportion to its
+ * duration: among the hops when hops, else among the ops on device dev (any
+ * op when dev < 0). -1 when there is none. */
+static int32_t pick_step(search_chain *c, int hops, int32_t dev) {
+    double total = 0;
+    for (int32_t i = 0; i < c->path_n; i++) {
+        const dp_sim_path_step *p = &c->path[i];
+        int want = hops ? p->op < 0 && p->producer >= 0 : p->op >= 0 && (dev < 0 || p->device == dev);
+        if (want) total += p->end_s - p->start_s + 1e-12;
     }
-    if (op < 0) op = c->path[from].op;
-    if (op < 0) return 0;
+    if (!(total > 0)) return -1;
+    double x = dp_rng_uniform(&c->rng) * total;
+    int32_t last = -1;
+    for (int32_t i = 0; i < c->path_n; i++) {
+        const dp_sim_path_step *p = &c->path[i];
+        int want = hops ? p->op < 0 && p->producer >= 0 : p->op >= 0 && (dev < 0 || p->device == dev);
+        if (!want) continue;
+        last = i;
+        x -= p->end_s - p->start_s + 1e-12;
+        if (x < 0) return i;
+    }
+    return last;
+}
+
+/* An op of the path on the busiest device (chosen by its duration) to the
+ * least busy device its unit allows, or half the time to another at
+ * random. */
+static int32_t busiest_move(dp_search *s, search_chain *c, const int32_t *base) {
+    int32_t least, busiest = busiest_device(c, 0, &least);
+    int32_t i = pick_step(c, 0, busiest);
+    if (i < 0) i = pick_step(c, 0, -1);
+    if (i < 0) return 0;
+    int32_t op = c->path[i].op;
     const search_level *L = pick_level(s, &c->rng, critical_w);
-    int32_t k = L->u.unit_of[op], cur = unit_device(L, k, base);
-    dp_mask m = L->mask[k] & ~dp_mask_bit(cur);
+    int32_t k = L->u.unit_of[op];
+    dp_mask m = L->mask[k] & ~dp_mask_bit(unit_device(L, k, base));
     if (!m) return 0;
-    int32_t dev = -1;
-    if (dp_rng_uniform(&c->rng) < 0.5) {
-        for (dp_mask x = m; x; x &= x - 1) {
-            int32_t d = dp_mask_first(x);
-            if (dev < 0 || r->device[d].busy_s < r->device[dev].busy_s) dev = d;
-        }
-    } else dev = pick_device(&c->rng, m);
+    busiest_device(c, m, &least);
+    int32_t dev = dp_rng_uniform(&c->rng) < 0.5 ? least : pick_device(&c->rng, m);
     return add_unit(c, L, k, dev, base, 0);
 }
 
-/* A move read off the critical path: a transfer on it (when there is one,
- * mostly), else an op of it off the busiest device. */
+/* A move read off the critical path: a transfer on it (chosen by its
+ * duration; when there is one, mostly), else an op of it off the busiest
+ * device. */
 static int32_t critical_move(dp_search *s, search_chain *c, const int32_t *base) {
     if ((c->st = ensure_path(c, &c->err)) || c->path_n == 0) return 0;
-    int32_t from = (int32_t)dp_rng_below(&c->rng, (uint64_t)c->path_n);
-    if (dp_rng_uniform(&c->rng) < 0.6)
-        for (int32_t j = 0; j < c->path_n; j++) {
-            int32_t i = (from + j) % c->path_n;
-            if (c->path[i].op < 0 && c->path[i].producer >= 0) return transfer_move(s, c, base, i);
-        }
-    return busiest_move(s, c, base, from);
+    int32_t hop = dp_rng_uniform(&c->rng) < 0.5 ? pick_step(c, 1, -1) : -1;
+    if (hop >= 0) return transfer_move(s, c, base, hop);
+    return busiest_move(s, c, base);
 }
 
 int32_t search_propose(dp_search *s, search_chain *c, int *critical) {
