@@ -53,7 +53,7 @@ declare -A may_use=(
   [run]="run sim graph common"
   [search]="search run place sim graph common"
   [agent]="agent run place nn sim graph common"
-  [dist]="dist agent run place nn sim graph common"
+  [dist]="dist agent search run place nn sim graph common"
   [cli]="cli dist agent search run place nn zoo import sim graph common"
 )
 

@@ -7,7 +7,8 @@
 # the job with its checkpoint whole, and --resume with another rank count
 # finishes the run as the uninterrupted run would; async mode's controllers
 # and parameter server, resumed over another rank count; SIGUSR1 stops a
-# run with its checkpoint written. Small networks, seconds.
+# run with its checkpoint written; the search over ranks. Small networks,
+# seconds.
 # usage: test_cli_mpi.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
@@ -146,9 +147,31 @@ for mode in "sync" "async --controllers 2"; do
 done
 }
 
+# --agent search over 3 ranks: every rank searches, the best shared; rank 0
+# writes the log, the best placement and the checkpoint, which --resume
+# continues over 2 ranks; async mode refuses the search
+# shellcheck disable=SC2086
+test_search() {
+A="$G --agent search --seed 2 --baselines none --quiet"
+expect 0 "" -- $MPIRUN -n 3 "$D" optimize $A --updates 30 --log "$T/s.csv" -o "$T/s.json" --checkpoint "$T/s.ck" \
+  --json --mpi sync
+grep -q '"updates": 30' "$T/out" && ok || bad "the search over ranks did not make 30 steps"
+best=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['best_step_time_s'])" "$T/out")
+expect 0 "step_time_s" -- "$D" simulate $G --placement "$T/s.json" --json
+/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(abs(d['step_time_s'] - $best) > 1e-12)" \
+  "$T/out" && ok || bad "the shared best placement does not simulate to the best time $best"
+rows=$(($(wc -l <"$T/s.csv") - 1))
+expect 0 "" -- $MPIRUN -n 2 "$D" optimize $A --updates 40 --log "$T/s.csv" -o "$T/s.json" --checkpoint "$T/s.ck" \
+  --resume "$T/s.ck" --json --mpi sync
+grep -q '"updates": 40' "$T/out" && ok || bad "the resumed search did not reach 40 steps"
+[ "$(wc -l <"$T/s.csv")" -gt $((rows + 1)) ] && ok || bad "the resumed search's log did not grow"
+expect 2 "not --mpi async" -- "$D" optimize $A --mpi async
+}
+
 test_run test_sync_identical
 test_run test_sync_measure
 test_run test_kill_worker
 test_run test_async
 test_run test_stop_usr1
+test_run test_search
 finish test_cli_mpi

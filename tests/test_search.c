@@ -114,6 +114,35 @@ static void test_deterministic(void) {
     fixture_close(&f);
 }
 
+/* A placement offered from elsewhere (another rank's best, src/dist):
+ * taken when faster than the search's best (its worst chain goes on from
+ * it), refused when slower, an error when a device is out of range. */
+static void test_offer_best(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    int32_t n = f.g->n_ops;
+    dp_search *a = search_new(&f, 2, 3), *b = search_new(&f, 1, 9);
+    search_run(a, &f, 30, NULL, 0);
+    search_run(b, &f, 2, NULL, 0);
+    const dp_run_state *sa = dp_search_get_state(a), *sb = dp_search_get_state(b);
+    CHECK(sa->best_placement && sb->best_placement && sa->best_s < sb->best_s);
+    int64_t samples = sb->samples;
+    dp_error err;
+    CHECK(dp_search_offer_best(b, sa->best_placement, &err) == 1);
+    CHECK(sb->best_s == sa->best_s && !memcmp(sb->best_placement, sa->best_placement, sizeof(int32_t) * (size_t)n));
+    CHECK(sb->samples == samples);
+    dp_sim_result r;
+    CHECK(dp_search_chain_placement(b, 0, &r) && r.step_time_s == sa->best_s); /* its chain goes on from it */
+    CHECK(dp_search_offer_best(b, f.p, &err) == 0); /* single GPU: slower */
+    CHECK(sb->best_s == sa->best_s);
+    f.p[0] = 99;
+    CHECK(dp_search_offer_best(b, f.p, &err) == -1 && err.status == DP_STATUS_INVALID);
+    search_run(b, &f, 4, NULL, 0); /* and goes on */
+    CHECK(sb->best_s <= sa->best_s);
+    dp_search_free(a);
+    dp_search_free(b);
+    fixture_close(&f);
+}
+
 /* A run checkpointed after some steps and resumed ends as the run in one go. */
 static void test_resume_equals_uninterrupted(void) {
     fixture f = fixture_open("synthetic-400", "k40x2");
@@ -258,5 +287,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_delta_equals_full);
     TEST_RUN(test_memory_check_refuses);
     TEST_RUN(test_bad_input);
+    TEST_RUN(test_offer_best);
     return test_end();
 }

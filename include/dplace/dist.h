@@ -19,9 +19,10 @@
  * cache and gathers their results by sample index. In async mode ranks
  * K+1..N-1 are shared out among the K controllers (rank K+1+i serves
  * controller 1 + i mod K); a controller without workers evaluates on its
- * own threads. A rank that dies ends the job (MPI's default error
- * handler): the last checkpoint stays whole, and --resume goes on with any
- * number of ranks.
+ * own threads. With dplace's search (--agent search) every rank searches
+ * and the ranks share the best after each step. A rank that dies ends the
+ * job (MPI's default error handler): the last checkpoint stays whole, and
+ * --resume goes on with any number of ranks.
  *
  * Built only when CMake finds MPI (DPLACE_HAVE_MPI). Messages carry
  * int32 placements and raw result structs: every rank runs the same
@@ -31,6 +32,7 @@
 
 #include "dplace/agent.h"
 #include "dplace/run.h"
+#include "dplace/search.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -110,6 +112,17 @@ dp_status dp_dist_server_method(dp_dist *d, const dp_graph *g, dp_agent *a, cons
  * placement and the change of the parameters. Errors: a's (the job
  * should then be aborted: the server waits for this rank), NOMEM. */
 dp_status dp_dist_control(dp_dist *d, const dp_graph *g, dp_agent *a, dp_error *err);
+
+/* dplace's search over ranks (--mpi sync --agent search): every rank runs
+ * its own search se (seeded apart), in step; after each step the best
+ * placement of all ranks is shared (a rank whose best is worse takes it:
+ * dp_search_offer_best). Rank 0 runs the method this gives under the run
+ * driver (its moves are the log, its search the checkpoints); the other
+ * ranks call dp_dist_search_follow, which returns when rank 0's run ends
+ * (dp_dist_free on rank 0 tells them). A rank's failure stops every rank.
+ * Errors: INVALID (not rank 0), NOMEM, the search's. */
+dp_status dp_dist_search_method(dp_dist *d, const dp_graph *g, dp_search *se, dp_method *out, dp_error *err);
+dp_status dp_dist_search_follow(dp_dist *d, const dp_graph *g, dp_search *se, dp_error *err);
 
 #ifdef __cplusplus
 }

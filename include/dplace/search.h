@@ -93,6 +93,14 @@ void dp_search_free(dp_search *s);
  * colocation group; nothing is kept then. Ignored after the first step. */
 dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *placement, dp_error *err);
 
+/* Offers a placement found elsewhere (another rank's search, src/dist):
+ * simulated, and when valid and faster than the best so far it becomes the
+ * best (state best_s, best_placement; found "now": the last step), and the
+ * chain whose own best is worst goes on from it, reheated (the others may
+ * take it at their restarts). The search's own samples are unchanged. Returns 1 taken, 0 not; -1 with err (INVALID: a
+ * device out of range; NOMEM). */
+int dp_search_offer_best(dp_search *s, const int32_t *placement, dp_error *err);
+
 /* The start chosen so far (NULL: none), its name and simulated result. */
 const int32_t *dp_search_start(const dp_search *s, const char **name, dp_sim_result *res);
 

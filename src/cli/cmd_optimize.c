@@ -275,9 +275,9 @@ static int check_args(const opt_args *o) {
         return cli_usage_error("optimize", "--mpi: unknown mode \"%s\" (modes: sync, async)", o->mpi);
     if (o->controllers != 1 && !(o->mpi && !strcmp(o->mpi, "async")))
         return cli_usage_error("optimize", "--controllers is for --mpi async");
-    if (o->mpi && o->search)
-        return cli_usage_error("optimize", "--agent search runs in one process (its threads: --set threads=N), not "
-                                           "under --mpi");
+    if (o->mpi && o->search && strcmp(o->mpi, "sync"))
+        return cli_usage_error("optimize", "--agent search runs over ranks with --mpi sync (every rank searches, the "
+                                           "best shared), not --mpi %s", o->mpi);
     return -1;
 }
 
@@ -772,7 +772,10 @@ static dp_status read_init_placement(const opt_args *o, const dp_graph *g, const
 #ifdef DPLACE_HAVE_MPI
 /* The line on the ranks of a distributed run (rank 0, stderr). */
 static void print_ranks(const opt_args *o, const dp_dist *dist) {
-    if (dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)
+    if (o->search)
+        fprintf(stderr, "optimize: --mpi sync over %d ranks: every rank searches (seeds apart), the best shared after "
+                "each step\n", (int)dp_dist_size(dist));
+    else if (dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)
         fprintf(stderr, "optimize: --mpi async over %d ranks: rank 0 the parameter server, %d controller(s), %d worker "
                 "rank(s)\n", (int)dp_dist_size(dist), (int)o->controllers, (int)(dp_dist_size(dist) - 1 - o->controllers));
     else
@@ -822,8 +825,36 @@ static int optimize_controller(const opt_args *o, const dp_agent_config *cfg, dp
     dp_dist_abort(dist, rc);
     return rc;
 }
-#endif
 
+/* A search rank other than 0 (--mpi sync --agent search): its own search
+ * (seeded from --seed and its rank) from the same starts, in step with
+ * rank 0's, sharing the best. A failure before the first step ends the
+ * whole job: rank 0 waits for this rank. */
+static int optimize_search_rank(const opt_args *o, dp_dist *dist) {
+    dp_error err;
+    dp_error_clear(&err);
+    dp_search_options sopt = o->sopt;
+    sopt.seed = o->sopt.seed + 1000003u * (uint64_t)dp_dist_rank(dist);
+    dp_graph *g = NULL;
+    dp_devices *ds = NULL;
+    dp_sim *sim = NULL;
+    dp_search *se = NULL;
+    int32_t *init = NULL;
+    ref_times rt;
+    int ready = (g = cli_load_graph("optimize", &o->src, &err)) && (ds = dp_devices_load(o->devices, &err)) &&
+                (sim = dp_sim_init(g, ds, &err)) && !read_init_placement(o, g, ds, &init, &err) &&
+                (se = dp_search_init(g, ds, sim, &sopt, &err)) && !run_baselines(sim, g, ds, o->baselines, &rt, se, &err) &&
+                !search_starts(se, g, ds, init, &err);
+    dp_status st = ready ? dp_dist_search_follow(dist, g, se, &err) : err.status;
+    dp_search_free(se), free(init), dp_sim_free(sim), dp_devices_free(ds), dp_graph_free(g);
+    if (!st) return CLI_EXIT_OK;
+    fprintf(stderr, "optimize: search rank %d: ", (int)dp_dist_rank(dist));
+    int rc = cli_report(&err);
+    if (!ready) dp_dist_abort(dist, rc);
+    return rc;
+}
+
+#endif
 
 /* The run on this process (dist NULL), or on rank 0 of a distributed
  * run: the baselines, the agent (evaluating on dist's workers; async: the
@@ -859,6 +890,7 @@ static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
     if (!se && !(agent = dp_agent_init(g, ds, &cfg, &eo, (uint64_t)o.seed, &err))) goto fail;
     dp_method meth = se ? dp_search_method(se) : dp_agent_method(agent);
 #ifdef DPLACE_HAVE_MPI
+    if (dist && se && dp_dist_search_method(dist, g, se, &meth, &err)) goto fail;
     if (dist && dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER &&
         dp_dist_server_method(dist, g, agent, &g_stop, &meth, &err))
         goto fail;
@@ -928,7 +960,8 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
      * process (the step in flight finished or abandoned, the checkpoint
      * written); the others wait to be stopped by it */
     signal(SIGUSR1, dp_dist_rank(dist) == 0 ? on_signal : SIG_IGN);
-    if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
+    if (o->search && dp_dist_rank(dist) > 0) rc = optimize_search_rank(o, dist);
+    else if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
     else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, cfg, dist);
     else rc = optimize(o, cfg, dist);
     dp_dist_free(dist);

@@ -81,6 +81,7 @@ dp_dist *dp_dist_init(int *argc, char ***argv, dp_dist_mode mode, int32_t contro
 void dp_dist_free(dp_dist *d) {
     if (!d) return;
     if (d->server) dist_server_free(d);
+    if (d->search) dist_search_free(d);
     if (d->role == DP_DIST_ROLE_CONTROLLER)
         for (int w = 0; w < d->n_workers; w++) MPI_Send(NULL, 0, MPI_BYTE, d->workers[w], DIST_TAG_STOP, MPI_COMM_WORLD);
     if (d->we_init) MPI_Finalize();

@@ -1,6 +1,6 @@
 # Distributed runs over MPI (issue 21; include/dplace/dist.h,
 # docs/distributed.md): roles over ranks, the sync evaluation over worker
-# ranks, the async controllers and parameter server. Built only when CMake
+# ranks, the async controllers and parameter server, the search over ranks. Built only when CMake
 # finds MPI (the top CMakeLists.txt includes this fragment then).
 dp_add_layer(dist
   SOURCES
@@ -8,5 +8,6 @@ dp_add_layer(dist
     src/dist/dist_wait.c
     src/dist/dist_sync.c
     src/dist/dist_async.c
-  BELOW agent run place nn sim graph common
+    src/dist/dist_search.c
+  BELOW agent search run place nn sim graph common
   LIBS MPI::MPI_C)

@@ -42,7 +42,12 @@ struct dp_dist {
     int64_t job_cap;
     const volatile sig_atomic_t *cancel;
     struct dist_server *server; /* rank 0 of an async run (dist_async.c)        */
+    struct dist_search *search; /* a search over ranks (dist_search.c)          */
+    int search_over;            /* its ranks have left their loop               */
 };
+
+/* A search's end: rank 0 tells the others no step follows (dist_search.c). */
+void dist_search_free(dp_dist *d);
 
 /* The async server's end: takes the update each controller still has in
  * flight (unapplied), then stops every controller (dist_async.c). */

@@ -176,6 +176,35 @@ dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *pla
     return DP_STATUS_OK;
 }
 
+int dp_search_offer_best(dp_search *s, const int32_t *placement, dp_error *err) {
+    for (int32_t i = 0; i < s->n; i++)
+        if (placement[i] < 0 || placement[i] >= s->ds->n_devices) {
+            dp_error_set(err, DP_STATUS_INVALID, "search: an offered placement puts op %d on device %d, out of range",
+                         (int)i, (int)placement[i]);
+            return -1;
+        }
+    dp_sim_result res;
+    if (dp_sim_run_ws(s->sim, s->ws, placement, NULL, &res, err)) return -1;
+    if (!res.valid || !(res.step_time_s < s->state.best_s)) return 0;
+    memcpy(s->best, placement, sizeof(int32_t) * (size_t)s->n);
+    s->have_best = 1;
+    s->state.best_s = res.step_time_s, s->state.best_placement = s->best;
+    s->state.best_update = s->state.updates > 0 ? s->state.updates - 1 : 0;
+    s->state.best_sample = s->state.samples > 0 ? s->state.samples - 1 : 0;
+    s->state.best_elapsed_s = s->state.elapsed_s;
+    if (!s->begun) return 1;
+    int32_t worst = 0; /* the chain whose own best is worst goes on from it, reheated */
+    for (int32_t c = 1; c < s->n_chains; c++)
+        if (s->chain[c].best_s > s->chain[worst].best_s) worst = c;
+    search_chain *c = &s->chain[worst];
+    if (search_chain_set(s, c, s->best, err)) return -1;
+    c->best_s = res.step_time_s;
+    memcpy(c->best, s->best, sizeof(int32_t) * (size_t)s->n);
+    c->temp = s->opt.t0, c->since_better = 0;
+    s->restarts++;
+    return 1;
+}
+
 const int32_t *dp_search_start(const dp_search *s, const char **name, dp_sim_result *res) {
     if (s->n_starts == 0) return NULL;
     if (name) *name = s->start_name[0];
