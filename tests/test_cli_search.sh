@@ -60,6 +60,21 @@ expect 2 "seed" -- "$D" optimize $G --agent search --updates 12 --threads 2 --se
 expect 2 "not a dplace search checkpoint" -- "$D" optimize $G --agent search --resume "$T/a.json" --quiet
 }
 
+# SIGINT: exit 130 after the step in flight, the checkpoint and best placement written, resumable
+# shellcheck disable=SC2086
+test_sigint() {
+"$D" optimize $G --agent search --updates 1000000 --threads 2 --checkpoint "$T/int.ck" -o "$T/int.json" --quiet \
+  >/dev/null 2>"$T/int.err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+[ $? = 130 ] && ok || bad "SIGINT should exit 130"
+grep -q "resume with --resume" "$T/int.err" && ok || bad "SIGINT message"
+expect 0 "step time" -- "$D" simulate $G --placement "$T/int.json"
+expect 0 "" -- "$D" optimize $G --agent search --updates 1 --threads 2 --checkpoint "$T/int.ck" --resume "$T/int.ck" --quiet
+}
+
 # a start from a file, and a learned agent's best refined
 # shellcheck disable=SC2086
 test_init_and_refine() {
@@ -94,6 +109,7 @@ test_run test_help
 test_run test_outputs
 test_run test_deterministic
 test_run test_resume
+test_run test_sigint
 test_run test_init_and_refine
 test_run test_bad_input
 finish test_cli_search

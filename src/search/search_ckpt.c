@@ -156,9 +156,9 @@ static dp_status check_header(const dp_search *s, ck_reader *r, const char *path
     if (version != CK_VERSION)
         return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: search checkpoint version %u; this dplace reads %u", path,
                             version, CK_VERSION);
-    uint64_t sum = 0; /* copied: the file's last 8 bytes need not be aligned */
-    if (r->n >= r->at + 8) memcpy(&sum, r->p + r->n - 8, sizeof sum);
-    if (r->n < r->at + 8 || fnv1a(r->p, r->n - 8) != sum)
+    uint64_t stored = 0;
+    if (r->n >= r->at + 8) memcpy(&stored, r->p + r->n - 8, sizeof stored);
+    if (r->n < r->at + 8 || fnv1a(r->p, r->n - 8) != stored)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: checksum mismatch (truncated or damaged)", path);
     r->n -= 8;
     ck_id id, want = identity(s);
