@@ -168,7 +168,7 @@ typedef struct dp_agent_config {
                                random mixtures (dplace's; NONE: no prior;
                                other groupers ignore it)                  */
     float grouper_prior_mass; /* that group's probability at the start (the
-                               network's logits equal): 0.92 adds 8 with 256 groups */
+                               network's logits equal): 0.995 adds 12.4 with 256 groups */
     int32_t scope_depth;    /* scope grouper: leading scope components kept    */
     int scope_merge_rule;   /* scope grouper: start from the colocation grouper
                                (with the single-consumer rule), not from
