@@ -248,7 +248,6 @@ static void preset_eagle(dp_agent_config *c) {
     preset_hp(c);
     snprintf(c->preset, sizeof c->preset, "eagle");
     c->groups = 256, c->grouper_hidden = 64;          /* "64 hidden units", "number of groups ... 256" */
-    c->grouper_prior = DP_AGENT_GROUPER_KIND_NONE;    /* the seed's start (hp's prior unmeasured here) */
     c->link = 1, c->link_hidden = 64;                 /* "an extra RNN ... parameters of the grouper
                                                          into inputs of the placer"; size: ours       */
     c->placer = DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE;  /* "attention score is applied before ... decoder" */
@@ -261,9 +260,12 @@ static void preset_eagle(dp_agent_config *c) {
     c->algo = DP_AGENT_ALGO_PPO;
     c->samples = 10, c->ppo_epochs = 4;               /* "10 placements as a minibatch ... 4 times"    */
     c->ppo_clip = 0.3f, c->entropy = 0.01f;           /* "clip ratio ... 0.3", "coefficient of entropy ... 0.01" */
-    c->lr = 0.003f, c->clip = 1.0f;                   /* "norm ... 1.0"; the seed's lr 0.01 collapses
-                                                         gnmt4 onto one out-of-memory placement within
-                                                         two updates (docs/agents.md): --set lr=0.01  */
+    c->lr = 0.0005f, c->clip = 1.0f;                  /* "norm ... 1.0"; the seed's lr 0.01, and 0.003,
+                                                         collapse gnmt4's placer within a few updates
+                                                         onto one out-of-memory placement
+                                                         (docs/agents.md): --set lr=0.01             */
+    c->grouper_prior = DP_AGENT_GROUPER_KIND_METIS;   /* dplace's, as hp's (with lr 0.0005: gnmt4 best
+                                                         1.803 -> 1.472 s in 500 placements)        */
     c->ce_every = 50, c->ce_elites = 5;               /* PPO+CE: "interval ... 50", "top 5"           */
 }
 
@@ -287,6 +289,7 @@ static void preset_post(dp_agent_config *c) {
     c->tanh_c = 0.0f, c->temperature = 1.0f;          /* plain logits                              */
     c->entropy = 0.0f;                                /* the uniform mixing explores               */
     c->ppo_clip = 0.2f;                               /* PPO's usual epsilon                       */
+    c->lr = 0.003f;                                   /* EAGLE's before it moved to 0.0005         */
     c->post_mix = 0.3f;                               /* 0.1 stalls in a local optimum of the test
                                                          graphs on 2 of 24 runs, 0.3 on none      */
 }
