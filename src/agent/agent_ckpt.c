@@ -31,40 +31,12 @@
 #include <string.h>
 
 #include "agent/agent_internal.h"
+#include "common/bytes.h"
 #include "dplace/place.h"
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
 #define CK_VERSION 4u
-
-typedef struct ck_buf {
-    unsigned char *p;
-    size_t n, cap;
-    int oom;
-} ck_buf;
-
-static void put(ck_buf *b, const void *src, size_t n) {
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->n + n) c *= 2;
-        unsigned char *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q, b->cap = c;
-    }
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-#define PUT(b, v) put((b), &(v), sizeof(v))
-
-static uint64_t fnv1a(const unsigned char *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
 
 /* What must be the same for a checkpoint to apply. */
 static char *identity(const dp_agent *a) {
@@ -82,67 +54,67 @@ static char *identity(const dp_agent *a) {
 }
 
 dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
-    ck_buf b = {0};
+    dp_bytes_writer b = {0};
     char *id = identity(a);
     if (!id) return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the checkpoint", path);
     uint32_t version = CK_VERSION, idlen = (uint32_t)strlen(id);
-    put(&b, CK_MAGIC, 16);
-    PUT(&b, version);
-    PUT(&b, idlen);
-    put(&b, id, idlen);
+    dp_bytes_put(&b, CK_MAGIC, 16);
+    DP_BYTES_PUT(&b, version);
+    DP_BYTES_PUT(&b, idlen);
+    dp_bytes_put(&b, id, idlen);
     free(id);
     const dp_run_state *s = &a->st;
     uint64_t state_bytes = 0;
     size_t state_at = b.n;
-    PUT(&b, state_bytes); /* filled in below */
-    PUT(&b, s->updates), PUT(&b, s->samples), PUT(&b, s->baseline), PUT(&b, s->best_s);
-    PUT(&b, s->best_update), PUT(&b, s->best_sample), PUT(&b, s->best_elapsed_s), PUT(&b, s->elapsed_s);
-    PUT(&b, s->policy_s), PUT(&b, s->eval_s), PUT(&b, s->groups_used);
-    put(&b, a->rng.s, sizeof a->rng.s);
-    PUT(&b, a->baseline.have), PUT(&b, a->baseline.n), PUT(&b, a->baseline.pos);
-    put(&b, a->baseline.window, sizeof(double) * (size_t)a->cfg.baseline_window);
-    PUT(&b, a->have_best);
-    put(&b, a->best, sizeof(int32_t) * (size_t)a->N);
+    DP_BYTES_PUT(&b, state_bytes); /* filled in below */
+    DP_BYTES_PUT(&b, s->updates), DP_BYTES_PUT(&b, s->samples), DP_BYTES_PUT(&b, s->baseline), DP_BYTES_PUT(&b, s->best_s);
+    DP_BYTES_PUT(&b, s->best_update), DP_BYTES_PUT(&b, s->best_sample), DP_BYTES_PUT(&b, s->best_elapsed_s), DP_BYTES_PUT(&b, s->elapsed_s);
+    DP_BYTES_PUT(&b, s->policy_s), DP_BYTES_PUT(&b, s->eval_s), DP_BYTES_PUT(&b, s->groups_used);
+    dp_bytes_put(&b, a->rng.s, sizeof a->rng.s);
+    DP_BYTES_PUT(&b, a->baseline.have), DP_BYTES_PUT(&b, a->baseline.n), DP_BYTES_PUT(&b, a->baseline.pos);
+    dp_bytes_put(&b, a->baseline.window, sizeof(double) * (size_t)a->cfg.baseline_window);
+    DP_BYTES_PUT(&b, a->have_best);
+    dp_bytes_put(&b, a->best, sizeof(int32_t) * (size_t)a->N);
     int32_t E = a->cfg.ce_elites;
-    PUT(&b, a->ce_updates), PUT(&b, a->elites.n);
-    put(&b, a->elites.reward, sizeof(double) * (size_t)E);
-    put(&b, a->elites.hash, sizeof(uint64_t) * (size_t)E);
-    put(&b, a->elites.devs, sizeof(int32_t) * (size_t)E * a->T);
-    if (a->elites.choice) put(&b, a->elites.choice, sizeof(int32_t) * (size_t)E * a->N);
+    DP_BYTES_PUT(&b, a->ce_updates), DP_BYTES_PUT(&b, a->elites.n);
+    dp_bytes_put(&b, a->elites.reward, sizeof(double) * (size_t)E);
+    dp_bytes_put(&b, a->elites.hash, sizeof(uint64_t) * (size_t)E);
+    dp_bytes_put(&b, a->elites.devs, sizeof(int32_t) * (size_t)E * a->T);
+    if (a->elites.choice) dp_bytes_put(&b, a->elites.choice, sizeof(int32_t) * (size_t)E * a->N);
     int32_t have_keep = a->pretrain_have_keep;
     uint64_t keep_n = have_keep ? a->enc_floats : 0;
-    PUT(&b, s->pretrain_done), PUT(&b, s->pretrain_loss), PUT(&b, s->pretrain_best), PUT(&b, s->pretrain_s);
-    PUT(&b, a->pretrain_step), PUT(&b, have_keep), PUT(&b, keep_n);
-    if (keep_n) put(&b, a->pretrain_keep, sizeof(float) * keep_n);
+    DP_BYTES_PUT(&b, s->pretrain_done), DP_BYTES_PUT(&b, s->pretrain_loss), DP_BYTES_PUT(&b, s->pretrain_best), DP_BYTES_PUT(&b, s->pretrain_s);
+    DP_BYTES_PUT(&b, a->pretrain_step), DP_BYTES_PUT(&b, have_keep), DP_BYTES_PUT(&b, keep_n);
+    if (keep_n) dp_bytes_put(&b, a->pretrain_keep, sizeof(float) * keep_n);
     int32_t warm_from = -1;
     for (int m = 0; s->warm_from && m < DP_PLACE_METHOD_COUNT; m++)
         if (!strcmp(s->warm_from, dp_place_method_name((dp_place_method)m))) warm_from = m;
-    PUT(&b, s->warm_done), PUT(&b, s->warm_loss), PUT(&b, s->warm_target_s), PUT(&b, warm_from);
+    DP_BYTES_PUT(&b, s->warm_done), DP_BYTES_PUT(&b, s->warm_loss), DP_BYTES_PUT(&b, s->warm_target_s), DP_BYTES_PUT(&b, warm_from);
     if (!b.oom) {
         state_bytes = b.n - state_at - sizeof state_bytes;
         memcpy(b.p + state_at, &state_bytes, sizeof state_bytes);
     }
     uint32_t nt = (uint32_t)a->params.ntensors;
-    PUT(&b, nt);
+    DP_BYTES_PUT(&b, nt);
     for (int i = 0; i < a->params.ntensors; i++) {
         uint32_t nl = (uint32_t)strlen(a->params.name[i]);
         uint64_t sz = a->params.size[i];
-        PUT(&b, nl);
-        put(&b, a->params.name[i], nl);
-        PUT(&b, sz);
+        DP_BYTES_PUT(&b, nl);
+        dp_bytes_put(&b, a->params.name[i], nl);
+        DP_BYTES_PUT(&b, sz);
     }
     uint64_t count = a->params.count;
-    PUT(&b, count);
-    put(&b, a->params.data, sizeof(float) * count);
-    put(&b, a->params.m, sizeof(float) * count);
-    put(&b, a->params.v, sizeof(float) * count);
-    PUT(&b, a->params.step);
+    DP_BYTES_PUT(&b, count);
+    dp_bytes_put(&b, a->params.data, sizeof(float) * count);
+    dp_bytes_put(&b, a->params.m, sizeof(float) * count);
+    dp_bytes_put(&b, a->params.v, sizeof(float) * count);
+    DP_BYTES_PUT(&b, a->params.step);
     if (b.oom) {
         free(b.p);
         return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the checkpoint", path);
     }
-    uint64_t sum = fnv1a(b.p, b.n);
-    PUT(&b, sum);
+    uint64_t sum = dp_fnv1a(b.p, b.n);
+    DP_BYTES_PUT(&b, sum);
     if (b.oom) {
         free(b.p);
         return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the checkpoint", path);
@@ -161,22 +133,6 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     return st;
 }
 
-typedef struct ck_reader {
-    const unsigned char *p;
-    size_t n, at;
-    int short_read;
-} ck_reader;
-
-static void get(ck_reader *r, void *dst, size_t n) {
-    if (r->short_read || r->n - r->at < n) {
-        r->short_read = 1;
-        memset(dst, 0, n);
-        return;
-    }
-    memcpy(dst, r->p + r->at, n);
-    r->at += n;
-}
-#define GET(r, v) get((r), &(v), sizeof(v))
 
 /* The first word where two identities differ, for the message. */
 static void first_difference(const char *want, const char *have, char *buf, size_t size) {
@@ -192,24 +148,24 @@ static void first_difference(const char *want, const char *have, char *buf, size
 /* Reads path whole and checks its magic, version and checksum; on success
  * *text holds it (the caller frees it) and r is positioned after the
  * version, its end before the checksum. */
-static dp_status ck_open(const char *path, char **text, ck_reader *r, dp_error *err) {
+static dp_status ck_open(const char *path, char **text, dp_bytes_reader *r, dp_error *err) {
     size_t len = 0;
     *text = NULL;
     dp_status st = dp_read_file(path, (size_t)1 << 34, text, &len, err);
     if (st) return st;
-    *r = (ck_reader){(const unsigned char *)*text, len, 0, 0};
+    *r = (dp_bytes_reader){(const unsigned char *)*text, len, 0, 0};
     char magic[16];
     uint32_t version = 0;
-    get(r, magic, 16);
+    dp_bytes_get(r, magic, 16);
     if (r->short_read || memcmp(magic, CK_MAGIC, 16) != 0)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: not a dplace agent checkpoint", path);
-    GET(r, version);
+    DP_BYTES_GET(r, version);
     if (version != CK_VERSION)
         return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: agent checkpoint version %u; this dplace reads %u", path,
                             version, CK_VERSION);
     uint64_t stored = 0;
     if (len >= 16 + 4 + 8) memcpy(&stored, r->p + len - 8, 8);
-    if (len < 16 + 4 + 8 || fnv1a(r->p, len - 8) != stored)
+    if (len < 16 + 4 + 8 || dp_fnv1a(r->p, len - 8) != stored)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated or corrupt (checksum)", path);
     r->n = len - 8;
     return DP_STATUS_OK;
@@ -217,7 +173,7 @@ static dp_status ck_open(const char *path, char **text, ck_reader *r, dp_error *
 
 /* A view of n bytes at the reader's position (NULL and short_read when
  * fewer are left). */
-static const unsigned char *view(ck_reader *r, size_t n) {
+static const unsigned char *view(dp_bytes_reader *r, size_t n) {
     if (r->short_read || n > r->n - r->at) {
         r->short_read = 1;
         return NULL;
@@ -236,28 +192,28 @@ typedef struct ck_tensors {
     int64_t step;
 } ck_tensors;
 
-static dp_status read_tensors(ck_reader *r, const char *path, ck_tensors *t, dp_error *err) {
+static dp_status read_tensors(dp_bytes_reader *r, const char *path, ck_tensors *t, dp_error *err) {
     memset(t, 0, sizeof *t);
-    GET(r, t->n);
+    DP_BYTES_GET(r, t->n);
     t->table = r->p + r->at;
     uint64_t total = 0;
     for (uint32_t i = 0; i < t->n && !r->short_read; i++) {
         uint32_t nl = 0;
         uint64_t sz = 0;
-        GET(r, nl);
+        DP_BYTES_GET(r, nl);
         if (nl >= DP_NN_NAME_MAX) r->short_read = 1;
         view(r, nl);
-        GET(r, sz);
+        DP_BYTES_GET(r, sz);
         if (sz > ((uint64_t)1 << 40)) r->short_read = 1;
         total += sz;
     }
-    GET(r, t->count);
+    DP_BYTES_GET(r, t->count);
     if (r->short_read || t->count != total || r->n - r->at != sizeof(float) * 3 * t->count + sizeof(int64_t))
         return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has inconsistent tensor sizes", path);
     t->values = view(r, sizeof(float) * t->count);
     t->m = view(r, sizeof(float) * t->count);
     t->v = view(r, sizeof(float) * t->count);
-    GET(r, t->step);
+    DP_BYTES_GET(r, t->step);
     if (t->step < 0 || t->step > ((int64_t)1 << 40))
         return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint has an impossible Adam step %lld", path,
                             (long long)t->step);
@@ -272,15 +228,15 @@ static dp_status match_tensors(const dp_agent *a, const ck_tensors *t, int any_o
                                const char *path, dp_error *err) {
     for (int i = 0; i < a->params.ntensors; i++) {
         const char *want = a->params.name[i];
-        ck_reader q = {t->table, SIZE_MAX, 0, 0};
+        dp_bytes_reader q = {t->table, SIZE_MAX, 0, 0};
         uint64_t at = 0;
         int found = 0;
         for (uint32_t k = 0; k < t->n; k++) {
             uint32_t nl;
             uint64_t sz;
-            GET(&q, nl);
+            DP_BYTES_GET(&q, nl);
             const char *name = (const char *)view(&q, nl);
-            GET(&q, sz);
+            DP_BYTES_GET(&q, sz);
             int same = strlen(want) == nl && memcmp(want, name, nl) == 0;
             if (!any_order && (int)k == i && !same)
                 return dp_error_set(err, DP_STATUS_INVALID, "%s: tensor %u is %.*s, this agent's %s", path, k,
@@ -309,9 +265,9 @@ static dp_status match_tensors(const dp_agent *a, const ck_tensors *t, int any_o
 }
 
 /* Checks the identity block at r against a's; r moves past it. */
-static dp_status check_identity(const dp_agent *a, ck_reader *r, const char *path, dp_error *err) {
+static dp_status check_identity(const dp_agent *a, dp_bytes_reader *r, const char *path, dp_error *err) {
     uint32_t idlen = 0;
-    GET(r, idlen);
+    DP_BYTES_GET(r, idlen);
     if (r->short_read || idlen > r->n - r->at)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);
     char *want = identity(a);
@@ -344,33 +300,33 @@ typedef struct ck_state {
 /* Reads the state block (its length first); r moves past it. The values
  * are not checked yet; r->short_read tells a short file. Returns 0, or -1
  * when the block's length does not match what was read. */
-static int read_state(const dp_agent *a, ck_reader *r, ck_state *c) {
+static int read_state(const dp_agent *a, dp_bytes_reader *r, ck_state *c) {
     memset(c, 0, sizeof *c);
     uint64_t state_bytes = 0;
-    GET(r, state_bytes);
+    DP_BYTES_GET(r, state_bytes);
     size_t state_end = r->at + (state_bytes <= r->n - r->at ? state_bytes : 0);
     dp_run_state *s = &c->s;
     *s = a->st;
-    GET(r, s->updates), GET(r, s->samples), GET(r, s->baseline), GET(r, s->best_s);
-    GET(r, s->best_update), GET(r, s->best_sample), GET(r, s->best_elapsed_s), GET(r, s->elapsed_s);
-    GET(r, s->policy_s), GET(r, s->eval_s), GET(r, s->groups_used);
-    get(r, c->rng.s, sizeof c->rng.s);
-    GET(r, c->have_baseline), GET(r, c->window_n), GET(r, c->window_pos);
+    DP_BYTES_GET(r, s->updates), DP_BYTES_GET(r, s->samples), DP_BYTES_GET(r, s->baseline), DP_BYTES_GET(r, s->best_s);
+    DP_BYTES_GET(r, s->best_update), DP_BYTES_GET(r, s->best_sample), DP_BYTES_GET(r, s->best_elapsed_s), DP_BYTES_GET(r, s->elapsed_s);
+    DP_BYTES_GET(r, s->policy_s), DP_BYTES_GET(r, s->eval_s), DP_BYTES_GET(r, s->groups_used);
+    dp_bytes_get(r, c->rng.s, sizeof c->rng.s);
+    DP_BYTES_GET(r, c->have_baseline), DP_BYTES_GET(r, c->window_n), DP_BYTES_GET(r, c->window_pos);
     int32_t E = a->cfg.ce_elites;
     c->wbytes = sizeof(double) * (size_t)a->cfg.baseline_window, c->bbytes = sizeof(int32_t) * (size_t)a->N;
     c->window = view(r, c->wbytes);
-    GET(r, c->have_best);
+    DP_BYTES_GET(r, c->have_best);
     c->best = view(r, c->bbytes);
-    GET(r, c->ce_updates), GET(r, c->n_elites);
+    DP_BYTES_GET(r, c->ce_updates), DP_BYTES_GET(r, c->n_elites);
     c->ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
                 (a->elites.choice ? sizeof(int32_t) * (size_t)E * a->N : 0);
     c->elites = view(r, c->ebytes);
-    GET(r, s->pretrain_done), GET(r, s->pretrain_loss), GET(r, s->pretrain_best), GET(r, s->pretrain_s);
-    GET(r, c->pretrain_step), GET(r, c->have_keep), GET(r, c->keep_n);
+    DP_BYTES_GET(r, s->pretrain_done), DP_BYTES_GET(r, s->pretrain_loss), DP_BYTES_GET(r, s->pretrain_best), DP_BYTES_GET(r, s->pretrain_s);
+    DP_BYTES_GET(r, c->pretrain_step), DP_BYTES_GET(r, c->have_keep), DP_BYTES_GET(r, c->keep_n);
     int keep_ok = (c->have_keep == 0 && c->keep_n == 0) ||
                   (c->have_keep == 1 && a->pretrain_keep && c->keep_n == a->enc_floats);
     c->keep = keep_ok ? view(r, sizeof(float) * c->keep_n) : NULL;
-    GET(r, s->warm_done), GET(r, s->warm_loss), GET(r, s->warm_target_s), GET(r, c->warm_from);
+    DP_BYTES_GET(r, s->warm_done), DP_BYTES_GET(r, s->warm_loss), DP_BYTES_GET(r, s->warm_target_s), DP_BYTES_GET(r, c->warm_from);
     return !keep_ok || r->at != state_end ? -1 : 0;
 }
 
@@ -450,7 +406,7 @@ static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
 
 dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     char *text = NULL;
-    ck_reader r;
+    dp_bytes_reader r;
     ck_state c;
     ck_tensors t;
     dp_status st = ck_open(path, &text, &r, err);
@@ -473,14 +429,14 @@ out:
 dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err) {
     char *text = NULL;
     size_t *offset = NULL;
-    ck_reader r;
+    dp_bytes_reader r;
     dp_status st = ck_open(path, &text, &r, err);
     if (st) goto out;
     uint32_t idlen = 0;
     uint64_t state_bytes = 0;
-    GET(&r, idlen);
+    DP_BYTES_GET(&r, idlen);
     view(&r, idlen);
-    GET(&r, state_bytes);
+    DP_BYTES_GET(&r, state_bytes);
     view(&r, (size_t)state_bytes);
     if (r.short_read) {
         st = dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);

@@ -5,5 +5,6 @@ dp_add_layer(common
     src/common/error.c
     src/common/rng.c
     src/common/util.c
+    src/common/bytes.c
     src/common/json_util.c
   LIBS PkgConfig::JANSSON m)

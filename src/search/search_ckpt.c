@@ -17,40 +17,11 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "common/bytes.h"
 #include "search/search_internal.h"
 
 #define CK_MAGIC "DPLACE-SEARCH-CK"
 #define CK_VERSION 1u
-
-typedef struct ck_buf {
-    unsigned char *p;
-    size_t n, cap;
-    int oom;
-} ck_buf;
-
-/* Appends n bytes (oom set on failure). */
-static void put(ck_buf *b, const void *src, size_t n) {
-    if (b->oom) return;
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->n + n) c *= 2;
-        unsigned char *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q, b->cap = c;
-    }
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-#define PUT(b, x) put((b), &(x), sizeof(x))
-
-static uint64_t fnv1a(const unsigned char *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
 
 /* The identity that a checkpoint must match. */
 typedef struct ck_id {
@@ -67,41 +38,41 @@ static ck_id identity(const dp_search *s) {
 }
 
 /* Serialises the state into b. */
-static void serialise(const dp_search *s, ck_buf *b) {
+static void serialise(const dp_search *s, dp_bytes_writer *b) {
     size_t pn = sizeof(int32_t) * (size_t)s->n;
-    put(b, CK_MAGIC, 16);
+    dp_bytes_put(b, CK_MAGIC, 16);
     uint32_t version = CK_VERSION;
-    PUT(b, version);
+    DP_BYTES_PUT(b, version);
     ck_id id = identity(s);
-    PUT(b, id);
+    DP_BYTES_PUT(b, id);
     int32_t begun = s->begun, have_best = s->have_best;
-    PUT(b, begun), PUT(b, s->n_starts), PUT(b, s->next_start);
+    DP_BYTES_PUT(b, begun), DP_BYTES_PUT(b, s->n_starts), DP_BYTES_PUT(b, s->next_start);
     for (int32_t k = 0; k < s->n_starts; k++) {
         dp_sim_result sr = s->start_res[k];
         sr.link = NULL;
-        PUT(b, s->start_score[k]);
-        put(b, s->start_name[k], sizeof s->start_name[k]);
-        PUT(b, sr);
-        put(b, s->start + (size_t)k * s->n, pn);
+        DP_BYTES_PUT(b, s->start_score[k]);
+        dp_bytes_put(b, s->start_name[k], sizeof s->start_name[k]);
+        DP_BYTES_PUT(b, sr);
+        dp_bytes_put(b, s->start + (size_t)k * s->n, pn);
     }
     const dp_run_state *st = &s->state;
-    PUT(b, st->updates), PUT(b, st->samples), PUT(b, st->best_update), PUT(b, st->best_sample), PUT(b, s->restarts);
-    PUT(b, st->best_s), PUT(b, st->best_elapsed_s), PUT(b, st->elapsed_s), PUT(b, st->eval_s), PUT(b, have_best);
-    put(b, s->best, pn);
+    DP_BYTES_PUT(b, st->updates), DP_BYTES_PUT(b, st->samples), DP_BYTES_PUT(b, st->best_update), DP_BYTES_PUT(b, st->best_sample), DP_BYTES_PUT(b, s->restarts);
+    DP_BYTES_PUT(b, st->best_s), DP_BYTES_PUT(b, st->best_elapsed_s), DP_BYTES_PUT(b, st->elapsed_s), DP_BYTES_PUT(b, st->eval_s), DP_BYTES_PUT(b, have_best);
+    dp_bytes_put(b, s->best, pn);
     for (int32_t c = 0; c < s->n_chains; c++) {
         const search_chain *ch = &s->chain[c];
-        PUT(b, ch->rng), PUT(b, ch->temp), PUT(b, ch->since_better), PUT(b, ch->best_s);
-        put(b, ch->best, pn);
-        put(b, s->begun ? dp_sim_delta_base(ch->d) : s->start, pn);
-        PUT(b, ch->stats);
+        DP_BYTES_PUT(b, ch->rng), DP_BYTES_PUT(b, ch->temp), DP_BYTES_PUT(b, ch->since_better), DP_BYTES_PUT(b, ch->best_s);
+        dp_bytes_put(b, ch->best, pn);
+        dp_bytes_put(b, s->begun ? dp_sim_delta_base(ch->d) : s->start, pn);
+        DP_BYTES_PUT(b, ch->stats);
     }
-    uint64_t sum = fnv1a(b->p, b->n);
-    PUT(b, sum);
+    uint64_t sum = dp_fnv1a(b->p, b->n);
+    DP_BYTES_PUT(b, sum);
 }
 
 dp_status search_save(const void *self, const char *path, dp_error *err) {
     const dp_search *s = self;
-    ck_buf b = {0};
+    dp_bytes_writer b = {0};
     serialise(s, &b);
     if (b.oom) {
         free(b.p);
@@ -121,22 +92,6 @@ dp_status search_save(const void *self, const char *path, dp_error *err) {
 
 /* ---- reading ---------------------------------------------------------------------- */
 
-typedef struct ck_reader {
-    const unsigned char *p;
-    size_t n, at;
-    int short_read;
-} ck_reader;
-
-static void get(ck_reader *r, void *dst, size_t n) {
-    if (r->short_read || r->n - r->at < n) {
-        r->short_read = 1;
-        memset(dst, 0, n);
-        return;
-    }
-    memcpy(dst, r->p + r->at, n);
-    r->at += n;
-}
-#define GET(r, x) get((r), &(x), sizeof(x))
 
 /* Whether every entry of p[n] is a device index of s. */
 static int devices_ok(const dp_search *s, const int32_t *p) {
@@ -146,23 +101,23 @@ static int devices_ok(const dp_search *s, const int32_t *p) {
 }
 
 /* Checks the header, identity and checksum of the file's bytes. */
-static dp_status check_header(const dp_search *s, ck_reader *r, const char *path, dp_error *err) {
+static dp_status check_header(const dp_search *s, dp_bytes_reader *r, const char *path, dp_error *err) {
     char magic[16];
     uint32_t version = 0;
-    get(r, magic, 16);
+    dp_bytes_get(r, magic, 16);
     if (r->short_read || memcmp(magic, CK_MAGIC, 16) != 0)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: not a dplace search checkpoint", path);
-    GET(r, version);
+    DP_BYTES_GET(r, version);
     if (version != CK_VERSION)
         return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: search checkpoint version %u; this dplace reads %u", path,
                             version, CK_VERSION);
     uint64_t stored = 0;
     if (r->n >= r->at + 8) memcpy(&stored, r->p + r->n - 8, sizeof stored);
-    if (r->n < r->at + 8 || fnv1a(r->p, r->n - 8) != stored)
+    if (r->n < r->at + 8 || dp_fnv1a(r->p, r->n - 8) != stored)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: checksum mismatch (truncated or damaged)", path);
     r->n -= 8;
     ck_id id, want = identity(s);
-    GET(r, id);
+    DP_BYTES_GET(r, id);
     if (memcmp(&id, &want, sizeof id) != 0)
         return dp_error_set(err, DP_STATUS_INVALID,
                             "%s: made for %d ops, %d devices, %d threads, %d moves, seed %llu; this run has %d, %d, %d, "
@@ -175,14 +130,14 @@ static dp_status check_header(const dp_search *s, ck_reader *r, const char *path
 
 /* Reads the chains' part into a fresh copy of the chains' saved fields:
  * cur [chains * n] and the chains' scalars and bests written into tmp. */
-static void read_chains(dp_search *s, ck_reader *r, search_chain *tmp, int32_t *cur) {
+static void read_chains(dp_search *s, dp_bytes_reader *r, search_chain *tmp, int32_t *cur) {
     size_t pn = sizeof(int32_t) * (size_t)s->n;
     for (int32_t c = 0; c < s->n_chains; c++) {
         search_chain *ch = &tmp[c];
-        GET(r, ch->rng), GET(r, ch->temp), GET(r, ch->since_better), GET(r, ch->best_s);
-        get(r, ch->best, pn);
-        get(r, cur + (size_t)c * s->n, pn);
-        GET(r, ch->stats);
+        DP_BYTES_GET(r, ch->rng), DP_BYTES_GET(r, ch->temp), DP_BYTES_GET(r, ch->since_better), DP_BYTES_GET(r, ch->best_s);
+        dp_bytes_get(r, ch->best, pn);
+        dp_bytes_get(r, cur + (size_t)c * s->n, pn);
+        DP_BYTES_GET(r, ch->stats);
     }
 }
 
@@ -207,7 +162,7 @@ dp_status search_load(void *self, const char *path, dp_error *err) {
     size_t len = 0, pn = sizeof(int32_t) * (size_t)s->n;
     dp_status st = dp_read_file(path, (size_t)1 << 34, &text, &len, err);
     if (st) return st;
-    ck_reader r = {(const unsigned char *)text, len, 0, 0};
+    dp_bytes_reader r = {(const unsigned char *)text, len, 0, 0};
     search_chain *tmp = calloc((size_t)s->n_chains, sizeof *tmp);
     int32_t *cur = malloc(pn * (size_t)s->n_chains + 4), *start = malloc(pn * SEARCH_MAX_STARTS + 4);
     int32_t *best = malloc(pn + 4);
@@ -223,18 +178,18 @@ dp_status search_load(void *self, const char *path, dp_error *err) {
     dp_run_state ns = s->state;
     int64_t restarts = 0;
     if (!st) {
-        GET(&r, begun), GET(&r, n_starts), GET(&r, next_start);
+        DP_BYTES_GET(&r, begun), DP_BYTES_GET(&r, n_starts), DP_BYTES_GET(&r, next_start);
         if (n_starts < 0 || n_starts > SEARCH_MAX_STARTS || next_start < 0 || next_start > n_starts) r.short_read = 1;
         for (int32_t k = 0; k < n_starts && !r.short_read; k++) {
-            GET(&r, score[k]);
-            get(&r, name[k], sizeof name[k]);
+            DP_BYTES_GET(&r, score[k]);
+            dp_bytes_get(&r, name[k], sizeof name[k]);
             name[k][sizeof name[k] - 1] = 0;
-            get(&r, &sr[k], sizeof sr[k]);
-            get(&r, start + (size_t)k * s->n, pn);
+            dp_bytes_get(&r, &sr[k], sizeof sr[k]);
+            dp_bytes_get(&r, start + (size_t)k * s->n, pn);
         }
-        GET(&r, ns.updates), GET(&r, ns.samples), GET(&r, ns.best_update), GET(&r, ns.best_sample), GET(&r, restarts);
-        GET(&r, ns.best_s), GET(&r, ns.best_elapsed_s), GET(&r, ns.elapsed_s), GET(&r, ns.eval_s), GET(&r, have_best);
-        get(&r, best, pn);
+        DP_BYTES_GET(&r, ns.updates), DP_BYTES_GET(&r, ns.samples), DP_BYTES_GET(&r, ns.best_update), DP_BYTES_GET(&r, ns.best_sample), DP_BYTES_GET(&r, restarts);
+        DP_BYTES_GET(&r, ns.best_s), DP_BYTES_GET(&r, ns.best_elapsed_s), DP_BYTES_GET(&r, ns.elapsed_s), DP_BYTES_GET(&r, ns.eval_s), DP_BYTES_GET(&r, have_best);
+        dp_bytes_get(&r, best, pn);
         read_chains(s, &r, tmp, cur);
         int ok = !r.short_read && r.at == r.n && devices_ok(s, best);
         for (int32_t k = 0; ok && k < n_starts; k++) ok = devices_ok(s, start + (size_t)k * s->n);
