@@ -15,9 +15,11 @@
  *   to beat   placements needed to beat the expert and the best baseline
  *   wall      seconds of the run (the control's not included)
  *
- * usage: bench_learn [--quick] [--preset P[,P...]] [--model M[,M...]] [--budget N] [--seeds N]
- *                    [--threads N] [--no-control] [--set KEY=VALUE]... [--md FILE]
+ * usage: bench_learn [--quick] [--preset P[,P...]] [--model M[,M...]] [--devices D[,D...]] [--budget N]
+ *                    [--seeds N] [--threads N] [--no-control | --control-only] [--set KEY=VALUE]... [--md FILE]
  *   --quick   the cells of the quick subset, with their quick budgets
+ *   --control-only  the control runs alone (the training runs' columns "-"): with
+ *             --no-control on another process, a cell's two runs in parallel
  *   --set     applies to every cell's agent (a measurement with and without a change)
  * Mars's presets run at the documented smaller sizes (docs/agents.md).
  * Not a test: run it by hand (docs/benchmarks.md). */
@@ -220,18 +222,26 @@ static int cmp_double(const void *x, const void *y) {
 /* A table row for a cell: the median over seeds of each figure (the
  * seeds' bests listed when there are several). */
 static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, outcome *o, outcome *ctl, int seeds) {
-    double best[64], first[64], last[64], cbest[64], wall = 0;
+    double best[64], first[64], last[64], cbest[64], wall = 0, cwall = 0;
     int n = 0, nc = 0;
     int64_t be = -1, bb = -1, at = -1;
     for (int k = 0; k < seeds; k++) {
+        if (ctl[k].ok) cbest[nc++] = ctl[k].best_s, cwall += ctl[k].wall_s;
         if (!o[k].ok) continue;
         best[n] = o[k].best_s, first[n] = o[k].first_s, last[n] = o[k].last_s, wall += o[k].wall_s;
         if (n == 0) be = o[k].beat_expert, bb = o[k].beat_base, at = o[k].best_at;
         n++;
-        if (ctl[k].ok) cbest[nc++] = ctl[k].best_s;
     }
     char p[24], b[24], c[24], e[24], gp[24], bs[24], lb[24], fm[24], lm[24], x1[24], x2[24];
     fmt_s(p, sizeof p, cd->paper_s);
+    if (!n && nc) { /* --control-only: the control's best and wall (its own run's) */
+        qsort(cbest, (size_t)nc, sizeof cbest[0], cmp_double);
+        fmt_s(c, sizeof c, cbest[nc / 2]);
+        fprintf(f, "| %s | %s %s | %ld | %s (%s) | - | %s | | | | | | | | | %.0f (control) |\n", cd->preset, cd->model,
+                cd->devices, budget, p, cd->source, c, cwall / nc);
+        fflush(f);
+        return;
+    }
     if (!n) {
         fprintf(f, "| %s | %s %s | %ld | %s | failed |\n", cd->preset, cd->model, cd->devices, budget, p);
         return;
@@ -265,25 +275,28 @@ static int listed(const char *list, const char *name) {
 }
 
 int main(int argc, char **argv) {
-    const char *presets = NULL, *models = NULL, *md = NULL;
+    const char *presets = NULL, *models = NULL, *devices = NULL, *md = NULL;
     long budget = 0;
-    int quick = 0, seeds = 1, threads = 2, control = 1;
+    int quick = 0, seeds = 1, threads = 2, control = 1, learn = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--no-control")) control = 0;
+        else if (!strcmp(argv[i], "--control-only")) learn = 0;
         else if (!strcmp(argv[i], "--preset") && i + 1 < argc) presets = argv[++i];
         else if (!strcmp(argv[i], "--model") && i + 1 < argc) models = argv[++i];
+        else if (!strcmp(argv[i], "--devices") && i + 1 < argc) devices = argv[++i];
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < MAX_SETS) sets[n_sets++] = argv[++i];
         else {
-            fprintf(stderr, "usage: bench_learn [--quick] [--preset P,...] [--model M,...] [--budget N] [--seeds N] "
-                            "[--threads N] [--no-control] [--set KEY=VALUE]... [--md FILE]\n");
+            fprintf(stderr, "usage: bench_learn [--quick] [--preset P,...] [--model M,...] [--devices D,...] [--budget N] "
+                            "[--seeds N] [--threads N] [--no-control | --control-only] [--set KEY=VALUE]... [--md FILE]\n");
             return 2;
         }
     }
+    if (!learn && !control) return fprintf(stderr, "bench_learn: --no-control and --control-only exclude each other\n"), 2;
     if (seeds < 1 || seeds > 64 || threads < 1) return fprintf(stderr, "bench_learn: bad --seeds or --threads\n"), 2;
     dp_nn_set_threads(threads);
     FILE *out = md ? fopen(md, "w") : stdout;
@@ -297,7 +310,9 @@ int main(int argc, char **argv) {
     fflush(out);
     for (int ci = 0; ci < N_CELLS; ci++) {
         const cell_def *cd = &cells[ci];
-        if ((quick && !cd->quick) || !listed(presets, cd->preset) || !listed(models, cd->model)) continue;
+        if ((quick && !cd->quick) || !listed(presets, cd->preset) || !listed(models, cd->model) ||
+            !listed(devices, cd->devices))
+            continue;
         long b = budget > 0 ? budget : quick ? cd->quick : cd->budget;
         dp_error err;
         dp_graph *g = dp_zoo_build(cd->model, 0, &err);
@@ -310,7 +325,8 @@ int main(int argc, char **argv) {
         }
         outcome o[64], ctl[64];
         for (int k = 0; k < seeds; k++) {
-            run_one(g, ds, cd, b, (uint64_t)k + 1, 1, threads, &r, &o[k]);
+            if (learn) run_one(g, ds, cd, b, (uint64_t)k + 1, 1, threads, &r, &o[k]);
+            else memset(&o[k], 0, sizeof o[k]);
             if (control) run_one(g, ds, cd, b, (uint64_t)k + 1, 0, threads, &r, &ctl[k]);
             else ctl[k].ok = 0;
         }
