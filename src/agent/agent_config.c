@@ -235,8 +235,9 @@ static void preset_colocrl(dp_agent_config *c) {
     c->baseline_decay = 0.0f, c->baseline_window = 10;/* "simple moving average baseline"             */
     c->baseline_init_fail = 1;                        /* "initializing the baseline with the failing signal" */
     c->fail_reward = 0.0;                             /* failing signal set per graph: automatic      */
-    c->lr = 0.01f;                                    /* HP's 0.01 before hp moved to 0.001 (unmeasured
-                                                         for ColocRL's groups)                         */
+    c->lr = 0.001f;                                   /* seed 004's value lost; 0.01 collapsed the placer
+                                                         on rnnlm k40x2 in 5 updates (issue 23,
+                                                         docs/agents.md); hp's 0.001 does not          */
 }
 
 /* EAGLE (seed 003, Sections III and IV.C): the Hierarchical Planner's
