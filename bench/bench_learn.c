@@ -14,6 +14,9 @@
  *             tenth of the updates (learning moves it down)
  *   to beat   placements needed to beat the expert and the best baseline
  *   wall      seconds of the run (the control's not included)
+ *   greedy    the trained policy's most likely placement (each decision its
+ *             argmax): what the policy learned, apart from the luck of
+ *             its samples (one simulation after the budget, not counted in it)
  *
  * usage: bench_learn [--quick] [--preset P[,P...]] [--model M[,M...]] [--devices D[,D...]] [--budget N]
  *                    [--seeds N] [--threads N] [--no-control | --control-only] [--set KEY=VALUE]... [--md FILE]
@@ -96,6 +99,7 @@ typedef struct refs {
 typedef struct outcome {
     int ok;
     double best_s, first_s, last_s, wall_s;
+    double greedy_s; /* the trained policy's most likely placement (inf: out of memory) */
     int64_t best_at, beat_expert, beat_base; /* placements (1-based); -1: never */
 } outcome;
 
@@ -137,6 +141,21 @@ static int configure(const char *preset, int train, dp_agent_config *c, dp_error
     return dp_agent_config_check(c, err) != DP_STATUS_OK;
 }
 
+/* The step time of the agent's most likely placement (NaN when it cannot
+ * be made, inf when it is out of memory). */
+static double greedy_seconds(dp_agent *a, const dp_graph *g, const dp_devices *ds) {
+    dp_error err;
+    double t = NAN;
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    dp_sim *sim = p ? dp_sim_init(g, ds, &err) : NULL;
+    dp_sim_result res;
+    if (sim && !dp_agent_greedy(a, p, &err) && !dp_sim_run(sim, p, NULL, &res, &err))
+        t = res.valid ? res.step_time_s : INFINITY;
+    dp_sim_free(sim);
+    free(p);
+    return t;
+}
+
 /* One run of budget placements; o->ok 0 when the agent could not be built. */
 static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd, long budget, uint64_t seed,
                     int train, int threads, const refs *r, outcome *o) {
@@ -168,6 +187,7 @@ static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd,
         o->ok = 1;
         o->best_s = s->best_s, o->best_at = s->best_sample + 1;
         o->first_s = rr.first_mean_s, o->last_s = rr.last_mean_s, o->wall_s = rr.wall_s;
+        o->greedy_s = greedy_seconds(a, g, ds);
     }
     dp_agent_free(a);
 }
@@ -222,22 +242,23 @@ static int cmp_double(const void *x, const void *y) {
 /* A table row for a cell: the median over seeds of each figure (the
  * seeds' bests listed when there are several). */
 static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, outcome *o, outcome *ctl, int seeds) {
-    double best[64], first[64], last[64], cbest[64], wall = 0, cwall = 0;
+    double best[64], first[64], last[64], cbest[64], greedy[64], wall = 0, cwall = 0;
     int n = 0, nc = 0;
     int64_t be = -1, bb = -1, at = -1;
     for (int k = 0; k < seeds; k++) {
         if (ctl[k].ok) cbest[nc++] = ctl[k].best_s, cwall += ctl[k].wall_s;
         if (!o[k].ok) continue;
         best[n] = o[k].best_s, first[n] = o[k].first_s, last[n] = o[k].last_s, wall += o[k].wall_s;
+        greedy[n] = o[k].greedy_s;
         if (n == 0) be = o[k].beat_expert, bb = o[k].beat_base, at = o[k].best_at;
         n++;
     }
-    char p[24], b[24], c[24], e[24], gp[24], bs[24], lb[24], fm[24], lm[24], x1[24], x2[24];
+    char p[24], b[24], c[24], e[24], gp[24], bs[24], lb[24], fm[24], lm[24], x1[24], x2[24], gr[24];
     fmt_s(p, sizeof p, cd->paper_s);
     if (!n && nc) { /* --control-only: the control's best and wall (its own run's) */
         qsort(cbest, (size_t)nc, sizeof cbest[0], cmp_double);
         fmt_s(c, sizeof c, cbest[nc / 2]);
-        fprintf(f, "| %s | %s %s | %ld | %s (%s) | - | %s | | | | | | | | | %.0f (control) |\n", cd->preset, cd->model,
+        fprintf(f, "| %s | %s %s | %ld | %s (%s) | - | %s | | | | | | | | | %.0f (control) | |\n", cd->preset, cd->model,
                 cd->devices, budget, p, cd->source, c, cwall / nc);
         fflush(f);
         return;
@@ -252,15 +273,18 @@ static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, o
     fmt_s(e, sizeof e, r->expert_s), fmt_s(gp, sizeof gp, r->gpu_s), fmt_s(bs, sizeof bs, r->base_s);
     fmt_s(lb, sizeof lb, r->bound_s), fmt_s(fm, sizeof fm, first[n / 2]), fmt_s(lm, sizeof lm, last[n / 2]);
     fmt_at(x1, sizeof x1, be), fmt_at(x2, sizeof x2, bb);
-    fprintf(f, "| %s | %s %s | %ld | %s (%s) | %s @%lld | %s | %s | %s | %s %s | %s | %s -> %s | %s | %s | %.0f |\n",
+    qsort(greedy, (size_t)n, sizeof greedy[0], cmp_double), fmt_s(gr, sizeof gr, greedy[n / 2]);
+    fprintf(f, "| %s | %s %s | %ld | %s (%s) | %s @%lld | %s | %s | %s | %s %s | %s | %s -> %s | %s | %s | %.0f | %s |\n",
             cd->preset, cd->model, cd->devices, budget, p, cd->source, b, (long long)at, c, e, gp, bs, r->base_name,
-            lb, fm, lm, x1, x2, wall / n);
+            lb, fm, lm, x1, x2, wall / n, gr);
     if (n > 1) {
         fprintf(f, "|  | seeds' bests:");
         for (int k = 0; k < n; k++) fprintf(f, " %.3f", best[k]);
         fprintf(f, "; controls':");
         for (int k = 0; k < nc; k++) fprintf(f, " %.3f", cbest[k]);
-        fprintf(f, " | | | | | | | | | | | |\n");
+        fprintf(f, "; greedy:");
+        for (int k = 0; k < n; k++) fprintf(f, " %.3f", greedy[k]);
+        fprintf(f, " | | | | | | | | | | | | |\n");
     }
     fflush(f);
 }
@@ -305,8 +329,8 @@ int main(int argc, char **argv) {
             quick ? ", quick subset" : "");
     for (int k = 0; k < n_sets; k++) fprintf(out, "%s--set %s", k ? " " : ", ", sets[k]);
     fprintf(out, "\n\n| preset | graph | budget | paper (source) | best @placement | control | expert | 1 GPU | "
-                 "best baseline | bound | mean: first -> last tenth | beat expert | beat baseline | wall s |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                 "best baseline | bound | mean: first -> last tenth | beat expert | beat baseline | wall s | greedy |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(out);
     for (int ci = 0; ci < N_CELLS; ci++) {
         const cell_def *cd = &cells[ci];
