@@ -747,6 +747,80 @@ static void test_checkpoint_resume(void) {
     dp_devices_free(ds);
 }
 
+/* Elite refinement (refine > 0, dplace's expert iteration): the walk ends
+ * no worse than the sample it started from; its result is a full
+ * simulation's of its placement, which is the expansion of its element
+ * devices; it joins the elites, with PPO-CE (Post) and REINFORCE (hp)
+ * alike, and the cross-entropy step runs; the update log gets its figures;
+ * a run with it resumes as the uninterrupted one; a protocol with noise is
+ * refused, naming the setting. */
+static void test_refine(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    const char *presets[] = {"post", "hp"};
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
+    for (int p = 0; p < 2; p++) {
+        dp_agent_config c = small(presets[p]);
+        CHECK(dp_agent_config_set(&c, "refine", "20", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "ce-every", "8", &err) == 0);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err);
+        CHECK(a);
+        int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N);
+        for (int u = 0; u < 6; u++) {
+            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+            const agent_refine *r = &a->refine;
+            CHECK(r->from >= 0 && r->from < a->K);
+            CHECK(r->sims > 0 && r->sims <= 20);
+            CHECK(agent_refine_score(&r->res) <= agent_refine_score(&a->res[r->from]));
+            dp_sim_result full = fixture_simulate(g, ds, r->place);
+            CHECK(full.step_time_s == r->res.step_time_s);
+            CHECK_INT_EQ(full.valid, r->res.valid);
+            agent_expand(a, a->enc->choice, r->devs, tmp);
+            CHECK(memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0);
+            const dp_run_state *s = dp_agent_get_state(a);
+            CHECK_INT_EQ(s->upd.refine_sims, r->sims);
+            CHECK(r->res.valid ? s->upd.refined_s == r->res.step_time_s : isnan(s->upd.refined_s));
+            if (r->res.valid) CHECK(s->best_s <= r->res.step_time_s);
+            int found = 0; /* the refined placement is an elite, or five better ones are */
+            for (int e = 0; e < a->elites.n && !found; e++) {
+                const int32_t *ch = a->elites.choice ? a->elites.choice + (size_t)e * a->N : a->enc->choice;
+                agent_expand(a, ch, a->elites.devs + (size_t)e * a->T, tmp);
+                found = memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0;
+            }
+            CHECK(found || (a->elites.n == c.ce_elites &&
+                            a->elites.reward[a->elites.n - 1] >= agent_reward(&c, a->fail_reward, &r->res)));
+        }
+        CHECK(a->ce_updates > 0); /* with REINFORCE too */
+        free(tmp);
+        dp_agent_free(a);
+
+        /* resumed from a checkpoint: as the uninterrupted run */
+        dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 4, &err), *first = dp_agent_init(g, ds, &c, &eo, 4, &err);
+        dp_agent *second = dp_agent_init(g, ds, &c, &eo, 4, &err);
+        CHECK(whole && first && second);
+        for (int u = 0; u < 9; u++) CHECK(dp_agent_update(whole, &err) == 0);
+        for (int u = 0; u < 4; u++) CHECK(dp_agent_update(first, &err) == 0);
+        CHECK(dp_agent_save(first, path, &err) == DP_STATUS_OK);
+        CHECK(dp_agent_load(second, path, &err) == DP_STATUS_OK);
+        for (int u = 0; u < 5; u++) CHECK(dp_agent_update(second, &err) == 0);
+        compare_agents(whole, second);
+        remove(path);
+        dp_agent_free(whole), dp_agent_free(first), dp_agent_free(second);
+
+        /* the simulator's noisy protocol: refused, naming the setting */
+        dp_agent_eval_options noisy = eo;
+        noisy.sim.noise_sigma = 0.05, noisy.sim.steps = 3;
+        CHECK(dp_agent_init(g, ds, &c, &noisy, 3, &err) == NULL);
+        CHECK_INT_EQ(err.status, DP_STATUS_INVALID);
+        CHECK_STR_CONTAINS(err.msg, "refine");
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Settings: names, ranges, combinations, formatting; groupers as ablations. */
 static void test_config(void) {
     dp_agent_config c;
@@ -862,6 +936,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_baseline);
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);
+    TEST_RUN(test_refine);
     TEST_RUN(test_presets_find_known_best);
     return test_end();
 }

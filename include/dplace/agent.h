@@ -253,6 +253,15 @@ typedef struct dp_agent_config {
     int32_t ce_steps;       /* Adam steps per cross-entropy update             */
     int ce_recent;          /* elites from the last ce_every samples only, not
                                from all samples so far                        */
+    /* elite refinement (dplace's expert iteration) */
+    int32_t refine;         /* > 0: after each update's evaluation, this many
+                               element moves (one element to another device,
+                               judged by the simulator, kept when no slower)
+                               from the update's best sample; the refined
+                               placement joins the elites, and the
+                               cross-entropy step over the elites (ce_every,
+                               ce_elites, ce_steps) runs with any algorithm
+                               (0: off, the seeds)                           */
     float post_mix;         /* table placer: after a cross-entropy update, each
                                group's distribution becomes (1 - m) p + m / D,
                                p the elites' device frequencies (exact

@@ -194,6 +194,7 @@ void dp_agent_free(dp_agent *a) {
     placer_free(a->placer1);
     if (a->enc) a->enc->ops->free(a->enc);
     agent_features_free(&a->feat);
+    agent_refine_free(&a->refine); /* its delta evaluator reads the evaluator's simulator */
     agent_eval_free(a->eval);
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
@@ -307,6 +308,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (!(a->placer = placer_new(a, a->B))) goto nomem;
     if (params_init(a, err) || a->enc->ops->bind(a->enc, err) || a->placer->ops->bind(a->placer, err)) goto fail;
     if (!buffers_init(a)) goto nomem;
+    if (cfg->refine > 0 && agent_refine_init(a, err)) goto fail;
 
     a->fail_reward = cfg->fail_reward != 0.0 ? cfg->fail_reward : -sqrt(10.0 * serial_seconds(a));
     if (cfg->baseline_init_fail) {
@@ -744,11 +746,15 @@ static void after_training(dp_agent *a) {
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].used) agent_baseline_add(&a->baseline, c, a->last[k].reward);
     a->st.baseline = a->baseline.value;
-    if (c->algo != DP_AGENT_ALGO_PPO_CE) return;
+    if (c->algo != DP_AGENT_ALGO_PPO_CE && c->refine <= 0) return; /* refine brings the elites to any algorithm */
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].valid)
             agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
                                a->enc->n_rows ? a->enc->choice : NULL, a->last[k].reward);
+    const agent_refine *r = &a->refine;
+    if (r->from >= 0 && r->res.valid)
+        agent_elites_offer(&a->elites, r->place, r->devs, a->enc->n_rows ? a->enc->choice : NULL,
+                           agent_reward(c, a->fail_reward, &r->res));
     if (c->train && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
 }
 
@@ -794,6 +800,8 @@ static void update_stats(dp_agent *a, const double *adv) {
     d->adv_std = used ? sqrt(fmax(0.0, a2 / used - d->adv_mean * d->adv_mean)) : NAN;
     d->grad_norm[0] = a->n_steps ? a->norm_sum[0] / a->n_steps : NAN;
     d->grad_norm[1] = a->n_steps ? a->norm_sum[1] / a->n_steps : NAN;
+    d->refined_s = a->refine.from >= 0 && a->refine.res.valid ? a->refine.res.step_time_s : NAN;
+    d->refine_sims = a->refine.sims;
     double now[K], kl = 0.0;
     if (!a->cfg.train) { /* nothing changed the policy */
         d->kl = 0.0;
@@ -821,6 +829,15 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te
             memcpy(a->best, a->place + (int64_t)k * N, sizeof(int32_t) * (size_t)N);
             a->have_best = 1;
         }
+    }
+    const agent_refine *r = &a->refine; /* found by refining sample `from` */
+    if (r->from >= 0 && r->res.valid && r->res.step_time_s < a->st.best_s) {
+        a->st.best_s = r->res.step_time_s;
+        a->st.best_update = u;
+        a->st.best_sample = a->st.samples + r->from;
+        a->st.best_elapsed_s = a->st.elapsed_s;
+        memcpy(a->best, r->place, sizeof(int32_t) * (size_t)N);
+        a->have_best = 1;
     }
     /* elements holding ops (devs1 as scratch: one flag per element) */
     int32_t used = 0;
@@ -860,6 +877,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
     if (st) return st;
     if (cancelled) return update_abandon(a, &undo);
+    if ((st = agent_refine_run(a, err))) return st;
     double te1 = dp_now_s();
     double adv[K];
     int32_t n_used = rewards(a, u, adv);

@@ -160,6 +160,10 @@ static const key_def keys[] = {
     {"ce-steps", KEY_INT, OFF(ce_steps), 1, 1000, NULL, 0, "ppo-ce: Adam steps per cross-entropy update (neural placers)"},
     {"ce-recent", KEY_BOOL, OFF(ce_recent), 0, 1, NULL, 0,
      "ppo-ce: elites from the last ce-every samples only, not from all so far"},
+    {"refine", KEY_INT, OFF(refine), 0, 1e6, NULL, 0,
+     "element moves per update that refine the update's best sample by the simulator; the result joins the "
+     "elites, which the cross-entropy step (ce-every, ce-elites, ce-steps) imitates, with any algorithm "
+     "(dplace's expert iteration; 0: off)"},
     {"post-mix", KEY_FLOAT, OFF(post_mix), 0, 1, NULL, 0,
      "table placer: weight of the uniform distribution mixed in after a cross-entropy update"},
 };

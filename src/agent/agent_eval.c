@@ -143,15 +143,19 @@ static void eval_sim_one(agent_eval *e, dp_sim_workspace *ws, const int32_t *p, 
         *st = s;
         return;
     }
-    r->step_time_s = sr.step_time_s;
-    r->valid = sr.valid;
+    agent_result_from_sim(&sr, r);
+}
+
+void agent_result_from_sim(const dp_sim_result *sr, agent_result *r) {
+    r->step_time_s = sr->step_time_s;
+    r->valid = sr->valid;
     r->cancelled = 0;
     r->overflow = 0.0;
-    if (sr.verdict == DP_SIM_VERDICT_OOM)
-        for (int32_t d = 0; d < sr.n_devices; d++)
-            if (sr.device[d].memory_bytes > 0)
-                r->overflow = fmax(r->overflow, (double)sr.device[d].peak_bytes / (double)sr.device[d].memory_bytes);
-    snprintf(r->reason, sizeof r->reason, "%.190s", sr.valid ? "" : sr.reason);
+    if (sr->verdict == DP_SIM_VERDICT_OOM)
+        for (int32_t d = 0; d < sr->n_devices; d++)
+            if (sr->device[d].memory_bytes > 0)
+                r->overflow = fmax(r->overflow, (double)sr->device[d].peak_bytes / (double)sr->device[d].memory_bytes);
+    snprintf(r->reason, sizeof r->reason, "%.190s", sr->valid ? "" : sr->reason);
 }
 
 static void eval_measure_one(agent_eval *e, int32_t t, const int32_t *p, agent_result *r, dp_error *err,

@@ -100,6 +100,9 @@ void agent_eval_free(agent_eval *e);
 dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_result *res, int *cached,
                          int *cancelled, dp_error *err);
 void agent_eval_cache_stats(const agent_eval *e, int64_t *lookups, int64_t *hits);
+/* An evaluator's result r from a simulation's (the overflow of an
+ * out-of-memory one: the worst device's peak / capacity). */
+void agent_result_from_sim(const dp_sim_result *sr, agent_result *r);
 const dp_sim *agent_eval_sim(const agent_eval *e);
 
 /* ---- encoders (encoder_groups.c, encoder_ops.c) ------------------------------ */
@@ -253,6 +256,22 @@ typedef struct agent_elites {
  * best distinct placements. */
 void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *devs, const int32_t *choice, double r);
 
+/* Elite refinement (refine > 0; agent_refine.c): a greedy walk over
+ * element moves from the update's best sample, simulated by a delta
+ * evaluator, whose end joins the elites. */
+typedef struct agent_refine {
+    dp_sim_delta *d;       /* over the evaluator's simulator; made on first use */
+    int32_t *at, *ops;     /* [T + 1], [N]: the ops each element moves (an op
+                              follows the element of its unit's lowest op)    */
+    int32_t *nonempty;     /* [T] elements holding ops                          */
+    int32_t *mv_op, *mv_dev; /* [N] the move being tried                        */
+    int32_t *devs;         /* [T] the refined placement's element devices       */
+    int32_t *place;        /* [N] and its op placement                          */
+    agent_result res;      /* its evaluation                                    */
+    int32_t from;          /* the sample it started from (-1: none this update) */
+    int32_t sims;          /* moves simulated this update                       */
+} agent_refine;
+
 /* Parameters and Adam's state, saved before a training that may be
  * abandoned and put back when it is. */
 typedef struct agent_undo {
@@ -323,6 +342,7 @@ struct dp_agent {
     agent_undo undo;
     agent_baseline baseline;
     agent_elites elites;
+    agent_refine refine;
     int64_t ce_updates;
     /* the encoder's Deep Graph Infomax pre-training */
     size_t enc_lo, enc_floats; /* the encoder's floats in the store            */
@@ -367,6 +387,19 @@ agent_placer *agent_placer_one(dp_agent *a);
 dp_status agent_warm_place(dp_agent *a, dp_error *err);
 void agent_warm_runs(const dp_agent *a, int32_t T, int32_t *choice, int32_t *devs);
 dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err);
+/* Elite refinement (agent_refine.c). agent_refine_init makes its delta
+ * evaluator and arrays (by dp_agent_init when refine > 0): INVALID when
+ * placements are measured by a command or with noise (the walk's moves are
+ * judged by the simulator's noiseless protocol), NOMEM. agent_refine_run
+ * walks cfg.refine element moves from the update's best sample (by
+ * agent_refine_score: a valid one's step time, an out-of-memory one's
+ * times 4 + its overflow; none when every sample failed otherwise),
+ * drawing from the agent's generator, and leaves the end in a->refine
+ * (from = -1: none). agent_refine_score is the score the walk minimises. */
+dp_status agent_refine_init(dp_agent *a, dp_error *err);
+double agent_refine_score(const agent_result *r);
+dp_status agent_refine_run(dp_agent *a, dp_error *err);
+void agent_refine_free(agent_refine *r);
 /* The DGI loss now, with a fixed corruption (tests). */
 float agent_dgi_loss(dp_agent *a);
 
