@@ -747,55 +747,77 @@ static void test_checkpoint_resume(void) {
     dp_devices_free(ds);
 }
 
-/* Elite refinement (refine > 0, dplace's expert iteration): the walk ends
- * no worse than the sample it started from; its result is a full
- * simulation's of its placement, which is the expansion of its element
- * devices; it joins the elites, with PPO-CE (Post) and REINFORCE (hp)
- * alike, and the cross-entropy step runs; the update log gets its figures;
- * a run with it resumes as the uninterrupted one; a protocol with noise is
- * refused, naming the setting. */
+/* Elite refinement (refine > 0, dplace's expert iteration): each walk
+ * starts from a distinct sample, the best first, and ends no worse than
+ * it; its result is a full simulation's of its placement, which is the
+ * expansion of its element devices; the ends join the elites, with PPO-CE
+ * (Post) and REINFORCE (hp) alike, and the cross-entropy step runs; the
+ * update log gets their figures; one thread and two give the same run; a
+ * run resumed from a checkpoint ends as the uninterrupted one; a protocol
+ * with noise is refused, naming the setting. */
+static void check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp) {
+    const dp_run_state *s = dp_agent_get_state(a);
+    int32_t sims = 0;
+    double refined = INFINITY, prev = -INFINITY;
+    for (int32_t w = 0; w < a->refine.n_walks; w++) {
+        const agent_walk *r = &a->refine.walk[w];
+        CHECK(r->from >= 0 && r->from < a->K);
+        for (int32_t v = 0; v < w; v++) CHECK(a->refine.walk[v].from != r->from);
+        double start = agent_refine_score(&a->res[r->from]);
+        CHECK(start >= prev); /* walk w from the w-th best sample */
+        prev = start;
+        CHECK(r->sims > 0 && r->sims <= a->cfg.refine);
+        CHECK(agent_refine_score(&r->res) <= start);
+        dp_sim_result full = fixture_simulate(g, ds, r->place);
+        CHECK(full.step_time_s == r->res.step_time_s);
+        CHECK_INT_EQ(full.valid, r->res.valid);
+        agent_expand(a, a->enc->choice, r->devs, tmp);
+        CHECK(memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0);
+        sims += r->sims;
+        if (r->res.valid) {
+            refined = fmin(refined, r->res.step_time_s);
+            CHECK(s->best_s <= r->res.step_time_s);
+        }
+        int found = 0; /* the walk's end is an elite, or ce-elites better ones are */
+        for (int e = 0; e < a->elites.n && !found; e++) {
+            const int32_t *ch = a->elites.choice ? a->elites.choice + (size_t)e * a->N : a->enc->choice;
+            agent_expand(a, ch, a->elites.devs + (size_t)e * a->T, tmp);
+            found = memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0;
+        }
+        CHECK(found || !r->res.valid ||
+              (a->elites.n == a->cfg.ce_elites &&
+               a->elites.reward[a->elites.n - 1] >= agent_reward(&a->cfg, a->fail_reward, &r->res)));
+    }
+    CHECK_INT_EQ(s->upd.refine_sims, sims);
+    CHECK(isinf(refined) ? isnan(s->upd.refined_s) : s->upd.refined_s == refined);
+}
+
 static void test_refine(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_eval_options eo = dp_agent_eval_options_default(), eo2 = eo;
+    eo2.threads = 2;
     const char *presets[] = {"post", "hp"};
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
     for (int p = 0; p < 2; p++) {
         dp_agent_config c = small(presets[p]);
         CHECK(dp_agent_config_set(&c, "refine", "20", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "refine-walks", "2", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "refine-near", "0.5", &err) == 0);
         CHECK(dp_agent_config_set(&c, "ce-every", "8", &err) == 0);
-        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err);
-        CHECK(a);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err), *two = dp_agent_init(g, ds, &c, &eo2, 3, &err);
+        CHECK(a && two);
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N);
         for (int u = 0; u < 6; u++) {
-            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
-            const agent_refine *r = &a->refine;
-            CHECK(r->from >= 0 && r->from < a->K);
-            CHECK(r->sims > 0 && r->sims <= 20);
-            CHECK(agent_refine_score(&r->res) <= agent_refine_score(&a->res[r->from]));
-            dp_sim_result full = fixture_simulate(g, ds, r->place);
-            CHECK(full.step_time_s == r->res.step_time_s);
-            CHECK_INT_EQ(full.valid, r->res.valid);
-            agent_expand(a, a->enc->choice, r->devs, tmp);
-            CHECK(memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0);
-            const dp_run_state *s = dp_agent_get_state(a);
-            CHECK_INT_EQ(s->upd.refine_sims, r->sims);
-            CHECK(r->res.valid ? s->upd.refined_s == r->res.step_time_s : isnan(s->upd.refined_s));
-            if (r->res.valid) CHECK(s->best_s <= r->res.step_time_s);
-            int found = 0; /* the refined placement is an elite, or five better ones are */
-            for (int e = 0; e < a->elites.n && !found; e++) {
-                const int32_t *ch = a->elites.choice ? a->elites.choice + (size_t)e * a->N : a->enc->choice;
-                agent_expand(a, ch, a->elites.devs + (size_t)e * a->T, tmp);
-                found = memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0;
-            }
-            CHECK(found || (a->elites.n == c.ce_elites &&
-                            a->elites.reward[a->elites.n - 1] >= agent_reward(&c, a->fail_reward, &r->res)));
+            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK && dp_agent_update(two, &err) == DP_STATUS_OK);
+            check_walks(g, ds, a, tmp);
         }
+        compare_agents(a, two);
         CHECK(a->ce_updates > 0); /* with REINFORCE too */
         free(tmp);
-        dp_agent_free(a);
+        dp_agent_free(a), dp_agent_free(two);
 
         /* resumed from a checkpoint: as the uninterrupted run */
         dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 4, &err), *first = dp_agent_init(g, ds, &c, &eo, 4, &err);

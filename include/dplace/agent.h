@@ -262,6 +262,11 @@ typedef struct dp_agent_config {
                                cross-entropy step over the elites (ce_every,
                                ce_elites, ce_steps) runs with any algorithm
                                (0: off, the seeds)                           */
+    int32_t refine_walks;   /* walks per update, from the update's best
+                               samples (on the evaluator's threads)          */
+    float refine_near;      /* share of its moves that take an element to the
+                               device of an op one of its ops reads from or
+                               feeds (the others: a device at random)        */
     float post_mix;         /* table placer: after a cross-entropy update, each
                                group's distribution becomes (1 - m) p + m / D,
                                p the elites' device frequencies (exact

@@ -751,10 +751,12 @@ static void after_training(dp_agent *a) {
         if (a->last[k].valid)
             agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
                                a->enc->n_rows ? a->enc->choice : NULL, a->last[k].reward);
-    const agent_refine *r = &a->refine;
-    if (r->from >= 0 && r->res.valid)
-        agent_elites_offer(&a->elites, r->place, r->devs, a->enc->n_rows ? a->enc->choice : NULL,
-                           agent_reward(c, a->fail_reward, &r->res));
+    for (int32_t w = 0; w < a->refine.n_walks; w++) {
+        const agent_walk *r = &a->refine.walk[w];
+        if (r->from >= 0 && r->res.valid)
+            agent_elites_offer(&a->elites, r->place, r->devs, a->enc->n_rows ? a->enc->choice : NULL,
+                               agent_reward(c, a->fail_reward, &r->res));
+    }
     if (c->train && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
 }
 
@@ -800,8 +802,12 @@ static void update_stats(dp_agent *a, const double *adv) {
     d->adv_std = used ? sqrt(fmax(0.0, a2 / used - d->adv_mean * d->adv_mean)) : NAN;
     d->grad_norm[0] = a->n_steps ? a->norm_sum[0] / a->n_steps : NAN;
     d->grad_norm[1] = a->n_steps ? a->norm_sum[1] / a->n_steps : NAN;
-    d->refined_s = a->refine.from >= 0 && a->refine.res.valid ? a->refine.res.step_time_s : NAN;
-    d->refine_sims = a->refine.sims;
+    d->refined_s = NAN, d->refine_sims = 0;
+    for (int32_t w = 0; w < a->refine.n_walks; w++) {
+        const agent_walk *r = &a->refine.walk[w];
+        d->refine_sims += r->sims;
+        if (r->from >= 0 && r->res.valid && !(r->res.step_time_s >= d->refined_s)) d->refined_s = r->res.step_time_s;
+    }
     double now[K], kl = 0.0;
     if (!a->cfg.train) { /* nothing changed the policy */
         d->kl = 0.0;
@@ -830,8 +836,9 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te
             a->have_best = 1;
         }
     }
-    const agent_refine *r = &a->refine; /* found by refining sample `from` */
-    if (r->from >= 0 && r->res.valid && r->res.step_time_s < a->st.best_s) {
+    for (int32_t w = 0; w < a->refine.n_walks; w++) { /* found by refining sample `from` */
+        const agent_walk *r = &a->refine.walk[w];
+        if (r->from < 0 || !r->res.valid || !(r->res.step_time_s < a->st.best_s)) continue;
         a->st.best_s = r->res.step_time_s;
         a->st.best_update = u;
         a->st.best_sample = a->st.samples + r->from;

@@ -164,6 +164,11 @@ static const key_def keys[] = {
      "element moves per update that refine the update's best sample by the simulator; the result joins the "
      "elites, which the cross-entropy step (ce-every, ce-elites, ce-steps) imitates, with any algorithm "
      "(dplace's expert iteration; 0: off)"},
+    {"refine-walks", KEY_INT, OFF(refine_walks), 1, 64, NULL, 0,
+     "refine: walks per update, each from one of the update's best samples (run on the evaluator's threads)"},
+    {"refine-near", KEY_FLOAT, OFF(refine_near), 0, 1, NULL, 0,
+     "refine: share of the moves that take an element to the device of a neighbouring op (the others: a device "
+     "at random)"},
     {"post-mix", KEY_FLOAT, OFF(post_mix), 0, 1, NULL, 0,
      "table placer: weight of the uniform distribution mixed in after a cross-entropy update"},
 };
@@ -184,6 +189,7 @@ const char *const *dp_agent_preset_names(void) { return preset_names; }
 /* The Hierarchical Planner (seed 001, Sections 2 and 3). */
 static void preset_hp(dp_agent_config *c) {
     memset(c, 0, sizeof *c);
+    c->refine_walks = 1; /* refine is off (dplace's; --set refine=N) */
     snprintf(c->preset, sizeof c->preset, "hp");
     c->type_vocab = 200, c->type_dim = 20;            /* "embedding of size 20 ... 200 most common"  */
     c->out_slots = 6, c->out_dims = 4;                /* "output edges to 6 ... 4 elements"           */

@@ -256,20 +256,27 @@ typedef struct agent_elites {
  * best distinct placements. */
 void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *devs, const int32_t *choice, double r);
 
-/* Elite refinement (refine > 0; agent_refine.c): a greedy walk over
- * element moves from the update's best sample, simulated by a delta
- * evaluator, whose end joins the elites. */
+/* Elite refinement (refine > 0; agent_refine.c): greedy walks over
+ * element moves from the update's best samples, simulated by delta
+ * evaluators, whose ends join the elites. */
+typedef struct agent_walk {
+    dp_sim_delta *d;       /* over the evaluator's simulator                    */
+    dp_rng rng;            /* seeded from the agent's generator each update     */
+    int32_t *mv_op, *mv_dev; /* [N] the move being tried                        */
+    int32_t *devs;         /* [T] the walk's element devices                    */
+    int32_t *place;        /* [N] and its op placement                          */
+    agent_result res;      /* the end's evaluation                              */
+    int32_t from;          /* the sample it started from (-1: none this update) */
+    int32_t sims;          /* moves simulated this update                       */
+} agent_walk;
+
 typedef struct agent_refine {
-    dp_sim_delta *d;       /* over the evaluator's simulator; made on first use */
+    int32_t n_walks;       /* refine_walks                                      */
+    agent_walk *walk;      /* [n_walks]                                         */
     int32_t *at, *ops;     /* [T + 1], [N]: the ops each element moves (an op
                               follows the element of its unit's lowest op)    */
     int32_t *nonempty;     /* [T] elements holding ops                          */
-    int32_t *mv_op, *mv_dev; /* [N] the move being tried                        */
-    int32_t *devs;         /* [T] the refined placement's element devices       */
-    int32_t *place;        /* [N] and its op placement                          */
-    agent_result res;      /* its evaluation                                    */
-    int32_t from;          /* the sample it started from (-1: none this update) */
-    int32_t sims;          /* moves simulated this update                       */
+    int32_t n_nonempty;
 } agent_refine;
 
 /* Parameters and Adam's state, saved before a training that may be
@@ -387,15 +394,16 @@ agent_placer *agent_placer_one(dp_agent *a);
 dp_status agent_warm_place(dp_agent *a, dp_error *err);
 void agent_warm_runs(const dp_agent *a, int32_t T, int32_t *choice, int32_t *devs);
 dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err);
-/* Elite refinement (agent_refine.c). agent_refine_init makes its delta
- * evaluator and arrays (by dp_agent_init when refine > 0): INVALID when
- * placements are measured by a command or with noise (the walk's moves are
- * judged by the simulator's noiseless protocol), NOMEM. agent_refine_run
- * walks cfg.refine element moves from the update's best sample (by
- * agent_refine_score: a valid one's step time, an out-of-memory one's
- * times 4 + its overflow; none when every sample failed otherwise),
- * drawing from the agent's generator, and leaves the end in a->refine
- * (from = -1: none). agent_refine_score is the score the walk minimises. */
+/* Elite refinement (agent_refine.c). agent_refine_init makes the walks'
+ * delta evaluators and arrays (by dp_agent_init when refine > 0): INVALID
+ * when placements are measured by a command or with noise (the walks'
+ * moves are judged by the simulator's noiseless protocol), NOMEM.
+ * agent_refine_run walks cfg.refine element moves from each of the
+ * update's refine_walks best samples (by agent_refine_score: a valid one's
+ * step time, an out-of-memory one's times 4 + its overflow; none from a
+ * sample that failed otherwise), on the evaluator's threads, each walk
+ * with a generator seeded from the agent's in walk order; the ends stay
+ * in a->refine.walk (from = -1: the walk did not run). */
 dp_status agent_refine_init(dp_agent *a, dp_error *err);
 double agent_refine_score(const agent_result *r);
 dp_status agent_refine_run(dp_agent *a, dp_error *err);

@@ -1,23 +1,30 @@
 /* Elite refinement (refine > 0): dplace's expert iteration. After an
- * update's samples are evaluated, the best of them is improved by a greedy
- * walk over element moves (one element of the policy's sequence to another
- * device), each judged by the simulator through a delta evaluator and kept
- * when the placement is no slower; the end joins the elites that the
- * cross-entropy step of PPO_CE imitates. The walk changes element devices
- * only, under the update's grouping, so the refined placement is one the
+ * update's samples are evaluated, the best of them are improved by greedy
+ * walks over element moves (one element of the policy's sequence to
+ * another device), each judged by the simulator through a delta evaluator
+ * and kept when the placement is no slower; the walks' ends join the
+ * elites that the cross-entropy step imitates. A walk changes element
+ * devices only, under the update's grouping, so its end is a placement the
  * policy can sample and imitate exactly (an op-level search's result would
- * not project onto the elements without loss). Moves draw from the agent's
- * generator, so a run stays deterministic and resumable. docs/agents.md,
- * "Elite refinement". */
+ * not project onto the elements without loss). Walk w starts from the
+ * update's w-th best sample and draws from a generator seeded from the
+ * agent's, so a run is deterministic whatever the threads, and resumable.
+ * The walks run on the evaluator's threads. docs/agents.md, "Elite
+ * refinement". */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent_internal.h"
 
 void agent_refine_free(agent_refine *r) {
-    dp_sim_delta_free(r->d);
-    free(r->at), free(r->ops), free(r->nonempty), free(r->mv_op), free(r->mv_dev), free(r->devs), free(r->place);
+    for (int32_t w = 0; w < r->n_walks; w++) {
+        agent_walk *k = &r->walk[w];
+        dp_sim_delta_free(k->d);
+        free(k->mv_op), free(k->mv_dev), free(k->devs), free(k->place);
+    }
+    free(r->walk), free(r->at), free(r->ops), free(r->nonempty);
     memset(r, 0, sizeof *r);
 }
 
@@ -29,7 +36,6 @@ double agent_refine_score(const agent_result *r) {
 
 dp_status agent_refine_init(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
-    r->from = -1;
     const dp_sim *sim = agent_eval_sim(a->eval);
     if (!sim || a->eo.measure_cmd || a->eo.sim.noise_sigma > 0)
         return dp_error_set(err, DP_STATUS_INVALID,
@@ -37,24 +43,32 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
                             "used with a measuring command or --noise (use --set refine=0)",
                             (int)a->cfg.refine);
     size_t N = (size_t)a->N, T = (size_t)a->T;
+    int32_t W = a->cfg.refine_walks;
     r->at = malloc((T + 1) * sizeof(int32_t));
     r->ops = malloc(N * sizeof(int32_t));
     r->nonempty = malloc(T * sizeof(int32_t));
-    r->mv_op = malloc(N * sizeof(int32_t));
-    r->mv_dev = malloc(N * sizeof(int32_t));
-    r->devs = malloc(T * sizeof(int32_t));
-    r->place = malloc(N * sizeof(int32_t));
-    if (!r->at || !r->ops || !r->nonempty || !r->mv_op || !r->mv_dev || !r->devs || !r->place)
-        return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the elite refinement");
-    r->d = dp_sim_delta_init(sim, err);
-    return r->d ? DP_STATUS_OK : err->status;
+    r->walk = calloc((size_t)W, sizeof(agent_walk));
+    if (!r->at || !r->ops || !r->nonempty || !r->walk) goto nomem;
+    r->n_walks = W;
+    for (int32_t w = 0; w < W; w++) {
+        agent_walk *k = &r->walk[w];
+        k->from = -1;
+        k->mv_op = malloc(N * sizeof(int32_t));
+        k->mv_dev = malloc(N * sizeof(int32_t));
+        k->devs = malloc(T * sizeof(int32_t));
+        k->place = malloc(N * sizeof(int32_t));
+        if (!k->mv_op || !k->mv_dev || !k->devs || !k->place) goto nomem;
+        if (!(k->d = dp_sim_delta_init(sim, err))) return err->status;
+    }
+    return DP_STATUS_OK;
+nomem:
+    return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the elite refinement");
 }
 
 /* The ops each element moves under the encoder's current choice (CSR in
  * at/ops; an op follows the element of its unit's lowest op, as
- * agent_expand places it) and the elements holding ops; returns how many
- * hold ops. */
-static int32_t refine_elements(dp_agent *a) {
+ * agent_expand places it) and the elements holding ops (n_nonempty). */
+static void refine_elements(dp_agent *a) {
     agent_refine *r = &a->refine;
     int32_t N = a->N, T = a->T, n = 0;
     const int32_t *choice = a->enc->choice;
@@ -67,68 +81,135 @@ static int32_t refine_elements(dp_agent *a) {
     for (int32_t i = 0; i < N; i++) r->ops[r->at[choice[a->unit_first[a->units.unit_of[i]]]]++] = i;
     for (int32_t t = T; t > 0; t--) r->at[t] = r->at[t - 1]; /* back to the starts */
     r->at[0] = 0;
-    return n;
+    r->n_nonempty = n;
 }
 
-/* The ops of element t that change device when it goes to device d (each
- * to d, or its unit's first allowed device) into mv_op/mv_dev; returns how
- * many. */
-static int32_t refine_move(dp_agent *a, int32_t t, int32_t d) {
-    agent_refine *r = &a->refine;
+/* The ops of element t that change device in walk k when t goes to device
+ * d (each to d, or its unit's first allowed device) into k's mv_op/mv_dev;
+ * returns how many. */
+static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t d) {
+    const agent_refine *r = &a->refine;
     int32_t n = 0;
-    for (int32_t k = r->at[t]; k < r->at[t + 1]; k++) {
-        int32_t i = r->ops[k];
+    for (int32_t e = r->at[t]; e < r->at[t + 1]; e++) {
+        int32_t i = r->ops[e];
         dp_mask m = a->unit_mask[a->units.unit_of[i]];
         int32_t to = m & dp_mask_bit(d) ? d : dp_mask_first(m);
-        if (to != r->place[i]) r->mv_op[n] = i, r->mv_dev[n++] = to;
+        if (to != k->place[i]) k->mv_op[n] = i, k->mv_dev[n++] = to;
     }
     return n;
 }
 
-/* The update's sample with the least score (the first of equals); -1 when
- * every score is infinite. */
-static int32_t refine_start(const dp_agent *a) {
-    int32_t best = -1;
-    double bs = INFINITY;
-    for (int32_t k = 0; k < a->K; k++) {
-        double s = agent_refine_score(&a->res[k]);
-        if (s < bs) bs = s, best = k;
-    }
-    return best;
+/* A neighbour's device for element t in walk k: an op of t at random, then
+ * one of the ops it reads from or feeds at random; -1 when that op has none
+ * or is on the element's device already. */
+static int32_t refine_near(const dp_agent *a, agent_walk *k, int32_t t) {
+    const agent_refine *r = &a->refine;
+    const dp_graph *g = a->g;
+    int32_t i = r->ops[r->at[t] + (int32_t)dp_rng_below(&k->rng, (uint64_t)(r->at[t + 1] - r->at[t]))];
+    const dp_op *o = &g->ops[i];
+    int64_t c0 = g->consumers_at[g->tensor_at[i]], c1 = g->consumers_at[g->tensor_at[i + 1]];
+    int64_t n = o->n_inputs + (c1 - c0);
+    if (n == 0) return -1;
+    int64_t e = (int64_t)dp_rng_below(&k->rng, (uint64_t)n);
+    int32_t j = e < o->n_inputs ? g->inputs[o->inputs_at + e].op : g->consumers[c0 + e - o->n_inputs];
+    return k->place[j] == k->devs[t] ? -1 : k->place[j];
 }
 
-dp_status agent_refine_run(dp_agent *a, dp_error *err) {
-    agent_refine *r = &a->refine;
-    r->from = -1, r->sims = 0;
-    if (a->cfg.refine <= 0) return DP_STATUS_OK;
-    dp_status st;
-    int32_t k0 = refine_start(a);
-    if (k0 < 0) return DP_STATUS_OK;
-    int32_t T = a->T, D = a->D, n_el = refine_elements(a);
-    memcpy(r->devs, a->devs + (int64_t)k0 * T, sizeof(int32_t) * (size_t)T);
-    memcpy(r->place, a->place + (int64_t)k0 * a->N, sizeof(int32_t) * (size_t)a->N);
+/* Walk k from its start (devs, place set): cfg.refine moves, each kept
+ * when the score does not rise; the end's evaluation in k->res. */
+static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
+    const agent_refine *r = &a->refine;
+    int32_t D = a->D, n_el = r->n_nonempty;
     dp_sim_result sr;
-    if ((st = dp_sim_delta_set_base(r->d, r->place, &sr, err))) return st;
+    dp_status st = dp_sim_delta_set_base(k->d, k->place, &sr, err);
+    if (st) return st;
     agent_result cur;
     agent_result_from_sim(&sr, &cur);
     double cur_score = agent_refine_score(&cur);
     for (int32_t m = 0; m < a->cfg.refine && n_el > 0 && D > 1; m++) {
-        int32_t t = r->nonempty[dp_rng_below(&a->rng, (uint64_t)n_el)];
-        int32_t d = (int32_t)dp_rng_below(&a->rng, (uint64_t)(D - 1));
-        if (d >= r->devs[t]) d++;
-        int32_t n = refine_move(a, t, d);
-        if (n == 0 || dp_sim_delta_surely_oom(r->d, n, r->mv_op, r->mv_dev)) continue;
-        if ((st = dp_sim_delta_try(r->d, n, r->mv_op, r->mv_dev, &sr, err))) return st;
-        r->sims++;
+        int32_t t = r->nonempty[dp_rng_below(&k->rng, (uint64_t)n_el)], d = -1;
+        if (a->cfg.refine_near > 0 && dp_rng_uniform(&k->rng) < a->cfg.refine_near) d = refine_near(a, k, t);
+        if (d < 0) { /* another device at random */
+            d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(D - 1));
+            if (d >= k->devs[t]) d++;
+        }
+        int32_t n = refine_move(a, k, t, d);
+        if (n == 0 || dp_sim_delta_surely_oom(k->d, n, k->mv_op, k->mv_dev)) continue;
+        if ((st = dp_sim_delta_try(k->d, n, k->mv_op, k->mv_dev, &sr, err))) return st;
+        k->sims++;
         agent_result res;
         agent_result_from_sim(&sr, &res);
         double s = agent_refine_score(&res);
         if (!(s <= cur_score)) continue;
-        if ((st = dp_sim_delta_accept(r->d, err))) return st;
-        cur = res, cur_score = s, r->devs[t] = d;
-        for (int32_t k = 0; k < n; k++) r->place[r->mv_op[k]] = r->mv_dev[k];
+        if ((st = dp_sim_delta_accept(k->d, err))) return st;
+        cur = res, cur_score = s, k->devs[t] = d;
+        for (int32_t e = 0; e < n; e++) k->place[k->mv_op[e]] = k->mv_dev[e];
     }
-    r->res = cur;
-    r->from = k0;
+    k->res = cur;
+    return DP_STATUS_OK;
+}
+
+/* The walks' starts: walk w from the sample of the w-th least score among
+ * those with a finite one (distinct samples; fewer walks when fewer have
+ * one); returns how many walks start. */
+static int32_t refine_starts(dp_agent *a) {
+    agent_refine *r = &a->refine;
+    int32_t n = 0;
+    for (int32_t w = 0; w < r->n_walks; w++) {
+        int32_t best = -1;
+        double bs = INFINITY;
+        for (int32_t k = 0; k < a->K; k++) {
+            double s = agent_refine_score(&a->res[k]);
+            int taken = 0;
+            for (int32_t v = 0; v < n; v++) taken |= r->walk[v].from == k;
+            if (!taken && s < bs) bs = s, best = k;
+        }
+        if (best < 0) break;
+        r->walk[n++].from = best;
+    }
+    return n;
+}
+
+typedef struct walk_job {
+    const dp_agent *a;
+    int32_t first, step, n; /* walks first, first + step, ... below n */
+    dp_status st;
+    dp_error err;
+} walk_job;
+
+static void *walk_thread(void *arg) {
+    walk_job *j = arg;
+    agent_walk *walk = j->a->refine.walk;
+    for (int32_t w = j->first; w < j->n && !j->st; w += j->step) j->st = refine_walk(j->a, &walk[w], &j->err);
+    return NULL;
+}
+
+dp_status agent_refine_run(dp_agent *a, dp_error *err) {
+    agent_refine *r = &a->refine;
+    for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = -1, r->walk[w].sims = 0;
+    if (a->cfg.refine <= 0) return DP_STATUS_OK;
+    int32_t n = refine_starts(a), T = a->T;
+    if (n == 0) return DP_STATUS_OK;
+    refine_elements(a);
+    for (int32_t w = 0; w < n; w++) { /* starts and generators, in walk order */
+        agent_walk *k = &r->walk[w];
+        memcpy(k->devs, a->devs + (int64_t)k->from * T, sizeof(int32_t) * (size_t)T);
+        memcpy(k->place, a->place + (int64_t)k->from * a->N, sizeof(int32_t) * (size_t)a->N);
+        dp_rng_seed(&k->rng, dp_rng_next_u64(&a->rng));
+    }
+    int32_t nt = a->eo.threads < 1 ? 1 : a->eo.threads < n ? a->eo.threads : n, started = 0;
+    walk_job jobs[nt];
+    pthread_t th[nt];
+    for (int32_t t = 0; t < nt; t++) jobs[t] = (walk_job){a, t, nt, n, DP_STATUS_OK, {0}};
+    for (int32_t t = 1; t < nt; t++, started++)
+        if (pthread_create(&th[t], NULL, walk_thread, &jobs[t])) break;
+    walk_thread(&jobs[0]);
+    for (int32_t t = started + 1; t < nt; t++) walk_thread(&jobs[t]); /* threads that did not start */
+    for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    for (int32_t t = 0; t < nt; t++)
+        if (jobs[t].st) {
+            *err = jobs[t].err;
+            return jobs[t].st;
+        }
     return DP_STATUS_OK;
 }
