@@ -183,7 +183,7 @@ const char *const *dp_agent_config_keys(void) {
 
 static const char *const preset_names[] = {"hp",   "colocrl",         "eagle",        "eagle-ppo-ce",
                                            "post", "mars",            "mars-nopretrain", "mars-seq2seq",
-                                           "mars-trfxl", "mars-dplace", NULL};
+                                           "mars-trfxl", "mars-dplace", "dplace", NULL};
 const char *const *dp_agent_preset_names(void) { return preset_names; }
 
 /* The Hierarchical Planner (seed 001, Sections 2 and 3). */
@@ -306,6 +306,22 @@ static void preset_post(dp_agent_config *c) {
                                                          behind MinCut on bert_base (4.470 s) and
                                                          0.02 beats it (3.519 s, 3 seeds;
                                                          docs/agents.md)                          */
+    c->refine = 100, c->refine_walks = 2;             /* dplace's elite refinement (issue 23): bench_learn's
+                                                         Post cells at 1,000 placements, seed 1, without ->
+                                                         with: inception_v3 0.075 -> 0.055 s, gnmt4 1.549
+                                                         -> 1.383, bert_base 3.519 -> 2.915 (controls
+                                                         0.092, 1.630, 4.310; docs/agents.md);
+                                                         --set refine=0 is the seed's Post        */
+}
+
+/* dplace's own composition (issue 23; not a paper's): Post's policy, one
+ * device distribution per METIS group trained by PPO and cross-entropy over
+ * the elites, with longer elite refinement (docs/agents.md, "Elite
+ * refinement"). README's main job. */
+static void preset_dplace(dp_agent_config *c) {
+    preset_post(c);
+    snprintf(c->preset, sizeof c->preset, "dplace");
+    c->refine = 300;
 }
 
 /* Mars (seed 002, Sections 3 and 4.2): node features (one-hot op type,
@@ -408,6 +424,7 @@ int dp_agent_preset(const char *name, dp_agent_config *cfg) {
     else if (strcmp(name, "mars-seq2seq") == 0) preset_mars_seq2seq(cfg);
     else if (strcmp(name, "mars-trfxl") == 0) preset_mars_trfxl(cfg);
     else if (strcmp(name, "mars-dplace") == 0) preset_mars_dplace(cfg);
+    else if (strcmp(name, "dplace") == 0) preset_dplace(cfg);
     else return -1;
     return 0;
 }

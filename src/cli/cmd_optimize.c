@@ -68,7 +68,8 @@ static const char DESCRIPTION[] =
     "            seq2seq placer (512 units) with attention before the decoder, PPO\n"
     "  eagle-ppo-ce  EAGLE trained by PPO with cross-entropy over elite placements\n"
     "  post      Post (as seed 003 describes it): METIS groups, one device distribution\n"
-    "            per group, PPO and cross-entropy over elites mixed with the uniform\n"
+    "            per group, PPO and cross-entropy over elites mixed with the uniform; the\n"
+    "            elites refined by the simulator (dplace's: refine=100, refine-walks=2)\n"
     "  mars      Mars (seed 002): every op placed; GCN encoder (3 x 256) pre-trained by Deep\n"
     "            Graph Infomax (1,000 iterations), segment-level seq2seq placer (segments of\n"
     "            128 ops, 512 units), PPO (20 samples, 4 minibatches, 3 epochs)\n"
@@ -78,6 +79,8 @@ static const char DESCRIPTION[] =
     "  mars-trfxl       Mars with the Transformer-XL placer (Table 1)\n"
     "  mars-dplace      Mars with dplace's sequence prior: ops in depth-first order, the\n"
     "                   previous op's device favoured (op-order=dfs, stick=5; docs/agents.md)\n"
+    "  dplace    dplace's own learned placer: Post's policy with longer elite refinement\n"
+    "            (refine=300: dplace's expert iteration, docs/agents.md)\n"
     "  search    dplace's own placer (docs/search.md): simulator-guided Metropolis search over\n"
     "            moves of ops, chains, colocation groups and layer scopes, from the best of the\n"
     "            expert, single GPU, every baseline and --init-placement; an update is one round\n"
@@ -194,6 +197,12 @@ static int build_config(const opt_args *o, dp_agent_config *cfg) {
         for (const char *const *p = dp_agent_preset_names(); *p; p++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == dp_agent_preset_names() ? "" : ", ", *p);
         return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %s)", o->agent_name, list);
+    }
+    if (cfg->refine > 0 && (o->measure || o->proto.noise > 0)) { /* a preset's refinement needs the simulator */
+        fprintf(stderr, "optimize: elite refinement off (the %s preset's refine=%d walks over noiseless simulations; "
+                        "placements here are %s)\n",
+                cfg->preset, (int)cfg->refine, o->measure ? "measured" : "simulated with noise");
+        cfg->refine = 0;
     }
     dp_error err;
     dp_error_clear(&err);
