@@ -446,11 +446,13 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
     for (int32_t e = o->in_at; e < o[1].in_at; e++) {
         int32_t t = s->in_tensor[e];
         sim_tstate *st = &w->ts[t];
-        if (st->dev == d) {
-            if (--st->refs == 0) mem_free(w, d, sim_tensor_local_bytes(&s->tensors[t]));
-        } else if (--w->remote_refs[(int64_t)t * s->D + d] == 0) {
-            mem_free(w, d, s->tensors[t].bytes);
-        }
+        const sim_tensor *tn = &s->tensors[t];
+        int local = st->dev == d;
+        int32_t *refs = local ? &st->refs : &w->remote_refs[(int64_t)t * s->D + d];
+        uint64_t bytes = local ? sim_tensor_local_bytes(tn) : tn->bytes;
+        int32_t left = *refs - 1;
+        *refs = left;
+        w->mem_cur[d] -= left == 0 ? (int64_t)bytes : 0;
     }
     for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d, pipe, trace);
     int32_t next = w->ready_head[d];
@@ -498,7 +500,10 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
         const int8_t *place = w->place;
         for (int32_t e = tn->cons_at; e < tn[1].cons_at; e++) {
             int32_t c = cons[e];
-            if (place[c] == dst && --w->pending[c] == 0) op_ready(s, w, c, dst, trace);
+            int hit = place[c] == dst;
+            int32_t left = w->pending[c] - hit;
+            w->pending[c] = left;
+            if (hit & (left == 0)) op_ready(s, w, c, dst, trace);
         }
     }
     int32_t next = w->link_head[l];
