@@ -450,9 +450,9 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
         int local = st->dev == d;
         int32_t *refs = local ? &st->refs : &w->remote_refs[(int64_t)t * s->D + d];
         uint64_t bytes = local ? sim_tensor_local_bytes(tn) : tn->bytes;
-        int32_t left = *refs - 1;
+        int32_t left = *refs - 1; /* selects, not branches: local or not is random */
         *refs = left;
-        w->mem_cur[d] -= left == 0 ? (int64_t)bytes : 0;
+        mem_free(w, d, left == 0 ? bytes : 0);
     }
     for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d, pipe, trace);
     int32_t next = w->ready_head[d];

@@ -9,7 +9,8 @@
  * the order they were scheduled: a new event goes behind every pending one
  * at its time, so the time alone orders the queue. */
 typedef struct sim_event {
-    double t;      /* when it ends (>= 0, never -0.0)                   */
+    double t;      /* when it ends: sums of non-negative terms from +0.0,
+                      so >= 0 and never -0.0                            */
     int32_t r;     /* the resource it frees (dp_sim: stream0, link0)     */
     int32_t what;  /* the op the stream runs, or the transfer the link carries */
 } sim_event;
