@@ -202,7 +202,7 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     for (int32_t d = 0; d < D; d++) s->stream0[d + 1] = s->stream0[d] + ds->devices[d].streams;
     s->link0 = s->stream0[D];
     s->n_res = s->link0 + L;
-    s->q_cap = 2 * s->n_res + 3;
+    s->q_cap = 2 * s->n_res + 256; /* room to slide into rarely (sim_event_push) */
     if (!ALLOC(s->cost, (size_t)n * s->n_classes) || !ALLOC(s->ops, n + 1) || !ALLOC(s->n_inputs, n) ||
         !ALLOC(s->param_bytes, n) ||
         !ALLOC(s->tensors, T + 1) ||
@@ -232,7 +232,7 @@ void dp_sim_workspace_free(dp_sim_workspace *w) {
     if (!w) return;
     void *arrays[] = {w->place,     w->dur,       w->pending,  w->next,      w->ts,       w->remote_refs,
                       w->x,         w->link_head, w->link_tail, w->link_busy, w->link_granted, w->link_stats, w->q,
-                      w->res_what,  w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->tr_trig, w->x_trig, w->x_rec, w->hop_x,
+                      w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->tr_trig, w->x_trig, w->x_rec, w->hop_x,
                       w->hop_link,  w->hop_start, w->hop_end};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
     free(w);
@@ -246,8 +246,7 @@ dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
         !ALLOC(w->ts, T) || !ALLOC(w->remote_refs, T * D) || !ALLOC(w->x, E) || !ALLOC(w->link_head, L) ||
         !ALLOC(w->link_tail, L) || !ALLOC(w->link_busy, L) || !ALLOC(w->link_granted, L) ||
         !(w->link_stats = calloc((size_t)L + 1, sizeof(dp_sim_link_stats))) ||
-        !(w->q = aligned_alloc(16, (size_t)s->q_cap * sizeof(sim_key))) ||
-        !ALLOC(w->res_what, s->n_res)) {
+        !ALLOC(w->q, s->q_cap)) {
         dp_sim_workspace_free(w);
         dp_error_set(err, DP_STATUS_NOMEM, "out of memory for a simulator workspace (graph \"%s\", %d ops)",
                      s->g->name, n);
@@ -276,48 +275,32 @@ HOT void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
     w->mem_cur[d] = cur;
 }
 
-/* seq < 2^32: a step schedules one event per op and per transfer hop, fewer
- * than 2^31 + 2 x 2^30 (check_device_set). */
-HOT sim_key key_make(double t, uint64_t seq, int32_t r) {
-    assert(t >= 0); /* not NaN, not negative */
-    uint64_t b;
-    memcpy(&b, &t, sizeof b);
-    b &= INT64_MAX; /* -0.0 becomes +0.0 */
-    return ((sim_key)b << 64) | (sim_key)(seq << 32) | (uint32_t)r;
-}
-
-HOT double key_time(sim_key k) {
-    uint64_t b = (uint64_t)(k >> 64);
-    double t;
-    memcpy(&t, &b, sizeof t);
-    return t;
-}
-
 /* Schedules the event that frees resource r at t (what: the op or transfer
  * it concerns); events at equal times leave in the order they came. The
- * queue q[q_head .. q_tail) is sorted by key; a new event, usually later
- * than those pending, is put in place from the back. q[q_head - 1], the
- * last event taken (or 0, the least key, before the first), is below every
- * new key (as late or later, and scheduled after it) and stops the walk. */
+ * queue q[q_head .. q_tail) is sorted by time; a new event, usually later
+ * than those pending, is put in place from the back, behind every event at
+ * its time. q[q_head - 1], the last event taken (or a stop at time 0 before
+ * the first), is no later than any new event and stops the walk. When the
+ * tail reaches the end, the pending events (at most one per resource) slide
+ * to the front. */
 HOT void sim_event_push(const dp_sim *s, dp_sim_workspace *w, double t, int32_t r, int32_t what) {
-    w->res_what[r] = what;
-    sim_key key = key_make(t, w->seq++, r);
-    sim_key *q = w->q;
+    assert(t >= 0); /* not NaN, not negative */
+    sim_event *q = w->q;
     int32_t i = w->q_tail;
-    if (i == s->q_cap) { /* slide the pending events to the front */
+    if (i == s->q_cap) {
         int32_t head = w->q_head;
         memmove(q + 1, q + head, (size_t)(i - head) * sizeof *q);
-        q[0] = 0;
+        q[0].t = 0;
         i -= head - 1;
         w->q_head = 1;
     }
-    assert(q[w->q_head - 1] <= key);
+    assert(q[w->q_head - 1].t <= t);
     w->q_tail = i + 1;
-    while (q[i - 1] > key) {
+    while (q[i - 1].t > t) {
         q[i] = q[i - 1];
         i--;
     }
-    q[i] = key;
+    q[i] = (sim_event){t, r, what};
 }
 
 HOT void op_start(const dp_sim *s, dp_sim_workspace *w, int32_t op, int32_t d, const int trace) {
@@ -463,11 +446,13 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
     for (int32_t e = o->in_at; e < o[1].in_at; e++) {
         int32_t t = s->in_tensor[e];
         sim_tstate *st = &w->ts[t];
-        if (st->dev == d) {
-            if (--st->refs == 0) mem_free(w, d, sim_tensor_local_bytes(&s->tensors[t]));
-        } else if (--w->remote_refs[(int64_t)t * s->D + d] == 0) {
-            mem_free(w, d, s->tensors[t].bytes);
-        }
+        const sim_tensor *tn = &s->tensors[t];
+        int local = st->dev == d;
+        int32_t *refs = local ? &st->refs : &w->remote_refs[(int64_t)t * s->D + d];
+        uint64_t bytes = local ? sim_tensor_local_bytes(tn) : tn->bytes;
+        int32_t left = *refs - 1; /* selects, not branches: local or not is random */
+        *refs = left;
+        mem_free(w, d, left == 0 ? bytes : 0);
     }
     for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d, pipe, trace);
     int32_t next = w->ready_head[d];
@@ -515,7 +500,10 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
         const int8_t *place = w->place;
         for (int32_t e = tn->cons_at; e < tn[1].cons_at; e++) {
             int32_t c = cons[e];
-            if (place[c] == dst && --w->pending[c] == 0) op_ready(s, w, c, dst, trace);
+            int hit = place[c] == dst;
+            int32_t left = w->pending[c] - hit;
+            w->pending[c] = left;
+            if (hit & (left == 0)) op_ready(s, w, c, dst, trace);
         }
     }
     int32_t next = w->link_head[l];
@@ -530,7 +518,6 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
  * set by the caller). */
 static void step_reset(const dp_sim *s, dp_sim_workspace *w) {
     w->now = 0;
-    w->seq = 0;
     w->n_x = 0;
     w->n_hops = 0;
     w->n_done = 0;
@@ -549,7 +536,7 @@ static void step_reset(const dp_sim *s, dp_sim_workspace *w) {
         w->link_busy[l] = 0;
         memset(&w->link_stats[l], 0, sizeof w->link_stats[l]);
     }
-    w->q[0] = 0; /* the walks' stop (sim_event_push) */
+    w->q[0].t = 0; /* the walks' stop (sim_event_push) */
     w->q_head = w->q_tail = 1;
     w->cur_ev = SIM_TRIG_NONE;
     w->tr_last_op = -1;
@@ -565,15 +552,14 @@ HOT void start_sources(const dp_sim *s, dp_sim_workspace *w, const int trace) {
 HOT void run_events_impl(const dp_sim *s, dp_sim_workspace *w, const int pipe, const int trace) {
     int32_t link0 = s->link0;
     while (w->q_head < w->q_tail) {
-        sim_key key = w->q[w->q_head++];
-        int32_t r = (int32_t)(uint32_t)key;
-        w->now = key_time(key);
-        if (trace) w->cur_ev = r < link0 ? w->res_what[r] : -(w->n_hops + 1);
-        if (r < link0) {
-            op_finish(s, w, r, w->res_what[r], pipe, trace);
+        sim_event ev = w->q[w->q_head++];
+        w->now = ev.t;
+        if (trace) w->cur_ev = ev.r < link0 ? ev.what : -(w->n_hops + 1);
+        if (ev.r < link0) {
+            op_finish(s, w, ev.r, ev.what, pipe, trace);
             w->n_done++;
         } else {
-            xfer_hop_end(s, w, w->res_what[r], r - link0, pipe, trace);
+            xfer_hop_end(s, w, ev.what, ev.r - link0, pipe, trace);
         }
     }
 }
@@ -597,7 +583,7 @@ static void run_events(const dp_sim *s, dp_sim_workspace *w, int from_start) {
 double sim_step(const dp_sim *s, dp_sim_workspace *w) {
     step_reset(s, w);
     run_events(s, w, 1);
-    assert(w->n_done == s->n && w->seq <= UINT32_MAX);
+    assert(w->n_done == s->n);
     return w->now;
 }
 

@@ -4,14 +4,18 @@
 
 #include "dplace/sim.h"
 
-/* An event key: the time's bits (a time is >= 0, so its bits order as the
- * numbers), the insertion counter (events at the same time in the order
- * they were scheduled) and the resource it frees, packed so that one
- * unsigned comparison orders two events. */
-typedef unsigned __int128 sim_key;
+/* A pending event: the end of what occupies one resource (a stream runs
+ * an op, a link carries a transfer's hop). Events at equal times leave in
+ * the order they were scheduled: a new event goes behind every pending one
+ * at its time, so the time alone orders the queue. */
+typedef struct sim_event {
+    double t;      /* when it ends: sums of non-negative terms from +0.0,
+                      so >= 0 and never -0.0                            */
+    int32_t r;     /* the resource it frees (dp_sim: stream0, link0)     */
+    int32_t what;  /* the op the stream runs, or the transfer the link carries */
+} sim_event;
 #define SIM_TRIG_NONE INT32_MIN
 #define SIM_TRIG_HOP0 (INT32_MIN + 1)
-#define SIM_KEY_NONE (~(sim_key)0) /* an idle resource */
 
 /* What the event loop reads of one op, placement-independent (context). */
 typedef struct sim_op {
@@ -123,11 +127,10 @@ struct dp_sim_workspace {
     double *link_granted;           /* [L] when the hop it carries took it */
     dp_sim_link_stats *link_stats;  /* [L]                                 */
 
-    /* pending events (at most one per resource), sorted: q[q_head .. q_tail) */
-    sim_key *q;               /* [q_cap]                                   */
+    /* pending events (at most one per resource), sorted by time, ties in
+     * the order scheduled: q[q_head .. q_tail) */
+    sim_event *q;             /* [q_cap]                                   */
     int32_t q_head, q_tail;
-    int32_t *res_what;        /* [n_res] the op a stream runs, the transfer a link carries */
-    uint64_t seq;             /* events scheduled so far this step         */
     int32_t n_done;           /* ops finished so far this step             */
     double now;
     int64_t mem_cur[DP_MAX_DEVICES];
