@@ -806,6 +806,7 @@ static void test_refine(void) {
         CHECK(dp_agent_config_set(&c, "refine", "20", &err) == 0);
         CHECK(dp_agent_config_set(&c, "refine-walks", "2", &err) == 0);
         CHECK(dp_agent_config_set(&c, "refine-near", "0.5", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "refine-critical", "0.3", &err) == 0);
         CHECK(dp_agent_config_set(&c, "ce-every", "8", &err) == 0);
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err), *two = dp_agent_init(g, ds, &c, &eo2, 3, &err);
         CHECK(a && two);

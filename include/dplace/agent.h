@@ -264,7 +264,10 @@ typedef struct dp_agent_config {
                                (0: off, the seeds)                           */
     int32_t refine_walks;   /* walks per update, from the update's best
                                samples (on the evaluator's threads)          */
-    float refine_near;      /* share of its moves that take an element to the
+    float refine_critical;  /* share of its moves read off the current
+                               placement's simulated critical path (a
+                               transfer on it removed, or an op of it moved) */
+    float refine_near;      /* share of the other moves that take an element to the
                                device of an op one of its ops reads from or
                                feeds (the others: a device at random)        */
     float post_mix;         /* table placer: after a cross-entropy update, each

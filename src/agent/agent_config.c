@@ -166,6 +166,9 @@ static const key_def keys[] = {
      "(dplace's expert iteration; 0: off)"},
     {"refine-walks", KEY_INT, OFF(refine_walks), 1, 64, NULL, 0,
      "refine: walks per update, each from one of the update's best samples (run on the evaluator's threads)"},
+    {"refine-critical", KEY_FLOAT, OFF(refine_critical), 0, 1, NULL, 0,
+     "refine: share of the moves read off the simulated critical path (the element of an op waiting for a "
+     "transfer to the producer's device, or the producer's to the consumer's)"},
     {"refine-near", KEY_FLOAT, OFF(refine_near), 0, 1, NULL, 0,
      "refine: share of the moves that take an element to the device of a neighbouring op (the others: a device "
      "at random)"},

@@ -266,6 +266,9 @@ typedef struct agent_walk {
     int32_t *devs;         /* [T] the walk's element devices                    */
     int32_t *place;        /* [N] and its op placement                          */
     agent_result res;      /* the end's evaluation                              */
+    dp_sim_path_step *path; /* [path_cap] the current placement's critical path */
+    int32_t path_n, path_cap;
+    int path_ok;           /* path is the current placement's                   */
     int32_t from;          /* the sample it started from (-1: none this update) */
     int32_t sims;          /* moves simulated this update                       */
 } agent_walk;

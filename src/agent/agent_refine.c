@@ -22,7 +22,7 @@ void agent_refine_free(agent_refine *r) {
     for (int32_t w = 0; w < r->n_walks; w++) {
         agent_walk *k = &r->walk[w];
         dp_sim_delta_free(k->d);
-        free(k->mv_op), free(k->mv_dev), free(k->devs), free(k->place);
+        free(k->path), free(k->mv_op), free(k->mv_dev), free(k->devs), free(k->place);
     }
     free(r->walk), free(r->at), free(r->ops), free(r->nonempty);
     memset(r, 0, sizeof *r);
@@ -115,6 +115,56 @@ static int32_t refine_near(const dp_agent *a, agent_walk *k, int32_t t) {
     return k->place[j] == k->devs[t] ? -1 : k->place[j];
 }
 
+/* The element of op i (the element of its unit's lowest op). */
+static int32_t element_of(const dp_agent *a, int32_t i) {
+    return a->enc->choice[a->unit_first[a->units.unit_of[i]]];
+}
+
+/* A move read off walk k's critical path (the base's, simulated again with
+ * a trace after each kept move): a transfer on it at random, then the op
+ * that waited for it to the producer's device or the producer to the
+ * consumer's, half the time each; without a transfer, an op of the path to
+ * another device at random. Sets *t and *d; returns 0 when there is none,
+ * -1 with err. */
+static int refine_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
+    if (!k->path_ok) {
+        int32_t n = 0;
+        dp_status st = dp_sim_delta_critical_path(k->d, k->path, k->path_cap, &n, err);
+        if (!st && n > k->path_cap) {
+            dp_sim_path_step *p = realloc(k->path, sizeof *p * (size_t)n);
+            if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the critical path"), -1;
+            k->path = p, k->path_cap = n;
+            st = dp_sim_delta_critical_path(k->d, k->path, k->path_cap, &n, err);
+        }
+        if (st) return -1;
+        k->path_n = n, k->path_ok = 1;
+    }
+    int32_t hops = 0, ops = 0;
+    for (int32_t i = 0; i < k->path_n; i++) {
+        ops += k->path[i].op >= 0;
+        hops += k->path[i].op < 0 && k->path[i].producer >= 0;
+    }
+    int want_hop = hops > 0;
+    if (!want_hop && ops == 0) return 0;
+    int32_t x = (int32_t)dp_rng_below(&k->rng, (uint64_t)(want_hop ? hops : ops)), i = 0;
+    for (;; i++) {
+        const dp_sim_path_step *p = &k->path[i];
+        if ((want_hop ? p->op < 0 && p->producer >= 0 : p->op >= 0) && x-- == 0) break;
+    }
+    const dp_sim_path_step *p = &k->path[i];
+    if (!want_hop) {
+        *t = element_of(a, p->op);
+        *d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(a->D - 1));
+        if (*d >= k->devs[*t]) (*d)++;
+        return 1;
+    }
+    int32_t consumer = -1;
+    for (int32_t j = i + 1; j < k->path_n && consumer < 0; j++) consumer = k->path[j].op;
+    if (consumer >= 0 && dp_rng_uniform(&k->rng) < 0.5) *t = element_of(a, consumer), *d = k->place[p->producer];
+    else *t = element_of(a, p->producer), *d = p->device;
+    return *d != k->devs[*t];
+}
+
 /* Walk k from its start (devs, place set): cfg.refine moves, each kept
  * when the score does not rise; the end's evaluation in k->res. */
 static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
@@ -126,9 +176,17 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     agent_result cur;
     agent_result_from_sim(&sr, &cur);
     double cur_score = agent_refine_score(&cur);
+    k->path_ok = 0;
     for (int32_t m = 0; m < a->cfg.refine && n_el > 0 && D > 1; m++) {
-        int32_t t = r->nonempty[dp_rng_below(&k->rng, (uint64_t)n_el)], d = -1;
-        if (a->cfg.refine_near > 0 && dp_rng_uniform(&k->rng) < a->cfg.refine_near) d = refine_near(a, k, t);
+        int32_t t = -1, d = -1;
+        if (a->cfg.refine_critical > 0 && dp_rng_uniform(&k->rng) < a->cfg.refine_critical) {
+            int got = refine_critical(a, k, &t, &d, err);
+            if (got < 0) return err->status;
+            if (!got) continue;
+        } else {
+            t = r->nonempty[dp_rng_below(&k->rng, (uint64_t)n_el)];
+            if (a->cfg.refine_near > 0 && dp_rng_uniform(&k->rng) < a->cfg.refine_near) d = refine_near(a, k, t);
+        }
         if (d < 0) { /* another device at random */
             d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(D - 1));
             if (d >= k->devs[t]) d++;
@@ -142,7 +200,7 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
         double s = agent_refine_score(&res);
         if (!(s <= cur_score)) continue;
         if ((st = dp_sim_delta_accept(k->d, err))) return st;
-        cur = res, cur_score = s, k->devs[t] = d;
+        cur = res, cur_score = s, k->devs[t] = d, k->path_ok = 0;
         for (int32_t e = 0; e < n; e++) k->place[k->mv_op[e]] = k->mv_dev[e];
     }
     k->res = cur;
