@@ -766,7 +766,7 @@ static void check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, in
         double start = agent_refine_score(&a->res[r->from]);
         CHECK(start >= prev); /* walk w from the w-th best sample */
         prev = start;
-        CHECK(r->sims > 0 && r->sims <= a->cfg.refine);
+        CHECK(r->sims > 0 && r->sims <= a->cfg.elite_moves);
         CHECK(agent_refine_score(&r->res) <= start);
         dp_sim_result full = fixture_simulate(g, ds, r->place);
         CHECK(full.step_time_s == r->res.step_time_s);
@@ -788,8 +788,8 @@ static void check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, in
               (a->elites.n == a->cfg.ce_elites &&
                a->elites.reward[a->elites.n - 1] >= agent_reward(&a->cfg, a->fail_reward, &r->res)));
     }
-    CHECK_INT_EQ(s->upd.refine_sims, sims);
-    CHECK(isinf(refined) ? isnan(s->upd.refined_s) : s->upd.refined_s == refined);
+    CHECK_INT_EQ(s->upd.elite_sims, sims);
+    CHECK(isinf(refined) ? isnan(s->upd.elite_s) : s->upd.elite_s == refined);
 }
 
 static void test_refine(void) {
@@ -803,10 +803,10 @@ static void test_refine(void) {
     snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
     for (int p = 0; p < 2; p++) {
         dp_agent_config c = small(presets[p]);
-        CHECK(dp_agent_config_set(&c, "refine", "20", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "refine-walks", "2", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "refine-near", "0.5", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "refine-critical", "0.3", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-near", "0.5", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-critical", "0.3", &err) == 0);
         CHECK(dp_agent_config_set(&c, "ce-every", "8", &err) == 0);
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err), *two = dp_agent_init(g, ds, &c, &eo2, 3, &err);
         CHECK(a && two);
@@ -838,7 +838,7 @@ static void test_refine(void) {
         noisy.sim.noise_sigma = 0.05, noisy.sim.steps = 3;
         CHECK(dp_agent_init(g, ds, &c, &noisy, 3, &err) == NULL);
         CHECK_INT_EQ(err.status, DP_STATUS_INVALID);
-        CHECK_STR_CONTAINS(err.msg, "refine");
+        CHECK_STR_CONTAINS(err.msg, "elite-moves");
     }
     dp_graph_free(g);
     dp_devices_free(ds);

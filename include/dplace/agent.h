@@ -254,7 +254,7 @@ typedef struct dp_agent_config {
     int ce_recent;          /* elites from the last ce_every samples only, not
                                from all samples so far                        */
     /* elite refinement (dplace's expert iteration) */
-    int32_t refine;         /* > 0: after each update's evaluation, this many
+    int32_t elite_moves;    /* > 0: after each update's evaluation, this many
                                element moves (one element to another device,
                                judged by the simulator, kept when no slower)
                                from the update's best sample; the refined
@@ -262,12 +262,12 @@ typedef struct dp_agent_config {
                                cross-entropy step over the elites (ce_every,
                                ce_elites, ce_steps) runs with any algorithm
                                (0: off, the seeds)                           */
-    int32_t refine_walks;   /* walks per update, from the update's best
+    int32_t elite_walks;   /* walks per update, from the update's best
                                samples (on the evaluator's threads)          */
-    float refine_critical;  /* share of its moves read off the current
+    float elite_critical;  /* share of its moves read off the current
                                placement's simulated critical path (a
                                transfer on it removed, or an op of it moved) */
-    float refine_near;      /* share of the other moves that take an element to the
+    float elite_near;      /* share of the other moves that take an element to the
                                device of an op one of its ops reads from or
                                feeds (the others: a device at random)        */
     float post_mix;         /* table placer: after a cross-entropy update, each

@@ -57,9 +57,9 @@ typedef struct dp_run_update {
     double kl;                /* estimated KL(before || after) of the policy over
                                  the step: the mean over the step's samples of
                                  log p_before - log p_after                    */
-    double refined_s;         /* elite refinement: the refined placement's step
+    double elite_s;         /* elite refinement: the refined placement's step
                                  time (NaN: none, or out of memory)            */
-    int32_t refine_sims;      /* moves it simulated (beyond the samples)       */
+    int32_t elite_sims;      /* moves it simulated (beyond the samples)       */
 } dp_run_update;
 
 /* Where a method stands. */

@@ -308,7 +308,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (!(a->placer = placer_new(a, a->B))) goto nomem;
     if (params_init(a, err) || a->enc->ops->bind(a->enc, err) || a->placer->ops->bind(a->placer, err)) goto fail;
     if (!buffers_init(a)) goto nomem;
-    if (cfg->refine > 0 && agent_refine_init(a, err)) goto fail;
+    if (cfg->elite_moves > 0 && agent_refine_init(a, err)) goto fail;
 
     a->fail_reward = cfg->fail_reward != 0.0 ? cfg->fail_reward : -sqrt(10.0 * serial_seconds(a));
     if (cfg->baseline_init_fail) {
@@ -746,7 +746,7 @@ static void after_training(dp_agent *a) {
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].used) agent_baseline_add(&a->baseline, c, a->last[k].reward);
     a->st.baseline = a->baseline.value;
-    if (c->algo != DP_AGENT_ALGO_PPO_CE && c->refine <= 0) return; /* refine brings the elites to any algorithm */
+    if (c->algo != DP_AGENT_ALGO_PPO_CE && c->elite_moves <= 0) return; /* refine brings the elites to any algorithm */
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].valid)
             agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
@@ -802,11 +802,11 @@ static void update_stats(dp_agent *a, const double *adv) {
     d->adv_std = used ? sqrt(fmax(0.0, a2 / used - d->adv_mean * d->adv_mean)) : NAN;
     d->grad_norm[0] = a->n_steps ? a->norm_sum[0] / a->n_steps : NAN;
     d->grad_norm[1] = a->n_steps ? a->norm_sum[1] / a->n_steps : NAN;
-    d->refined_s = NAN, d->refine_sims = 0;
+    d->elite_s = NAN, d->elite_sims = 0;
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
         const agent_walk *r = &a->refine.walk[w];
-        d->refine_sims += r->sims;
-        if (r->from >= 0 && r->res.valid && !(r->res.step_time_s >= d->refined_s)) d->refined_s = r->res.step_time_s;
+        d->elite_sims += r->sims;
+        if (r->from >= 0 && r->res.valid && !(r->res.step_time_s >= d->elite_s)) d->elite_s = r->res.step_time_s;
     }
     double now[K], kl = 0.0;
     if (!a->cfg.train) { /* nothing changed the policy */

@@ -160,17 +160,17 @@ static const key_def keys[] = {
     {"ce-steps", KEY_INT, OFF(ce_steps), 1, 1000, NULL, 0, "ppo-ce: Adam steps per cross-entropy update (neural placers)"},
     {"ce-recent", KEY_BOOL, OFF(ce_recent), 0, 1, NULL, 0,
      "ppo-ce: elites from the last ce-every samples only, not from all so far"},
-    {"refine", KEY_INT, OFF(refine), 0, 1e6, NULL, 0,
+    {"elite-moves", KEY_INT, OFF(elite_moves), 0, 1e6, NULL, 0,
      "element moves per update that refine the update's best sample by the simulator; the result joins the "
      "elites, which the cross-entropy step (ce-every, ce-elites, ce-steps) imitates, with any algorithm "
      "(dplace's expert iteration; 0: off)"},
-    {"refine-walks", KEY_INT, OFF(refine_walks), 1, 64, NULL, 0,
-     "refine: walks per update, each from one of the update's best samples (run on the evaluator's threads)"},
-    {"refine-critical", KEY_FLOAT, OFF(refine_critical), 0, 1, NULL, 0,
-     "refine: share of the moves read off the simulated critical path (the element of an op waiting for a "
+    {"elite-walks", KEY_INT, OFF(elite_walks), 1, 64, NULL, 0,
+     "elite refinement: walks per update, each from one of the update's best samples (run on the evaluator's threads)"},
+    {"elite-critical", KEY_FLOAT, OFF(elite_critical), 0, 1, NULL, 0,
+     "elite refinement: share of the moves read off the simulated critical path (the element of an op waiting for a "
      "transfer to the producer's device, or the producer's to the consumer's)"},
-    {"refine-near", KEY_FLOAT, OFF(refine_near), 0, 1, NULL, 0,
-     "refine: share of the moves that take an element to the device of a neighbouring op (the others: a device "
+    {"elite-near", KEY_FLOAT, OFF(elite_near), 0, 1, NULL, 0,
+     "elite refinement: share of the moves that take an element to the device of a neighbouring op (the others: a device "
      "at random)"},
     {"post-mix", KEY_FLOAT, OFF(post_mix), 0, 1, NULL, 0,
      "table placer: weight of the uniform distribution mixed in after a cross-entropy update"},
@@ -192,7 +192,7 @@ const char *const *dp_agent_preset_names(void) { return preset_names; }
 /* The Hierarchical Planner (seed 001, Sections 2 and 3). */
 static void preset_hp(dp_agent_config *c) {
     memset(c, 0, sizeof *c);
-    c->refine_walks = 1; /* refine is off (dplace's; --set refine=N) */
+    c->elite_walks = 1; /* elite refinement off (dplace's; --set elite-moves=N) */
     snprintf(c->preset, sizeof c->preset, "hp");
     c->type_vocab = 200, c->type_dim = 20;            /* "embedding of size 20 ... 200 most common"  */
     c->out_slots = 6, c->out_dims = 4;                /* "output edges to 6 ... 4 elements"           */
@@ -309,12 +309,15 @@ static void preset_post(dp_agent_config *c) {
                                                          behind MinCut on bert_base (4.470 s) and
                                                          0.02 beats it (3.519 s, 3 seeds;
                                                          docs/agents.md)                          */
-    c->refine = 100, c->refine_walks = 2;             /* dplace's elite refinement (issue 23): bench_learn's
+    c->elite_critical = 0.9f;                         /* nmt4 k40x4, 200 updates, seeds 1 and 2: 0 1.746 1.740 s,
+                                                         0.4 1.679 1.666, 0.7 1.604 1.689, 0.9 1.597 1.648,
+                                                         1 1.624 (seed 1)                          */
+    c->elite_moves = 100, c->elite_walks = 2;         /* dplace's elite refinement (issue 23): bench_learn's
                                                          Post cells at 1,000 placements, seed 1, without ->
                                                          with: inception_v3 0.075 -> 0.055 s, gnmt4 1.549
                                                          -> 1.383, bert_base 3.519 -> 2.915 (controls
                                                          0.092, 1.630, 4.310; docs/agents.md);
-                                                         --set refine=0 is the seed's Post        */
+                                                         --set elite-moves=0: the seed's Post       */
 }
 
 /* dplace's own composition (issue 23; not a paper's): Post's policy, one
@@ -324,7 +327,7 @@ static void preset_post(dp_agent_config *c) {
 static void preset_dplace(dp_agent_config *c) {
     preset_post(c);
     snprintf(c->preset, sizeof c->preset, "dplace");
-    c->refine = 300;
+    c->elite_moves = 300;
 }
 
 /* Mars (seed 002, Sections 3 and 4.2): node features (one-hot op type,

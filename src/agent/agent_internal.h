@@ -274,7 +274,7 @@ typedef struct agent_walk {
 } agent_walk;
 
 typedef struct agent_refine {
-    int32_t n_walks;       /* refine_walks                                      */
+    int32_t n_walks;       /* elite_walks                                      */
     agent_walk *walk;      /* [n_walks]                                         */
     int32_t *at, *ops;     /* [T + 1], [N]: the ops each element moves (an op
                               follows the element of its unit's lowest op)    */
@@ -401,8 +401,8 @@ dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_erro
  * delta evaluators and arrays (by dp_agent_init when refine > 0): INVALID
  * when placements are measured by a command or with noise (the walks'
  * moves are judged by the simulator's noiseless protocol), NOMEM.
- * agent_refine_run walks cfg.refine element moves from each of the
- * update's refine_walks best samples (by agent_refine_score: a valid one's
+ * agent_refine_run walks cfg.elite_moves element moves from each of the
+ * update's elite_walks best samples (by agent_refine_score: a valid one's
  * step time, an out-of-memory one's times 4 + its overflow; none from a
  * sample that failed otherwise), on the evaluator's threads, each walk
  * with a generator seeded from the agent's in walk order; the ends stay

@@ -39,11 +39,11 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
     const dp_sim *sim = agent_eval_sim(a->eval);
     if (!sim || a->eo.measure_cmd || a->eo.sim.noise_sigma > 0)
         return dp_error_set(err, DP_STATUS_INVALID,
-                            "agent: refine = %d walks over moves the simulator judges without noise; it cannot be "
-                            "used with a measuring command or --noise (use --set refine=0)",
-                            (int)a->cfg.refine);
+                            "agent: elite-moves = %d walks over moves the simulator judges without noise; it cannot be "
+                            "used with a measuring command or --noise (use --set elite-moves=0)",
+                            (int)a->cfg.elite_moves);
     size_t N = (size_t)a->N, T = (size_t)a->T;
-    int32_t W = a->cfg.refine_walks;
+    int32_t W = a->cfg.elite_walks;
     r->at = malloc((T + 1) * sizeof(int32_t));
     r->ops = malloc(N * sizeof(int32_t));
     r->nonempty = malloc(T * sizeof(int32_t));
@@ -102,7 +102,7 @@ static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t 
 /* A neighbour's device for element t in walk k: an op of t at random, then
  * one of the ops it reads from or feeds at random; -1 when that op has none
  * or is on the element's device already. */
-static int32_t refine_near(const dp_agent *a, agent_walk *k, int32_t t) {
+static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
     const agent_refine *r = &a->refine;
     const dp_graph *g = a->g;
     int32_t i = r->ops[r->at[t] + (int32_t)dp_rng_below(&k->rng, (uint64_t)(r->at[t + 1] - r->at[t]))];
@@ -126,7 +126,7 @@ static int32_t element_of(const dp_agent *a, int32_t i) {
  * consumer's, half the time each; without a transfer, an op of the path to
  * another device at random. Sets *t and *d; returns 0 when there is none,
  * -1 with err. */
-static int refine_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
+static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
     if (!k->path_ok) {
         int32_t n = 0;
         dp_status st = dp_sim_delta_critical_path(k->d, k->path, k->path_cap, &n, err);
@@ -165,7 +165,7 @@ static int refine_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t
     return *d != k->devs[*t];
 }
 
-/* Walk k from its start (devs, place set): cfg.refine moves, each kept
+/* Walk k from its start (devs, place set): cfg.elite_moves moves, each kept
  * when the score does not rise; the end's evaluation in k->res. */
 static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     const agent_refine *r = &a->refine;
@@ -177,15 +177,15 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     agent_result_from_sim(&sr, &cur);
     double cur_score = agent_refine_score(&cur);
     k->path_ok = 0;
-    for (int32_t m = 0; m < a->cfg.refine && n_el > 0 && D > 1; m++) {
+    for (int32_t m = 0; m < a->cfg.elite_moves && n_el > 0 && D > 1; m++) {
         int32_t t = -1, d = -1;
-        if (a->cfg.refine_critical > 0 && dp_rng_uniform(&k->rng) < a->cfg.refine_critical) {
-            int got = refine_critical(a, k, &t, &d, err);
+        if (a->cfg.elite_critical > 0 && dp_rng_uniform(&k->rng) < a->cfg.elite_critical) {
+            int got = elite_critical(a, k, &t, &d, err);
             if (got < 0) return err->status;
             if (!got) continue;
         } else {
             t = r->nonempty[dp_rng_below(&k->rng, (uint64_t)n_el)];
-            if (a->cfg.refine_near > 0 && dp_rng_uniform(&k->rng) < a->cfg.refine_near) d = refine_near(a, k, t);
+            if (a->cfg.elite_near > 0 && dp_rng_uniform(&k->rng) < a->cfg.elite_near) d = elite_near(a, k, t);
         }
         if (d < 0) { /* another device at random */
             d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(D - 1));
@@ -245,7 +245,7 @@ static void *walk_thread(void *arg) {
 dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
     for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = -1, r->walk[w].sims = 0;
-    if (a->cfg.refine <= 0) return DP_STATUS_OK;
+    if (a->cfg.elite_moves <= 0) return DP_STATUS_OK;
     int32_t n = refine_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;
     refine_elements(a);

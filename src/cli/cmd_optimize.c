@@ -69,7 +69,7 @@ static const char DESCRIPTION[] =
     "  eagle-ppo-ce  EAGLE trained by PPO with cross-entropy over elite placements\n"
     "  post      Post (as seed 003 describes it): METIS groups, one device distribution\n"
     "            per group, PPO and cross-entropy over elites mixed with the uniform; the\n"
-    "            elites refined by the simulator (dplace's: refine=100, refine-walks=2)\n"
+    "            elites refined by the simulator (dplace's: elite-moves=100, elite-walks=2)\n"
     "  mars      Mars (seed 002): every op placed; GCN encoder (3 x 256) pre-trained by Deep\n"
     "            Graph Infomax (1,000 iterations), segment-level seq2seq placer (segments of\n"
     "            128 ops, 512 units), PPO (20 samples, 4 minibatches, 3 epochs)\n"
@@ -80,7 +80,7 @@ static const char DESCRIPTION[] =
     "  mars-dplace      Mars with dplace's sequence prior: ops in depth-first order, the\n"
     "                   previous op's device favoured (op-order=dfs, stick=5; docs/agents.md)\n"
     "  dplace    dplace's own learned placer: Post's policy with longer elite refinement\n"
-    "            (refine=300: dplace's expert iteration, docs/agents.md)\n"
+    "            (elite-moves=300: dplace's expert iteration, docs/agents.md)\n"
     "  search    dplace's own placer (docs/search.md): simulator-guided Metropolis search over\n"
     "            moves of ops, chains, colocation groups and layer scopes, from the best of the\n"
     "            expert, single GPU, every baseline and --init-placement; an update is one round\n"
@@ -198,11 +198,12 @@ static int build_config(const opt_args *o, dp_agent_config *cfg) {
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == dp_agent_preset_names() ? "" : ", ", *p);
         return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %s)", o->agent_name, list);
     }
-    if (cfg->refine > 0 && (o->measure || o->proto.noise > 0)) { /* a preset's refinement needs the simulator */
-        fprintf(stderr, "optimize: elite refinement off (the %s preset's refine=%d walks over noiseless simulations; "
-                        "placements here are %s)\n",
-                cfg->preset, (int)cfg->refine, o->measure ? "measured" : "simulated with noise");
-        cfg->refine = 0;
+    if (cfg->elite_moves > 0 && (o->measure || o->proto.noise > 0)) { /* a preset's refinement needs the simulator */
+        fprintf(stderr,
+                "optimize: elite refinement off (the %s preset's elite-moves=%d: its walks need noiseless "
+                "simulations; placements here are %s)\n",
+                cfg->preset, (int)cfg->elite_moves, o->measure ? "measured" : "simulated with noise");
+        cfg->elite_moves = 0;
     }
     dp_error err;
     dp_error_clear(&err);
@@ -358,6 +359,7 @@ typedef struct progress {
     /* the last 200 to 400 samples: the window being filled and the one before */
     int64_t n[2], valid[2];
     double sum[2];
+    int64_t elite_sims;     /* elite refinement's simulations in this process */
 } progress;
 
 /* The agent's progress callback: where the update in flight stands (a Mars
@@ -440,6 +442,7 @@ static void on_prepared(void *user, const dp_run_state *s) {
 static void on_stepped(void *user, const dp_run_state *s) {
     progress *p = user;
     for (int32_t k = 0; k < s->n_last; k++) recent_add(p, s->last[k].valid, s->last[k].step_time_s);
+    if (s->n_last > 0) p->elite_sims += s->upd.elite_sims;
     progress_show(p, s, 0);
 }
 
@@ -456,6 +459,7 @@ typedef struct summary {
     const opt_args *o;
     const dp_search *search;   /* --agent search's (cfg NULL), or --refine's     */
     const dp_run_state *refined; /* --refine's state after a learned agent (NULL) */
+    int64_t elite_sims;        /* the agent's elite refinement simulations, this process */
 } summary;
 
 /* The search's lines: units, moves, the start. */
@@ -514,6 +518,7 @@ static void print_json(const summary *m) {
         json_object_set_new(o, "refined_step_time_s", json_num(m->refined->best_s, 1));
         json_object_set_new(o, "refined_found_s", json_real(m->refined->best_elapsed_s));
     }
+    if (m->cfg && m->cfg->elite_moves > 0) json_object_set_new(o, "elite_simulations", json_integer(m->elite_sims));
     json_object_set_new(o, "seed", json_integer(m->o->seed));
     json_object_set_new(o, "updates", json_integer(s->updates));
     json_object_set_new(o, "samples", json_integer(s->samples));
@@ -571,6 +576,11 @@ static void print_header(const summary *m) {
            (long long)s->updates, (long long)s->samples, t1, s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0,
            s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
            s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
+    if (cfg->elite_moves > 0)
+        printf("refined    the elites by %d walk%s of %d moves per update from the best samples: %lld simulations "
+               "this run (dplace's elite refinement)\n",
+               (int)cfg->elite_walks, cfg->elite_walks > 1 ? "s" : "", (int)cfg->elite_moves,
+               (long long)m->elite_sims);
     if (s->warm_done > 0 && s->warm_from)
         printf("warm start %lld steps imitating %s's placement (%.6f s); -log p of it %.4g after\n",
                (long long)s->warm_done, s->warm_from, s->warm_target_s, s->warm_loss);
@@ -922,8 +932,9 @@ static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
 #ifdef DPLACE_HAVE_MPI
     if (dist && !o.quiet && !o.json) print_ranks(&o, dist);
 #endif
-    summary m = {{0}, g, ds, se ? NULL : &cfg, s, &rt, {0, 0}, &o, se, NULL};
+    summary m = {{0}, g, ds, se ? NULL : &cfg, s, &rt, {0, 0}, &o, se, NULL, 0};
     if (run_method(&o, g, ds, meth, s, &rt, &pg, 0, &m.rr, &err)) goto fail;
+    m.elite_sims = pg.elite_sims;
     if (refine_agent(&o, g, ds, sim, s, &rt, &pg, &refine, &err)) goto fail;
     if (refine) m.search = refine, m.refined = dp_search_get_state(refine);
     const dp_run_state *fin = m.refined && m.refined->best_placement ? m.refined : s;

@@ -372,8 +372,8 @@ static void collect(dp_search *s, int64_t samples_before) {
         }
     u->median_s = nv ? (nv % 2 ? s->sorted[nv / 2] : 0.5 * (s->sorted[nv / 2 - 1] + s->sorted[nv / 2])) : NAN;
     u->entropy[0] = u->entropy[1] = u->adv_mean = u->adv_std = NAN;
-    u->grad_norm[0] = u->grad_norm[1] = u->kl = u->refined_s = NAN;
-    u->refine_sims = 0;
+    u->grad_norm[0] = u->grad_norm[1] = u->kl = u->elite_s = NAN;
+    u->elite_sims = 0;
 }
 
 /* The restarts due after step `updates`: every sync_steps steps, of the
