@@ -77,6 +77,16 @@ static const cell_def cells[] = {
     {"mars", "inception_v3", "p100x4", 1000, 200, 0.067, "002 T2"},
     {"mars", "gnmt4", "p100x4", 1000, 0, 1.379, "002 T2"},
     {"mars", "bert_base", "p100x4", 1000, 0, 9.214, "002 T2"},
+    /* dplace's own preset (Post's policy with elite refinement; README's main job) on the seeds' benchmarks,
+     * beside the best seed system's figure, and on two pairs no preset was tuned on */
+    {"dplace", "nmt4", "k40x4", 4000, 0, 1.69, "001 T1 HP"},
+    {"dplace", "rnnlm", "k40x2", 1000, 0, 1.57, "001 T1 HP"},
+    {"dplace", "resnet152", "k40x2", 1000, 0, 1.18, "001 T1 HP"},
+    {"dplace", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4 EAGLE"},
+    {"dplace", "gnmt4", "p100x4", 1000, 0, 1.379, "003 T4 EAGLE"},
+    {"dplace", "bert_base", "p100x4", 1000, 0, 2.287, "003 T4 EAGLE"},
+    {"dplace", "synthetic", "k40x4", 1000, 0, LOST, "untuned"},
+    {"dplace", "rnnlm", "p100x4", 1000, 0, LOST, "untuned"},
 };
 #define N_CELLS ((int)(sizeof cells / sizeof cells[0]))
 
