@@ -309,25 +309,23 @@ static void preset_post(dp_agent_config *c) {
                                                          behind MinCut on bert_base (4.470 s) and
                                                          0.02 beats it (3.519 s, 3 seeds;
                                                          docs/agents.md)                          */
-    c->elite_critical = 0.9f;                         /* nmt4 k40x4, 200 updates, seeds 1 and 2: 0 1.746 1.740 s,
-                                                         0.4 1.679 1.666, 0.7 1.604 1.689, 0.9 1.597 1.648,
-                                                         1 1.624 (seed 1)                          */
-    c->elite_moves = 100, c->elite_walks = 2;         /* dplace's elite refinement (issue 23): bench_learn's
-                                                         Post cells at 1,000 placements, seed 1, without ->
-                                                         with: inception_v3 0.075 -> 0.055 s, gnmt4 1.549
-                                                         -> 1.383, bert_base 3.519 -> 2.915 (controls
-                                                         0.092, 1.630, 4.310; docs/agents.md);
-                                                         --set elite-moves=0: the seed's Post       */
 }
 
 /* dplace's own composition (issue 23; not a paper's): Post's policy, one
  * device distribution per METIS group trained by PPO and cross-entropy over
- * the elites, with longer elite refinement (docs/agents.md, "Elite
- * refinement"). README's main job. */
+ * the elites, whose elites are refined by the simulator every update
+ * (docs/agents.md, "Elite refinement"). README's main job. */
 static void preset_dplace(dp_agent_config *c) {
     preset_post(c);
     snprintf(c->preset, sizeof c->preset, "dplace");
-    c->elite_moves = 300;
+    c->elite_moves = 100, c->elite_walks = 2;         /* Post's cells of bench_learn, 1,000 placements, seed 1,
+                                                         post -> post with 100 x 2 random moves: inception_v3
+                                                         0.075 -> 0.055 s, gnmt4 1.549 -> 1.383, bert_base
+                                                         3.519 -> 2.915 (controls 0.092, 1.630, 4.310);
+                                                         300 moves: no better per second (nmt4)       */
+    c->elite_critical = 0.9f;                         /* nmt4 k40x4, 200 updates, seeds 1 and 2: 0 1.746 1.740 s,
+                                                         0.4 1.679 1.666, 0.7 1.604 1.689, 0.9 1.597 1.648,
+                                                         1 1.624 (seed 1)                          */
 }
 
 /* Mars (seed 002, Sections 3 and 4.2): node features (one-hot op type,
