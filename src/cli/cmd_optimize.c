@@ -973,7 +973,9 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
     int32_t rank = 0;
     dp_dist *dist =
         dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &rank, &err);
-    if (!dist) return rank > 0 ? (err.status == DP_STATUS_INVALID ? CLI_EXIT_INPUT : 1) : cli_report(&err); /* said once */
+    /* said once, by rank 0; the other ranks leave quietly with 0 on bad input, since a rank that exits non-zero
+     * first makes mpirun abort the job, rank 0 included, before it has said why (cli_mpi_async) */
+    if (!dist) return rank > 0 ? (err.status == DP_STATUS_INVALID ? CLI_EXIT_OK : 1) : cli_report(&err);
     int rc;
     dp_dist_role role = dp_dist_get_role(dist);
     /* mpirun forwards SIGUSR1 to every rank: rank 0 stops as on SIGINT in one
