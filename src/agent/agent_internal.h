@@ -256,7 +256,7 @@ typedef struct agent_elites {
  * best distinct placements. */
 void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *devs, const int32_t *choice, double r);
 
-/* Elite refinement (refine > 0; agent_refine.c): greedy walks over
+/* Elite refinement (elite_moves > 0; agent_refine.c): greedy walks over
  * element moves from the update's best samples, simulated by delta
  * evaluators, whose ends join the elites. */
 typedef struct agent_walk {
@@ -398,7 +398,7 @@ dp_status agent_warm_place(dp_agent *a, dp_error *err);
 void agent_warm_runs(const dp_agent *a, int32_t T, int32_t *choice, int32_t *devs);
 dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err);
 /* Elite refinement (agent_refine.c). agent_refine_init makes the walks'
- * delta evaluators and arrays (by dp_agent_init when refine > 0): INVALID
+ * delta evaluators and arrays (by dp_agent_init when elite_moves > 0): INVALID
  * when placements are measured by a command or with noise (the walks'
  * moves are judged by the simulator's noiseless protocol), NOMEM.
  * agent_refine_run walks cfg.elite_moves element moves from each of the

@@ -1,4 +1,4 @@
-/* Elite refinement (refine > 0): dplace's expert iteration. After an
+/* Elite refinement (elite-moves > 0): dplace's expert iteration. After an
  * update's samples are evaluated, the best of them are improved by greedy
  * walks over element moves (one element of the policy's sequence to
  * another device), each judged by the simulator through a delta evaluator
