@@ -217,6 +217,12 @@ typedef struct dp_sim_path_step {
  * DP_STATUS_NOMEM); later ones read it. DP_STATUS_INVALID without a base. */
 dp_status dp_sim_delta_critical_path(dp_sim_delta *d, dp_sim_path_step *steps, int32_t cap, int32_t *n,
                                      dp_error *err);
+/* The same into a buffer that grows to the path's length: *steps (malloc'd
+ * or NULL) of *cap entries, reallocated when the path is longer (both
+ * updated; the caller frees *steps). DP_STATUS_NOMEM leaves them as they
+ * were. */
+dp_status dp_sim_delta_critical_path_grow(dp_sim_delta *d, dp_sim_path_step **steps, int32_t *cap, int32_t *n,
+                                          dp_error *err);
 
 #ifdef __cplusplus
 }

@@ -818,6 +818,18 @@ static void update_stats(dp_agent *a, const double *adv) {
     d->kl = kl / K;
 }
 
+/* Placement place [N] of update u, found from the update's sample k (its
+ * own or refined from it), becomes the best when valid and faster. */
+static void best_offer(dp_agent *a, int64_t u, int32_t k, int valid, double step_s, const int32_t *place) {
+    if (!valid || !(step_s < a->st.best_s)) return;
+    a->st.best_s = step_s;
+    a->st.best_update = u;
+    a->st.best_sample = a->st.samples + k;
+    a->st.best_elapsed_s = a->st.elapsed_s;
+    memcpy(a->best, place, sizeof(int32_t) * (size_t)a->N);
+    a->have_best = 1;
+}
+
 /* The counters, timings and the best placement after an update. */
 static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te1) {
     int32_t K = a->K, N = a->N;
@@ -825,26 +837,11 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te
     a->st.elapsed_s += t1 - t0;
     a->st.eval_s += te1 - te0;
     a->st.policy_s += (t1 - t0) - (te1 - te0);
-    for (int32_t k = 0; k < K; k++) {
-        const dp_run_sample *s = &a->last[k];
-        if (s->valid && s->step_time_s < a->st.best_s) {
-            a->st.best_s = s->step_time_s;
-            a->st.best_update = u;
-            a->st.best_sample = a->st.samples + k;
-            a->st.best_elapsed_s = a->st.elapsed_s;
-            memcpy(a->best, a->place + (int64_t)k * N, sizeof(int32_t) * (size_t)N);
-            a->have_best = 1;
-        }
-    }
+    for (int32_t k = 0; k < K; k++)
+        best_offer(a, u, k, a->last[k].valid, a->last[k].step_time_s, a->place + (int64_t)k * N);
     for (int32_t w = 0; w < a->refine.n_walks; w++) { /* found by refining sample `from` */
         const agent_walk *r = &a->refine.walk[w];
-        if (r->from < 0 || !r->res.valid || !(r->res.step_time_s < a->st.best_s)) continue;
-        a->st.best_s = r->res.step_time_s;
-        a->st.best_update = u;
-        a->st.best_sample = a->st.samples + r->from;
-        a->st.best_elapsed_s = a->st.elapsed_s;
-        memcpy(a->best, r->place, sizeof(int32_t) * (size_t)N);
-        a->have_best = 1;
+        if (r->from >= 0) best_offer(a, u, r->from, r->res.valid, r->res.step_time_s, r->place);
     }
     /* elements holding ops (devs1 as scratch: one flag per element) */
     int32_t used = 0;

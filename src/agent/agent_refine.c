@@ -12,7 +12,6 @@
  * The walks run on the evaluator's threads. docs/agents.md, "Elite
  * refinement". */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,20 +64,24 @@ nomem:
     return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the elite refinement");
 }
 
+/* The element of op i (the element of its unit's lowest op). */
+static int32_t element_of(const dp_agent *a, int32_t i) {
+    return a->enc->choice[a->unit_first[a->units.unit_of[i]]];
+}
+
 /* The ops each element moves under the encoder's current choice (CSR in
  * at/ops; an op follows the element of its unit's lowest op, as
  * agent_expand places it) and the elements holding ops (n_nonempty). */
 static void refine_elements(dp_agent *a) {
     agent_refine *r = &a->refine;
     int32_t N = a->N, T = a->T, n = 0;
-    const int32_t *choice = a->enc->choice;
     memset(r->at, 0, sizeof(int32_t) * ((size_t)T + 1));
-    for (int32_t i = 0; i < N; i++) r->at[choice[a->unit_first[a->units.unit_of[i]]] + 1]++;
+    for (int32_t i = 0; i < N; i++) r->at[element_of(a, i) + 1]++;
     for (int32_t t = 0; t < T; t++) {
         if (r->at[t + 1] > 0) r->nonempty[n++] = t;
         r->at[t + 1] += r->at[t];
     }
-    for (int32_t i = 0; i < N; i++) r->ops[r->at[choice[a->unit_first[a->units.unit_of[i]]]]++] = i;
+    for (int32_t i = 0; i < N; i++) r->ops[r->at[element_of(a, i)]++] = i;
     for (int32_t t = T; t > 0; t--) r->at[t] = r->at[t - 1]; /* back to the starts */
     r->at[0] = 0;
     r->n_nonempty = n;
@@ -115,11 +118,6 @@ static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
     return k->place[j] == k->devs[t] ? -1 : k->place[j];
 }
 
-/* The element of op i (the element of its unit's lowest op). */
-static int32_t element_of(const dp_agent *a, int32_t i) {
-    return a->enc->choice[a->unit_first[a->units.unit_of[i]]];
-}
-
 /* A move read off walk k's critical path (the base's, simulated again with
  * a trace after each kept move): a transfer on it at random, then the op
  * that waited for it to the producer's device or the producer to the
@@ -128,16 +126,8 @@ static int32_t element_of(const dp_agent *a, int32_t i) {
  * -1 with err. */
 static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
     if (!k->path_ok) {
-        int32_t n = 0;
-        dp_status st = dp_sim_delta_critical_path(k->d, k->path, k->path_cap, &n, err);
-        if (!st && n > k->path_cap) {
-            dp_sim_path_step *p = realloc(k->path, sizeof *p * (size_t)n);
-            if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the critical path"), -1;
-            k->path = p, k->path_cap = n;
-            st = dp_sim_delta_critical_path(k->d, k->path, k->path_cap, &n, err);
-        }
-        if (st) return -1;
-        k->path_n = n, k->path_ok = 1;
+        if (dp_sim_delta_critical_path_grow(k->d, &k->path, &k->path_cap, &k->path_n, err)) return -1;
+        k->path_ok = 1;
     }
     int32_t hops = 0, ops = 0;
     for (int32_t i = 0; i < k->path_n; i++) {
@@ -255,15 +245,10 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err) {
         memcpy(k->place, a->place + (int64_t)k->from * a->N, sizeof(int32_t) * (size_t)a->N);
         dp_rng_seed(&k->rng, dp_rng_next_u64(&a->rng));
     }
-    int32_t nt = a->eo.threads < 1 ? 1 : a->eo.threads < n ? a->eo.threads : n, started = 0;
+    int32_t nt = a->eo.threads < 1 ? 1 : a->eo.threads < n ? a->eo.threads : n;
     walk_job jobs[nt];
-    pthread_t th[nt];
     for (int32_t t = 0; t < nt; t++) jobs[t] = (walk_job){a, t, nt, n, DP_STATUS_OK, {0}};
-    for (int32_t t = 1; t < nt; t++, started++)
-        if (pthread_create(&th[t], NULL, walk_thread, &jobs[t])) break;
-    walk_thread(&jobs[0]);
-    for (int32_t t = started + 1; t < nt; t++) walk_thread(&jobs[t]); /* threads that did not start */
-    for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
+    agent_run_jobs(walk_thread, jobs, sizeof jobs[0], nt);
     for (int32_t t = 0; t < nt; t++)
         if (jobs[t].st) {
             *err = jobs[t].err;

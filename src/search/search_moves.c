@@ -135,13 +135,7 @@ static int32_t balance_move(dp_search *s, search_chain *c, const int32_t *base) 
 static dp_status ensure_path(search_chain *c, dp_error *err) {
     if (c->path_ok) return DP_STATUS_OK;
     int32_t n = 0;
-    dp_status st = dp_sim_delta_critical_path(c->d, c->path, c->path_cap, &n, err);
-    if (!st && n > c->path_cap) {
-        dp_sim_path_step *p = realloc(c->path, sizeof *p * (size_t)n);
-        if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory for the critical path");
-        c->path = p, c->path_cap = n;
-        st = dp_sim_delta_critical_path(c->d, c->path, c->path_cap, &n, err);
-    }
+    dp_status st = dp_sim_delta_critical_path_grow(c->d, &c->path, &c->path_cap, &n, err);
     if (st) return st;
     c->path_n = n, c->path_ok = 1;
     return DP_STATUS_OK;

@@ -270,3 +270,13 @@ dp_status dp_sim_delta_critical_path(dp_sim_delta *d, dp_sim_path_step *steps, i
     *n = len;
     return DP_STATUS_OK;
 }
+
+dp_status dp_sim_delta_critical_path_grow(dp_sim_delta *d, dp_sim_path_step **steps, int32_t *cap, int32_t *n,
+                                          dp_error *err) {
+    dp_status st = dp_sim_delta_critical_path(d, *steps, *cap, n, err);
+    if (st || *n <= *cap) return st;
+    dp_sim_path_step *p = realloc(*steps, sizeof *p * (size_t)*n);
+    if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for a critical path of %d steps", (int)*n);
+    *steps = p, *cap = *n;
+    return dp_sim_delta_critical_path(d, *steps, *cap, n, err);
+}
