@@ -798,11 +798,15 @@ static void test_refine(void) {
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default(), eo2 = eo;
     eo2.threads = 2;
-    const char *presets[] = {"post", "hp"};
+    /* post: PPO over one batch; hp: REINFORCE; eagle: PPO over two
+     * minibatches (B < K); the last three with elite-train */
+    const char *presets[] = {"post", "hp", "post", "hp", "eagle"};
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
-    for (int p = 0; p < 2; p++) {
+    for (int p = 0; p < 5; p++) {
         dp_agent_config c = small(presets[p]);
+        if (p >= 2) CHECK(dp_agent_config_set(&c, "elite-train", "yes", &err) == 0);
+        if (p == 4) CHECK(dp_agent_config_set(&c, "ppo-minibatches", "2", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-near", "0.5", &err) == 0);
@@ -839,6 +843,52 @@ static void test_refine(void) {
         CHECK(dp_agent_init(g, ds, &c, &noisy, 3, &err) == NULL);
         CHECK_INT_EQ(err.status, DP_STATUS_INVALID);
         CHECK_STR_CONTAINS(err.msg, "elite-moves");
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* elite-train: the training reads a faster walk end in place of the
+ * sample it started from, and only the training: the samples, their
+ * statistics and rewards, the baseline and the elites are those of the
+ * same run without it, while the parameters move differently. */
+static void test_refine_train(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    const char *presets[] = {"post", "hp", "eagle"};
+    for (int p = 0; p < 3; p++) {
+        dp_agent_config c = small(presets[p]), t;
+        CHECK(dp_agent_config_set(&c, "elite-moves", "40", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "ce-every", "1000", &err) == 0); /* no cross-entropy step in the update */
+        t = c;
+        CHECK(dp_agent_config_set(&t, "elite-train", "yes", &err) == 0);
+        dp_agent *x = dp_agent_init(g, ds, &c, &eo, 5, &err), *y = dp_agent_init(g, ds, &t, &eo, 5, &err);
+        CHECK(x && y);
+        CHECK(dp_agent_update(x, &err) == DP_STATUS_OK && dp_agent_update(y, &err) == DP_STATUS_OK);
+        int improved = 0; /* some walk ended faster than its start */
+        for (int32_t w = 0; w < y->refine.n_walks; w++) {
+            const agent_walk *r = &y->refine.walk[w];
+            if (r->from >= 0 && r->res.valid &&
+                (!y->res[r->from].valid || r->res.step_time_s < y->res[r->from].step_time_s))
+                improved++;
+        }
+        CHECK(improved > 0);
+        const dp_run_state *a = dp_agent_get_state(x), *b = dp_agent_get_state(y);
+        CHECK(memcmp(x->devs, y->devs, sizeof(int32_t) * (size_t)x->K * x->T) == 0); /* put back */
+        for (int k = 0; k < a->n_last; k++) {
+            CHECK(a->last[k].step_time_s == b->last[k].step_time_s);
+            CHECK(a->last[k].reward == b->last[k].reward);
+        }
+        CHECK(a->baseline == b->baseline);
+        CHECK(a->best_s == b->best_s);
+        CHECK(a->upd.mean_s == b->upd.mean_s);
+        CHECK_INT_EQ(x->elites.n, y->elites.n);
+        CHECK(memcmp(x->elites.devs, y->elites.devs, sizeof(int32_t) * (size_t)x->elites.n * x->T) == 0);
+        CHECK(memcmp(x->params.data, y->params.data, sizeof(float) * x->params.count) != 0);
+        dp_agent_free(x), dp_agent_free(y);
     }
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -960,6 +1010,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_refine);
+    TEST_RUN(test_refine_train);
     TEST_RUN(test_presets_find_known_best);
     return test_end();
 }

@@ -270,6 +270,14 @@ typedef struct dp_agent_config {
     float elite_near;      /* share of the other moves that take an element to the
                                device of an op one of its ops reads from or
                                feeds (the others: a device at random)        */
+    int elite_train;       /* the update's training (REINFORCE or PPO) reads
+                               each walk's end, when faster, in place of the
+                               sample it started from: its devices, its
+                               reward in the advantage, its log-probability
+                               under the policy before the update as PPO's
+                               old one (self-imitation; the per-update
+                               statistics and the baseline keep the sample's
+                               own)                                          */
     float post_mix;         /* table placer: after a cross-entropy update, each
                                group's distribution becomes (1 - m) p + m / D,
                                p the elites' device frequencies (exact

@@ -708,8 +708,10 @@ static void normalise(const dp_agent *a, double *adv, int32_t n) {
 
 /* The samples' rewards and advantages adv[K] against the baseline before
  * this update (the first rewards start it at their mean); returns how many
- * samples train. */
-static int32_t rewards(dp_agent *a, int64_t u, double *adv) {
+ * samples train. A sample k with walk[k] >= 0 trains on that walk's end
+ * (elite-train): its advantage is the end's reward against the baseline,
+ * while its reward (the baseline's, the statistics') stays its own. */
+static int32_t rewards(dp_agent *a, int64_t u, const int32_t *walk, double *adv) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, n_used = 0;
     int valid_only = u >= c->valid_only_after;
@@ -728,9 +730,10 @@ static int32_t rewards(dp_agent *a, int64_t u, double *adv) {
         s->valid = r->valid;
         snprintf(s->reason, sizeof s->reason, "%s", r->reason);
         s->reward = agent_reward(c, a->fail_reward, r);
-        s->used = !valid_only || r->valid;
+        s->used = !valid_only || r->valid || walk[k] >= 0;
         s->cached = a->cached[k] != 0;
-        adv[k] = s->used ? s->reward - b : 0.0;
+        double rt = walk[k] >= 0 ? agent_reward(c, a->fail_reward, &a->refine.walk[walk[k]].res) : s->reward;
+        adv[k] = s->used ? rt - b : 0.0;
         if (s->used) n_used++;
     }
     if (c->adv_norm && n_used > 1) normalise(a, adv, n_used);
@@ -758,6 +761,54 @@ static void after_training(dp_agent *a) {
                                agent_reward(c, a->fail_reward, &r->res));
     }
     if (c->train && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
+}
+
+static void swap_devs(int32_t *x, int32_t *y, int32_t n) {
+    for (int32_t i = 0; i < n; i++) {
+        int32_t t = x[i];
+        x[i] = y[i], y[i] = t;
+    }
+}
+
+/* elite-train: each walk's end that is valid and faster than the sample
+ * it started from swaps devices with that sample (walk[k] the walk now in
+ * sample k's place, -1 for none), and the policy's log-probabilities of
+ * the samples as they now stand become the update's (logp, logp_step,
+ * logp_enc, and for B = K the saved activations: the sampling forward's
+ * role in REINFORCE and PPO's first pass); returns how many swapped. */
+static int32_t train_swap_in(dp_agent *a, int32_t *walk) {
+    int32_t K = a->K, B = a->B, T = a->T, n = 0;
+    for (int32_t k = 0; k < K; k++) walk[k] = -1;
+    if (!a->cfg.elite_train || !a->cfg.train) return 0;
+    for (int32_t w = 0; w < a->refine.n_walks; w++) {
+        agent_walk *r = &a->refine.walk[w];
+        const agent_result *s = &a->res[r->from < 0 ? 0 : r->from];
+        if (r->from < 0 || !r->res.valid || (s->valid && !(r->res.step_time_s < s->step_time_s))) continue;
+        walk[r->from] = w, n++;
+    }
+    if (n == 0) return 0;
+    for (int32_t k = 0; k < K; k++)
+        if (walk[k] >= 0) swap_devs(a->devs + (int64_t)k * T, a->refine.walk[walk[k]].devs, T);
+    a->logp_enc = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    for (int32_t k0 = 0; k0 < K; k0 += B) {
+        if (B == K) {
+            a->placer->ops->forward(a->placer, a->enc, a->devs, a->logp, a->logp_step, a->entropy,
+                                    DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+            break;
+        }
+        memcpy(a->bdevs, a->devs + (int64_t)k0 * T, sizeof(int32_t) * (size_t)B * T);
+        a->placer->ops->forward(a->placer, a->enc, a->bdevs, a->blogp, a->bstep, a->bent, DP_NN_DECODE_MODE_TEACHER,
+                                0.0f, &a->rng);
+        memcpy(a->logp + k0, a->blogp, sizeof(float) * (size_t)B);
+        memcpy(a->logp_step + (int64_t)k0 * T, a->bstep, sizeof(float) * (size_t)B * T);
+    }
+    return n;
+}
+
+/* Puts back the samples train_swap_in swapped (walk[K]). */
+static void train_swap_out(dp_agent *a, const int32_t *walk) {
+    for (int32_t k = 0; k < a->K; k++)
+        if (walk[k] >= 0) swap_devs(a->devs + (int64_t)k * a->T, a->refine.walk[walk[k]].devs, a->T);
 }
 
 /* The policy's log-probability now of each of the update's samples (the
@@ -884,14 +935,20 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     if ((st = agent_refine_run(a, err))) return st;
     double te1 = dp_now_s();
     double adv[K];
-    int32_t n_used = rewards(a, u, adv);
+    int32_t walk[K];
+    int32_t swapped = train_swap_in(a, walk);
+    int32_t n_used = rewards(a, u, walk, adv);
     progress(a, "evaluating", K, K);
 
     a->norm_sum[0] = a->norm_sum[1] = 0.0, a->n_steps = 0;
     if (n_used > 0 && c->train) {
         if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
-        else if (train_ppo(a, adv, noise)) return update_abandon(a, &undo); /* parameters put back */
+        else if (train_ppo(a, adv, noise)) { /* parameters put back */
+            train_swap_out(a, walk);
+            return update_abandon(a, &undo);
+        }
     }
+    if (swapped) train_swap_out(a, walk);
     after_training(a);
     update_stats(a, adv);
     bookkeeping(a, u, t0, te0, te1);
