@@ -763,6 +763,35 @@ static void after_training(dp_agent *a) {
     if (c->train && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
 }
 
+/* The policy's log-probabilities now of the update's samples as a->devs
+ * holds them, teacher-forced, B at a time, into logp_enc, logp [K] and
+ * logp_step [K, T]; with B = K the placer keeps the batch's activations,
+ * as after sampling. */
+static void score_samples(dp_agent *a) {
+    int32_t K = a->K, B = a->B, T = a->T;
+    a->logp_enc = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
+    for (int32_t k0 = 0; k0 < K; k0 += B) {
+        int32_t *devs = a->devs + (int64_t)k0 * T;
+        float *lp = a->logp + k0, *step = a->logp_step + (int64_t)k0 * T, *ent = a->entropy + k0;
+        if (B < K) { /* through the batch's own arrays */
+            memcpy(a->bdevs, devs, sizeof(int32_t) * (size_t)B * T);
+            devs = a->bdevs, lp = a->blogp, step = a->bstep, ent = a->bent;
+        }
+        a->placer->ops->forward(a->placer, a->enc, devs, lp, step, ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
+        if (B < K) {
+            memcpy(a->logp + k0, lp, sizeof(float) * (size_t)B);
+            memcpy(a->logp_step + (int64_t)k0 * T, step, sizeof(float) * (size_t)B * T);
+        }
+    }
+}
+
+/* The policy's log-probability now of each of the update's samples (the
+ * encoder's choice included), out [K]. */
+static void rescore(dp_agent *a, double *out) {
+    score_samples(a);
+    for (int32_t k = 0; k < a->K; k++) out[k] = (double)a->logp_enc + a->logp[k];
+}
+
 static void swap_devs(int32_t *x, int32_t *y, int32_t n) {
     for (int32_t i = 0; i < n; i++) {
         int32_t t = x[i];
@@ -773,59 +802,27 @@ static void swap_devs(int32_t *x, int32_t *y, int32_t n) {
 /* elite-train: each walk's end that is valid and faster than the sample
  * it started from swaps devices with that sample (walk[k] the walk now in
  * sample k's place, -1 for none), and the policy's log-probabilities of
- * the samples as they now stand become the update's (logp, logp_step,
- * logp_enc, and for B = K the saved activations: the sampling forward's
- * role in REINFORCE and PPO's first pass); returns how many swapped. */
-static int32_t train_swap_in(dp_agent *a, int32_t *walk) {
-    int32_t K = a->K, B = a->B, T = a->T, n = 0;
+ * the samples as they now stand become the update's (score_samples: the
+ * sampling forward's role in REINFORCE and PPO's first pass). */
+static void train_swap_in(dp_agent *a, int32_t *walk) {
+    int32_t K = a->K, T = a->T, n = 0;
     for (int32_t k = 0; k < K; k++) walk[k] = -1;
-    if (!a->cfg.elite_train || !a->cfg.train) return 0;
+    if (!a->cfg.elite_train || !a->cfg.train) return;
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
-        agent_walk *r = &a->refine.walk[w];
-        const agent_result *s = &a->res[r->from < 0 ? 0 : r->from];
-        if (r->from < 0 || !r->res.valid || (s->valid && !(r->res.step_time_s < s->step_time_s))) continue;
+        const agent_walk *r = &a->refine.walk[w];
+        if (r->from < 0 || !r->res.valid) continue;
+        const agent_result *s = &a->res[r->from];
+        if (s->valid && !(r->res.step_time_s < s->step_time_s)) continue;
         walk[r->from] = w, n++;
+        swap_devs(a->devs + (int64_t)r->from * T, a->refine.walk[w].devs, T);
     }
-    if (n == 0) return 0;
-    for (int32_t k = 0; k < K; k++)
-        if (walk[k] >= 0) swap_devs(a->devs + (int64_t)k * T, a->refine.walk[walk[k]].devs, T);
-    a->logp_enc = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-    for (int32_t k0 = 0; k0 < K; k0 += B) {
-        if (B == K) {
-            a->placer->ops->forward(a->placer, a->enc, a->devs, a->logp, a->logp_step, a->entropy,
-                                    DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
-            break;
-        }
-        memcpy(a->bdevs, a->devs + (int64_t)k0 * T, sizeof(int32_t) * (size_t)B * T);
-        a->placer->ops->forward(a->placer, a->enc, a->bdevs, a->blogp, a->bstep, a->bent, DP_NN_DECODE_MODE_TEACHER,
-                                0.0f, &a->rng);
-        memcpy(a->logp + k0, a->blogp, sizeof(float) * (size_t)B);
-        memcpy(a->logp_step + (int64_t)k0 * T, a->bstep, sizeof(float) * (size_t)B * T);
-    }
-    return n;
+    if (n > 0) score_samples(a);
 }
 
 /* Puts back the samples train_swap_in swapped (walk[K]). */
 static void train_swap_out(dp_agent *a, const int32_t *walk) {
     for (int32_t k = 0; k < a->K; k++)
         if (walk[k] >= 0) swap_devs(a->devs + (int64_t)k * a->T, a->refine.walk[walk[k]].devs, a->T);
-}
-
-/* The policy's log-probability now of each of the update's samples (the
- * encoder's choice included), out [K], B at a time. */
-static void rescore(dp_agent *a, double *out) {
-    int32_t K = a->K, B = a->B, T = a->T;
-    float le = enc_forward(a, DP_NN_DECODE_MODE_TEACHER, 0.0f);
-    for (int32_t k0 = 0; k0 < K; k0 += B) {
-        int32_t *devs = a->devs + (int64_t)k0 * T;
-        float *lp = a->logp + k0, *step = a->logp_step + (int64_t)k0 * T, *ent = a->entropy + k0;
-        if (B < K) { /* a batch of its own, so the samples' arrays stay as they are */
-            memcpy(a->bdevs, devs, sizeof(int32_t) * (size_t)B * T);
-            devs = a->bdevs, lp = a->blogp, step = a->bstep, ent = a->bent;
-        }
-        a->placer->ops->forward(a->placer, a->enc, devs, lp, step, ent, DP_NN_DECODE_MODE_TEACHER, 0.0f, &a->rng);
-        for (int32_t b = 0; b < B; b++) out[k0 + b] = (double)le + lp[b];
-    }
 }
 
 static int cmp_double(const void *x, const void *y) {
@@ -936,19 +933,18 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     double te1 = dp_now_s();
     double adv[K];
     int32_t walk[K];
-    int32_t swapped = train_swap_in(a, walk);
+    train_swap_in(a, walk);
     int32_t n_used = rewards(a, u, walk, adv);
     progress(a, "evaluating", K, K);
 
     a->norm_sum[0] = a->norm_sum[1] = 0.0, a->n_steps = 0;
+    int abandoned = 0;
     if (n_used > 0 && c->train) {
         if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
-        else if (train_ppo(a, adv, noise)) { /* parameters put back */
-            train_swap_out(a, walk);
-            return update_abandon(a, &undo);
-        }
+        else abandoned = train_ppo(a, adv, noise); /* 1: parameters put back */
     }
-    if (swapped) train_swap_out(a, walk);
+    train_swap_out(a, walk);
+    if (abandoned) return update_abandon(a, &undo);
     after_training(a);
     update_stats(a, adv);
     bookkeeping(a, u, t0, te0, te1);
