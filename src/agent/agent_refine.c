@@ -121,9 +121,9 @@ static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
 /* A move read off walk k's critical path (the base's, simulated again with
  * a trace after each kept move): a transfer on it at random, then the op
  * that waited for it to the producer's device or the producer to the
- * consumer's, half the time each; without a transfer, an op of the path to
- * another device at random. Sets *t and *d; returns 0 when there is none,
- * -1 with err. */
+ * consumer's, half the time each; without a transfer, an op of the path
+ * (*d = -1: to another device at random). Sets *t and *d; returns 0 when
+ * there is none, -1 with err. */
 static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
     if (!k->path_ok) {
         if (dp_sim_delta_critical_path_grow(k->d, &k->path, &k->path_cap, &k->path_n, err)) return -1;
@@ -142,10 +142,8 @@ static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t 
         if ((want_hop ? p->op < 0 && p->producer >= 0 : p->op >= 0) && x-- == 0) break;
     }
     const dp_sim_path_step *p = &k->path[i];
-    if (!want_hop) {
-        *t = element_of(a, p->op);
-        *d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(a->D - 1));
-        if (*d >= k->devs[*t]) (*d)++;
+    if (!want_hop) { /* the device: the caller's draw of another one */
+        *t = element_of(a, p->op), *d = -1;
         return 1;
     }
     int32_t consumer = -1;
