@@ -286,7 +286,7 @@ typedef struct dp_agent_config {
 
 /* Names of the presets, NULL-terminated: "hp", "colocrl", "eagle",
  * "eagle-ppo-ce", "post", "mars", "mars-nopretrain", "mars-seq2seq",
- * "mars-trfxl". */
+ * "mars-trfxl", "mars-dplace", "dplace". */
 const char *const *dp_agent_preset_names(void);
 /* Fills cfg with a preset; returns 0, or -1 for an unknown name. */
 int dp_agent_preset(const char *name, dp_agent_config *cfg);
