@@ -96,7 +96,7 @@ static int run(const char *agent, const char *model, const char *devices, const 
     char base[48];
     snprintf(base, sizeof base, "%.3f %s", best_base, best_name);
     printf("%-13s %-6s %6s %7s | %8s %8.3f %-16s %8s %8s %7.3f | %5ld %7.1f %5.0f%% %5.0f%% %6lld\n", model, devices,
-           paper_hp, paper_red, learned, prior, base, red_prior, red_base, fmax(lb.critical_path_s, lb.work_s), updates,
+           paper_hp, paper_red, learned, prior, base, red_prior, red_base, lb.bound_s, updates,
            wall, 100 * s->policy_s / fmax(s->elapsed_s, 1e-9), 100 * s->eval_s / fmax(s->elapsed_s, 1e-9),
            (long long)s->best_update);
     fflush(stdout);

@@ -227,7 +227,7 @@ static int references(const dp_graph *g, const dp_devices *ds, refs *r) {
     }
     dp_run_bound lb;
     dp_run_lower_bound(g, ds, sim, &lb, &err);
-    r->bound_s = fmax(lb.critical_path_s, lb.work_s);
+    r->bound_s = lb.bound_s;
     free(place);
     dp_sim_free(sim);
     return 0;

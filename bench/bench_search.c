@@ -83,7 +83,7 @@ static int run_one(const bench *b, double seconds, int threads) {
     so.threads = threads;
     dp_search *se = sim ? dp_search_init(g, ds, sim, &so, &err) : NULL;
     refs r;
-    dp_run_bound lb = {0, 0};
+    dp_run_bound lb = {0, 0, 0, 0, 0};
     int rc = 1;
     if (se && !baselines(sim, g, ds, se, &r, &err) && !dp_run_lower_bound(g, ds, sim, &lb, &err)) {
         dp_run_options ro = dp_run_options_default();
@@ -92,7 +92,7 @@ static int run_one(const bench *b, double seconds, int threads) {
             const dp_run_state *s = dp_search_get_state(se);
             const char *start = NULL;
             dp_search_start(se, &start, NULL);
-            double bound = fmax(lb.critical_path_s, lb.work_s);
+            double bound = lb.bound_s;
             printf("%-20s %6d", b->label, g->n_ops);
             print_s(s->best_s);
             printf(" %7.1f %9lld", s->best_elapsed_s, (long long)s->best_sample + 1);

@@ -1,7 +1,8 @@
 /* The run driver's lower bound (dp_run_lower_bound): no placement simulates
  * faster than it (every placement of small random graphs, random
- * placements of zoo graphs), and its fan-out part is exact where a heavy
- * tensor's two consumers must share a device or wait for its transfer. */
+ * placements of zoo graphs), its fan-out part is exact where a heavy
+ * tensor's two consumers must share a device or wait for its transfer, and
+ * its weighted work part where a slow CPU can take only some of the work. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,13 +76,46 @@ static void test_fanout_exact(void) {
     dp_devices_free(ds);
 }
 
+/* Five independent ops of 1 s on a GPU and 4 s on the CPU, on the CPU and
+ * one GPU: the equal-weight work bound (2.5 s) counts the CPU's stream as a
+ * GPU's; the weighted one finds the optimum, four ops on the GPU and one on
+ * the CPU (4 s). */
+static void test_work_weighted(void) {
+    dp_error err;
+    dp_devices *ds = fixture_devices(1, (uint64_t)1 << 40, 1e10);
+    dp_graph *g = dp_graph_init("work");
+    CHECK(g);
+    for (int32_t i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "op%d", (int)i);
+        CHECK(dp_graph_add_op(g, name, "MatMul", NULL, NULL, &err) == i);
+        CHECK(dp_graph_add_output_bytes(g, i, 4, &err) == DP_STATUS_OK);
+        CHECK(dp_graph_add_cost(g, i, "gpu", 1.0, &err) == DP_STATUS_OK);
+        CHECK(dp_graph_add_cost(g, i, "cpu", 4.0, &err) == DP_STATUS_OK);
+    }
+    fixture_finalize(g);
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    dp_run_bound b = bound_of(g, ds, sim);
+    double best = best_of_all(g, ds, sim);
+    printf("  work: equal weights %.6f s, weighted %.6f s, best placement %.6f s\n", b.work_uniform_s, b.work_s,
+           best);
+    CHECK_NEAR(b.work_uniform_s, 2.5, 1e-12);
+    CHECK_NEAR(best, 4.0, 1e-9);
+    CHECK(b.work_s <= best);
+    CHECK_NEAR(b.work_s, 4.0, 1e-3);
+    dp_sim_free(sim);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Random DAGs of 6 ops (random costs, some heavy tensors, fan-outs) on a
  * CPU and two GPUs: the bound is at most the best of all 729 placements (1,000 graphs). */
 static void test_bound_below_every_placement(void) {
     dp_error err;
     dp_devices *ds = fixture_devices(2, (uint64_t)1 << 40, 1e10);
     uint64_t seed = 7;
-    int tighter = 0;
+    int tighter = 0, weighted = 0;
     for (int trial = 0; trial < 1000; trial++) {
         dp_graph *g = dp_graph_init("random");
         CHECK(g);
@@ -111,11 +145,12 @@ static void test_bound_below_every_placement(void) {
             exit(1);
         }
         tighter += b.fanout_s > fmax(b.critical_path_s, b.work_s);
+        weighted += b.work_s > b.work_uniform_s * (1 + 1e-9) && b.work_s > b.critical_path_s;
         dp_sim_free(sim);
         dp_graph_free(g);
     }
-    printf("  1000 graphs: the fan-out part raised the bound on %d\n", tighter);
-    CHECK(tighter > 0); /* the trials exercise it */
+    printf("  1000 graphs: the fan-out part raised the bound on %d, the weighted work on %d\n", tighter, weighted);
+    CHECK(tighter > 0 && weighted > 0); /* the trials exercise both */
     dp_devices_free(ds);
 }
 
@@ -159,6 +194,7 @@ static void test_bound_below_zoo_placements(void) {
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_fanout_exact);
+    TEST_RUN(test_work_weighted);
     TEST_RUN(test_bound_below_every_placement);
     TEST_RUN(test_bound_below_zoo_placements);
     return test_end();

@@ -170,13 +170,22 @@ extern const char dp_run_update_log_header[];
 dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks, dp_run_result *out,
                  dp_error *err);
 
-/* Lower bounds of any placement's step time on ds: the critical path with
- * every op on its fastest allowed device and no transfers, and the total
- * work (each op on its fastest allowed device) spread evenly over every
- * stream of every device. */
+/* Lower bounds of any placement's step time on ds (a simulation without
+ * noise): the critical path with every op on its fastest allowed device
+ * and no transfers; the work bound, the best found of the weighted sums
+ * sum_i min_d mu_d t_id with sum_d mu_d streams_d = 1 (work_uniform_s:
+ * equal weights, the total fastest work spread evenly over every stream,
+ * as if a CPU's stream were as fast as a GPU's); and the fan-out bound:
+ * two consumers of one tensor either run one after the other on its
+ * producer's single-stream device, or one of them waits for the tensor to
+ * cross the fastest link (gnmt4's logits gradient: docs/simulator.md,
+ * "Lower bounds"). bound_s is the largest of the three. */
 typedef struct dp_run_bound {
     double critical_path_s;
     double work_s;
+    double work_uniform_s;
+    double fanout_s;
+    double bound_s;
 } dp_run_bound;
 dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_run_bound *out,
                              dp_error *err);

@@ -401,28 +401,151 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
 
 /* ---- lower bound ------------------------------------------------------------ */
 
+/* The fan-out bound of a pair of distinct consumers a, b of one tensor
+ * (ready at fu, fastest transfer tr): both on the producer's device run one
+ * after the other when that device has one stream (serial), else one of
+ * them waits for the transfer. e, d, tl: earliest start, fastest duration,
+ * longest fastest path after the end. */
+static double fanout_pair(double fu, double tr, int serial, double ea, double da, double ta, double eb, double db,
+                          double tb) {
+    double both;
+    if (serial) {
+        double a_first = fmax(ea + da + ta, fmax(ea + da, eb) + db + tb);
+        double b_first = fmax(eb + db + tb, fmax(eb + db, ea) + da + ta);
+        both = fmin(a_first, b_first);
+    } else {
+        both = fmax(ea + da + ta, eb + db + tb);
+    }
+    double a_off = fmax(ea, fu + tr) + da + ta, b_off = fmax(eb, fu + tr) + db + tb;
+    return fmin(both, fmin(a_off, b_off));
+}
+
+/* The work bound: for weights mu_d >= 0 with sum_d mu_d * streams_d = 1,
+ * any placement's step time T satisfies T >= sum_d mu_d * busy_d (a
+ * device's busy time is at most T times its streams) >= sum_i min_d mu_d *
+ * t_id (t: op i's time on device d, infinite where not allowed). Equal
+ * weights give the total fastest work over all streams (uniform); the
+ * weights are then improved by multiplicative ascent toward the best such
+ * bound (the fractional assignment's: a slow CPU's stream counts for the
+ * work it can do). t is [n_ops x n_devices]; load is [n_devices]. */
+static double work_bound(const double *t, int32_t n_ops, const dp_devices *ds, double *mu, double *load,
+                         double *uniform) {
+    int32_t D = ds->n_devices;
+    double total_streams = 0.0, best = 0.0;
+    for (int32_t d = 0; d < D; d++) total_streams += ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+    for (int32_t d = 0; d < D; d++) mu[d] = 1.0 / total_streams;
+    for (int it = 0; it < 200; it++) {
+        double g = 0.0;
+        for (int32_t d = 0; d < D; d++) load[d] = 0.0;
+        for (int32_t i = 0; i < n_ops; i++) {
+            const double *ti = &t[(size_t)i * (size_t)D];
+            int32_t arg = -1;
+            double m = INFINITY;
+            for (int32_t d = 0; d < D; d++)
+                if (mu[d] * ti[d] < m) m = mu[d] * ti[d], arg = d;
+            if (arg < 0) continue; /* no allowed device: no time */
+            g += m, load[arg] += ti[arg];
+        }
+        if (it == 0) *uniform = g;
+        best = fmax(best, g);
+        if (!(g > 0.0)) break;
+        double eta = 0.5 / sqrt(1.0 + it), norm = 0.0;
+        for (int32_t d = 0; d < D; d++) {
+            double sd = ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+            mu[d] *= exp(eta * fmax(-1.0, fmin(1.0, load[d] / sd / g - 1.0)));
+            norm += mu[d] * sd;
+        }
+        for (int32_t d = 0; d < D; d++) mu[d] /= norm;
+    }
+    return best;
+}
+
 dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_run_bound *out,
                              dp_error *err) {
-    double *finish_s = malloc(sizeof(double) * (size_t)(g->n_ops ? g->n_ops : 1));
-    if (!finish_s) return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
-    double work = 0.0, cp = 0.0;
-    int32_t streams = 0;
-    for (int32_t d = 0; d < ds->n_devices; d++) streams += ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+    size_t n = (size_t)(g->n_ops ? g->n_ops : 1);
+    double *dur = malloc(sizeof(double) * n), *start = malloc(sizeof(double) * n), *tail = malloc(sizeof(double) * n);
+    uint8_t *serial = malloc(n);
+    if (!dur || !start || !tail || !serial) {
+        free(dur), free(start), free(tail), free(serial);
+        return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
+    }
+    int32_t D = ds->n_devices;
+    double *t = malloc(sizeof(double) * n * (size_t)D), *mu = malloc(sizeof(double) * (size_t)D),
+           *load = malloc(sizeof(double) * (size_t)D);
+    if (!t || !mu || !load) {
+        free(dur), free(start), free(tail), free(serial), free(t), free(mu), free(load);
+        return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
+    }
+    double cp = 0.0;
+    /* forward: earliest start and fastest duration of each op */
     for (int32_t k = 0; k < g->n_ops; k++) {
         int32_t i = g->topo[k];
         double best = INFINITY;
-        for (int32_t d = 0; d < ds->n_devices; d++)
-            if (dp_placement_allowed(g, ds, i, d)) best = fmin(best, dp_sim_op_seconds(sim, i, d));
+        serial[i] = 1;
+        for (int32_t d = 0; d < D; d++) {
+            double *tid = &t[(size_t)i * (size_t)D + (size_t)d];
+            *tid = INFINITY;
+            if (dp_placement_allowed(g, ds, i, d)) {
+                *tid = dp_sim_op_seconds(sim, i, d);
+                best = fmin(best, *tid);
+                if (ds->devices[d].streams > 1) serial[i] = 0;
+            }
+        }
         if (!isfinite(best)) best = 0.0;
         double t0 = 0.0;
         const dp_op *op = &g->ops[i];
-        for (int32_t e = 0; e < op->n_inputs; e++) t0 = fmax(t0, finish_s[g->inputs[op->inputs_at + e].op]);
-        finish_s[i] = t0 + best;
-        cp = fmax(cp, finish_s[i]);
-        work += best;
+        for (int32_t e = 0; e < op->n_inputs; e++) {
+            int32_t p = g->inputs[op->inputs_at + e].op;
+            t0 = fmax(t0, start[p] + dur[p]);
+        }
+        start[i] = t0, dur[i] = best;
+        cp = fmax(cp, t0 + best);
     }
-    free(finish_s);
+    /* backward: the longest fastest path after each op's end */
+    for (int32_t k = g->n_ops - 1; k >= 0; k--) {
+        int32_t i = g->topo[k];
+        double after = 0.0;
+        for (int64_t x = g->tensor_at[i]; x < g->tensor_at[i + 1]; x++)
+            for (int64_t e = g->consumers_at[x]; e < g->consumers_at[x + 1]; e++) {
+                int32_t c = g->consumers[e];
+                after = fmax(after, dur[c] + tail[c]);
+            }
+        tail[i] = after;
+    }
+    /* fan-outs: per tensor, the pairs among its three consumers that end
+     * latest; a transfer takes at least the fastest link's time */
+    double fan = 0.0, min_lat = INFINITY, max_bw = 0.0;
+    for (int32_t l = 0; l < ds->n_links; l++)
+        min_lat = fmin(min_lat, ds->links[l].latency_s), max_bw = fmax(max_bw, ds->links[l].bandwidth);
+    for (int32_t u = 0; ds->n_devices > 1 && ds->n_links > 0 && max_bw > 0 && u < g->n_ops; u++) {
+        double fu = start[u] + dur[u];
+        for (int64_t x = g->tensor_at[u]; x < g->tensor_at[u + 1]; x++) {
+            int32_t top[3] = {-1, -1, -1};
+            for (int64_t e = g->consumers_at[x]; e < g->consumers_at[x + 1]; e++) {
+                int32_t c = g->consumers[e];
+                if (c == top[0] || c == top[1] || c == top[2]) continue;
+                double v = start[c] + dur[c] + tail[c];
+                for (int j = 0; j < 3; j++)
+                    if (top[j] < 0 || v > start[top[j]] + dur[top[j]] + tail[top[j]]) {
+                        for (int m = 2; m > j; m--) top[m] = top[m - 1];
+                        top[j] = c;
+                        break;
+                    }
+            }
+            if (top[1] < 0) continue;
+            double tr = min_lat + (double)g->outputs[x].bytes / max_bw;
+            for (int j = 0; j < 3; j++)
+                for (int m = j + 1; m < 3; m++) {
+                    int32_t a = top[j], b = top[m];
+                    if (b < 0) continue;
+                    fan = fmax(fan, fanout_pair(fu, tr, serial[u], start[a], dur[a], tail[a], start[b], dur[b], tail[b]));
+                }
+        }
+    }
+    out->work_s = work_bound(t, g->n_ops, ds, mu, load, &out->work_uniform_s);
+    free(dur), free(start), free(tail), free(serial), free(t), free(mu), free(load);
     out->critical_path_s = cp;
-    out->work_s = work / streams;
+    out->fanout_s = fan;
+    out->bound_s = fmax(cp, fmax(out->work_s, fan));
     return DP_STATUS_OK;
 }
