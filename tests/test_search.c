@@ -2,7 +2,8 @@
  * a seed and thread count give one result, a checkpoint resumed ends as the
  * run that was not interrupted, every placement it holds simulates (fully)
  * to what its delta evaluator said, the memory check refuses moves before
- * simulating them, and bad starts and settings are refused. */
+ * simulating them, bad starts and settings are refused, and the typed
+ * level groups a parent scope's ops by phase and type. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "dplace/placement.h"
 #include "dplace/search.h"
 #include "dplace/zoo.h"
+#include "search/search_internal.h"
 #include "test_fixtures.h"
 #include "test_util.h"
 
@@ -279,6 +281,61 @@ static void test_bad_input(void) {
     fixture_close(&f);
 }
 
+/* An op's typed key: its parent forward scope, its phase (how much of its
+ * scope dp_graph_forward_scope cut) and its type, as text. */
+typedef struct typed_key {
+    char key[DP_GRAPH_NAME_MAX + 48];
+    int32_t unit, op;
+} typed_key;
+
+static int typed_key_cmp(const void *a, const void *b) {
+    return strcmp(((const typed_key *)a)->key, ((const typed_key *)b)->key);
+}
+
+/* The typed level: ops of one parent scope, phase and type move together,
+ * and a layer's gradient ops can move without its forward ones. */
+static void test_typed_units(void) {
+    fixture f = fixture_open("rnnlm", "k40x2");
+    dp_search *s = search_new(&f, 1, 1);
+    const search_level *L = NULL;
+    for (int32_t k = 0; k < s->n_levels; k++)
+        if (s->level_kind[k] == 4) L = &s->level[k];
+    CHECK(L);
+    dp_search_stats x;
+    dp_search_get_stats(s, &x);
+    printf("  rnnlm: %d scopes, %d parent scopes, %d typed units\n", (int)x.n_units[2], (int)x.n_units[3],
+           (int)x.n_units[4]);
+    CHECK(x.n_units[4] == L->u.n_units && x.n_units[4] > x.n_units[3]);
+    typed_key *keys = calloc((size_t)f.g->n_ops, sizeof(typed_key));
+    CHECK(keys);
+    int32_t n = 0;
+    for (int32_t i = 0; i < f.g->n_ops; i++) {
+        const dp_op *o = &f.g->ops[i];
+        if (o->scope < 0) continue;
+        const char *raw = dp_graph_str(f.g, o->scope), *fs = dp_graph_forward_scope(raw), *slash = strrchr(fs, '/');
+        int len = slash ? (int)(slash - fs) : (int)strlen(fs);
+        snprintf(keys[n].key, sizeof keys[n].key, "%.*s|%d|%d", len, fs, (int)(fs - raw), (int)o->type);
+        keys[n].unit = L->u.unit_of[i], keys[n].op = i, n++;
+    }
+    qsort(keys, (size_t)n, sizeof *keys, typed_key_cmp);
+    for (int32_t i = 1; i < n; i++)
+        if (!strcmp(keys[i].key, keys[i - 1].key)) CHECK_INT_EQ(keys[i].unit, keys[i - 1].unit);
+    /* the same parent scope and type in two phases: some such pair apart */
+    for (int32_t i = 0; i < n; i++) { /* the key without its phase: parent|type */
+        char *bar = strchr(keys[i].key, '|'), *bar2 = bar ? strchr(bar + 1, '|') : NULL;
+        CHECK(bar2);
+        memmove(bar, bar2, strlen(bar2) + 1);
+    }
+    qsort(keys, (size_t)n, sizeof *keys, typed_key_cmp);
+    int separated = 0;
+    for (int32_t i = 1; i < n; i++)
+        separated |= !strcmp(keys[i].key, keys[i - 1].key) && keys[i].unit != keys[i - 1].unit;
+    CHECK(separated);
+    free(keys);
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_improves_start);
@@ -288,5 +345,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_memory_check_refuses);
     TEST_RUN(test_bad_input);
     TEST_RUN(test_offer_best);
+    TEST_RUN(test_typed_units);
     return test_end();
 }

@@ -122,7 +122,8 @@ typedef struct dp_search_stats {
     int64_t restarts;     /* chains restarted from the best placement          */
     int64_t critical;     /* moves proposed from the critical path             */
     int32_t n_levels;     /* unit levels in use                                */
-    int32_t n_units[4];   /* units per level: op, chain, scope, parent scope   */
+    int32_t n_units[5];   /* units per level: op, chain, scope, parent scope,
+                             typed (a parent scope's ops of one phase, type) */
 } dp_search_stats;
 
 void dp_search_get_stats(const dp_search *s, dp_search_stats *out);

@@ -475,9 +475,9 @@ static void print_search(const summary *m, const dp_search *se, const char *what
     dp_search_start(se, &start, &sr);
     char t[32];
     format_duration(s->elapsed_s, t, sizeof t);
-    printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes\n", what,
-           (int)m->o->sopt.threads, (int)m->o->sopt.moves, (int)x.n_units[0], (int)x.n_units[1], (int)x.n_units[2],
-           (int)x.n_units[3]);
+    printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes, %d typed\n",
+           what, (int)m->o->sopt.threads, (int)m->o->sopt.moves, (int)x.n_units[0], (int)x.n_units[1],
+           (int)x.n_units[2], (int)x.n_units[3], (int)x.n_units[4]);
     printf("searched   %lld updates, %lld moves simulated in %s (%lld proposed, %lld refused by the memory check, "
            "%.1f%% accepted, %lld from the critical path, %lld restarts)\n",
            (long long)s->updates, (long long)x.simulated, t, (long long)x.proposed, (long long)x.oom_rejected,

@@ -538,7 +538,8 @@ dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_s
                 for (int m = j + 1; m < 3; m++) {
                     int32_t a = top[j], b = top[m];
                     if (b < 0) continue;
-                    fan = fmax(fan, fanout_pair(fu, tr, serial[u], start[a], dur[a], tail[a], start[b], dur[b], tail[b]));
+                    fan = fmax(fan, fanout_pair(fu, tr, serial[u], start[a], dur[a], tail[a], start[b], dur[b],
+                                                tail[b]));
                 }
         }
     }

@@ -7,7 +7,7 @@
 #include "dplace/search.h"
 #include "dplace/units.h"
 
-#define SEARCH_MAX_LEVELS 4
+#define SEARCH_MAX_LEVELS 5
 #define SEARCH_MAX_STARTS 16
 
 /* One level of units: the ops that move together, and where each may go. */
@@ -49,7 +49,7 @@ struct dp_search {
     int32_t n;                  /* ops                                       */
     int32_t n_levels;
     search_level level[SEARCH_MAX_LEVELS];
-    int32_t level_kind[SEARCH_MAX_LEVELS]; /* 0 op, 1 chain, 2 scope, 3 parent */
+    int32_t level_kind[SEARCH_MAX_LEVELS]; /* 0 op, 1 chain, 2 scope, 3 parent, 4 typed */
     dp_mask *op_mask;           /* [n] devices each op allows                */
     int32_t n_chains;
     search_chain *chain;

@@ -18,8 +18,8 @@ static const search_level *pick_level(const dp_search *s, dp_rng *r, const doubl
     return &s->level[s->n_levels - 1];
 }
 
-static const double random_w[SEARCH_MAX_LEVELS] = {0.5, 0.5, 2, 3};
-static const double critical_w[SEARCH_MAX_LEVELS] = {3, 3, 2, 1};
+static const double random_w[SEARCH_MAX_LEVELS] = {0.5, 0.5, 2, 3, 2};
+static const double critical_w[SEARCH_MAX_LEVELS] = {3, 3, 2, 1, 2};
 
 /* A device of mask at random; -1 when the mask is empty. */
 static int32_t pick_device(dp_rng *r, dp_mask m) {

@@ -1,8 +1,9 @@
 /* The search's units (docs/search.md, "Units"): TensorFlow's colocation
  * units, chains of single-consumer ops (the colocation grouper's rule),
  * layer scopes (an op's forward scope: its forward and gradient ops
- * together) and their parent scopes; each with the devices its members
- * allow. */
+ * together), their parent scopes, and a parent scope's ops of one phase and
+ * type (a block's weight-gradient convolutions); each with the devices its
+ * members allow. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,19 +30,25 @@ static void uf_union(int32_t *par, int32_t a, int32_t b) {
 }
 
 /* The scope key of op: its devices and its forward scope, cut to its parent
- * when `parent` (a top-level scope stays whole); 0 when the op has no
- * scope (it stays alone). */
+ * when `parent` (a top-level scope stays whole), and with parent 2 its
+ * phase (forward, gradient or clipping: how much of its scope
+ * dp_graph_forward_scope cut) and its type; 0 when the op has no scope (it
+ * stays alone). */
 static int scope_key(const dp_search *s, int32_t op, int parent, char *buf, size_t size) {
     const dp_op *o = &s->g->ops[op];
     if (o->scope < 0) return 0;
-    const char *fs = dp_graph_forward_scope(dp_graph_str(s->g, o->scope));
+    const char *raw = dp_graph_str(s->g, o->scope), *fs = dp_graph_forward_scope(raw);
     size_t len = strlen(fs);
     if (parent) { /* a top-level scope is its own parent */
         const char *slash = strrchr(fs, '/');
         if (slash) len = (size_t)(slash - fs);
     }
     if (len == 0) return 0;
-    snprintf(buf, size, "%llx|%.*s", (unsigned long long)s->op_mask[op], (int)len, fs);
+    if (parent == 2) /* typed: the parent scope's ops of one phase (forward, gradient, clipping) and type */
+        snprintf(buf, size, "%llx|%.*s|%d|%d", (unsigned long long)s->op_mask[op], (int)len, fs, (int)(fs - raw),
+                 (int)o->type);
+    else
+        snprintf(buf, size, "%llx|%.*s", (unsigned long long)s->op_mask[op], (int)len, fs);
     return 1;
 }
 
@@ -125,7 +132,7 @@ dp_status search_units_build(dp_search *s, dp_error *err) {
     dp_error e2;
     if (!st && !dp_group_run(DP_GROUP_METHOD_COLOCATION, s->g, &go, group, &ng, &e2))
         st = add_level(s, 1, group, ng, err);
-    for (int parent = 0; parent < 2 && !st; parent++)
+    for (int parent = 0; parent < 3 && !st; parent++)
         if (!(st = scope_groups(s, parent, group, &ng, err))) st = add_level(s, 2 + parent, group, ng, err);
     free(group);
     return st;
