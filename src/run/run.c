@@ -404,7 +404,7 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
 /* The fan-out bound of a pair of distinct consumers a, b of one tensor
  * (ready at fu, fastest transfer tr): both on the producer's device run one
  * after the other when that device has one stream (serial), else one of
- * them waits for the transfer. e, d, tl: earliest start, fastest duration,
+ * them waits for the transfer. e, d, t: earliest start, fastest duration,
  * longest fastest path after the end. */
 static double fanout_pair(double fu, double tr, int serial, double ea, double da, double ta, double eb, double db,
                           double tb) {
