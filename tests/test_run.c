@@ -44,6 +44,18 @@ static double best_of_all(const dp_graph *g, const dp_devices *ds, const dp_sim 
     }
 }
 
+/* g's bound on ds, and (in *best) the smallest step time of all its
+ * placements. */
+static dp_run_bound bound_and_best(const dp_graph *g, const dp_devices *ds, double *best) {
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    dp_run_bound b = bound_of(g, ds, sim);
+    *best = best_of_all(g, ds, sim);
+    dp_sim_free(sim);
+    return b;
+}
+
 /* u (1 s on a GPU) makes a tensor that takes 0.6 s to cross a link; a and b
  * (1 s each) both read it. Sharing u's GPU costs 3 s, sending the tensor to
  * another GPU for one of them 1 + 0.601 + 1: the fan-out bound is that
@@ -63,15 +75,12 @@ static void test_fanout_exact(void) {
         CHECK(dp_graph_add_cost(g, op, "cpu", 100.0, &err) == DP_STATUS_OK);
     }
     fixture_finalize(g);
-    dp_sim *sim = dp_sim_init(g, ds, &err);
-    CHECK(sim);
-    dp_run_bound b = bound_of(g, ds, sim);
-    double best = best_of_all(g, ds, sim);
+    double best;
+    dp_run_bound b = bound_and_best(g, ds, &best);
     printf("  critical path %.6f s, fan-out %.6f s, best placement %.6f s\n", b.critical_path_s, b.fanout_s, best);
     CHECK_NEAR(b.critical_path_s, 2.0, 1e-12);
     CHECK_NEAR(b.fanout_s, 2.601, 1e-9);
     CHECK_NEAR(best, b.bound_s, 1e-9);
-    dp_sim_free(sim);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -94,17 +103,14 @@ static void test_work_weighted(void) {
         CHECK(dp_graph_add_cost(g, i, "cpu", 4.0, &err) == DP_STATUS_OK);
     }
     fixture_finalize(g);
-    dp_sim *sim = dp_sim_init(g, ds, &err);
-    CHECK(sim);
-    dp_run_bound b = bound_of(g, ds, sim);
-    double best = best_of_all(g, ds, sim);
+    double best;
+    dp_run_bound b = bound_and_best(g, ds, &best);
     printf("  work: equal weights %.6f s, weighted %.6f s, best placement %.6f s\n", b.work_uniform_s, b.work_s,
            best);
     CHECK_NEAR(b.work_uniform_s, 2.5, 1e-12);
     CHECK_NEAR(best, 4.0, 1e-9);
     CHECK(b.work_s <= best);
     CHECK_NEAR(b.work_s, 4.0, 1e-3);
-    dp_sim_free(sim);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -134,10 +140,8 @@ static void test_bound_below_every_placement(void) {
                   DP_STATUS_OK);
         }
         fixture_finalize(g);
-        dp_sim *sim = dp_sim_init(g, ds, &err);
-        CHECK(sim);
-        dp_run_bound b = bound_of(g, ds, sim);
-        double best = best_of_all(g, ds, sim);
+        double best;
+        dp_run_bound b = bound_and_best(g, ds, &best);
         if (!(b.bound_s <= best * (1 + 1e-12))) {
             fprintf(stderr, "trial %d: bound %.9f s (critical path %.9f, work %.9f, fan-out %.9f) above the best "
                             "placement's %.9f s\n",
@@ -146,7 +150,6 @@ static void test_bound_below_every_placement(void) {
         }
         tighter += b.fanout_s > fmax(b.critical_path_s, b.work_s);
         weighted += b.work_s > b.work_uniform_s * (1 + 1e-9) && b.work_s > b.critical_path_s;
-        dp_sim_free(sim);
         dp_graph_free(g);
     }
     printf("  1000 graphs: the fan-out part raised the bound on %d, the weighted work on %d\n", tighter, weighted);
