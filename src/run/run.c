@@ -420,6 +420,11 @@ static double fanout_pair(double fu, double tr, int serial, double ea, double da
     return fmin(both, fmin(a_off, b_off));
 }
 
+/* Streams of device d (at least one). */
+static double device_streams(const dp_devices *ds, int32_t d) {
+    return ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+}
+
 /* The work bound: for weights mu_d >= 0 with sum_d mu_d * streams_d = 1,
  * any placement's step time T satisfies T >= sum_d mu_d * busy_d (a
  * device's busy time is at most T times its streams) >= sum_i min_d mu_d *
@@ -427,12 +432,13 @@ static double fanout_pair(double fu, double tr, int serial, double ea, double da
  * weights give the total fastest work over all streams (uniform); the
  * weights are then improved by multiplicative ascent toward the best such
  * bound (the fractional assignment's: a slow CPU's stream counts for the
- * work it can do). t is [n_ops x n_devices]; load is [n_devices]. */
+ * work it can do). t is [n_ops x n_devices]; mu and load [n_devices] are
+ * scratch. */
 static double work_bound(const double *t, int32_t n_ops, const dp_devices *ds, double *mu, double *load,
                          double *uniform) {
     int32_t D = ds->n_devices;
     double total_streams = 0.0, best = 0.0;
-    for (int32_t d = 0; d < D; d++) total_streams += ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+    for (int32_t d = 0; d < D; d++) total_streams += device_streams(ds, d);
     for (int32_t d = 0; d < D; d++) mu[d] = 1.0 / total_streams;
     for (int it = 0; it < 200; it++) {
         double g = 0.0;
@@ -451,7 +457,7 @@ static double work_bound(const double *t, int32_t n_ops, const dp_devices *ds, d
         if (!(g > 0.0)) break;
         double eta = 0.5 / sqrt(1.0 + it), norm = 0.0;
         for (int32_t d = 0; d < D; d++) {
-            double sd = ds->devices[d].streams > 0 ? ds->devices[d].streams : 1;
+            double sd = device_streams(ds, d);
             mu[d] *= exp(eta * fmax(-1.0, fmin(1.0, load[d] / sd / g - 1.0)));
             norm += mu[d] * sd;
         }
@@ -460,30 +466,61 @@ static double work_bound(const double *t, int32_t n_ops, const dp_devices *ds, d
     return best;
 }
 
+/* The fan-out bound over every tensor of g: the pairs among each tensor's
+ * three consumers that end latest (start + dur + tail), a transfer taking
+ * at least the smallest latency plus the bytes over the largest bandwidth;
+ * 0 on one device or without links. */
+static double fanout_bound(const dp_graph *g, const dp_devices *ds, const double *start, const double *dur,
+                           const double *tail, const uint8_t *serial) {
+    double fan = 0.0, min_lat = INFINITY, max_bw = 0.0;
+    for (int32_t l = 0; l < ds->n_links; l++)
+        min_lat = fmin(min_lat, ds->links[l].latency_s), max_bw = fmax(max_bw, ds->links[l].bandwidth);
+    if (ds->n_devices < 2 || !(max_bw > 0)) return 0.0;
+    for (int32_t u = 0; u < g->n_ops; u++) {
+        double fu = start[u] + dur[u];
+        for (int64_t x = g->tensor_at[u]; x < g->tensor_at[u + 1]; x++) {
+            int32_t top[3] = {-1, -1, -1};
+            double end[3] = {0, 0, 0};
+            for (int64_t e = g->consumers_at[x]; e < g->consumers_at[x + 1]; e++) {
+                int32_t c = g->consumers[e];
+                if (c == top[0] || c == top[1] || c == top[2]) continue;
+                double v = start[c] + dur[c] + tail[c];
+                for (int j = 0; j < 3; j++)
+                    if (top[j] < 0 || v > end[j]) {
+                        for (int m = 2; m > j; m--) top[m] = top[m - 1], end[m] = end[m - 1];
+                        top[j] = c, end[j] = v;
+                        break;
+                    }
+            }
+            double tr = min_lat + (double)g->outputs[x].bytes / max_bw;
+            for (int j = 0; j < 3; j++)
+                for (int m = j + 1; m < 3; m++) {
+                    int32_t a = top[j], b = top[m];
+                    if (b < 0) continue;
+                    fan = fmax(fan, fanout_pair(fu, tr, serial[u], start[a], dur[a], tail[a], start[b], dur[b],
+                                                tail[b]));
+                }
+        }
+    }
+    return fan;
+}
+
 dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, dp_run_bound *out,
                              dp_error *err) {
-    size_t n = (size_t)(g->n_ops ? g->n_ops : 1);
-    double *dur = malloc(sizeof(double) * n), *start = malloc(sizeof(double) * n), *tail = malloc(sizeof(double) * n);
-    uint8_t *serial = malloc(n);
-    if (!dur || !start || !tail || !serial) {
-        free(dur), free(start), free(tail), free(serial);
-        return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
-    }
-    int32_t D = ds->n_devices;
-    double *t = malloc(sizeof(double) * n * (size_t)D), *mu = malloc(sizeof(double) * (size_t)D),
-           *load = malloc(sizeof(double) * (size_t)D);
-    if (!t || !mu || !load) {
-        free(dur), free(start), free(tail), free(serial), free(t), free(mu), free(load);
-        return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
-    }
+    size_t n = (size_t)(g->n_ops ? g->n_ops : 1), D = (size_t)ds->n_devices;
+    /* one allocation: dur, start, tail [n]; t [n x D]; mu, load [D]; serial [n] */
+    double *dur = malloc(sizeof(double) * (3 * n + n * D + 2 * D) + n);
+    if (!dur) return dp_error_set(err, DP_STATUS_NOMEM, "lower bound: out of memory");
+    double *start = dur + n, *tail = start + n, *t = tail + n, *mu = t + n * D, *load = mu + D;
+    uint8_t *serial = (uint8_t *)(load + D);
     double cp = 0.0;
     /* forward: earliest start and fastest duration of each op */
     for (int32_t k = 0; k < g->n_ops; k++) {
         int32_t i = g->topo[k];
         double best = INFINITY;
         serial[i] = 1;
-        for (int32_t d = 0; d < D; d++) {
-            double *tid = &t[(size_t)i * (size_t)D + (size_t)d];
+        for (int32_t d = 0; d < (int32_t)D; d++) {
+            double *tid = &t[(size_t)i * D + (size_t)d];
             *tid = INFINITY;
             if (dp_placement_allowed(g, ds, i, d)) {
                 *tid = dp_sim_op_seconds(sim, i, d);
@@ -512,41 +549,10 @@ dp_status dp_run_lower_bound(const dp_graph *g, const dp_devices *ds, const dp_s
             }
         tail[i] = after;
     }
-    /* fan-outs: per tensor, the pairs among its three consumers that end
-     * latest; a transfer takes at least the fastest link's time */
-    double fan = 0.0, min_lat = INFINITY, max_bw = 0.0;
-    for (int32_t l = 0; l < ds->n_links; l++)
-        min_lat = fmin(min_lat, ds->links[l].latency_s), max_bw = fmax(max_bw, ds->links[l].bandwidth);
-    for (int32_t u = 0; ds->n_devices > 1 && ds->n_links > 0 && max_bw > 0 && u < g->n_ops; u++) {
-        double fu = start[u] + dur[u];
-        for (int64_t x = g->tensor_at[u]; x < g->tensor_at[u + 1]; x++) {
-            int32_t top[3] = {-1, -1, -1};
-            for (int64_t e = g->consumers_at[x]; e < g->consumers_at[x + 1]; e++) {
-                int32_t c = g->consumers[e];
-                if (c == top[0] || c == top[1] || c == top[2]) continue;
-                double v = start[c] + dur[c] + tail[c];
-                for (int j = 0; j < 3; j++)
-                    if (top[j] < 0 || v > start[top[j]] + dur[top[j]] + tail[top[j]]) {
-                        for (int m = 2; m > j; m--) top[m] = top[m - 1];
-                        top[j] = c;
-                        break;
-                    }
-            }
-            if (top[1] < 0) continue;
-            double tr = min_lat + (double)g->outputs[x].bytes / max_bw;
-            for (int j = 0; j < 3; j++)
-                for (int m = j + 1; m < 3; m++) {
-                    int32_t a = top[j], b = top[m];
-                    if (b < 0) continue;
-                    fan = fmax(fan, fanout_pair(fu, tr, serial[u], start[a], dur[a], tail[a], start[b], dur[b],
-                                                tail[b]));
-                }
-        }
-    }
-    out->work_s = work_bound(t, g->n_ops, ds, mu, load, &out->work_uniform_s);
-    free(dur), free(start), free(tail), free(serial), free(t), free(mu), free(load);
     out->critical_path_s = cp;
-    out->fanout_s = fan;
-    out->bound_s = fmax(cp, fmax(out->work_s, fan));
+    out->fanout_s = fanout_bound(g, ds, start, dur, tail, serial);
+    out->work_s = work_bound(t, g->n_ops, ds, mu, load, &out->work_uniform_s);
+    out->bound_s = fmax(cp, fmax(out->work_s, out->fanout_s));
+    free(dur);
     return DP_STATUS_OK;
 }
