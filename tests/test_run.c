@@ -7,17 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dplace/common.h"
 #include "dplace/placement.h"
 #include "dplace/run.h"
 #include "dplace/zoo.h"
 #include "test_fixtures.h"
 #include "test_util.h"
-
-/* A deterministic generator for the tests' random graphs and placements. */
-static uint64_t lcg_next(uint64_t *s) {
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *s >> 33;
-}
 
 static dp_run_bound bound_of(const dp_graph *g, const dp_devices *ds, const dp_sim *sim) {
     dp_run_bound b;
@@ -120,7 +115,8 @@ static void test_work_weighted(void) {
 static void test_bound_below_every_placement(void) {
     dp_error err;
     dp_devices *ds = fixture_devices(2, (uint64_t)1 << 40, 1e10);
-    uint64_t seed = 7;
+    dp_rng rng;
+    dp_rng_seed(&rng, 7);
     int tighter = 0, weighted = 0;
     for (int trial = 0; trial < 1000; trial++) {
         dp_graph *g = dp_graph_init("random");
@@ -131,12 +127,12 @@ static void test_bound_below_every_placement(void) {
             int32_t op = dp_graph_add_op(g, name, "MatMul", NULL, NULL, &err);
             CHECK(op == i);
             for (int32_t j = 0; j < i; j++)
-                if (lcg_next(&seed) % 3 == 0) CHECK(dp_graph_add_input(g, op, j, 0, &err) == DP_STATUS_OK);
-            uint64_t bytes = lcg_next(&seed) % 2 ? (lcg_next(&seed) % 20) * 500000000ULL : 1000;
+                if (dp_rng_below(&rng, 3) == 0) CHECK(dp_graph_add_input(g, op, j, 0, &err) == DP_STATUS_OK);
+            uint64_t bytes = dp_rng_below(&rng, 2) ? dp_rng_below(&rng, 20) * 500000000ULL : 1000;
             CHECK(dp_graph_add_output_bytes(g, op, bytes, &err) == DP_STATUS_OK);
-            double gpu = 0.1 + (double)(lcg_next(&seed) % 20) * 0.1;
+            double gpu = 0.1 + (double)dp_rng_below(&rng, 20) * 0.1;
             CHECK(dp_graph_add_cost(g, op, "gpu", gpu, &err) == DP_STATUS_OK);
-            CHECK(dp_graph_add_cost(g, op, "cpu", gpu * (1 + (double)(lcg_next(&seed) % 4)), &err) ==
+            CHECK(dp_graph_add_cost(g, op, "cpu", gpu * (1 + (double)dp_rng_below(&rng, 4)), &err) ==
                   DP_STATUS_OK);
         }
         fixture_finalize(g);
@@ -161,7 +157,8 @@ static void test_bound_below_every_placement(void) {
  * benchmarks' machines never beat the bound. */
 static void test_bound_below_zoo_placements(void) {
     static const char *const cases[][2] = {{"gnmt4", "p100x4"}, {"rnnlm", "k40x2"}, {"inception_v3", "k40x4"}};
-    uint64_t seed = 11;
+    dp_rng rng;
+    dp_rng_seed(&rng, 11);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dp_error err;
         dp_graph *g = dp_zoo_build(cases[c][0], 0, &err);
@@ -176,7 +173,7 @@ static void test_bound_below_zoo_placements(void) {
         double best = INFINITY;
         for (int k = 0; k < 8; k++) {
             for (int32_t i = 0; i < g->n_ops; i++) {
-                int32_t d = k == 0 ? 1 : (int32_t)(lcg_next(&seed) % (uint64_t)ds->n_devices);
+                int32_t d = k == 0 ? 1 : (int32_t)dp_rng_below(&rng, (uint64_t)ds->n_devices);
                 while (!dp_placement_allowed(g, ds, i, d)) d = (d + 1) % ds->n_devices;
                 p[i] = d;
             }
