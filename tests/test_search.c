@@ -299,7 +299,7 @@ static void test_typed_units(void) {
     dp_search *s = search_new(&f, 1, 1);
     const search_level *L = NULL;
     for (int32_t k = 0; k < s->n_levels; k++)
-        if (s->level_kind[k] == 4) L = &s->level[k];
+        if (s->level_kind[k] == SEARCH_LEVEL_TYPED) L = &s->level[k];
     CHECK(L);
     dp_search_stats x;
     dp_search_get_stats(s, &x);

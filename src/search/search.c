@@ -223,6 +223,7 @@ void dp_search_get_stats(const dp_search *s, dp_search_stats *out) {
     }
     out->restarts = s->restarts;
     out->n_levels = s->n_levels;
+    _Static_assert(sizeof out->n_units / sizeof out->n_units[0] == SEARCH_LEVEL_COUNT, "units per level kind");
     for (int32_t k = 0; k < s->n_levels; k++) out->n_units[s->level_kind[k]] = s->level[k].u.n_units;
 }
 

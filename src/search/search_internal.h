@@ -7,7 +7,17 @@
 #include "dplace/search.h"
 #include "dplace/units.h"
 
-#define SEARCH_MAX_LEVELS 5
+/* The kinds of unit level, finest first (docs/search.md, "Units"). */
+typedef enum search_level_kind {
+    SEARCH_LEVEL_OP = 0, /* TensorFlow's colocation unit                          */
+    SEARCH_LEVEL_CHAIN,  /* single-consumer chains (the colocation grouper's rule) */
+    SEARCH_LEVEL_SCOPE,  /* a layer's forward scope                               */
+    SEARCH_LEVEL_PARENT, /* its parent scope                                      */
+    SEARCH_LEVEL_TYPED,  /* a parent scope's ops of one phase and type            */
+    SEARCH_LEVEL_COUNT
+} search_level_kind;
+
+#define SEARCH_MAX_LEVELS SEARCH_LEVEL_COUNT
 #define SEARCH_MAX_STARTS 16
 
 /* One level of units: the ops that move together, and where each may go. */
@@ -49,7 +59,7 @@ struct dp_search {
     int32_t n;                  /* ops                                       */
     int32_t n_levels;
     search_level level[SEARCH_MAX_LEVELS];
-    int32_t level_kind[SEARCH_MAX_LEVELS]; /* 0 op, 1 chain, 2 scope, 3 parent, 4 typed */
+    search_level_kind level_kind[SEARCH_MAX_LEVELS];
     dp_mask *op_mask;           /* [n] devices each op allows                */
     int32_t n_chains;
     search_chain *chain;

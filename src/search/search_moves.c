@@ -18,8 +18,11 @@ static const search_level *pick_level(const dp_search *s, dp_rng *r, const doubl
     return &s->level[s->n_levels - 1];
 }
 
-static const double random_w[SEARCH_MAX_LEVELS] = {0.5, 0.5, 2, 3, 2};
-static const double critical_w[SEARCH_MAX_LEVELS] = {3, 3, 2, 1, 2};
+/* Level weights by kind: op, chain, scope, parent, typed. */
+static const double random_w[] = {0.5, 0.5, 2, 3, 2};
+static const double critical_w[] = {3, 3, 2, 1, 2};
+_Static_assert(sizeof random_w / sizeof random_w[0] == SEARCH_LEVEL_COUNT, "a random-move weight per level kind");
+_Static_assert(sizeof critical_w / sizeof critical_w[0] == SEARCH_LEVEL_COUNT, "a critical-move weight per kind");
 
 /* A device of mask at random; -1 when the mask is empty. */
 static int32_t pick_device(dp_rng *r, dp_mask m) {

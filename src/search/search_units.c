@@ -29,22 +29,22 @@ static void uf_union(int32_t *par, int32_t a, int32_t b) {
     else par[a] = b;
 }
 
-/* The scope key of op: its devices and its forward scope, cut to its parent
- * when `parent` (a top-level scope stays whole), and with parent 2 its
- * phase (forward, gradient or clipping: how much of its scope
- * dp_graph_forward_scope cut) and its type; 0 when the op has no scope (it
- * stays alone). */
-static int scope_key(const dp_search *s, int32_t op, int parent, char *buf, size_t size) {
+/* The key of op at a scope level (kind SCOPE, PARENT or TYPED): its devices
+ * and its forward scope, cut to its parent above SCOPE (a top-level scope
+ * stays whole), and for TYPED its phase (forward, gradient or clipping: how
+ * much of its scope dp_graph_forward_scope cut) and its type; 0 when the op
+ * has no scope (it stays alone). */
+static int scope_key(const dp_search *s, int32_t op, search_level_kind kind, char *buf, size_t size) {
     const dp_op *o = &s->g->ops[op];
     if (o->scope < 0) return 0;
     const char *raw = dp_graph_str(s->g, o->scope), *fs = dp_graph_forward_scope(raw);
     size_t len = strlen(fs);
-    if (parent) { /* a top-level scope is its own parent */
+    if (kind != SEARCH_LEVEL_SCOPE) { /* a top-level scope is its own parent */
         const char *slash = strrchr(fs, '/');
         if (slash) len = (size_t)(slash - fs);
     }
     if (len == 0) return 0;
-    if (parent == 2) /* typed: the parent scope's ops of one phase (forward, gradient, clipping) and type */
+    if (kind == SEARCH_LEVEL_TYPED)
         snprintf(buf, size, "%llx|%.*s|%d|%d", (unsigned long long)s->op_mask[op], (int)len, fs, (int)(fs - raw),
                  (int)o->type);
     else
@@ -54,7 +54,8 @@ static int scope_key(const dp_search *s, int32_t op, int parent, char *buf, size
 
 /* The scope grouping: ops of one key together, colocation groups kept whole.
  * Fills group[n] (dense ids) and *n_groups. */
-static dp_status scope_groups(const dp_search *s, int parent, int32_t *group, int32_t *n_groups, dp_error *err) {
+static dp_status scope_groups(const dp_search *s, search_level_kind kind, int32_t *group, int32_t *n_groups,
+                              dp_error *err) {
     int32_t n = s->n, *par = malloc(sizeof(int32_t) * (size_t)n), *first = NULL, *coloc_first = NULL;
     int64_t cap = 0;
     dp_strtab *keys = dp_strtab_init();
@@ -68,7 +69,7 @@ static dp_status scope_groups(const dp_search *s, int parent, int32_t *group, in
         int32_t cg = s->g->coloc_group[i];
         if (cg >= 0 && coloc_first[cg] < 0) coloc_first[cg] = i;
         if (cg >= 0) uf_union(par, i, coloc_first[cg]);
-        if (!scope_key(s, i, parent, buf, sizeof buf)) continue;
+        if (!scope_key(s, i, kind, buf, sizeof buf)) continue;
         int64_t known = keys->n;
         int32_t id = dp_strtab_intern(keys, buf);
         if (id < 0 || dp_reserve((void **)&first, &cap, (int64_t)id + 1, sizeof(int32_t))) {
@@ -94,7 +95,8 @@ static dp_status scope_groups(const dp_search *s, int parent, int32_t *group, in
 /* Adds a level of the units of grouping group[n] (n_groups) as kind, unless
  * it has as many units as the level before it or its units cannot be
  * placed. */
-static dp_status add_level(dp_search *s, int32_t kind, const int32_t *group, int32_t n_groups, dp_error *err) {
+static dp_status add_level(dp_search *s, search_level_kind kind, const int32_t *group, int32_t n_groups,
+                           dp_error *err) {
     if (s->n_levels > 0 && s->level[s->n_levels - 1].u.n_units == n_groups) return DP_STATUS_OK;
     search_level *L = &s->level[s->n_levels];
     memset(L, 0, sizeof *L);
@@ -113,7 +115,7 @@ static dp_status add_level(dp_search *s, int32_t kind, const int32_t *group, int
         dp_units_free(&L->u);
         free(L->mask);
         L->mask = NULL;
-        return kind == 0 ? dp_error_set(err, e2.status, "%s", e2.msg) : DP_STATUS_OK;
+        return kind == SEARCH_LEVEL_OP ? dp_error_set(err, e2.status, "%s", e2.msg) : DP_STATUS_OK;
     }
     s->level_kind[s->n_levels++] = kind;
     return DP_STATUS_OK;
@@ -126,14 +128,14 @@ dp_status search_units_build(dp_search *s, dp_error *err) {
     for (int32_t i = 0; i < n; i++) s->op_mask[i] = dp_mask_op(s->g, s->ds, i);
     int32_t *group = malloc(sizeof(int32_t) * (size_t)(n + 1));
     if (!group) return dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory for units");
-    dp_status st = add_level(s, 0, NULL, 0, err);
+    dp_status st = add_level(s, SEARCH_LEVEL_OP, NULL, 0, err);
     dp_group_options go = dp_group_options_default();
     go.keep_unconstrained = 1;
     dp_error e2;
     if (!st && !dp_group_run(DP_GROUP_METHOD_COLOCATION, s->g, &go, group, &ng, &e2))
-        st = add_level(s, 1, group, ng, err);
-    for (int parent = 0; parent < 3 && !st; parent++)
-        if (!(st = scope_groups(s, parent, group, &ng, err))) st = add_level(s, 2 + parent, group, ng, err);
+        st = add_level(s, SEARCH_LEVEL_CHAIN, group, ng, err);
+    for (search_level_kind k = SEARCH_LEVEL_SCOPE; k <= SEARCH_LEVEL_TYPED && !st; k++)
+        if (!(st = scope_groups(s, k, group, &ng, err))) st = add_level(s, k, group, ng, err);
     free(group);
     return st;
 }
