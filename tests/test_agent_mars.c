@@ -82,7 +82,8 @@ static dp_agent_config small_mars(const char *preset) {
     dp_error err;
     const char *kv[][2] = {{"gcn-hidden", "8"}, {"hidden", "8"}, {"attn-dim", "8"}, {"dev-emb", "4"},
                            {"seg-len", "8"},     {"seg-keep", "1"}, {"pretrain-iters", "20"},
-                           {"txl-heads", "2"},   {"txl-inner", "8"}, {"txl-mem", "8"}};
+                           {"txl-heads", "2"},   {"txl-inner", "8"}, {"txl-mem", "8"},
+                           {"warm-start", "none"}}; /* the paper's start; the preset's warm start: test_ppo_finds_known_best */
     for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
         if (dp_agent_config_set(&c, kv[k][0], kv[k][1], &err) != 0) CHECK(0);
     return c;
@@ -277,11 +278,12 @@ static void test_pretraining(void) {
 }
 
 /* The Mars preset's PPO (20 samples, 4 minibatches, 3 epochs, clip 0.2,
- * entropy 0.001 on the mean entropy, Adam 3e-4) finds the known best of
- * the toy graph: a chain per GPU; so does mars-dplace, whose sequence prior
- * (depth-first order: a chain's ops follow each other; the previous op's
- * GPU favoured) samples better placements from the start (the first
- * update's best, the first 5 updates' mean). */
+ * entropy 0.001 on the mean entropy, Adam 3e-4) from the paper's uniform
+ * start finds the known best of the toy graph: a chain per GPU; so do
+ * mars-dplace, whose sequence prior (depth-first order: a chain's ops
+ * follow each other; the previous op's GPU favoured), and the preset's
+ * own imitation warm start, each sampling better placements from the
+ * start (the first update's best, the first 5 updates' mean). */
 static void test_ppo_finds_known_best(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("ppo");
@@ -297,8 +299,9 @@ static void test_ppo_finds_known_best(void) {
     double t_split = r.step_time_s;
     CHECK(t_split < 5.1);
     double plain_first = NAN, plain_mean = NAN;
-    for (int v = 0; v < 2; v++) {
-    dp_agent_config c = small_mars(v ? "mars-dplace" : "mars");
+    for (int v = 0; v < 3; v++) {
+    dp_agent_config c = small_mars(v == 1 ? "mars-dplace" : "mars");
+    if (v == 2) CHECK(dp_agent_config_set(&c, "warm-start", "best", &err) == 0); /* the preset's own start */
     dp_agent *a = make(g, ds, &c, 3);
     CHECK(a->placer->stick_mask == 0x6); /* the prior favours a previous GPU, never the CPU */
     const dp_run_state *s = dp_agent_get_state(a);
@@ -312,10 +315,11 @@ static void test_ppo_finds_known_best(void) {
         if (u < 5) mean_first += m / 5;
         if (u >= U - 5) mean_last += m / 5;
     }
-    printf("  %s: best after one update %.4f, after %d: %.4f (known best %.4f); mean sampled %.3f -> %.3f\n",
-           c.preset, first, U, s->best_s, t_split, mean_first, mean_last);
+    printf("  %s%s: best after one update %.4f, after %d: %.4f (known best %.4f); mean sampled %.3f -> %.3f\n",
+           c.preset, v == 2 ? " (warm start)" : "", first, U, s->best_s, t_split, mean_first, mean_last);
     CHECK(s->best_s <= t_split * (1 + 1e-3));
     CHECK(mean_last < mean_first);
+    if (v == 2) CHECK(s->warm_done == c.warm_steps && isfinite(s->warm_loss));
     if (v == 0) plain_first = first, plain_mean = mean_first;
     else CHECK(first < plain_first && mean_first < plain_mean);
     dp_agent_free(a);

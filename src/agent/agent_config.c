@@ -396,6 +396,11 @@ static void preset_mars(dp_agent_config *c) {
     c->fail_reward = -10.0;                           /* "an extremely long per-step time ... such as
                                                          100 seconds": -sqrt(100)                       */
     c->valid_only_after = 1000000000;                 /* every sample trains                            */
+    c->warm_start = DP_AGENT_WARM_BEST;               /* dplace's (DOPPLER's imitation warm start): the
+                                                         paper is silent on the placer's start, and from
+                                                         the uniform one the policy stayed random on the
+                                                         simulator (docs/agents.md, "Mars presets");
+                                                         --set warm-start=none is the paper's start       */
 }
 
 /* Mars without the Deep Graph Infomax pre-training (Table 2). */
