@@ -348,16 +348,21 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
 /* A run in one go equals: pre-training interrupted and saved, loaded,
  * finished, two updates, saved, loaded, three more; for the Mars preset,
  * its cross-entropy variant (ppo-ce on the op-level path), PPO ratios per
- * sequence (the reference's), REINFORCE and the Transformer-XL placer. */
+ * sequence (the reference's), REINFORCE, the Transformer-XL placer, and
+ * the preset's imitation warm start interrupted halfway through. */
 static void test_checkpoint_resume(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("ck");
     dp_error err;
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_agent_mars_%d.ck", (int)getpid());
-    for (int v = 0; v < 5; v++) {
+    for (int v = 0; v < 6; v++) {
         dp_agent_config c = small_mars(v == 4 ? "mars-trfxl" : "mars");
         if (v == 4) CHECK(dp_agent_config_set(&c, "hidden", "8", &err) == 0);
+        if (v == 5) { /* the preset's warm start, interrupted halfway through it */
+            CHECK(dp_agent_config_set(&c, "warm-start", "best", &err) == 0);
+            CHECK(dp_agent_config_set(&c, "warm-steps", "6", &err) == 0);
+        }
         if (v == 2) CHECK(dp_agent_config_set(&c, "ppo-ratio", "sequence", &err) == 0);
         if (v == 3) CHECK(dp_agent_config_set(&c, "algo", "reinforce", &err) == 0);
         CHECK(dp_agent_config_set(&c, "pretrain-iters", "6", &err) == 0);
@@ -368,12 +373,13 @@ static void test_checkpoint_resume(void) {
         }
         dp_agent *whole = make(g, ds, &c, 11), *part = make(g, ds, &c, 11);
         for (int u = 0; u < 5; u++) CHECK(dp_agent_update(whole, &err) == 0); /* pre-trains first */
-        CHECK(dp_agent_pretrain(part, 4, &err) == 0);
+        CHECK(dp_agent_pretrain(part, v == 5 ? 9 : 4, &err) == 0); /* v 5: the 6 DGI iterations, 3 warm steps */
         CHECK(dp_agent_save(part, path, &err) == 0);
         dp_agent_free(part);
         part = make(g, ds, &c, 11);
         CHECK(dp_agent_load(part, path, &err) == 0);
-        CHECK(dp_agent_get_state(part)->pretrain_done == 4);
+        CHECK_INT_EQ(dp_agent_get_state(part)->pretrain_done, v == 5 ? 6 : 4);
+        CHECK_INT_EQ(dp_agent_get_state(part)->warm_done, v == 5 ? 3 : 0);
         for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
         CHECK(dp_agent_save(part, path, &err) == 0);
         dp_agent_free(part);
