@@ -267,6 +267,7 @@ static void test_rewards_and_entropy(void) {
         dp_agent_config h = small("hp");
         CHECK(dp_agent_config_set(&h, "entropy", e ? "0.5" : "0", &err) == 0);
         CHECK(dp_agent_config_set(&h, "noise-updates", "0", &err) == 0);
+        CHECK(dp_agent_config_set(&h, "elite-moves", "0", &err) == 0); /* the seed's update: no cross-entropy step */
         dp_agent *b = dp_agent_init(one, ds, &h, &eo, 1, &err);
         CHECK(b);
         /* the first update: the baseline starts at the mean reward, so with
@@ -648,6 +649,7 @@ static void test_remote_evaluator(void) {
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_config c = small("hp");
+    CHECK(dp_agent_config_set(&c, "elite-moves", "0", &err) == 0); /* refinement needs the noiseless simulator */
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.sim.noise_sigma = 0.05, eo.sim.steps = 3, eo.threads = 2;
     dp_agent_eval_options weo = eo; /* a worker's: no cache, no remote */
@@ -904,6 +906,15 @@ static void test_config(void) {
     CHECK_NEAR(c.lr, 0.001, 1e-7); /* the paper's 0.1 (and 0.01) collapse the placer here: docs/agents.md */
     CHECK_NEAR(c.tanh_c, 5.0, 0);
     CHECK_NEAR(c.temperature, 10.0, 0);
+    /* dplace's refinement with a cross-entropy step on the best elite every
+     * update (session 12), as ColocRL's; EAGLE and Mars keep the seeds' */
+    CHECK(c.elite_moves == 100 && c.elite_walks == 2 && c.ce_every == 4 && c.ce_elites == 1 && c.ce_steps == 2);
+    const char *seeds_own[] = {"eagle", "mars"};
+    for (int p = 0; p < 2; p++) {
+        dp_agent_config o;
+        CHECK(dp_agent_preset(seeds_own[p], &o) == 0);
+        CHECK(o.elite_moves == 0 && o.ce_every == 50 && o.ce_elites == 5 && o.ce_steps == 1);
+    }
     CHECK(dp_agent_config_set(&c, "grouper", "metis", &err) == 0 && c.grouper == DP_AGENT_GROUPER_KIND_METIS);
     CHECK(dp_agent_config_set(&c, "grouper", "nonsense", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "learned, colocation, metis");
