@@ -135,11 +135,17 @@ expect 2 "needs at least 3 ranks" -- $MPIRUN -n 2 "$D" optimize $A --updates 1 -
 # shellcheck disable=SC2086
 test_stop_usr1() {
 for mode in "sync" "async --controllers 2"; do
-  rm -f "$T/u.ck"
+  rm -f "$T/u.ck" "$T/u.csv"
   $MPIRUN -n 4 "$D" optimize $G $SMALL --baselines none --quiet --updates 100000 --log "$T/u.csv" \
     --checkpoint "$T/u.ck" --checkpoint-every 100000 --mpi $mode >"$T/u.out" 2>&1 &
   job=$!
-  sleep 3
+  # signal once rank 0 logs its first sample: a SIGUSR1 that reaches mpirun
+  # before it has started the ranks is forwarded to none of them, and a fixed
+  # sleep lost that race on a loaded machine (the run then went on to its
+  # 100,000 updates)
+  i=0
+  while [ "$(cat "$T/u.csv" 2>/dev/null | wc -l)" -lt 2 ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+  [ $i -lt 1200 ] || bad "--mpi $mode: no sample logged within 120 s"
   kill -USR1 $job
   wait $job
   rc=$?
