@@ -6,13 +6,13 @@
  * remote function, when set, evaluates the placements that missed the
  * cache instead of the threads (a distributed run's workers). */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agent/agent_internal.h"
+#include "common/util.h"
 #include "dplace/measure.h"
 #include "dplace/placement.h"
 
@@ -188,18 +188,6 @@ static void eval_measure_one(agent_eval *e, int32_t t, const int32_t *p, agent_r
         r->reason[0] = 0;
 }
 
-void agent_run_jobs(void *(*fn)(void *), void *jobs, size_t size, int32_t n) {
-    pthread_t th[n > 1 ? n : 1];
-    int32_t started = 0;
-    for (int32_t t = 1; t < n; t++) {
-        if (pthread_create(&th[t], NULL, fn, (char *)jobs + (size_t)t * size)) break;
-        started = t;
-    }
-    fn(jobs);
-    for (int32_t t = started + 1; t < n; t++) fn((char *)jobs + (size_t)t * size); /* threads that did not start */
-    for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
-}
-
 static void *eval_thread(void *arg) {
     eval_job *j = arg;
     agent_eval *e = j->e;
@@ -246,7 +234,7 @@ static dp_status eval_local(agent_eval *e, const int32_t *place, int32_t K, cons
     eval_job jobs[e->T];
     for (int32_t t = 0; t < e->T; t++)
         jobs[t] = (eval_job){.e = e, .t = t, .K = K, .place = place, .h1 = h1, .todo = todo, .res = res};
-    agent_run_jobs(eval_thread, jobs, sizeof jobs[0], e->T < K ? e->T : K > 1 ? K : 1);
+    dp_run_jobs(eval_thread, jobs, sizeof jobs[0], e->T < K ? e->T : K > 1 ? K : 1);
     for (int32_t t = 0; t < e->T; t++)
         if (jobs[t].st) {
             if (err) *err = jobs[t].err;

@@ -100,10 +100,6 @@ void agent_eval_free(agent_eval *e);
 dp_status agent_eval_run(agent_eval *e, const int32_t *place, int32_t K, agent_result *res, int *cached,
                          int *cancelled, dp_error *err);
 void agent_eval_cache_stats(const agent_eval *e, int64_t *lookups, int64_t *hits);
-/* Runs fn on each of n jobs (jobs: an array of n elements of size bytes):
- * job 0 on this thread, the others on threads of their own, or here after
- * job 0 when a thread cannot be made; returns when every job has run. */
-void agent_run_jobs(void *(*fn)(void *), void *jobs, size_t size, int32_t n);
 /* An evaluator's result r from a simulation's (the overflow of an
  * out-of-memory one: the worst device's peak / capacity). */
 void agent_result_from_sim(const dp_sim_result *sr, agent_result *r);

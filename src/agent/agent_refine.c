@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "agent/agent_internal.h"
+#include "common/util.h"
 
 void agent_refine_free(agent_refine *r) {
     for (int32_t w = 0; w < r->n_walks; w++) {
@@ -246,7 +247,7 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     int32_t nt = a->eo.threads < 1 ? 1 : a->eo.threads < n ? a->eo.threads : n;
     walk_job jobs[nt];
     for (int32_t t = 0; t < nt; t++) jobs[t] = (walk_job){a, t, nt, n, DP_STATUS_OK, {0}};
-    agent_run_jobs(walk_thread, jobs, sizeof jobs[0], nt);
+    dp_run_jobs(walk_thread, jobs, sizeof jobs[0], nt);
     for (int32_t t = 0; t < nt; t++)
         if (jobs[t].st) {
             *err = jobs[t].err;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,4 +292,16 @@ double dp_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void dp_run_jobs(void *(*fn)(void *), void *jobs, size_t size, int32_t n) {
+    pthread_t th[n > 1 ? n : 1];
+    int32_t started = 0;
+    for (int32_t t = 1; t < n; t++) {
+        if (pthread_create(&th[t], NULL, fn, (char *)jobs + (size_t)t * size)) break;
+        started = t;
+    }
+    fn(jobs);
+    for (int32_t t = started + 1; t < n; t++) fn((char *)jobs + (size_t)t * size); /* threads that did not start */
+    for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
 }

@@ -1,5 +1,5 @@
 /* Internal helpers shared by the modules: growable arrays, string hashing
- * and interning, and atomic file output. Not part of the public API. */
+ * and interning, atomic file output, a clock and a thread fan-out. Not part of the public API. */
 #ifndef DPLACE_UTIL_H
 #define DPLACE_UTIL_H
 
@@ -76,5 +76,10 @@ char *dp_strdup(const char *s);
 
 /* Monotonic wall clock in seconds. */
 double dp_now_s(void);
+
+/* Runs fn on each of n jobs (jobs: an array of n elements of size bytes):
+ * job 0 on this thread, the others on threads of their own, or here after
+ * job 0 when a thread cannot be made; returns when every job has run. */
+void dp_run_jobs(void *(*fn)(void *), void *jobs, size_t size, int32_t n);
 
 #endif

@@ -3,7 +3,6 @@
  * chain's moves, on threads, then the shared best, restarts and the run
  * driver's view). */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,28 +270,23 @@ static void chain_step(dp_search *s, search_chain *c) {
     c->temp = fmax(c->temp * s->opt.decay, s->opt.t0 * s->opt.t_min);
 }
 
+typedef struct chain_job {
+    dp_search *s;
+    search_chain *c;
+} chain_job;
+
 static void *chain_thread(void *arg) {
-    void **a = arg;
-    chain_step(a[0], a[1]);
+    chain_job *j = arg;
+    chain_step(j->s, j->c);
     return NULL;
 }
 
-/* Every chain's step: chain 0 on this thread, the others on threads of
- * their own (or here, when a thread cannot be made). */
+/* Every chain's step, each on a thread of its own (dp_run_jobs). */
 static void chains_step(dp_search *s) {
     int32_t T = s->n_chains;
-    pthread_t th[T > 1 ? T : 1];
-    void *args[T > 1 ? T : 1][2];
-    int started[T > 1 ? T : 1];
-    for (int32_t c = 1; c < T; c++) {
-        args[c][0] = s, args[c][1] = &s->chain[c];
-        started[c] = pthread_create(&th[c], NULL, chain_thread, args[c]) == 0;
-    }
-    chain_step(s, &s->chain[0]);
-    for (int32_t c = 1; c < T; c++) {
-        if (started[c]) pthread_join(th[c], NULL);
-        else chain_step(s, &s->chain[c]);
-    }
+    chain_job jobs[T > 1 ? T : 1];
+    for (int32_t c = 0; c < T; c++) jobs[c] = (chain_job){s, &s->chain[c]};
+    dp_run_jobs(chain_thread, jobs, sizeof jobs[0], T);
 }
 
 /* Sets chain c to the c-th best start (round robin), the first step. */
