@@ -977,6 +977,10 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
     dp_error err;
     dp_error_clear(&err);
     int32_t rank = 0;
+    /* mpirun forwards SIGUSR1 to every rank: caught from before MPI_Init on,
+     * since one arriving while the ranks start killed them (exit 138, no
+     * checkpoint; measured 0.15-0.3 s after the launch) */
+    signal(SIGUSR1, on_signal);
     dp_dist *dist =
         dp_dist_init(argc, argv, (dp_dist_mode)dp_dist_mode_parse(o->mpi), (int32_t)o->controllers, &rank, &err);
     /* said once, by rank 0; the other ranks leave quietly with 0 on bad input, since a rank that exits non-zero
@@ -984,10 +988,13 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
     if (!dist) return rank > 0 ? (err.status == DP_STATUS_INVALID ? CLI_EXIT_OK : 1) : cli_report(&err);
     int rc;
     dp_dist_role role = dp_dist_get_role(dist);
-    /* mpirun forwards SIGUSR1 to every rank: rank 0 stops as on SIGINT in one
-     * process (the step in flight finished or abandoned, the checkpoint
-     * written); the others wait to be stopped by it */
-    signal(SIGUSR1, dp_dist_rank(dist) == 0 ? on_signal : SIG_IGN);
+    /* rank 0 stops as on SIGINT in one process (the step in flight finished
+     * or abandoned, the checkpoint written); the others wait to be stopped by
+     * it, forgetting a SIGUSR1 caught during the start */
+    if (dp_dist_rank(dist) > 0) {
+        signal(SIGUSR1, SIG_IGN);
+        if (g_stop == SIGUSR1) g_stop = 0;
+    }
     if (o->search && dp_dist_rank(dist) > 0) rc = optimize_search_rank(o, dist);
     else if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
     else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, cfg, dist);
