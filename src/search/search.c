@@ -283,8 +283,8 @@ static void *chain_thread(void *arg) {
 
 /* Every chain's step, each on a thread of its own (dp_run_jobs). */
 static void chains_step(dp_search *s) {
-    int32_t T = s->n_chains;
-    chain_job jobs[T > 1 ? T : 1];
+    int32_t T = s->n_chains; /* >= 1: options_problem */
+    chain_job jobs[T];
     for (int32_t c = 0; c < T; c++) jobs[c] = (chain_job){s, &s->chain[c]};
     dp_run_jobs(chain_thread, jobs, sizeof jobs[0], T);
 }
