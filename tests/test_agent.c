@@ -40,7 +40,7 @@ static int32_t add(dp_graph *g, const char *name, const char *scope, double secs
  * ColocRL's rule (an op consumed by one single op joins it) does not fold
  * the chains into the join. Op order: in, chain0 (op, side) x 4, chain1
  * (op, side) x 4, join. */
-static dp_graph *two_chains(uint64_t params) {
+static dp_graph *two_chains_bytes(uint64_t params, uint64_t inner_bytes) {
     dp_graph *g = dp_graph_init("two_chains");
     int32_t in = add(g, "in", "input", 0.001, 1024, 0, -1);
     int32_t ends[2];
@@ -50,7 +50,7 @@ static dp_graph *two_chains(uint64_t params) {
             char name[32], scope[32];
             snprintf(name, sizeof name, "chain%d/op%d", c, k);
             snprintf(scope, sizeof scope, "chain%d/cell%d", c, k);
-            prev = add(g, name, scope, 1.0, 1024, k == 0 ? params : 0, prev);
+            prev = add(g, name, scope, 1.0, k < 3 ? inner_bytes : 1024, k == 0 ? params : 0, prev);
             snprintf(name, sizeof name, "chain%d/side%d", c, k);
             add(g, name, scope, 0.001, 16, 0, prev);
         }
@@ -66,6 +66,8 @@ static dp_graph *two_chains(uint64_t params) {
     fixture_finalize(g);
     return g;
 }
+
+static dp_graph *two_chains(uint64_t params) { return two_chains_bytes(params, 1024); }
 
 /* A chain of 8 one-second ops with 1 GB outputs: any split adds 0.1 s
  * transfers, so the best is every op on one GPU (8 s). */
@@ -757,9 +759,11 @@ static void test_checkpoint_resume(void) {
  * update log gets their figures; one thread and two give the same run; a
  * run resumed from a checkpoint ends as the uninterrupted one; a protocol
  * with noise is refused, naming the setting. */
-static void check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp) {
+/* Checks the update's walks; returns how many moves were kept grown
+ * into chains (elite-chain). */
+static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp) {
     const dp_run_state *s = dp_agent_get_state(a);
-    int32_t sims = 0;
+    int32_t sims = 0, chained = 0;
     double refined = INFINITY, prev = -INFINITY;
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
         const agent_walk *r = &a->refine.walk[w];
@@ -768,14 +772,15 @@ static void check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, in
         double start = agent_refine_score(&a->res[r->from]);
         CHECK(start >= prev); /* walk w from the w-th best sample */
         prev = start;
-        CHECK(r->sims > 0 && r->sims <= a->cfg.elite_moves);
+        CHECK(r->sims > 0 && r->sims <= a->cfg.elite_moves * (1 + a->cfg.elite_chain));
         CHECK(agent_refine_score(&r->res) <= start);
         dp_sim_result full = fixture_simulate(g, ds, r->place);
         CHECK(full.step_time_s == r->res.step_time_s);
         CHECK_INT_EQ(full.valid, r->res.valid);
         agent_expand(a, a->enc->choice, r->devs, tmp);
         CHECK(memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0);
-        sims += r->sims;
+        sims += r->sims, chained += r->chained;
+        CHECK(a->cfg.elite_chain > 0 || r->chained == 0);
         if (r->res.valid) {
             refined = fmin(refined, r->res.step_time_s);
             CHECK(s->best_s <= r->res.step_time_s);
@@ -792,6 +797,7 @@ static void check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, in
     }
     CHECK_INT_EQ(s->upd.elite_sims, sims);
     CHECK(isinf(refined) ? isnan(s->upd.elite_s) : s->upd.elite_s == refined);
+    return chained;
 }
 
 static void test_refine(void) {
@@ -801,7 +807,8 @@ static void test_refine(void) {
     dp_agent_eval_options eo = dp_agent_eval_options_default(), eo2 = eo;
     eo2.threads = 2;
     /* post: PPO over one batch; hp: REINFORCE; eagle: PPO over two
-     * minibatches (B < K); the last three with elite-train */
+     * minibatches (B < K); the last three with elite-train; hp's moves
+     * grown into chains (elite-chain) */
     const char *presets[] = {"post", "hp", "post", "hp", "eagle"};
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
@@ -809,6 +816,7 @@ static void test_refine(void) {
         dp_agent_config c = small(presets[p]);
         if (p >= 2) CHECK(dp_agent_config_set(&c, "elite-train", "yes", &err) == 0);
         if (p == 4) CHECK(dp_agent_config_set(&c, "ppo-minibatches", "2", &err) == 0);
+        if (p == 1 || p == 3) CHECK(dp_agent_config_set(&c, "elite-chain", "3", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-near", "0.5", &err) == 0);
@@ -845,6 +853,38 @@ static void test_refine(void) {
         CHECK(dp_agent_init(g, ds, &c, &noisy, 3, &err) == NULL);
         CHECK_INT_EQ(err.status, DP_STATUS_INVALID);
         CHECK_STR_CONTAINS(err.msg, "elite-moves");
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* elite-chain: on chains whose inner transfers (10 s) cost more than
+ * their ops (1 s), moving one element of a chain to the other GPU is
+ * slower, while the whole chain there halves the step: the walks keep
+ * grown moves only with elite-chain, exactly simulated. */
+static void test_refine_chain(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e7);
+    dp_graph *g = two_chains_bytes(0, 100000000);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    for (int chain = 0; chain <= 3; chain += 3) {
+        dp_agent_config c = small("hp");
+        char v[8];
+        snprintf(v, sizeof v, "%d", chain);
+        CHECK(dp_agent_config_set(&c, "elite-chain", v, &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
+        CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err);
+        CHECK(a);
+        int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N), chained = 0;
+        for (int u = 0; u < 8; u++) {
+            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+            chained += check_walks(g, ds, a, tmp);
+        }
+        if (chain == 0) CHECK_INT_EQ(chained, 0);
+        else CHECK(chained > 0);
+        free(tmp);
+        dp_agent_free(a);
     }
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -1021,6 +1061,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_refine);
+    TEST_RUN(test_refine_chain);
     TEST_RUN(test_refine_train);
     TEST_RUN(test_presets_find_known_best);
     return test_end();

@@ -51,6 +51,8 @@
 extern "C" {
 #endif
 
+#define DP_AGENT_CHAIN_MAX 64 /* the most elements elite-chain adds to a move */
+
 typedef enum dp_agent_grouper_kind {
     DP_AGENT_GROUPER_KIND_LEARNED = 0, /* feed-forward grouper, trained jointly */
     DP_AGENT_GROUPER_KIND_COLOCATION,  /* dp_group colocation (fixed)          */
@@ -270,6 +272,13 @@ typedef struct dp_agent_config {
     float elite_near;      /* share of the other moves that take an element to the
                                device of an op one of its ops reads from or
                                feeds (the others: a device at random)        */
+    int32_t elite_chain;   /* > 0: a move that makes the placement slower
+                               grows, up to this many more elements, along
+                               the data flow (each time a neighbouring
+                               element not on the target device joins it),
+                               and is kept at the first length that is no
+                               slower (0: single-element moves only; at
+                               most DP_AGENT_CHAIN_MAX)                     */
     int elite_train;       /* the update's training (REINFORCE or PPO) reads
                                each walk's end, when faster, in place of the
                                sample it started from: its devices, its

@@ -271,6 +271,7 @@ typedef struct agent_walk {
     int path_ok;           /* path is the current placement's                   */
     int32_t from;          /* the sample it started from (-1: none this update) */
     int32_t sims;          /* moves simulated this update                       */
+    int32_t chained;       /* moves kept this update after growing (elite-chain) */
 } agent_walk;
 
 typedef struct agent_refine {

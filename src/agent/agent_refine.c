@@ -1,8 +1,9 @@
 /* Elite refinement (elite-moves > 0): dplace's expert iteration. After an
  * update's samples are evaluated, the best of them are improved by greedy
  * walks over element moves (one element of the policy's sequence to
- * another device), each judged by the simulator through a delta evaluator
- * and kept when the placement is no slower; the walks' ends join the
+ * another device; with elite-chain, grown along the data flow while it is
+ * slower), each judged by the simulator through a delta evaluator and
+ * kept when the placement is no slower; the walks' ends join the
  * elites that the cross-entropy step imitates. A walk changes element
  * devices only, under the update's grouping, so its end is a placement the
  * policy can sample and imitate exactly (an op-level search's result would
@@ -89,11 +90,10 @@ static void refine_elements(dp_agent *a) {
 }
 
 /* The ops of element t that change device in walk k when t goes to device
- * d (each to d, or its unit's first allowed device) into k's mv_op/mv_dev;
- * returns how many. */
-static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t d) {
+ * d (each to d, or its unit's first allowed device) appended to k's
+ * mv_op/mv_dev after the first n; returns the new count. */
+static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t d, int32_t n) {
     const agent_refine *r = &a->refine;
-    int32_t n = 0;
     for (int32_t e = r->at[t]; e < r->at[t + 1]; e++) {
         int32_t i = r->ops[e];
         dp_mask m = a->unit_mask[a->units.unit_of[i]];
@@ -103,20 +103,40 @@ static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t 
     return n;
 }
 
-/* A neighbour's device for element t in walk k: an op of t at random, then
- * one of the ops it reads from or feeds at random; -1 when that op has none
- * or is on the element's device already. */
-static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
-    const agent_refine *r = &a->refine;
-    const dp_graph *g = a->g;
-    int32_t i = r->ops[r->at[t] + (int32_t)dp_rng_below(&k->rng, (uint64_t)(r->at[t + 1] - r->at[t]))];
+/* An op that op i reads from or feeds, drawn by walk k; -1 when it has none. */
+static int32_t refine_neighbour(const dp_graph *g, agent_walk *k, int32_t i) {
     const dp_op *o = &g->ops[i];
     int64_t c0 = g->consumers_at[g->tensor_at[i]], c1 = g->consumers_at[g->tensor_at[i + 1]];
     int64_t n = o->n_inputs + (c1 - c0);
     if (n == 0) return -1;
     int64_t e = (int64_t)dp_rng_below(&k->rng, (uint64_t)n);
-    int32_t j = e < o->n_inputs ? g->inputs[o->inputs_at + e].op : g->consumers[c0 + e - o->n_inputs];
-    return k->place[j] == k->devs[t] ? -1 : k->place[j];
+    return e < o->n_inputs ? g->inputs[o->inputs_at + e].op : g->consumers[c0 + e - o->n_inputs];
+}
+
+/* The element that grows walk k's move of chain[0..n_chain) to device d
+ * (its n moved ops in mv_op): a moved op at random, then an op it reads
+ * from or feeds; its element when that is not on d and not in the chain
+ * (up to 8 draws); -1 when none was found. */
+static int32_t chain_next(const dp_agent *a, agent_walk *k, int32_t n, int32_t d, const int32_t *chain,
+                          int32_t n_chain) {
+    for (int32_t draw = 0; draw < 8 && n > 0; draw++) {
+        int32_t j = refine_neighbour(a->g, k, k->mv_op[dp_rng_below(&k->rng, (uint64_t)n)]);
+        if (j < 0) continue;
+        int32_t e = element_of(a, j), seen = k->devs[e] == d;
+        for (int32_t c = 0; c < n_chain && !seen; c++) seen = chain[c] == e;
+        if (!seen) return e;
+    }
+    return -1;
+}
+
+/* A neighbour's device for element t in walk k: an op of t at random, then
+ * one of the ops it reads from or feeds at random; -1 when that op has none
+ * or is on the element's device already. */
+static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
+    const agent_refine *r = &a->refine;
+    int32_t i = r->ops[r->at[t] + (int32_t)dp_rng_below(&k->rng, (uint64_t)(r->at[t + 1] - r->at[t]))];
+    int32_t j = refine_neighbour(a->g, k, i);
+    return j < 0 || k->place[j] == k->devs[t] ? -1 : k->place[j];
 }
 
 /* A move read off walk k's critical path (the base's, simulated again with
@@ -155,7 +175,9 @@ static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t 
 }
 
 /* Walk k from its start (devs, place set): cfg.elite_moves moves, each kept
- * when the score does not rise; the end's evaluation in k->res. */
+ * when the score does not rise (a slower one first grown by up to
+ * cfg.elite_chain neighbouring elements, one simulation each); the end's
+ * evaluation in k->res. */
 static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     const agent_refine *r = &a->refine;
     int32_t D = a->D, n_el = r->n_nonempty;
@@ -180,16 +202,26 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
             d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(D - 1));
             if (d >= k->devs[t]) d++;
         }
-        int32_t n = refine_move(a, k, t, d);
-        if (n == 0 || dp_sim_delta_surely_oom(k->d, n, k->mv_op, k->mv_dev)) continue;
-        if ((st = dp_sim_delta_try(k->d, n, k->mv_op, k->mv_dev, &sr, err))) return st;
-        k->sims++;
+        /* the move of chain[0..n_chain) to d, grown while slower (elite-chain) */
+        int32_t chain[1 + DP_AGENT_CHAIN_MAX], n_chain = 1, n = refine_move(a, k, t, d, 0);
+        chain[0] = t;
         agent_result res;
-        agent_result_from_sim(&sr, &res);
-        double s = agent_refine_score(&res);
+        double s = INFINITY;
+        for (;;) {
+            if (n == 0 || dp_sim_delta_surely_oom(k->d, n, k->mv_op, k->mv_dev)) break;
+            if ((st = dp_sim_delta_try(k->d, n, k->mv_op, k->mv_dev, &sr, err))) return st;
+            k->sims++;
+            agent_result_from_sim(&sr, &res);
+            s = agent_refine_score(&res);
+            if (s <= cur_score || n_chain > a->cfg.elite_chain) break;
+            int32_t e = chain_next(a, k, n, d, chain, n_chain);
+            if (e < 0) break;
+            chain[n_chain++] = e, n = refine_move(a, k, e, d, n);
+        }
         if (!(s <= cur_score)) continue;
         if ((st = dp_sim_delta_accept(k->d, err))) return st;
-        cur = res, cur_score = s, k->devs[t] = d, k->path_ok = 0;
+        cur = res, cur_score = s, k->path_ok = 0, k->chained += n_chain > 1;
+        for (int32_t c = 0; c < n_chain; c++) k->devs[chain[c]] = d;
         for (int32_t e = 0; e < n; e++) k->place[k->mv_op[e]] = k->mv_dev[e];
     }
     k->res = cur;
@@ -233,7 +265,7 @@ static void *walk_thread(void *arg) {
 
 dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
-    for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = -1, r->walk[w].sims = 0;
+    for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = -1, r->walk[w].sims = 0, r->walk[w].chained = 0;
     if (a->cfg.elite_moves <= 0) return DP_STATUS_OK;
     int32_t n = refine_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;

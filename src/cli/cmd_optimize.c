@@ -61,7 +61,9 @@ static const char DESCRIPTION[] =
     "\n"
     "agents (docs/agents.md lists every hyperparameter and its source):\n"
     "  hp        Hierarchical Planner (seed 001): learned feed-forward grouper (256 groups),\n"
-    "            seq2seq placer with attention after the decoder, REINFORCE (default)\n"
+    "            seq2seq placer with attention after the decoder, REINFORCE; its elites\n"
+    "            refined by the simulator, slower moves grown along the data flow (dplace's;\n"
+    "            --set elite-moves=0: the seed's) (default)\n"
     "  colocrl   ColocRL (seed 004): colocation + per-cell/branch groups, seq2seq placer,\n"
     "            REINFORCE with a simple moving-average baseline and a failing signal;\n"
     "            its elites refined by the simulator (dplace's; --set elite-moves=0: the seed's)\n"
@@ -582,11 +584,15 @@ static void print_header(const summary *m) {
            (long long)s->updates, (long long)s->samples, t1, s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0,
            s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
            s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
-    if (cfg->elite_moves > 0)
-        printf("refined    the elites by %d walk%s of %d moves per update from the best samples: %lld simulations "
+    if (cfg->elite_moves > 0) {
+        char grown[64] = "";
+        if (cfg->elite_chain > 0)
+            snprintf(grown, sizeof grown, ", a slower move grown by up to %d elements", (int)cfg->elite_chain);
+        printf("refined    the elites by %d walk%s of %d moves per update from the best samples%s: %lld simulations "
                "this run (dplace's elite refinement)\n",
-               (int)cfg->elite_walks, cfg->elite_walks > 1 ? "s" : "", (int)cfg->elite_moves,
+               (int)cfg->elite_walks, cfg->elite_walks > 1 ? "s" : "", (int)cfg->elite_moves, grown,
                (long long)m->elite_sims);
+    }
     if (s->warm_done > 0 && s->warm_from)
         printf("warm start %lld steps imitating %s's placement (%.6f s); -log p of it %.4g after\n",
                (long long)s->warm_done, s->warm_from, s->warm_target_s, s->warm_loss);
