@@ -289,6 +289,46 @@ static void test_rewards_and_entropy(void) {
     dp_devices_free(ds);
 }
 
+/* An optimiser step whose gradient norm is not finite (a backward that
+ * overflowed) is skipped: parameters, Adam moments and step count stay as
+ * they were; a finite one is taken and clipped per network. */
+static void test_optimizer_skips_nonfinite(void) {
+    dp_nn_tensor_spec s[2] = {{"encoder", 3, DP_NN_INIT_CONST, 1.0f}, {"placer", 2, DP_NN_INIT_CONST, 2.0f}};
+    dp_nn_params p;
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    CHECK(dp_nn_params_init(&p, s, 2, &rng, NULL) == DP_STATUS_OK);
+    dp_nn_adam adam = dp_nn_adam_default();
+    dp_agent_config c;
+    CHECK(dp_agent_preset("hp", &c) == 0);
+    CHECK(c.clip > 0 && c.clip_per_network);
+    const float bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++)
+        for (size_t at = 0; at < p.count; at++) {
+            for (size_t i = 0; i < p.count; i++) p.grad[i] = 0.5f;
+            p.grad[at] = bad[b];
+            double norms[2];
+            CHECK_INT_EQ(agent_optimizer_step(&p, &adam, &c, 1, 0.1f, 0.1f, norms), 0);
+            CHECK(!isfinite(norms[at < 3 ? 0 : 1]));
+            CHECK_INT_EQ(p.step, 0);
+            for (size_t i = 0; i < p.count; i++) {
+                CHECK_NEAR(p.data[i], i < 3 ? 1.0 : 2.0, 0.0);
+                CHECK_NEAR(p.m[i], 0.0, 0.0);
+                CHECK_NEAR(p.v[i], 0.0, 0.0);
+            }
+        }
+    for (size_t i = 0; i < p.count; i++) p.grad[i] = 100.0f; /* norms sqrt(3) 100 and sqrt(2) 100, clipped to 1 */
+    double norms[2];
+    CHECK_INT_EQ(agent_optimizer_step(&p, &adam, &c, 1, 0.1f, 0.1f, norms), 1);
+    CHECK_NEAR(norms[0], 100.0 * sqrt(3.0), 1e-3);
+    CHECK_NEAR(norms[1], 100.0 * sqrt(2.0), 1e-3);
+    CHECK_INT_EQ(p.step, 1);
+    CHECK_NEAR(p.data[0], 0.9, 1e-6); /* Adam's first step: lr along the gradient's sign */
+    CHECK_NEAR(p.data[3], 1.9, 1e-6);
+    CHECK_NEAR(p.m[0], 0.1 / sqrt(3.0), 1e-6); /* the clipped gradient 1/sqrt(3) */
+    dp_nn_params_free(&p);
+}
+
 /* Logit noise only for the first noise_updates updates, and it changes what
  * is sampled. */
 static void test_noise_schedule(void) {
@@ -1056,6 +1096,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_grouper_prior);
     TEST_RUN(test_cross_entropy_and_post);
     TEST_RUN(test_noise_schedule);
+    TEST_RUN(test_optimizer_skips_nonfinite);
     TEST_RUN(test_rewards_and_entropy);
     TEST_RUN(test_baseline);
     TEST_RUN(test_failing_signal_and_valid_only);

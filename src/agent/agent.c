@@ -402,8 +402,9 @@ static void backward(dp_agent *a, agent_placer *p, const int32_t *devs, const fl
  * at lr; the networks' gradient norms go to the update's sums. */
 static void optimizer_step_at(dp_agent *a, float lr_encoder, float lr) {
     double norms[2];
-    agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr_encoder, lr, norms);
-    a->norm_sum[0] += norms[0], a->norm_sum[1] += norms[1];
+    if (!agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr_encoder, lr, norms))
+        a->steps_skipped++;
+    a->norm_sum[0] += norms[0], a->norm_sum[1] += norms[1]; /* a skipped step's inf shows in the log */
     a->n_steps++;
 }
 
@@ -655,9 +656,19 @@ static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
             return st;
         }
     }
-    s->warm_loss = imitate(a, a->warm_choice, a->warm_devs, 1, (int32_t)left, a->cfg.warm_lr);
-    if (isnan(s->warm_loss)) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
-    s->warm_done += left;
+    if (!agent_placer_one(a)) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
+    for (int64_t i = 0; i < left; i++) { /* a step at a time, to stop at the first that diverges */
+        int64_t skipped = a->steps_skipped;
+        double loss = imitate(a, a->warm_choice, a->warm_devs, 1, 1, a->cfg.warm_lr);
+        if (a->steps_skipped > skipped || !isfinite(loss))
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "warm start: diverged at step %lld of %lld (the gradient of -log p of %s's placement "
+                                "is not finite; the step was not taken): lower --set warm-lr (now %g)",
+                                (long long)s->warm_done + 1, (long long)s->warm_steps,
+                                s->warm_from ? s->warm_from : "the baseline", (double)a->cfg.warm_lr);
+        s->warm_loss = loss;
+        s->warm_done++;
+    }
     if (s->warm_done == s->warm_steps) pretrain_finish(a); /* (no DGI keep: only the optimiser reset) */
     return DP_STATUS_OK;
 }

@@ -239,9 +239,11 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
  * and the placer's each on their own with clip_per_network, else all at
  * once) and takes one Adam step, the encoder's network at lr_encoder and
  * the placer's at lr; norms[2] (may be NULL) gets the two networks'
- * gradient norms before clipping. */
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
-                          float lr_encoder, float lr, double *norms);
+ * gradient norms before clipping. Returns 1, or 0 without a step (the
+ * parameters, moments and step count as they were) when a norm is not
+ * finite: a backward that overflowed would turn every parameter NaN. */
+int agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+                         float lr_encoder, float lr, double *norms);
 
 /* The best distinct placements so far, best first (cross-entropy over elites). */
 typedef struct agent_elites {
@@ -335,6 +337,7 @@ struct dp_agent {
     float samp_enc;          /* and the encoder's                                  */
     double norm_sum[2];      /* gradient norms of this update's optimiser steps    */
     int32_t n_steps;
+    int64_t steps_skipped;   /* optimiser steps skipped, their gradient not finite */
     int32_t *place;          /* [K, N]                                           */
     agent_result *res;       /* [K]                                              */
     int *cached;             /* [K]                                              */

@@ -44,15 +44,17 @@ void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r)
     b->have = 1;
 }
 
-void agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
-                          float lr_encoder, float lr, double *norms) {
+int agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
+                         float lr_encoder, float lr, double *norms) {
     int per_network = cfg->clip > 0 && cfg->clip_per_network;
     double max = per_network ? cfg->clip : INFINITY, n0, n1;
     n0 = dp_nn_grad_clip_range(p, 0, first_placer, max);
     n1 = dp_nn_grad_clip_range(p, first_placer, p->ntensors - first_placer, max);
-    if (cfg->clip > 0 && !per_network) dp_nn_grad_clip(p, cfg->clip);
     if (norms) norms[0] = n0, norms[1] = n1;
+    if (!isfinite(n0) || !isfinite(n1)) return 0; /* an overflowed backward: no step, nothing poisoned */
+    if (cfg->clip > 0 && !per_network) dp_nn_grad_clip(p, cfg->clip);
     dp_nn_adam_update_split(p, adam, first_placer, lr_encoder, lr);
+    return 1;
 }
 
 /* 64-bit hash of an op placement (FNV-1a over the devices). */
