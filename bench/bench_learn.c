@@ -93,7 +93,8 @@ static const cell_def cells[] = {
 /* Mars's presets at the smaller sizes the benchmarks use (docs/agents.md). */
 static const char *const mars_small[][2] = {{"gcn-hidden", "32"}, {"hidden", "32"},          {"attn-dim", "32"},
                                             {"dev-emb", "16"},    {"pretrain-iters", "200"}, {"seg-keep", "0"},
-                                            {"txl-heads", "4"},   {"txl-inner", "128"}};
+                                            {"txl-heads", "4"},   {"txl-inner", "128"},
+                                            {"warm-lr", "0.01"}}; /* the warm start's rate for 32 units */
 
 #define MAX_SETS 32
 static const char *sets[MAX_SETS];

@@ -128,7 +128,8 @@ static int configure(const run_def *rd, dp_agent_config *c, dp_error *err) {
     if (dp_agent_preset(rd->preset, c)) return 1;
     static const char *const small[][2] = {{"gcn-hidden", "32"}, {"hidden", "32"},      {"attn-dim", "32"},
                                            {"dev-emb", "16"},    {"pretrain-iters", "200"}, {"seg-keep", "0"},
-                                           {"txl-heads", "4"},   {"txl-inner", "128"}};
+                                           {"txl-heads", "4"},   {"txl-inner", "128"},
+                                           {"warm-lr", "0.01"}}; /* the warm start's rate for 32 units */
     if (small_sizes && c->encoder != DP_AGENT_ENCODER_NONE)
         for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) {
             if (!strcmp(small[k][0], "pretrain-iters") && c->pretrain_iters == 0) continue; /* mars-nopretrain */
