@@ -38,6 +38,8 @@
 #include "dplace/run.h"
 #include "dplace/zoo.h"
 
+#include "bench_mars_sizes.h"
+
 /* One cell: a preset on a model and device set, its budget of placements
  * (and the quick subset's, 0: not in it), the paper's figure. */
 typedef struct cell_def {
@@ -90,12 +92,6 @@ static const cell_def cells[] = {
 };
 #define N_CELLS ((int)(sizeof cells / sizeof cells[0]))
 
-/* Mars's presets at the smaller sizes the benchmarks use (docs/agents.md). */
-static const char *const mars_small[][2] = {{"gcn-hidden", "32"}, {"hidden", "32"},          {"attn-dim", "32"},
-                                            {"dev-emb", "16"},    {"pretrain-iters", "200"}, {"seg-keep", "0"},
-                                            {"txl-heads", "4"},   {"txl-inner", "128"},
-                                            {"warm-lr", "0.01"}}; /* the warm start's rate for 32 units */
-
 #define MAX_SETS 32
 static const char *sets[MAX_SETS];
 static int n_sets;
@@ -138,9 +134,7 @@ static void stepped(void *user, const dp_run_state *s) {
 /* The preset's configuration with the bench's sizes and the --set overrides. */
 static int configure(const char *preset, int train, dp_agent_config *c, dp_error *err) {
     if (dp_agent_preset(preset, c)) return dp_error_set(err, DP_STATUS_INVALID, "unknown preset %s", preset), 1;
-    if (c->encoder != DP_AGENT_ENCODER_NONE)
-        for (size_t k = 0; k < sizeof mars_small / sizeof mars_small[0]; k++)
-            if (dp_agent_config_set(c, mars_small[k][0], mars_small[k][1], err)) return 1;
+    if (bench_mars_shrink(c, err)) return 1;
     for (int k = 0; k < n_sets; k++) {
         char key[64];
         const char *eq = strchr(sets[k], '=');

@@ -55,6 +55,8 @@
 #include "dplace/place.h"
 #include "dplace/zoo.h"
 
+#include "bench_mars_sizes.h"
+
 /* One learned run: an agent preset and its overrides. */
 typedef struct run_def {
     const char *name, *preset;
@@ -126,15 +128,7 @@ static int wanted(const char *name) {
 /* The configuration of a run: preset, the bench's sizes, its overrides. */
 static int configure(const run_def *rd, dp_agent_config *c, dp_error *err) {
     if (dp_agent_preset(rd->preset, c)) return 1;
-    static const char *const small[][2] = {{"gcn-hidden", "32"}, {"hidden", "32"},      {"attn-dim", "32"},
-                                           {"dev-emb", "16"},    {"pretrain-iters", "200"}, {"seg-keep", "0"},
-                                           {"txl-heads", "4"},   {"txl-inner", "128"},
-                                           {"warm-lr", "0.01"}}; /* the warm start's rate for 32 units */
-    if (small_sizes && c->encoder != DP_AGENT_ENCODER_NONE)
-        for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) {
-            if (!strcmp(small[k][0], "pretrain-iters") && c->pretrain_iters == 0) continue; /* mars-nopretrain */
-            if (dp_agent_config_set(c, small[k][0], small[k][1], err)) return 1;
-        }
+    if (small_sizes && bench_mars_shrink(c, err)) return 1;
     for (int k = 0; k < 3 && rd->set[k][0]; k++)
         if (dp_agent_config_set(c, rd->set[k][0], rd->set[k][1], err)) return 1;
     return 0;
