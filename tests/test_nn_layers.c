@@ -301,6 +301,8 @@ static void test_activations(void) {
         double e = fabs(dp_nn_tanh(x) - tanh(x));
         tmax = e > tmax ? e : tmax;
     }
+    CHECK(isnan(dp_nn_exp(NAN)) && isnan(dp_nn_tanh(NAN))); /* NaN stays NaN (and is no undefined conversion) */
+    CHECK(dp_nn_exp(INFINITY) == dp_nn_exp(88.0f) && dp_nn_exp(-INFINITY) == dp_nn_exp(-87.0f));
     printf("  fast exp max rel err %.2e, fast tanh max abs err %.2e\n", emax, tmax);
     CHECK(emax < 1e-6);
     CHECK(tmax < 5e-7); /* rational tanh: 3.2e-7 without FMA contraction */

@@ -48,8 +48,9 @@ static inline void nn_fp_leave(unsigned m) {
 
 /* exp(x) for float: Cody-Waite reduction by ln 2, degree-6 polynomial on
  * [-ln2/2, ln2/2], scale by 2^n built in the exponent bits. x is clamped to
- * [-87, 88] so the result is always a normal float. Branch-free so loops
- * over it vectorise. */
+ * [-87, 88] so the result is always a normal float; NaN gives NaN (its n
+ * is taken as 0: converting NaN to an integer is undefined). Branch-free
+ * so loops over it vectorise. */
 static inline float nn_exp(float x) {
     x = x < -87.0f ? -87.0f : x;
     x = x > 88.0f ? 88.0f : x;
@@ -64,7 +65,7 @@ static inline float nn_exp(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t bits = ((int32_t)fn + 127) << 23;
+    uint32_t bits = (uint32_t)((int32_t)(fn == fn ? fn : 0.0f) + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;
