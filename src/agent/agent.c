@@ -400,12 +400,12 @@ static void backward(dp_agent *a, agent_placer *p, const int32_t *devs, const fl
 
 /* One optimiser step, the encoder's network at lr_encoder and the placer
  * at lr; the networks' gradient norms go to the update's sums. */
-static void optimizer_step_at(dp_agent *a, float lr_encoder, float lr) {
+static int optimizer_step_at(dp_agent *a, float lr_encoder, float lr) {
     double norms[2];
-    if (!agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr_encoder, lr, norms))
-        a->steps_skipped++;
+    int taken = agent_optimizer_step(&a->params, &a->adam, &a->cfg, a->first_placer, lr_encoder, lr, norms);
     a->norm_sum[0] += norms[0], a->norm_sum[1] += norms[1]; /* a skipped step's inf shows in the log */
     a->n_steps++;
+    return taken;
 }
 
 static void optimizer_step(dp_agent *a) {
@@ -550,7 +550,8 @@ static int train_ppo(dp_agent *a, const double *adv, float noise) {
 /* Adam steps at learning rate lr on -1/E sum_e log p(choices_e, devs_e)
  * (choices [E, N], read when the encoder decides; devs [E, T]), one
  * placement at a time through the batch-of-one placer; returns the mean of
- * -log p over the last step's placements (NaN when out of memory). The
+ * -log p over the last step's placements (NaN when out of memory or when
+ * a step was skipped, its gradient not finite: agent_optimizer_step). The
  * update's choice is put back afterwards. */
 static double imitate(dp_agent *a, const int32_t *choices, const int32_t *devs, int32_t E, int32_t steps, float lr) {
     agent_encoder *e = a->enc;
@@ -560,6 +561,7 @@ static double imitate(dp_agent *a, const int32_t *choices, const int32_t *devs, 
     memcpy(a->choice_keep, e->choice, sizeof(int32_t) * (size_t)N);
     float dl = -1.0f / (float)E;
     double loss = 0.0;
+    int skipped = 0;
     for (int32_t step = 0; step < steps; step++) {
         dp_nn_params_zero_grad(&a->params);
         loss = 0.0;
@@ -572,10 +574,10 @@ static double imitate(dp_agent *a, const int32_t *choices, const int32_t *devs, 
             loss -= ((double)lg + lp) / E;
             backward(a, p1, a->devs1, &dl, NULL, NULL, NULL, dl, 0.0f);
         }
-        optimizer_step_at(a, lr, lr);
+        skipped |= !optimizer_step_at(a, lr, lr);
     }
     memcpy(e->choice, a->choice_keep, sizeof(int32_t) * (size_t)N);
-    return loss;
+    return skipped ? NAN : loss;
 }
 
 /* Cross-entropy minimisation over the elites: ce_steps Adam steps on
@@ -658,9 +660,8 @@ static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
     }
     if (!agent_placer_one(a)) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
     for (int64_t i = 0; i < left; i++) { /* a step at a time, to stop at the first that diverges */
-        int64_t skipped = a->steps_skipped;
         double loss = imitate(a, a->warm_choice, a->warm_devs, 1, 1, a->cfg.warm_lr);
-        if (a->steps_skipped > skipped || !isfinite(loss))
+        if (!isfinite(loss))
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "warm start: diverged at step %lld of %lld (the gradient of -log p of %s's placement "
                                 "is not finite; the step was not taken): lower --set warm-lr (now %g)",

@@ -337,7 +337,6 @@ struct dp_agent {
     float samp_enc;          /* and the encoder's                                  */
     double norm_sum[2];      /* gradient norms of this update's optimiser steps    */
     int32_t n_steps;
-    int64_t steps_skipped;   /* optimiser steps skipped, their gradient not finite */
     int32_t *place;          /* [K, N]                                           */
     agent_result *res;       /* [K]                                              */
     int *cached;             /* [K]                                              */
