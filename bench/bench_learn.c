@@ -7,8 +7,9 @@
  *   paper     the paper's step time for this system (or what the
  *             extraction kept)
  *   best      dplace's best after the budget, and the placement where it
- *             was found
- *   control   the untrained policy's best at the same budget
+ *             was found (budget + 1: the final policy's greedy placement)
+ *   control   the untrained policy's best at the same budget (its greedy
+ *             placement included, as the run driver evaluates it)
  *   expert, single GPU, the best baseline placer, the lower bound
  *   first/last the mean sampled step time over the first and the last
  *             tenth of the updates (learning moves it down)
@@ -16,7 +17,8 @@
  *   wall      seconds of the run (the control's not included)
  *   greedy    the trained policy's most likely placement (each decision its
  *             argmax): what the policy learned, apart from the luck of
- *             its samples (one simulation after the budget, not counted in it)
+ *             its samples; the run driver evaluates it after the budget
+ *             (one simulation, not counted in it) as a candidate for best
  *
  * usage: bench_learn [--quick] [--preset P[,P...]] [--model M[,M...]] [--devices D[,D...]] [--budget N]
  *                    [--seeds N] [--threads N] [--no-control | --control-only] [--set KEY=VALUE]... [--md FILE]
@@ -146,21 +148,6 @@ static int configure(const char *preset, int train, dp_agent_config *c, dp_error
     return dp_agent_config_check(c, err) != DP_STATUS_OK;
 }
 
-/* The step time of the agent's most likely placement (NaN when it cannot
- * be made, inf when it is out of memory). */
-static double greedy_seconds(dp_agent *a, const dp_graph *g, const dp_devices *ds) {
-    dp_error err;
-    double t = NAN;
-    int32_t *p = malloc(sizeof(int32_t) * (size_t)g->n_ops);
-    dp_sim *sim = p ? dp_sim_init(g, ds, &err) : NULL;
-    dp_sim_result res;
-    if (sim && !dp_agent_greedy(a, p, &err) && !dp_sim_run(sim, p, NULL, &res, &err))
-        t = res.valid ? res.step_time_s : INFINITY;
-    dp_sim_free(sim);
-    free(p);
-    return t;
-}
-
 /* One run of budget placements; o->ok 0 when the agent could not be built. */
 static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd, long budget, uint64_t seed,
                     int train, int threads, const refs *r, outcome *o) {
@@ -192,7 +179,8 @@ static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd,
         o->ok = 1;
         o->best_s = s->best_s, o->best_at = s->best_sample + 1;
         o->first_s = rr.first_mean_s, o->last_s = rr.last_mean_s, o->wall_s = rr.wall_s;
-        o->greedy_s = greedy_seconds(a, g, ds);
+        o->greedy_s = s->final_s;
+        stepped(&w, s); /* the run's final greedy placement may have beaten them */
     }
     dp_agent_free(a);
 }

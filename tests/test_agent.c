@@ -6,6 +6,7 @@
  * networks are shrunk (--set hidden=16 ...) so that the suite stays fast;
  * every algorithmic setting is the preset's. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "agent/agent_internal.h"
 #include "dplace/agent.h"
+#include "dplace/run.h"
 #include "dplace/sim.h"
 #include "test_fixtures.h"
 #include "test_util.h"
@@ -791,6 +793,90 @@ static void test_checkpoint_resume(void) {
     dp_devices_free(ds);
 }
 
+/* The run driver's final answer (dp_method_ops.final): after the last
+ * step, the policy's greedy placement is simulated once and offered as the
+ * best. With no step at all it is the best (found after 0 updates and 0
+ * placements); after training, final_s is the full simulation of
+ * dp_agent_greedy's placement and the best is no slower; the checkpoint
+ * written before it does not hold it, and resuming from that checkpoint
+ * with the budget spent gives the same final answer and best; a cancelled
+ * run evaluates nothing. */
+static void test_final_greedy(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_final_%d.ck", (int)getpid());
+    int32_t *greedy = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    CHECK(greedy);
+    const char *presets[] = {"hp", "post"};
+    for (int p = 0; p < 2; p++) {
+        dp_agent_config c = small(presets[p]);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        CHECK(a);
+        const dp_run_state *s = dp_agent_get_state(a);
+        CHECK(isnan(s->final_s) && !s->best_final);
+        dp_run_options ro = dp_run_options_default();
+        ro.g = g, ro.ds = ds, ro.max_updates = 0;
+        CHECK(dp_run(dp_agent_method(a), &ro, NULL, NULL, &err) == DP_STATUS_OK);
+        CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
+        dp_sim_result r = fixture_simulate(g, ds, greedy);
+        CHECK(r.valid);
+        CHECK_NEAR(s->final_s, r.step_time_s, 0.0);
+        CHECK_NEAR(s->best_s, r.step_time_s, 0.0);
+        CHECK(s->best_final && s->best_placement);
+        CHECK_INT_EQ(s->best_update, 0);
+        CHECK_INT_EQ(s->best_sample, 0);
+        CHECK_INT_EQ(s->samples, 0);
+        CHECK(memcmp(s->best_placement, greedy, sizeof(int32_t) * (size_t)g->n_ops) == 0);
+        dp_agent_free(a);
+
+        /* trained, with a checkpoint after every update */
+        a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        CHECK(a);
+        s = dp_agent_get_state(a);
+        ro.max_updates = 4, ro.checkpoint_path = path, ro.checkpoint_every = 1;
+        CHECK(dp_run(dp_agent_method(a), &ro, NULL, NULL, &err) == DP_STATUS_OK);
+        CHECK_INT_EQ(s->updates, 4);
+        CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
+        r = fixture_simulate(g, ds, greedy);
+        CHECK_NEAR(s->final_s, r.valid ? r.step_time_s : INFINITY, 0.0);
+        CHECK(s->best_s <= s->final_s);
+        if (s->best_final) CHECK(memcmp(s->best_placement, greedy, sizeof(int32_t) * (size_t)g->n_ops) == 0);
+        double best = s->best_s, fin = s->final_s;
+        int was_final = s->best_final;
+        dp_agent *b = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        CHECK(b);
+        const dp_run_state *sb = dp_agent_get_state(b);
+        CHECK(dp_agent_load(b, path, &err) == DP_STATUS_OK);
+        CHECK(isnan(sb->final_s) && !sb->best_final);
+        CHECK(was_final ? sb->best_s > best : sb->best_s == best); /* the samples' best only */
+        ro.resume_path = path;
+        CHECK(dp_run(dp_agent_method(b), &ro, NULL, NULL, &err) == DP_STATUS_OK); /* budget spent: no step */
+        CHECK_INT_EQ(sb->updates, 4);
+        CHECK_NEAR(sb->final_s, fin, 0.0);
+        CHECK_NEAR(sb->best_s, best, 0.0);
+        CHECK_INT_EQ(sb->best_final, was_final);
+        dp_agent_free(b);
+        dp_agent_free(a);
+
+        /* cancelled: no final answer */
+        a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+        CHECK(a);
+        volatile sig_atomic_t stop = 1;
+        ro = dp_run_options_default();
+        ro.g = g, ro.ds = ds, ro.max_updates = 2, ro.cancel = &stop;
+        CHECK(dp_run(dp_agent_method(a), &ro, NULL, NULL, &err) == DP_STATUS_OK);
+        CHECK(isnan(dp_agent_get_state(a)->final_s));
+        dp_agent_free(a);
+        remove(path);
+    }
+    free(greedy);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* Elite refinement (refine > 0, dplace's expert iteration): each walk
  * starts from a distinct sample, the best first, and ends no worse than
  * it; its result is a full simulation's of its placement, which is the
@@ -1101,6 +1187,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_baseline);
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);
+    TEST_RUN(test_final_greedy);
     TEST_RUN(test_refine);
     TEST_RUN(test_refine_chain);
     TEST_RUN(test_refine_train);

@@ -79,6 +79,11 @@ typedef struct dp_run_state {
     const dp_run_sample *last;     /* [n_last] the last step's samples     */
     dp_run_update upd;             /* and what it did to the policy        */
     const int32_t *best_placement; /* [n_ops], NULL until a valid sample   */
+    /* the method's final answer (dp_method_ops.final) */
+    double final_s;           /* its step time (NaN: not evaluated; inf: out of
+                                 memory or not valid)                      */
+    int best_final;           /* 1: the best is that answer, found after
+                                 best_update updates and best_sample placements */
     /* preparation: the encoder's Deep Graph Infomax pre-training */
     int64_t pretrain_iters, pretrain_done;
     double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
@@ -104,6 +109,13 @@ typedef struct dp_method_ops {
     /* The whole state, atomically; and back (unchanged on error). */
     dp_status (*save)(const void *self, const char *path, dp_error *err);
     dp_status (*load)(void *self, const char *path, dp_error *err);
+    /* Once after the last step of a run that was not cancelled, after its
+     * last checkpoint: evaluates the method's own answer beside its
+     * samples (a learned policy's greedy placement) and offers it as the
+     * best (the state's final_s, best_final). Not a sample: the counters
+     * stay, checkpoints never hold it, and calling it again gives the same.
+     * NULL when the method has none. */
+    dp_status (*final)(void *self, dp_error *err);
 } dp_method_ops;
 
 typedef struct dp_method {

@@ -277,6 +277,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     a->N = g->n_ops, a->D = ds->n_devices, a->K = cfg->samples;
     a->st.best_s = INFINITY;
     a->st.best_update = a->st.best_sample = -1;
+    a->st.final_s = NAN;
     a->st.pretrain_loss = a->st.pretrain_best = NAN;
     a->st.warm_loss = a->st.warm_target_s = NAN;
     dp_rng_seed(&a->rng, seed);
@@ -346,6 +347,7 @@ void dp_agent_params_set(dp_agent *a, const float *values) {
 void dp_agent_set_progress(dp_agent *a, const dp_run_state *s) {
     a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline;
     a->st.best_s = s->best_s, a->st.best_update = s->best_update, a->st.best_sample = s->best_sample;
+    a->st.best_final = s->best_final, a->st.final_s = s->final_s;
     a->st.best_elapsed_s = s->best_elapsed_s, a->st.elapsed_s = s->elapsed_s;
     a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
     if (s->best_placement) {
@@ -886,6 +888,7 @@ static void best_offer(dp_agent *a, int64_t u, int32_t k, int valid, double step
     a->st.best_update = u;
     a->st.best_sample = a->st.samples + k;
     a->st.best_elapsed_s = a->st.elapsed_s;
+    a->st.best_final = 0;
     memcpy(a->best, place, sizeof(int32_t) * (size_t)a->N);
     a->have_best = 1;
 }
@@ -993,6 +996,40 @@ dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
     return DP_STATUS_OK;
 }
 
+/* The run's final answer (dp_method_ops.final): the policy's greedy
+ * placement, evaluated once (the cache may answer) and offered as the best,
+ * found after the updates and placements so far. The counters do not move;
+ * the seconds count in the training time. A cancelled evaluation leaves
+ * final_s NaN and the best as it was. */
+static dp_status agent_final(dp_agent *a, dp_error *err) {
+    int32_t N = a->N;
+    double t0 = dp_now_s();
+    a->st.final_s = NAN;
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)N);
+    if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the final greedy placement");
+    agent_result r;
+    int cached = 0, cancelled = 0;
+    dp_status st = dp_agent_greedy(a, p, err);
+    double te0 = dp_now_s();
+    if (!st) st = agent_eval_run(a->eval, p, 1, &r, &cached, &cancelled, err);
+    double te1 = dp_now_s();
+    if (!st && !cancelled) {
+        a->st.final_s = r.valid ? r.step_time_s : INFINITY;
+        a->st.elapsed_s += te1 - t0, a->st.eval_s += te1 - te0, a->st.policy_s += te0 - t0;
+        if (r.valid && r.step_time_s < a->st.best_s) {
+            a->st.best_s = r.step_time_s;
+            a->st.best_update = a->st.updates, a->st.best_sample = a->st.samples;
+            a->st.best_elapsed_s = a->st.elapsed_s;
+            memcpy(a->best, p, sizeof(int32_t) * (size_t)N);
+            a->have_best = 1, a->st.best_placement = a->best;
+            a->st.best_final = 1;
+        }
+        agent_eval_cache_stats(a->eval, &a->st.cache_lookups, &a->st.cache_hits);
+    }
+    free(p);
+    return st;
+}
+
 /* ---- the agent as a method of the run driver --------------------------------------- */
 
 static dp_status method_step(void *self, dp_error *err) { return dp_agent_update(self, err); }
@@ -1005,8 +1042,10 @@ static dp_status method_save(const void *self, const char *path, dp_error *err) 
 }
 static dp_status method_load(void *self, const char *path, dp_error *err) { return dp_agent_load(self, path, err); }
 
-static const dp_method_ops agent_method_ops = {"agent",      method_step, method_prepare,
-                                               method_state, method_save, method_load};
+static dp_status method_final(void *self, dp_error *err) { return agent_final(self, err); }
+
+static const dp_method_ops agent_method_ops = {"agent",      method_step, method_prepare, method_state,
+                                               method_save, method_load, method_final};
 
 dp_method dp_agent_method(dp_agent *a) {
     dp_method m = {&agent_method_ops, a};

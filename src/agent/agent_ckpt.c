@@ -375,6 +375,7 @@ static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
     int32_t E = a->cfg.ce_elites;
     a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline, a->st.best_s = s->best_s;
     a->st.best_update = s->best_update, a->st.best_sample = s->best_sample, a->st.best_elapsed_s = s->best_elapsed_s;
+    a->st.best_final = 0, a->st.final_s = NAN; /* checkpoints never hold the final answer */
     a->st.elapsed_s = s->elapsed_s, a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
     a->st.groups_used = s->groups_used;
     a->st.pretrain_done = s->pretrain_done, a->st.pretrain_loss = s->pretrain_loss;

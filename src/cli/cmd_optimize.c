@@ -532,6 +532,8 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "best_update", json_integer(s->best_update));
     json_object_set_new(o, "best_sample", json_integer(s->best_sample));
     json_object_set_new(o, "best_found_s", json_real(s->best_elapsed_s));
+    json_object_set_new(o, "final_greedy_s", json_num(s->final_s, isfinite(s->final_s)));
+    json_object_set_new(o, "best_is_final_greedy", json_boolean(s->best_final));
     json_object_set_new(o, "train_s", json_real(s->elapsed_s));
     json_object_set_new(o, "pretrain_iters", json_integer(s->pretrain_done));
     json_object_set_new(o, "pretrain_s", json_real(s->pretrain_s));
@@ -634,6 +636,8 @@ static void print_table(const summary *m) {
     printf("\n%-26s %12s  %s vs it\n", "placement", "step time", m->refined ? "refined" : who);
     if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", who, s->best_s);
     else printf("%-26s %12s  (no valid placement sampled)\n", who, "none");
+    if (isfinite(s->final_s)) printf("%-26s %10.6f s%s\n", "final policy, greedy", s->final_s, s->best_final ? "  (the best)" : "");
+    else if (isinf(s->final_s)) printf("%-26s %12s\n", "final policy, greedy", "not valid");
     if (m->refined && isfinite(m->refined->best_s)) {
         char t[32];
         format_duration(m->refined->best_elapsed_s, t, sizeof t);
@@ -665,8 +669,12 @@ static void print_table(const summary *m) {
     if (isfinite(s->best_s)) {
         char t2[32];
         format_duration(s->best_elapsed_s, t2, sizeof t2);
-        printf("\nbest found at update %lld (placement %lld) after %s\n", (long long)s->best_update,
-               (long long)s->best_sample + 1, t2);
+        if (s->best_final)
+            printf("\nbest: the final policy's greedy placement, after %lld updates (%lld placements) and %s\n",
+                   (long long)s->best_update, (long long)s->best_sample, t2);
+        else
+            printf("\nbest found at update %lld (placement %lld) after %s\n", (long long)s->best_update,
+                   (long long)s->best_sample + 1, t2);
     }
     if (isfinite(s->best_s) && ref_name)
         printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,

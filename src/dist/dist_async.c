@@ -164,7 +164,7 @@ static dp_status server_load(void *self, const char *path, dp_error *err) {
 }
 
 static const dp_method_ops server_ops = {"dist-server", server_step, server_prepare,
-                                         server_state, server_save, server_load};
+                                         server_state, server_save, server_load, NULL};
 
 /* Makes the server's state (NULL when out of memory). */
 static dist_server *server_new(dp_dist *d, const dp_graph *g, dp_agent *a, const volatile sig_atomic_t *cancel) {

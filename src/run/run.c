@@ -353,12 +353,20 @@ static dp_status after_step(run_ctx *r, double last_best, dp_error *err) {
     return DP_STATUS_OK;
 }
 
-/* The outputs at the end: the last checkpoint, the best placement, the plot. */
+/* The end: the last checkpoint; the method's final answer unless the run
+ * was cancelled (after the checkpoint, so that a resumed run with a larger
+ * budget ends as one that was never stopped; a point on the curve); the
+ * best placement; the plot. */
 static dp_status finish(run_ctx *r, dp_error *err) {
     const dp_run_options *o = r->o;
     const dp_run_state *s = r->m.ops->state(r->m.self);
     dp_status st = DP_STATUS_OK;
     if (o->checkpoint_path && (r->since_ck || cancelled(o))) st = r->m.ops->save(r->m.self, o->checkpoint_path, err);
+    if (!st && r->m.ops->final && !cancelled(o)) {
+        st = r->m.ops->final(r->m.self, err);
+        if (!st && isfinite(s->final_s) && curve_add(&r->cv, (double)s->samples + 1, s->final_s, 1, s->best_s))
+            st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
+    }
     if (!st && o->best_path && s->best_placement)
         st = dp_placement_write_file(o->best_path, o->g, o->ds, s->best_placement, err);
     if (!st && o->plot_path) st = write_plot(o, &r->cv, err);

@@ -128,6 +128,7 @@ dp_search *dp_search_init(const dp_graph *g, const dp_devices *ds, const dp_sim 
     s->state.best_s = INFINITY;
     s->state.best_update = s->state.best_sample = -1;
     s->state.baseline = NAN;
+    s->state.final_s = NAN; /* a search has no answer beyond its best */
     dp_status st = DP_STATUS_OK;
     if (!(s->chain = calloc((size_t)o.threads, sizeof *s->chain)) || !(s->start = malloc(n * sizeof(int32_t) * SEARCH_MAX_STARTS)) ||
         !(s->best = malloc(n * sizeof(int32_t))) || !(s->last = calloc(per_step, sizeof(dp_run_sample))) ||
@@ -414,6 +415,6 @@ static dp_status search_step(void *self, dp_error *err) {
 
 static const dp_run_state *search_state(const void *self) { return &((const dp_search *)self)->state; }
 
-static const dp_method_ops search_ops = {"search", search_step, NULL, search_state, search_save, search_load};
+static const dp_method_ops search_ops = {"search", search_step, NULL, search_state, search_save, search_load, NULL};
 
 dp_method dp_search_method(dp_search *s) { return (dp_method){&search_ops, s}; }
