@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
     /* the agent: grouper + placer in one parameter store */
     int GF = TYPES + SHAPE + G;
     dp_nn_grouper_config gc = {FIN, 64, G, 0.0f, 1.0f};
-    dp_nn_seq2seq_config sc = {GF, H, D, H, H, DP_NN_ATTENTION_MODE_BEFORE, 1, 5.0f, 10.0f, 0, 0.0f, 0, 0};
+    dp_nn_seq2seq_config sc = {GF, H, D, H, H, DP_NN_ATTENTION_MODE_BEFORE, 1, 5.0f, 10.0f, 0, 0.0f, 0};
     dp_nn_tensor_spec specs[16];
     int ns = dp_nn_grouper_specs(specs, &gc);
     ns += dp_nn_seq2seq_specs(specs + ns, &sc);

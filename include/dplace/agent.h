@@ -205,9 +205,6 @@ typedef struct dp_agent_config {
     float stick;            /* seq2seq placers: logit bonus of the previous
                                element's device when it is a GPU
                                (dplace's; 0: none)                        */
-    int32_t feed_device;    /* seq2seq placers: the decoder reads the previous
-                               element's device (1, as published; 0: the start
-                               symbol every step, dplace's)                */
     float noise_amp;        /* logit noise amplitude for the first updates     */
     int32_t noise_updates;
     /* imitation warm start (dplace's; DOPPLER) */

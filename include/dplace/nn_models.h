@@ -108,12 +108,6 @@ typedef struct dp_nn_seq2seq_config {
     /* bit d set: the bonus applies when the previous device is d (devices
      * 64 and up: always); 0: every device */
     uint64_t stick_mask;
-    /* 1: the decoder's input at every step is the start symbol's
-     * embedding, not the previous element's device, so its states do not
-     * depend on the sampled devices (the placements' decisions are
-     * independent given the input; dplace's, not in the seeds); 0: the
-     * previous device, as published */
-    int no_feed;
 } dp_nn_seq2seq_config;
 
 /* The state one segment hands to the next (Mars's segment-level placer).

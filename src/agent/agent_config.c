@@ -114,9 +114,6 @@ static const key_def keys[] = {
     {"stick", KEY_FLOAT, OFF(stick), 0, 50, NULL, 0,
      "seq2seq placers: added to the logit of the previous op's (group's) device when it is a GPU, a prior for "
      "placing neighbours in the sequence together (dplace's, not in the seeds; 0: none)"},
-    {"feed-device", KEY_BOOL, OFF(feed_device), 0, 1, NULL, 0,
-     "seq2seq placers: the decoder reads the previous op's (group's) device, as published (no: the start symbol "
-     "at every step, so each decision is independent of the sampled ones given the input; dplace's)"},
     {"noise-amp", KEY_FLOAT, OFF(noise_amp), 0, 100, NULL, 0, "logit noise amplitude"},
     {"noise-updates", KEY_INT, OFF(noise_updates), 0, 1e9, NULL, 0, "updates with logit noise"},
     {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT, "training algorithm"},
@@ -202,7 +199,6 @@ const char *const *dp_agent_preset_names(void) { return preset_names; }
  * with dplace's start for its grouper; the base of every preset after it. */
 static void preset_hp_seed(dp_agent_config *c) {
     memset(c, 0, sizeof *c);
-    c->feed_device = 1;                               /* the seeds' decoders read the previous device */
     c->elite_walks = 1; /* elite refinement off (dplace's; --set elite-moves=N) */
     snprintf(c->preset, sizeof c->preset, "hp");
     c->type_vocab = 200, c->type_dim = 20;            /* "embedding of size 20 ... 200 most common"  */

@@ -47,8 +47,7 @@ static dp_nn_seg_config seq_config(const agent_placer *p) {
         c->temperature,
         1 /* the B samples place one sequence: one encoder for all */,
         c->stick,
-        p->stick_mask,
-        !c->feed_device};
+        p->stick_mask};
     sc.txl = (dp_nn_txl_config){p->F,         c->hidden,     c->txl_heads, c->txl_inner,
                                 c->txl_layers, c->txl_mem, p->D,          c->txl_causal};
     sc.seg = is_segmented(c) ? c->seg_len : p->T;

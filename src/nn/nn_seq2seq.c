@@ -301,8 +301,7 @@ static void decode_part(void *vjob, int tid, int nt) {
         float *logp = m->logp + r * D, *tact = m->tact + r * D;
         const int *prev = m->prev + r;
         int *pick = m->prev + r + B; /* this step's actions are the next step's inputs */
-        for (int i = 0; i < n; i++)
-            memcpy(g + (size_t)i * G4, m->ep + (size_t)(cf->no_feed ? D : prev[i]) * G4, sizeof(float) * G4);
+        for (int i = 0; i < n; i++) memcpy(g + (size_t)i * G4, m->ep + (size_t)prev[i] * G4, sizeof(float) * G4);
         if (before) { /* context from the previous state, into the cell */
             rows_gemm(1, n, A, H, hp, H, m->wq, H, 0.0f, qp, A);
             attend(att, act, qp, m->keys, m->v, n, b0, Be, T, A);
@@ -477,7 +476,7 @@ static void decode_backward_part(void *vjob, int tid, int nt) {
             nn_lstm_cell_row_backward(dG + (size_t)i * G4, dc + (size_t)i * H, dh + (size_t)i * H,
                                       m->gates + (r + i) * G4, cn + (size_t)i * H, cp + (size_t)i * H, H);
         for (int i = 0; i < n; i++) {
-            float *d = m->dep_s + (size_t)(b0 + i) * nep + (size_t)(cf->no_feed ? D : prev[i]) * G4;
+            float *d = m->dep_s + (size_t)(b0 + i) * nep + (size_t)prev[i] * G4;
             const float *sg = dG + (size_t)i * G4;
             for (int k = 0; k < G4; k++) d[k] += sg[k];
         }
