@@ -42,6 +42,21 @@ expect 0 '"best_step_time_s"' -- "$D" optimize $G $SMALL --updates 2 --json --ba
 grep -q '"single_gpu_s"' "$T/out" && ok || bad "--json lacks single_gpu_s"
 }
 
+# the final policy's greedy placement: evaluated after the last update and
+# offered as the best; --updates 0 gives it alone (after any preparation)
+# shellcheck disable=SC2086
+test_greedy() {
+expect 0 "final policy, greedy" -- "$D" optimize $G $SMALL --updates 0 --set train=no -o "$T/g.json" --log "$T/g.csv"
+grep -q "best: the final policy's greedy placement, after 0 updates (0 placements)" "$T/out" && ok || bad "the best is not the greedy placement"
+grep -q '"format": "dplace-placement"' "$T/g.json" && ok || bad "--updates 0 wrote no placement"
+[ "$(wc -l <"$T/g.csv")" = 1 ] && ok || bad "the log of --updates 0 should hold only its header"
+expect 0 '"best_is_final_greedy": true' -- "$D" optimize $G $SMALL --updates 0 --json
+# shellcheck disable=SC2086
+expect 0 '"final_greedy_s": [0-9]' -- "$D" optimize $G $SMALL --updates 2 --json
+# shellcheck disable=SC2086
+expect 2 "give one of --updates and --samples" -- "$D" optimize $G $SMALL --updates 0 --samples 5
+}
+
 # the same seed, the same run; checkpoint + resume = the run in one go
 # shellcheck disable=SC2086
 test_resume() {
@@ -168,6 +183,7 @@ absent "$T/no.json"
 
 test_run test_help
 test_run test_outputs
+test_run test_greedy
 test_run test_resume
 test_run test_resume_ppo
 test_run test_sigint

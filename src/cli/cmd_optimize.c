@@ -121,8 +121,8 @@ static int parse_args(int argc, char **argv, opt_args *o) {
                  "baseline-decay, baseline-window, fail-reward, link, ppo-epochs, ppo-clip, ce-every, ce-elites, "
                  "post-mix, train, ...; --set help lists them with the preset's values)"},
         CLI_HEADING("budget (default --updates 1000, the papers'):"),
-        {"--updates", NULL, "N", CLI_LONG, .num = &o->updates, .min = 1, .max = 100000000L, .range = ">= 1",
-         .help = "policy updates"},
+        {"--updates", NULL, "N", CLI_LONG, .num = &o->updates, .min = 0, .max = 100000000L, .range = ">= 0",
+         .help = "policy updates (0: the preparation, then the policy's greedy placement alone)"},
         {"--samples", NULL, "N", CLI_LONG, .num = &o->samples, .min = 1, .max = 1000000000L, .range = ">= 1",
          .help = "placements evaluated"},
         {"--time", NULL, "D", CLI_DURATION, .real = &o->time_budget,
@@ -271,7 +271,7 @@ static int search_config(opt_args *o) {
 /* The checks across options; -1 to go on, else the exit status. */
 static int check_args(const opt_args *o) {
     if (!o->devices) return cli_usage_error("optimize", "--devices SPEC is required");
-    if ((o->updates > 0) + (o->samples > 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
+    if ((o->updates >= 0) + (o->samples >= 0) > 1) return cli_usage_error("optimize", "give one of --updates and --samples");
     if (o->init_path && o->resume_path)
         return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
                                            "give one of them");
@@ -416,9 +416,11 @@ static void progress_show(progress *p, const dp_run_state *s, int final) {
     char learn[96] = "";
     if (s->updates > 0 && isfinite(d->entropy[1]))
         snprintf(learn, sizeof learn, "  H %.3g  kl %.2g  |g| %.2g", d->entropy[1], d->kl, d->grad_norm[1]);
-    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %s  valid %.0f%%%s  %.1f samples/s  %s  left %s%s",
+    char valid[16] = "-";
+    if (n) snprintf(valid, sizeof valid, "%.0f%%", valid_pct);
+    fprintf(stderr, "%supdate %lld  samples %lld  best %s  recent %s  valid %s%s  %.1f samples/s  %s  left %s%s",
             p->tty ? "\r\033[K" : "optimize: ", (long long)s->updates, (long long)s->samples, best, recent,
-            valid_pct, learn, rate, e, r, p->tty && !final ? "" : "\n");
+            valid, learn, rate, e, r, p->tty && !final ? "" : "\n");
     fflush(stderr);
 }
 
