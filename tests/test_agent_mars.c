@@ -423,6 +423,34 @@ static void test_warm_start_diverged(void) {
     dp_devices_free(ds);
 }
 
+/* A Deep Graph Infomax iteration whose loss or gradient is not finite
+ * stops the pre-training with an error naming pretrain-lr, its Adam step
+ * not taken: one encoder weight made NaN stands for an overflow. */
+static void test_pretraining_diverged(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("pd");
+    dp_error err;
+    dp_agent_config c = small_mars("mars");
+    CHECK(dp_agent_config_set(&c, "pretrain-iters", "10", &err) == 0);
+    dp_agent *a = make(g, ds, &c, 3);
+    CHECK(dp_agent_pretrain(a, 3, &err) == 0); /* three good iterations first */
+    a->params.data[a->enc_lo] = NAN;
+    CHECK(dp_agent_pretrain(a, -1, &err) == DP_STATUS_INVALID);
+    printf("  %s\n", err.msg);
+    CHECK(strstr(err.msg, "pre-training diverged at iteration 4 of 10") && strstr(err.msg, "pretrain-lr"));
+    const dp_run_state *s = dp_agent_get_state(a);
+    CHECK_INT_EQ(s->pretrain_done, 3);
+    CHECK_INT_EQ(a->pretrain_step, 3);
+    CHECK(isfinite(s->pretrain_best));
+    size_t nan = 0;
+    for (size_t i = 0; i < a->params.count; i++) nan += !isfinite(a->params.data[i]) || !isfinite(a->params.m[i]);
+    CHECK_INT_EQ(nan, 1);
+    for (size_t i = 0; i < a->enc_floats; i++) CHECK(isfinite(a->pretrain_keep[i]));
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* A cancel flag raised by the progress callback at one point of an update. */
 typedef struct cancel_at {
     volatile sig_atomic_t flag;
@@ -642,6 +670,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_save_load_and_init);
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_warm_start_diverged);
+    TEST_RUN(test_pretraining_diverged);
     TEST_RUN(test_cancel_mid_update);
     TEST_RUN(test_ppo_finds_known_best);
     return test_end();

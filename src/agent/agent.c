@@ -618,15 +618,32 @@ static void pretrain_finish(dp_agent *a) {
     a->params.step = 0;
 }
 
-/* Up to max_iters (< 0: all) more Deep Graph Infomax iterations; returns
- * how many it ran. */
-static int64_t pretrain_dgi(dp_agent *a, int64_t max_iters) {
+/* Whether the encoder's gradient is finite everywhere. */
+static int encoder_grad_finite(const dp_agent *a) {
+    const float *g = a->params.grad + a->enc_lo;
+    for (size_t i = 0; i < a->enc_floats; i++)
+        if (!isfinite(g[i])) return 0;
+    return 1;
+}
+
+/* Up to max_iters (< 0: all) more Deep Graph Infomax iterations; *done
+ * gets how many it ran. An iteration whose loss or gradient is not finite
+ * stops it with an error, its Adam step not taken (the parameters and the
+ * kept ones stay finite). */
+static dp_status pretrain_dgi(dp_agent *a, int64_t max_iters, int64_t *done, dp_error *err) {
     dp_run_state *s = &a->st;
     int64_t left = s->pretrain_iters - s->pretrain_done;
     if (max_iters >= 0 && max_iters < left) left = max_iters;
+    *done = 0;
     for (int64_t it = 0; it < left; it++) {
         memset(a->params.grad + a->enc_lo, 0, sizeof(float) * a->enc_floats);
         float loss = a->enc->ops->dgi_step(a->enc, &a->rng);
+        if (!isfinite(loss) || !encoder_grad_finite(a))
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "pre-training diverged at iteration %lld of %lld (Deep Graph Infomax's %s is not "
+                                "finite; the step was not taken): lower --set pretrain-lr (now %g)",
+                                (long long)s->pretrain_done + 1, (long long)s->pretrain_iters,
+                                isfinite(loss) ? "gradient" : "loss", (double)a->cfg.pretrain_lr);
         s->pretrain_loss = loss;
         if (!a->pretrain_have_keep || loss < s->pretrain_best) { /* the parameters this loss belongs to */
             s->pretrain_best = loss;
@@ -636,10 +653,10 @@ static int64_t pretrain_dgi(dp_agent *a, int64_t max_iters) {
         dp_nn_params view = encoder_view(a);
         dp_nn_adam_update(&view, &a->adam, a->cfg.pretrain_lr);
         a->pretrain_step = view.step;
-        s->pretrain_done++;
+        s->pretrain_done++, (*done)++;
     }
     if (left > 0 && s->pretrain_done == s->pretrain_iters) pretrain_finish(a);
-    return left > 0 ? left : 0;
+    return DP_STATUS_OK;
 }
 
 /* Up to max_iters (< 0: all) more steps of the imitation warm start (its
@@ -679,9 +696,9 @@ static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
 dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err) {
     dp_run_state *s = &a->st;
     double t0 = dp_now_s();
-    int64_t done = pretrain_dgi(a, max_iters);
-    dp_status st = DP_STATUS_OK;
-    if (max_iters < 0 || done < max_iters) st = warm_start(a, max_iters < 0 ? -1 : max_iters - done, err);
+    int64_t done = 0;
+    dp_status st = pretrain_dgi(a, max_iters, &done, err);
+    if (!st && (max_iters < 0 || done < max_iters)) st = warm_start(a, max_iters < 0 ? -1 : max_iters - done, err);
     s->pretrain_s += dp_now_s() - t0;
     return st;
 }
