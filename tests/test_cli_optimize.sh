@@ -55,6 +55,7 @@ expect 0 '"best_is_final_greedy": true' -- "$D" optimize $G $SMALL --updates 0 -
 expect 0 '"final_greedy_s": [0-9]' -- "$D" optimize $G $SMALL --updates 2 --json
 # shellcheck disable=SC2086
 expect 2 "give one of --updates and --samples" -- "$D" optimize $G $SMALL --updates 0 --samples 5
+expect 2 "needs at least one update" -- "$D" optimize $G --agent search --updates 0
 }
 
 # the same seed, the same run; checkpoint + resume = the run in one go

@@ -276,6 +276,9 @@ static int check_args(const opt_args *o) {
         return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
                                            "give one of them");
     if (cli_protocol_check("optimize", &o->proto)) return CLI_EXIT_INPUT;
+    if (o->search && o->updates == 0)
+        return cli_usage_error("optimize", "--updates 0 evaluates a learned agent's greedy placement; --agent search "
+                                           "needs at least one update");
     if (o->search && (o->init_path || o->refine > 0 || o->measure))
         return cli_usage_error("optimize", "--agent search takes no --init, --refine or --measure (a start placement: "
                                            "--init-placement FILE)");
