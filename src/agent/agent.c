@@ -618,14 +618,6 @@ static void pretrain_finish(dp_agent *a) {
     a->params.step = 0;
 }
 
-/* Whether the encoder's gradient is finite everywhere. */
-static int encoder_grad_finite(const dp_agent *a) {
-    const float *g = a->params.grad + a->enc_lo;
-    for (size_t i = 0; i < a->enc_floats; i++)
-        if (!isfinite(g[i])) return 0;
-    return 1;
-}
-
 /* Up to max_iters (< 0: all) more Deep Graph Infomax iterations; *done
  * gets how many it ran. An iteration whose loss or gradient is not finite
  * stops it with an error, its Adam step not taken (the parameters and the
@@ -638,7 +630,8 @@ static dp_status pretrain_dgi(dp_agent *a, int64_t max_iters, int64_t *done, dp_
     for (int64_t it = 0; it < left; it++) {
         memset(a->params.grad + a->enc_lo, 0, sizeof(float) * a->enc_floats);
         float loss = a->enc->ops->dgi_step(a->enc, &a->rng);
-        if (!isfinite(loss) || !encoder_grad_finite(a))
+        dp_nn_params view = encoder_view(a);
+        if (!isfinite(loss) || !isfinite(dp_nn_grad_norm(&view))) /* as agent_optimizer_step judges a gradient */
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "pre-training diverged at iteration %lld of %lld (Deep Graph Infomax's %s is not "
                                 "finite; the step was not taken): lower --set pretrain-lr (now %g)",
@@ -650,7 +643,6 @@ static dp_status pretrain_dgi(dp_agent *a, int64_t max_iters, int64_t *done, dp_
             memcpy(a->pretrain_keep, a->params.data + a->enc_lo, sizeof(float) * a->enc_floats);
             a->pretrain_have_keep = 1;
         }
-        dp_nn_params view = encoder_view(a);
         dp_nn_adam_update(&view, &a->adam, a->cfg.pretrain_lr);
         a->pretrain_step = view.step;
         s->pretrain_done++, (*done)++;
