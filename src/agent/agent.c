@@ -1011,10 +1011,9 @@ dp_status dp_agent_greedy(dp_agent *a, int32_t *out, dp_error *err) {
  * the seconds count in the training time. A cancelled evaluation leaves
  * final_s NaN and the best as it was. */
 static dp_status agent_final(dp_agent *a, dp_error *err) {
-    int32_t N = a->N;
     double t0 = dp_now_s();
     a->st.final_s = NAN;
-    int32_t *p = malloc(sizeof(int32_t) * (size_t)N);
+    int32_t *p = malloc(sizeof(int32_t) * (size_t)a->N);
     if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the final greedy placement");
     agent_result r;
     int cached = 0, cancelled = 0;
@@ -1025,14 +1024,9 @@ static dp_status agent_final(dp_agent *a, dp_error *err) {
     if (!st && !cancelled) {
         a->st.final_s = r.valid ? r.step_time_s : INFINITY;
         a->st.elapsed_s += te1 - t0, a->st.eval_s += te1 - te0, a->st.policy_s += te0 - t0;
-        if (r.valid && r.step_time_s < a->st.best_s) {
-            a->st.best_s = r.step_time_s;
-            a->st.best_update = a->st.updates, a->st.best_sample = a->st.samples;
-            a->st.best_elapsed_s = a->st.elapsed_s;
-            memcpy(a->best, p, sizeof(int32_t) * (size_t)N);
-            a->have_best = 1, a->st.best_placement = a->best;
-            a->st.best_final = 1;
-        }
+        double before = a->st.best_s;
+        best_offer(a, a->st.updates, 0, r.valid, r.step_time_s, p); /* found after every sample so far */
+        if (a->st.best_s < before) a->st.best_final = 1, a->st.best_placement = a->best;
         agent_eval_cache_stats(a->eval, &a->st.cache_lookups, &a->st.cache_hits);
     }
     free(p);
