@@ -333,29 +333,34 @@ static void k_gemm(int ta, int tb, int M, int N, int K, float alpha, const float
 /* ---- few-row products without packing ---------------------------------------- */
 
 /* Columns per block of the A B^T kernel, vectors per block of the A B
- * kernel: 4 x 4 accumulators with 32 vector registers, 4 x 2 with 16 (the
- * A B^T kernel sums its 4 SK_NB = VW accumulators with one lane-sum tree). */
+ * kernel: 4 columns with 32 vector registers, 2 with 16 (the A B^T kernel
+ * sums each 4 rows' 4 SK_NB = VW accumulators with one lane-sum tree). */
 #if VW >= 16
 #define SK_NB 4
 #else
 #define SK_NB 2
 #endif
+/* Rows in one pass: 6 x SK_NB accumulators, SK_NB vectors of B and one of
+ * A fit the registers (15 of 16, 29 of 32). */
+#define SK_MR 6
 
 static inline float beta_mix(float alpha, float s, float beta, const float *c) {
     return beta != 0.0f ? alpha * s + beta * *c : alpha * s;
 }
 
-/* C [MM, N] = alpha A [MM, K] B [N, K]^T + beta C, MM <= 4 rows: each B row
- * is read once and used for every row of A (dot products along K). */
+/* C [MM, N] = alpha A [MM, K] B [N, K]^T + beta C, MM <= SK_MR rows: each B
+ * row is read once and used for every row of A (dot products along K).
+ * Every element's sum is the same whatever MM (its own accumulator, its
+ * own lane of a lane-sum tree). */
 static inline __attribute__((always_inline)) void skinny_nt(int MM, int N, int K, float alpha,
                                                             const float *restrict A, int lda,
                                                             const float *restrict B, int ldb,
                                                             float beta, float *restrict C, int ldc) {
-    _Static_assert(4 * SK_NB == VW, "one lane-sum tree per block");
+    _Static_assert(4 * SK_NB == VW, "one lane-sum tree per 4 rows of a block");
     int n = 0;
     for (; n + SK_NB <= N; n += SK_NB) {
-        vf acc[4 * SK_NB]; /* row i, column j at i * SK_NB + j */
-        for (int q = 0; q < 4 * SK_NB; q++) acc[q] = vzero();
+        vf acc[8 * SK_NB]; /* row i, column j at i * SK_NB + j: rows 0-3 and 4-7 one tree each */
+        for (int q = 0; q < 8 * SK_NB; q++) acc[q] = vzero();
         const float *b = B + (size_t)n * ldb;
         int k = 0;
         for (; k + VW <= K; k += VW) {
@@ -370,11 +375,13 @@ static inline __attribute__((always_inline)) void skinny_nt(int MM, int N, int K
             for (int i = 0; i < MM; i++)
                 for (int j = 0; j < SK_NB; j++)
                     acc[i * SK_NB + j][0] += A[(size_t)i * lda + k] * b[(size_t)j * ldb + k];
-        vf r = vsum_lanes(acc);
+        vf r[2];
+        r[0] = vsum_lanes(acc);
+        if (MM > 4) r[1] = vsum_lanes(acc + 4 * SK_NB);
         for (int i = 0; i < MM; i++)
             for (int j = 0; j < SK_NB; j++) {
                 float *c = C + (size_t)i * ldc + n + j;
-                *c = beta_mix(alpha, r[i * SK_NB + j], beta, c);
+                *c = beta_mix(alpha, r[i / 4][(i % 4) * SK_NB + j], beta, c);
             }
     }
     for (; n < N; n++) {
@@ -390,8 +397,8 @@ static inline __attribute__((always_inline)) void skinny_nt(int MM, int N, int K
 /* element (i, k) of op(A) */
 #define SK_A(i, k) (ta ? A[(size_t)(k) * lda + (i)] : A[(size_t)(i) * lda + (k)])
 
-/* C [MM, N] = alpha op(A) [MM, K] B [K, N] + beta C, MM <= 4 rows: B is read
- * once, a block of SK_NB vectors of columns at a time over all of K. */
+/* C [MM, N] = alpha op(A) [MM, K] B [K, N] + beta C, MM <= SK_MR rows: B is
+ * read once, a block of SK_NB vectors of columns at a time over all of K. */
 static inline __attribute__((always_inline)) void skinny_nn(int MM, int ta, int N, int K,
                                                             float alpha, const float *restrict A,
                                                             int lda, const float *restrict B,
@@ -399,7 +406,7 @@ static inline __attribute__((always_inline)) void skinny_nn(int MM, int ta, int 
                                                             int ldc) {
     int n = 0;
     for (; n + SK_NB * VW <= N; n += SK_NB * VW) {
-        vf acc[4][SK_NB];
+        vf acc[SK_MR][SK_NB];
         for (int i = 0; i < MM; i++)
             for (int j = 0; j < SK_NB; j++) acc[i][j] = vzero();
         for (int k = 0; k < K; k++) {
@@ -420,7 +427,7 @@ static inline __attribute__((always_inline)) void skinny_nn(int MM, int ta, int 
             }
     }
     for (; n + VW <= N; n += VW) {
-        vf acc[4];
+        vf acc[SK_MR];
         for (int i = 0; i < MM; i++) acc[i] = vzero();
         for (int k = 0; k < K; k++) {
             vf bv = vload(B + (size_t)k * ldb + n);
@@ -442,16 +449,21 @@ static inline __attribute__((always_inline)) void skinny_nn(int MM, int ta, int 
         }
 }
 
-/* C [M, N] = alpha op(A) op(B) + beta C for small M, 4 rows at a time;
- * ta must be 0 when tb is 1 */
+/* C [M, N] = alpha op(A) op(B) + beta C for small M: up to SK_MR rows in
+ * one pass over B (a decoder's rows per thread, 5 for EAGLE's 10 samples
+ * on 2 threads, read its weights once per step), else 4 at a time; ta
+ * must be 0 when tb is 1 */
 static void k_gemm_skinny(int ta, int tb, int M, int N, int K, float alpha, const float *A,
                           int lda, const float *B, int ldb, float beta, float *C, int ldc) {
-    for (int m = 0; m < M; m += 4) {
-        int mm = imin(4, M - m);
+    for (int m = 0; m < M;) {
+        int mm = M - m <= SK_MR ? M - m : 4;
         const float *Am = ta ? A + m : A + (size_t)m * lda;
         float *Cm = C + (size_t)m * ldc;
+        m += mm;
         if (tb) {
             switch (mm) {
+            case 6: skinny_nt(6, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
+            case 5: skinny_nt(5, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
             case 4: skinny_nt(4, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
             case 3: skinny_nt(3, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
             case 2: skinny_nt(2, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
@@ -459,6 +471,8 @@ static void k_gemm_skinny(int ta, int tb, int M, int N, int K, float alpha, cons
             }
         } else {
             switch (mm) {
+            case 6: skinny_nn(6, ta, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
+            case 5: skinny_nn(5, ta, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
             case 4: skinny_nn(4, ta, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
             case 3: skinny_nn(3, ta, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
             case 2: skinny_nn(2, ta, N, K, alpha, Am, lda, B, ldb, beta, Cm, ldc); break;
