@@ -1,7 +1,8 @@
 /* Finite-difference gradient checks of composed models: grouper + group
  * embeddings + bidirectional encoder + attention decoder (both attention
  * placements), and GCN + readout + bilinear discriminator (Deep Graph
- * Infomax); identical results for identical seeds. */
+ * Infomax); identical results for identical seeds, and for 1 and 2
+ * threads where the grouper splits its rows over the pool. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "dplace/nn.h"
 #include "dplace/nn_check.h"
 #include "dplace/nn_models.h"
+#include "nn/nn_internal.h"
 #include "test_fixtures.h"
 
 /* seq2seq: smooth apart from the grouper's ReLU, whose inputs are kept 0.05
@@ -167,6 +169,79 @@ static void test_grouper_prior(void) {
     }
     dp_nn_grouper_free(&gr);
     dp_nn_params_free(&p);
+}
+
+/* A grouper large enough for its row-wise passes to split over the pool
+ * (nn_kern.h NN_ROWS_PAR_WORK): at 1 and 2 threads the same bits, and the
+ * bits of the layer functions it fuses (noise, logits, prior, log-softmax
+ * forward; the entropy's gradient, the log-softmax and logits backward)
+ * applied one after another. */
+enum { BIG_N = 1500, BIG_G = 256, BIG_F = 5 };
+typedef struct big_run {
+    float noise[BIG_N * BIG_G], logp[BIG_N * BIG_G], dl[BIG_N * BIG_G], dw1[6 * BIG_F], dw2[6 * BIG_G];
+    int act[BIG_N];
+    float lp, ent;
+} big_run;
+
+static void big_grouper(int threads, big_run *out) {
+    dp_nn_set_threads(threads);
+    dp_nn_grouper_config gc = {BIG_F, 6, BIG_G, 5.0f, 10.0f};
+    dp_nn_tensor_spec specs[8];
+    int n = dp_nn_grouper_specs(specs, &gc);
+    dp_rng rng;
+    dp_rng_seed(&rng, 11);
+    dp_nn_params p;
+    dp_nn_grouper gr;
+    CHECK(dp_nn_params_init(&p, specs, n, &rng, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_grouper_init(&gr, &gc, &p, BIG_N, NULL) == DP_STATUS_OK);
+    static int32_t prior[BIG_N];
+    static float x[BIG_N * BIG_F], rows[BIG_N], dx[BIG_N * BIG_F];
+    for (int i = 0; i < BIG_N * BIG_F; i++) x[i] = (float)dp_rng_normal(&rng);
+    for (int i = 0; i < BIG_N; i++) prior[i] = (i * 37) % BIG_G, rows[i] = (float)(i % 5) * 0.1f;
+    gr.prior = prior, gr.prior_scale = 3.0f;
+    out->lp = dp_nn_grouper_forward(&gr, out->act, &out->ent, x, DP_NN_DECODE_MODE_SAMPLE, &rng, 0.1f, BIG_N);
+    memcpy(out->noise, gr.noise, sizeof out->noise);
+    memcpy(out->logp, gr.logp, sizeof out->logp);
+    dp_nn_params_zero_grad(&p);
+    memset(dx, 0, sizeof dx);
+    dp_nn_grouper_backward_rows(&gr, dx, out->act, x, rows, -0.7f, 0.05f, BIG_N);
+    memcpy(out->dl, gr.dlogp, sizeof out->dl);
+    memcpy(out->dw1, gr.dw1, sizeof out->dw1);
+    memcpy(out->dw2, gr.dw2, sizeof out->dw2);
+
+    /* the layer functions one after another, from the grouper's own l */
+    static float ref[BIG_N * BIG_G], tact[BIG_N * BIG_G], d1[BIG_N * BIG_G], d2[BIG_N * BIG_G];
+    dp_rng r2;
+    dp_rng_seed(&r2, 11);
+    dp_nn_params q;
+    CHECK(dp_nn_params_init(&q, specs, n, &r2, NULL) == DP_STATUS_OK); /* the same draws as above */
+    for (int i = 0; i < BIG_N * BIG_F; i++) (void)dp_rng_normal(&r2);
+    dp_nn_set_threads(1);
+    dp_nn_noise_fill(ref, &r2, (size_t)BIG_N * BIG_G, 0.1f);
+    CHECK(memcmp(ref, out->noise, sizeof ref) == 0);
+    dp_nn_policy_logits_forward(ref, tact, gr.l, out->noise, BIG_N, BIG_G, 5.0f, 10.0f);
+    for (int i = 0; i < BIG_N; i++) ref[(size_t)i * BIG_G + prior[i]] += 3.0f;
+    dp_nn_log_softmax_forward(ref, ref, BIG_N, BIG_G);
+    CHECK(memcmp(ref, out->logp, sizeof ref) == 0);
+    memset(d1, 0, sizeof d1);
+    for (int i = 0; i < BIG_N; i++) d1[(size_t)i * BIG_G + out->act[i]] += -0.7f + rows[i];
+    for (size_t i = 0; i < (size_t)BIG_N * BIG_G; i++) d1[i] -= 0.05f * nn_exp(ref[i]) * (1.0f + ref[i]);
+    memset(d2, 0, sizeof d2);
+    dp_nn_log_softmax_backward(d2, d1, ref, BIG_N, BIG_G);
+    memset(d1, 0, sizeof d1);
+    dp_nn_policy_logits_backward(d1, d2, tact, BIG_N, BIG_G, 5.0f, 10.0f);
+    CHECK(memcmp(d1, out->dl, sizeof d1) == 0);
+    dp_nn_params_free(&q);
+    dp_nn_grouper_free(&gr);
+    dp_nn_params_free(&p);
+    dp_nn_set_threads(1);
+}
+
+static void test_grouper_threads(void) {
+    static big_run one, two;
+    big_grouper(1, &one);
+    big_grouper(2, &two);
+    CHECK(memcmp(&one, &two, sizeof one) == 0);
 }
 
 /* ---- GCN + readout + discriminator ---- */
@@ -332,6 +407,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_hp_after);
     TEST_RUN(test_hp_grouper_rows);
     TEST_RUN(test_grouper_prior);
+    TEST_RUN(test_grouper_threads);
     TEST_RUN(test_gcn_encode);
     TEST_RUN(test_dgi);
     TEST_RUN(test_determinism);

@@ -58,8 +58,12 @@ uint64_t dp_rng_next_u64(dp_rng *rng);
 double dp_rng_uniform(dp_rng *rng);
 /* Uniform integer in [0, n); n > 0. Unbiased (rejection). */
 uint64_t dp_rng_below(dp_rng *rng, uint64_t n);
-/* Standard normal deviate (Box-Muller, no cached state). */
+/* Standard normal deviate (Box-Muller, no cached state): two uniforms,
+ * then dp_rng_normal_of. */
 double dp_rng_normal(dp_rng *rng);
+/* The deviate dp_rng_normal makes of its two uniforms u1, u2 (so that a
+ * caller may draw the uniforms in order and transform them on threads). */
+double dp_rng_normal_of(double u1, double u2);
 
 #ifdef __cplusplus
 }

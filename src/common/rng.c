@@ -42,9 +42,13 @@ uint64_t dp_rng_below(dp_rng *rng, uint64_t n) {
     return x % n;
 }
 
+double dp_rng_normal_of(double u1, double u2) {
+    if (u1 < 1e-300) u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
 double dp_rng_normal(dp_rng *rng) {
     double u1 = dp_rng_uniform(rng);
     double u2 = dp_rng_uniform(rng);
-    if (u1 < 1e-300) u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    return dp_rng_normal_of(u1, u2);
 }

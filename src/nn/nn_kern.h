@@ -69,6 +69,12 @@ nn_isa nn_kern_force(nn_isa isa);
  * dp_nn_set_threads; when the pool is busy (another caller thread), runs
  * fn(ctx, 0, 1) on the caller alone. */
 void nn_parallel(int nt, void (*fn)(void *ctx, int tid, int nt), void *ctx);
+/* The pool's largest size. */
+#define NN_POOL_MAX 64
+/* A row-wise pass over at least this many elements is split over the pool
+ * by rows (nn_layers.c, nn_models.c); each row is computed as alone, so
+ * the results are the same whatever the threads. */
+#define NN_ROWS_PAR_WORK 262144
 /* Threads the pool may use (dp_nn_set_threads). */
 int nn_pool_threads(void);
 void nn_pool_set_threads(int n);

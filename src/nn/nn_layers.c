@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn_internal.h"
@@ -290,13 +291,47 @@ void dp_nn_policy_logits_backward(float *dinp, const float *dlogits, const float
     }
 }
 
-/* noise [n] = amplitude z / max|z|, z ~ N(0, 1) */
-void dp_nn_noise_fill(float *noise, dp_rng *rng, size_t n, float amplitude) {
+/* Rows [*r0, *r1) of N for part tid of nt. */
+static void nn_part_rows(int *r0, int *r1, int N, int tid, int nt) {
+    *r0 = (int)((long)N * tid / nt);
+    *r1 = (int)((long)N * (tid + 1) / nt);
+}
+
+/* Parts for a row-wise pass over work elements: the pool's threads when
+ * the pass is large enough to repay handing it out, else 1. */
+static int nn_rows_parts(size_t work) { return work >= NN_ROWS_PAR_WORK ? nn_pool_threads() : 1; }
+
+typedef struct noise_job {
+    const double *u; /* [2 n] the uniforms, in the order drawn */
+    float *noise;
+    size_t n;
+    double mx[NN_POOL_MAX]; /* per part: the largest |z| */
+} noise_job;
+
+static void noise_part(void *ctx, int tid, int nt) {
+    noise_job *j = ctx;
+    size_t i0 = j->n * (size_t)tid / (size_t)nt, i1 = j->n * (size_t)(tid + 1) / (size_t)nt;
     double mx = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double z = dp_rng_normal(rng);
-        noise[i] = (float)z;
+    for (size_t i = i0; i < i1; i++) {
+        double z = dp_rng_normal_of(j->u[2 * i], j->u[2 * i + 1]);
+        j->noise[i] = (float)z;
         if (fabs(z) > mx) mx = fabs(z);
+    }
+    j->mx[tid] = mx;
+}
+
+/* noise [n] = amplitude z / max|z|, z ~ N(0, 1): dp_rng_normal's deviates
+ * in order, their uniforms drawn in chunks and transformed on the pool (the
+ * same numbers as one dp_rng_normal after another, whatever the threads). */
+void dp_nn_noise_fill(float *noise, dp_rng *rng, size_t n, float amplitude) {
+    enum { CHUNK = 8192 };
+    double u[2 * CHUNK], mx = 0.0;
+    for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
+        noise_job j = {u, noise + c0, n - c0 < CHUNK ? n - c0 : CHUNK, {0}};
+        for (size_t i = 0; i < 2 * j.n; i++) u[i] = dp_rng_uniform(rng);
+        int nt = nn_rows_parts(j.n * 32);
+        nn_parallel(nt, noise_part, &j);
+        for (int t = 0; t < nt; t++) mx = j.mx[t] > mx ? j.mx[t] : mx;
     }
     float s = mx > 0.0 ? (float)(amplitude / mx) : 0.0f;
     for (size_t i = 0; i < n; i++) noise[i] *= s;
@@ -327,9 +362,33 @@ void dp_nn_log_softmax_backward(float *dinp, const float *dlogp, const float *lo
     }
 }
 
-/* actions [N] ~ rows of exp(logp [N, D]), one uniform per row */
+typedef struct pick_job {
+    int *actions;
+    const float *logp;
+    const double *u;
+    int N, D;
+} pick_job;
+
+static void pick_part(void *ctx, int tid, int nt) {
+    const pick_job *j = ctx;
+    int r0, r1;
+    nn_part_rows(&r0, &r1, j->N, tid, nt);
+    for (int n = r0; n < r1; n++) j->actions[n] = nn_categorical_pick(j->logp + (size_t)n * j->D, j->u[n], j->D);
+}
+
+/* actions [N] ~ rows of exp(logp [N, D]), one uniform per row, drawn in row
+ * order; the rows are picked on the pool when there are many */
 void dp_nn_categorical_sample(int *actions, const float *logp, dp_rng *rng, int N, int D) {
-    for (int n = 0; n < N; n++) actions[n] = nn_categorical_pick(logp + (size_t)n * D, dp_rng_uniform(rng), D);
+    int nt = nn_rows_parts((size_t)N * D);
+    double *u = nt > 1 ? malloc(sizeof(double) * (size_t)N) : NULL;
+    if (!u) { /* one row at a time (also when out of memory: the same draws) */
+        for (int n = 0; n < N; n++) actions[n] = nn_categorical_pick(logp + (size_t)n * D, dp_rng_uniform(rng), D);
+        return;
+    }
+    for (int n = 0; n < N; n++) u[n] = dp_rng_uniform(rng);
+    pick_job j = {actions, logp, u, N, D};
+    nn_parallel(nt, pick_part, &j);
+    free(u);
 }
 
 /* the category of logp [D] that u in [0, 1) picks by inverse CDF */

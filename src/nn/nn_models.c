@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "nn_internal.h"
+#include "nn_kern.h"
 
 /* Finds tensor name in p with count floats; fills *val and *grad. */
 dp_status nn_bind_tensor(float **val, float **grad, const dp_nn_params *p, const char *name,
@@ -88,6 +89,84 @@ void dp_nn_grouper_free(dp_nn_grouper *m) {
     memset(m, 0, sizeof *m);
 }
 
+/* The grouper's row-wise work, a row at a time in one pass (forward: the
+ * logits, the prior, the log-softmax and the entropy; backward: the
+ * gradient of the logits), split over the pool by rows. Each row takes
+ * exactly the operations of the layer functions it stands for
+ * (dp_nn_policy_logits_forward, dp_nn_log_softmax_forward,
+ * dp_nn_categorical_entropy_forward; the entropy's gradient,
+ * dp_nn_log_softmax_backward, dp_nn_policy_logits_backward, each into a
+ * zeroed array), so the numbers are theirs whatever the threads; the
+ * backward's intermediate rows stay in a buffer of G floats instead of
+ * three passes over [N, G] arrays. */
+typedef struct grouper_rows_job {
+    dp_nn_grouper *m;
+    const float *noise;      /* forward: [N, G] or NULL */
+    float *ent;              /* forward: [N] entropies or NULL */
+    const int *actions;      /* backward */
+    const float *dlogp_rows; /* backward: [N] or NULL */
+    float dlogp, dentropy;
+    int N;
+} grouper_rows_job;
+
+static void grouper_rows_forward(void *ctx, int tid, int nt) {
+    const grouper_rows_job *j = ctx;
+    dp_nn_grouper *m = j->m;
+    const nn_kernels *k = nn_kern_get();
+    int G = m->cfg.groups, r0 = (int)((long)j->N * tid / nt), r1 = (int)((long)j->N * (tid + 1) / nt);
+    float tc = m->cfg.tanh_c, it = 1.0f / m->cfg.temperature;
+    for (int n = r0; n < r1; n++) {
+        size_t o = (size_t)n * G;
+        const float *x = m->l + o;
+        float *y = m->logp + o, *t = m->tact + o;
+        if (tc > 0.0f) {
+            for (int d = 0; d < G; d++) {
+                float a = nn_tanh(x[d] * it);
+                t[d] = a;
+                y[d] = tc * a;
+            }
+        } else {
+            for (int d = 0; d < G; d++) y[d] = x[d] * it;
+        }
+        if (j->noise)
+            for (int d = 0; d < G; d++) y[d] += j->noise[o + d];
+        if (m->prior) y[m->prior[n]] += m->prior_scale;
+        float mx = y[0];
+        for (int d = 1; d < G; d++) mx = y[d] > mx ? y[d] : mx;
+        float lse = mx + logf(k->sum_exp(y, mx, G));
+        for (int d = 0; d < G; d++) y[d] = y[d] - lse;
+        if (j->ent) {
+            float h = 0.0f;
+            for (int d = 0; d < G; d++) h -= nn_exp(y[d]) * y[d];
+            j->ent[n] = h;
+        }
+    }
+}
+
+static void grouper_rows_backward(void *ctx, int tid, int nt) {
+    const grouper_rows_job *j = ctx;
+    dp_nn_grouper *m = j->m;
+    int G = m->cfg.groups, r0 = (int)((long)j->N * tid / nt), r1 = (int)((long)j->N * (tid + 1) / nt);
+    float tc = m->cfg.tanh_c, it = 1.0f / m->cfg.temperature, sc = tc * it, de = j->dentropy;
+    float dy[G];
+    for (int n = r0; n < r1; n++) {
+        size_t o = (size_t)n * G;
+        const float *y = m->logp + o, *t = m->tact + o;
+        float *dl = m->dlogp + o; /* the gradient of l */
+        for (int d = 0; d < G; d++) dy[d] = 0.0f;
+        dy[j->actions[n]] += j->dlogp + (j->dlogp_rows ? j->dlogp_rows[n] : 0.0f);
+        if (de != 0.0f)
+            for (int d = 0; d < G; d++) dy[d] -= de * nn_exp(y[d]) * (1.0f + y[d]);
+        float s = 0.0f;
+        for (int d = 0; d < G; d++) s += dy[d];
+        for (int d = 0; d < G; d++) dy[d] = 0.0f + (dy[d] - nn_exp(y[d]) * s); /* through the log-softmax */
+        if (tc > 0.0f)
+            for (int d = 0; d < G; d++) dl[d] = 0.0f + dy[d] * sc * (1.0f - t[d] * t[d]);
+        else
+            for (int d = 0; d < G; d++) dl[d] = 0.0f + dy[d] * it;
+    }
+}
+
 /* Runs the grouper over inp [N, F]; returns sum of log p(actions). */
 float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, const float *inp,
                             dp_nn_decode_mode mode, dp_rng *rng, float noise_amp, int N) {
@@ -102,17 +181,13 @@ float dp_nn_grouper_forward(dp_nn_grouper *m, int *actions, float *entropy, cons
         dp_nn_noise_fill(m->noise, rng, (size_t)N * G, noise_amp);
         noise = m->noise;
     }
-    dp_nn_policy_logits_forward(m->logp, m->tact, m->l, noise, N, G, m->cfg.tanh_c,
-                                m->cfg.temperature);
-    if (m->prior)
-        for (int n = 0; n < N; n++) m->logp[(size_t)n * G + m->prior[n]] += m->prior_scale;
-    dp_nn_log_softmax_forward(m->logp, m->logp, N, G);
+    float *e = entropy ? m->dl : NULL; /* [N] of scratch until backward */
+    grouper_rows_job j = {m, noise, e, NULL, NULL, 0.0f, 0.0f, N};
+    nn_parallel((size_t)N * G >= NN_ROWS_PAR_WORK ? nn_pool_threads() : 1, grouper_rows_forward, &j);
     nn_pick_actions(actions, m->logp, mode, rng, N, G);
     double s = 0.0;
     for (int n = 0; n < N; n++) s += m->logp[(size_t)n * G + actions[n]];
     if (entropy) {
-        float *e = m->dl; /* [N] of scratch until backward */
-        dp_nn_categorical_entropy_forward(e, m->logp, N, G);
         double h = 0.0;
         for (int n = 0; n < N; n++) h += e[n];
         *entropy = (float)h;
@@ -133,16 +208,9 @@ void dp_nn_grouper_backward_rows(dp_nn_grouper *m, float *dinp, const int *actio
                                  const float *dlogp_rows, float dlogp, float dentropy, int N) {
     unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     int F = m->cfg.in_dim, Hd = m->cfg.hidden, G = m->cfg.groups;
-    size_t nG = (size_t)N * G;
-    float *dlp = m->dlogp, *dlg = m->dl;
-    memset(dlp, 0, sizeof(float) * nG);
-    for (int n = 0; n < N; n++) dlp[(size_t)n * G + actions[n]] += dlogp + (dlogp_rows ? dlogp_rows[n] : 0.0f);
-    if (dentropy != 0.0f)
-        for (size_t i = 0; i < nG; i++) dlp[i] -= dentropy * nn_exp(m->logp[i]) * (1.0f + m->logp[i]);
-    memset(dlg, 0, sizeof(float) * nG);
-    dp_nn_log_softmax_backward(dlg, dlp, m->logp, N, G);
-    memset(dlp, 0, sizeof(float) * nG); /* now: gradient of l */
-    dp_nn_policy_logits_backward(dlp, dlg, m->tact, N, G, m->cfg.tanh_c, m->cfg.temperature);
+    float *dlp = m->dlogp; /* the gradient of l */
+    grouper_rows_job j = {m, NULL, NULL, actions, dlogp_rows, dlogp, dentropy, N};
+    nn_parallel((size_t)N * G >= NN_ROWS_PAR_WORK ? nn_pool_threads() : 1, grouper_rows_backward, &j);
     memset(m->dh, 0, sizeof(float) * (size_t)N * Hd);
     dp_nn_linear_backward(m->dh, m->dw2, m->db2, dlp, m->h, m->w2, N, Hd, G);
     /* through the ReLU: h > 0 where the pre-activation was positive */

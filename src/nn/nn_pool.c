@@ -11,7 +11,6 @@
 #include "nn_internal.h"
 #include "nn_kern.h"
 
-#define NN_POOL_MAX 64
 /* polls of the job counter before a worker sleeps (PAUSE takes ~40-140
  * cycles: a few tens of microseconds at most) */
 #define NN_POOL_SPIN 200
