@@ -793,6 +793,58 @@ static void test_checkpoint_resume(void) {
     dp_devices_free(ds);
 }
 
+/* greedy-every: before every second update after the first, the policy's
+ * greedy placement is evaluated (the per-update greedy_s, NaN otherwise)
+ * and offered as the best; training reads nothing of it, so the samples
+ * and the parameters are those of the run without it, update by update. */
+static void test_greedy_every(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    int32_t *greedy = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    CHECK(greedy);
+    const char *presets[] = {"hp", "eagle"};
+    for (int p = 0; p < 2; p++) {
+        dp_agent_config c = small(presets[p]), c0 = c;
+        c.greedy_every = 2;
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 7, &err), *b = dp_agent_init(g, ds, &c0, &eo, 7, &err);
+        CHECK(a && b);
+        const dp_run_state *s = dp_agent_get_state(a), *sb = dp_agent_get_state(b);
+        int evaluated = 0;
+        for (int u = 0; u < 7; u++) {
+            double want = NAN;
+            if (u > 0 && u % 2 == 0) {
+                CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
+                dp_sim_result r = fixture_simulate(g, ds, greedy);
+                want = r.valid ? r.step_time_s : INFINITY;
+            }
+            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+            CHECK(dp_agent_update(b, &err) == DP_STATUS_OK);
+            if (isnan(want)) {
+                CHECK(isnan(s->upd.greedy_s));
+            } else {
+                CHECK_NEAR(s->upd.greedy_s, want, 0.0);
+                CHECK(s->best_s <= want);
+                evaluated++;
+            }
+            CHECK(isnan(sb->upd.greedy_s));
+            CHECK_INT_EQ(s->samples, sb->samples);
+            for (int32_t k = 0; k < s->n_last; k++) CHECK_NEAR(s->last[k].step_time_s, sb->last[k].step_time_s, 0.0);
+            size_t na, nb;
+            float *pa = dp_agent_params(a, &na), *pb = dp_agent_params(b, &nb);
+            CHECK(na == nb && memcmp(pa, pb, sizeof(float) * na) == 0);
+            CHECK(s->best_s <= sb->best_s);
+        }
+        CHECK_INT_EQ(evaluated, 3);
+        dp_agent_free(a);
+        dp_agent_free(b);
+    }
+    free(greedy);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* The run driver's final answer (dp_method_ops.final): after the last
  * step, the policy's greedy placement is simulated once and offered as the
  * best. With no step at all it is the best (found after 0 updates and 0
@@ -1188,6 +1240,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_failing_signal_and_valid_only);
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_final_greedy);
+    TEST_RUN(test_greedy_every);
     TEST_RUN(test_refine);
     TEST_RUN(test_refine_chain);
     TEST_RUN(test_refine_train);

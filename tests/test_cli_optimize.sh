@@ -33,7 +33,7 @@ head -1 "$T/log.csv" | grep -q '^update,sample,step_time_s,valid,reason,reward,b
 grep -q '<svg' "$T/curve.svg" && ok || bad "--plot wrote no SVG"
 grep -q 'mean per update' "$T/curve.svg" && ok || bad "--plot draws no mean per update"
 [ "$(wc -l <"$T/log.updates.csv")" = 7 ] && ok || bad "the updates log should have a header and 6 rows"
-head -1 "$T/log.updates.csv" | grep -q '^update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims$' && ok || bad "updates log header"
+head -1 "$T/log.updates.csv" | grep -q '^update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims,greedy_s$' && ok || bad "updates log header"
 grep -q 'traceEvents' "$T/trace.json" && ok || bad "--trace wrote no trace"
 [ -s "$T/ck" ] && ok || bad "no checkpoint"
 expect 0 "step time" -- "$D" simulate $G --placement "$T/best.json"

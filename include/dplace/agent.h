@@ -287,6 +287,12 @@ typedef struct dp_agent_config {
                                old one (self-imitation; the per-update
                                statistics and the baseline keep the sample's
                                own)                                          */
+    int32_t greedy_every;   /* > 0: before every greedy_every-th update (not the
+                               first) the policy's greedy placement is
+                               evaluated and offered as the best; not a
+                               sample (the budget does not count it) and
+                               training does not read it (0: only the final
+                               policy's, dp_method_ops.final)               */
     float post_mix;         /* table placer: after a cross-entropy update, each
                                group's distribution becomes (1 - m) p + m / D,
                                p the elites' device frequencies (exact

@@ -60,6 +60,9 @@ typedef struct dp_run_update {
     double elite_s;         /* elite refinement: the refined placement's step
                                  time (NaN: none, or out of memory)            */
     int32_t elite_sims;      /* moves it simulated (beyond the samples)       */
+    double greedy_s;         /* the policy's greedy placement before the step
+                                (greedy-every): its step time (NaN: not
+                                evaluated; inf: not valid)                  */
 } dp_run_update;
 
 /* Where a method stands. */

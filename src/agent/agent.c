@@ -202,7 +202,7 @@ void dp_agent_free(dp_agent *a) {
     free(a->devs), free(a->logp), free(a->samp_logp), free(a->logp_step), free(a->entropy), free(a->place), free(a->res), free(a->cached);
     free(a->last), free(a->old_logp), free(a->old_step), free(a->old_rows);
     free(a->dlogp), free(a->dstep), free(a->dent), free(a->drows), free(a->order), free(a->in_mb), free(a->bsample);
-    free(a->bdevs), free(a->blogp), free(a->bstep), free(a->bent), free(a->choice_keep), free(a->devs1), free(a->step1);
+    free(a->bdevs), free(a->blogp), free(a->bstep), free(a->bent), free(a->choice_keep), free(a->greedy_place), free(a->devs1), free(a->step1);
     free(a->undo.keep), free(a->baseline.window);
     free(a->elites.reward), free(a->elites.hash), free(a->elites.devs), free(a->elites.choice);
     free(a->pretrain_keep), free(a->best), free(a->warm_choice), free(a->warm_devs), free(a->warm_place);
@@ -257,7 +257,7 @@ static int buffers_init(dp_agent *a) {
            ALLOC(a->old_step, KT) && ALLOC(a->old_rows, R) && ALLOC(a->dlogp, B) && ALLOC(a->dstep, BT) &&
            ALLOC(a->dent, B) && ALLOC(a->drows, R) && ALLOC(a->order, K) && ALLOC(a->in_mb, K) &&
            ALLOC(a->bsample, B) && ALLOC(a->bdevs, gathered) && ALLOC(a->blogp, B) && ALLOC(a->bstep, gathered) &&
-           ALLOC(a->bent, B) && ALLOC(a->choice_keep, N) && ALLOC(a->devs1, T) && ALLOC(a->step1, T) && ALLOC(a->best, N) &&
+           ALLOC(a->bent, B) && ALLOC(a->choice_keep, N) && ALLOC(a->greedy_place, N) && ALLOC(a->devs1, T) && ALLOC(a->step1, T) && ALLOC(a->best, N) &&
            ALLOC(a->baseline.window, c->baseline_window) && ALLOC(a->elites.reward, E) &&
            ALLOC(a->elites.hash, E) && ALLOC(a->elites.devs, (int64_t)E * T) &&
            (R == 0 || ALLOC(a->elites.choice, (int64_t)E * N)) &&
@@ -902,13 +902,16 @@ static void best_offer(dp_agent *a, int64_t u, int32_t k, int valid, double step
     a->have_best = 1;
 }
 
-/* The counters, timings and the best placement after an update. */
-static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te1) {
+/* The counters, timings and the best placement after an update (te:
+ * seconds in the evaluator since t0). */
+static void bookkeeping(dp_agent *a, int64_t u, double t0, double te) {
     int32_t K = a->K, N = a->N;
     double t1 = dp_now_s();
     a->st.elapsed_s += t1 - t0;
-    a->st.eval_s += te1 - te0;
-    a->st.policy_s += (t1 - t0) - (te1 - te0);
+    a->st.eval_s += te;
+    a->st.policy_s += (t1 - t0) - te;
+    if (isfinite(a->st.upd.greedy_s)) /* the greedy placement before the update's samples */
+        best_offer(a, u, 0, 1, a->st.upd.greedy_s, a->greedy_place);
     for (int32_t k = 0; k < K; k++)
         best_offer(a, u, k, a->last[k].valid, a->last[k].step_time_s, a->place + (int64_t)k * N);
     for (int32_t w = 0; w < a->refine.n_walks; w++) { /* found by refining sample `from` */
@@ -930,6 +933,27 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te0, double te
     agent_eval_cache_stats(a->eval, &a->st.cache_lookups, &a->st.cache_hits);
 }
 
+/* greedy-every: the policy's greedy placement before update u, when it
+ * is due, into a->greedy_place and *greedy_s (NaN: not due; inf: not
+ * valid; bookkeeping offers it as the best once the update is done); *te
+ * gets the evaluator's seconds. Returns 1 when the evaluation was
+ * cancelled (the caller abandons the update: nothing has changed yet),
+ * else 0; errors in *st. */
+static int update_greedy(dp_agent *a, int64_t u, double *greedy_s, double *te, dp_status *st, dp_error *err) {
+    *greedy_s = NAN, *te = 0.0, *st = DP_STATUS_OK;
+    int32_t every = a->cfg.greedy_every;
+    if (every <= 0 || u == 0 || u % every) return 0;
+    agent_result r;
+    int cached = 0, cancelled = 0;
+    if ((*st = dp_agent_greedy(a, a->greedy_place, err))) return 0;
+    double te0 = dp_now_s();
+    *st = agent_eval_run(a->eval, a->greedy_place, 1, &r, &cached, &cancelled, err);
+    *te = dp_now_s() - te0;
+    if (*st || cancelled) return cancelled;
+    *greedy_s = r.valid ? r.step_time_s : INFINITY;
+    return 0;
+}
+
 dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, N = a->N, T = a->T;
@@ -942,7 +966,10 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
         t0 = dp_now_s();
     }
     const update_undo undo = {a->rng, a->baseline.have, a->baseline.value}; /* when the update is abandoned */
-
+    double greedy_s, tg;
+    dp_status gst;
+    if (update_greedy(a, u, &greedy_s, &tg, &gst, err)) return update_abandon(a, &undo);
+    if (gst) return gst;
     if (sample_update(a, noise)) return update_abandon(a, &undo);
     for (int32_t k = 0; k < K; k++)
         agent_expand(a, a->enc->choice, a->devs + (int64_t)k * T, a->place + (int64_t)k * N);
@@ -971,7 +998,8 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     if (abandoned) return update_abandon(a, &undo);
     after_training(a);
     update_stats(a, adv);
-    bookkeeping(a, u, t0, te0, te1);
+    a->st.upd.greedy_s = greedy_s;
+    bookkeeping(a, u, t0, (te1 - te0) + tg);
     return DP_STATUS_OK;
 }
 

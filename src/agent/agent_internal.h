@@ -350,6 +350,7 @@ struct dp_agent {
     int32_t *bdevs;          /* [B, T] a gathered minibatch (B < K)               */
     float *blogp, *bstep, *bent; /* [B], [B, T], [B]                              */
     int32_t *choice_keep;    /* [N] the update's choice, kept while another is used */
+    int32_t *greedy_place;   /* [N] greedy-every: the greedy placement before the update */
     int32_t *devs1;          /* [T] one placement for the batch-of-one placer       */
     float *step1;            /* [T] its per-decision log-probabilities             */
     agent_undo undo;

@@ -17,7 +17,7 @@
 const char dp_run_log_header[] = "update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s\n";
 const char dp_run_update_log_header[] =
     "update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,"
-    "grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims\n";
+    "grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims,greedy_s\n";
 
 dp_run_options dp_run_options_default(void) {
     dp_run_options o;
@@ -239,10 +239,10 @@ static dp_status update_log_open(const char *path, const dp_run_state *s, int re
 static dp_status update_log_step(FILE *f, const char *path, const dp_run_state *s, dp_error *err) {
     if (!f || s->n_last == 0) return DP_STATUS_OK;
     const dp_run_update *d = &s->upd;
-    fprintf(f, "%lld,%d,%d,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.9g,%.3f,%.9g,%d\n",
+    fprintf(f, "%lld,%d,%d,%.9g,%.9g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.9g,%.3f,%.9g,%d,%.9g\n",
             (long long)(s->updates - 1), (int)d->samples, (int)d->valid, d->mean_s, d->median_s, d->entropy[0],
             d->entropy[1], d->adv_mean, d->adv_std, d->grad_norm[0], d->grad_norm[1], d->kl, (int)d->cache_hits,
-            s->best_s, s->elapsed_s, d->elite_s, (int)d->elite_sims);
+            s->best_s, s->elapsed_s, d->elite_s, (int)d->elite_sims, d->greedy_s);
     if (fflush(f)) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", path);
     return DP_STATUS_OK;
 }
