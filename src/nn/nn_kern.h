@@ -75,6 +75,12 @@ void nn_parallel(int nt, void (*fn)(void *ctx, int tid, int nt), void *ctx);
  * by rows (nn_layers.c, nn_models.c); each row is computed as alone, so
  * the results are the same whatever the threads. */
 #define NN_ROWS_PAR_WORK 262144
+/* Rows [*r0, *r1) of N for part tid of nt (nn_parallel's arguments): the
+ * parts cover 0 .. N in order. */
+static inline void nn_part_rows(int *r0, int *r1, int N, int tid, int nt) {
+    *r0 = (int)((long)N * tid / nt);
+    *r1 = (int)((long)N * (tid + 1) / nt);
+}
 /* Threads the pool may use (dp_nn_set_threads). */
 int nn_pool_threads(void);
 void nn_pool_set_threads(int n);

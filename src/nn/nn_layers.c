@@ -291,12 +291,6 @@ void dp_nn_policy_logits_backward(float *dinp, const float *dlogits, const float
     }
 }
 
-/* Rows [*r0, *r1) of N for part tid of nt. */
-static void nn_part_rows(int *r0, int *r1, int N, int tid, int nt) {
-    *r0 = (int)((long)N * tid / nt);
-    *r1 = (int)((long)N * (tid + 1) / nt);
-}
-
 /* Parts for a row-wise pass over work elements: the pool's threads when
  * the pass is large enough to repay handing it out, else 1. */
 static int nn_rows_parts(size_t work) { return work >= NN_ROWS_PAR_WORK ? nn_pool_threads() : 1; }

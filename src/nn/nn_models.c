@@ -113,7 +113,8 @@ static void grouper_rows_forward(void *ctx, int tid, int nt) {
     const grouper_rows_job *j = ctx;
     dp_nn_grouper *m = j->m;
     const nn_kernels *k = nn_kern_get();
-    int G = m->cfg.groups, r0 = (int)((long)j->N * tid / nt), r1 = (int)((long)j->N * (tid + 1) / nt);
+    int G = m->cfg.groups, r0, r1;
+    nn_part_rows(&r0, &r1, j->N, tid, nt);
     float tc = m->cfg.tanh_c, it = 1.0f / m->cfg.temperature;
     for (int n = r0; n < r1; n++) {
         size_t o = (size_t)n * G;
@@ -146,7 +147,8 @@ static void grouper_rows_forward(void *ctx, int tid, int nt) {
 static void grouper_rows_backward(void *ctx, int tid, int nt) {
     const grouper_rows_job *j = ctx;
     dp_nn_grouper *m = j->m;
-    int G = m->cfg.groups, r0 = (int)((long)j->N * tid / nt), r1 = (int)((long)j->N * (tid + 1) / nt);
+    int G = m->cfg.groups, r0, r1;
+    nn_part_rows(&r0, &r1, j->N, tid, nt);
     float tc = m->cfg.tanh_c, it = 1.0f / m->cfg.temperature, sc = tc * it, de = j->dentropy;
     float dy[G];
     for (int n = r0; n < r1; n++) {

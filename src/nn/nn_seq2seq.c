@@ -262,12 +262,6 @@ typedef struct s2s_job {
     const int *cactions;
 } s2s_job;
 
-/* The samples [*b0, *b1) of part tid of nt. */
-static void part_range(int *b0, int *b1, int B, int tid, int nt) {
-    *b0 = (int)((long)B * tid / nt);
-    *b1 = (int)((long)B * (tid + 1) / nt);
-}
-
 void dp_nn_memory_mask_row(float *l, const float *load, const float *cap, float w, int D) {
     int open = 0;
     for (int d = 0; d < D; d++) open += load[d] + w <= cap[d];
@@ -285,7 +279,7 @@ static void decode_part(void *vjob, int tid, int nt) {
     int E = cf->emb_dim, ix = m->in_x, ox = m->out_x, H2 = 2 * H, G4 = 4 * H;
     int before = cf->mode == DP_NN_ATTENTION_MODE_BEFORE, need_ctx = s2s_need_ctx(m);
     int b0, b1;
-    part_range(&b0, &b1, B, tid, nt);
+    nn_part_rows(&b0, &b1, B, tid, nt);
     int n = b1 - b0;
     if (n <= 0) return;
     size_t bh = (size_t)B * H;
@@ -417,7 +411,7 @@ static void decode_backward_part(void *vjob, int tid, int nt) {
     int E = cf->emb_dim, ix = m->in_x, ox = m->out_x, H2 = 2 * H, G4 = 4 * H;
     int before = cf->mode == DP_NN_ATTENTION_MODE_BEFORE, need_ctx = s2s_need_ctx(m);
     int b0, b1;
-    part_range(&b0, &b1, B, tid, nt);
+    nn_part_rows(&b0, &b1, B, tid, nt);
     int n = b1 - b0;
     if (n <= 0) return;
     size_t bh = (size_t)B * H, nep = (size_t)(D + 1) * G4;
