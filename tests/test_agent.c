@@ -936,26 +936,51 @@ static void test_final_greedy(void) {
  * (Post) and REINFORCE (hp) alike, and the cross-entropy step runs; the
  * update log gets their figures; one thread and two give the same run; a
  * run resumed from a checkpoint ends as the uninterrupted one; a protocol
- * with noise is refused, naming the setting. */
-/* Checks the update's walks; returns how many moves were kept grown
+ * with noise is refused, naming the setting. With elite-keep one more
+ * walk starts from the best elite, under its own grouping, and the best
+ * elite never gets worse. */
+/* The score (agent_refine_score) of the best elite's placement under its
+ * own grouping, simulated in full; NAN when there is none yet. */
+static double best_elite_score(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp) {
+    if (a->elites.n == 0) return NAN;
+    agent_expand(a, a->elites.choice ? a->elites.choice : a->enc->choice, a->elites.devs, tmp);
+    dp_sim_result full = fixture_simulate(g, ds, tmp);
+    agent_result r;
+    agent_result_from_sim(&full, &r);
+    return agent_refine_score(&r);
+}
+
+/* Checks the update's walks (kept_start: best_elite_score before the
+ * update, for elite-keep's walk); returns how many moves were kept grown
  * into chains (elite-chain). */
-static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp) {
+static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp, double kept_start) {
     const dp_run_state *s = dp_agent_get_state(a);
-    int32_t sims = 0, chained = 0;
+    int32_t sims = 0, chained = 0, kept = 0;
     double refined = INFINITY, prev = -INFINITY;
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
         const agent_walk *r = &a->refine.walk[w];
-        CHECK(r->from >= 0 && r->from < a->K);
-        for (int32_t v = 0; v < w; v++) CHECK(a->refine.walk[v].from != r->from);
-        double start = agent_refine_score(&a->res[r->from]);
-        CHECK(start >= prev); /* walk w from the w-th best sample */
-        prev = start;
+        double start;
+        if (r->from == AGENT_WALK_FROM_ELITE) { /* elite-keep's: the last, from the best elite */
+            CHECK(a->cfg.elite_keep && w == a->refine.n_walks - 1 && !isnan(kept_start));
+            CHECK(r->el == &a->refine.kept);
+            start = kept_start, kept = 1;
+        } else if (r->from == -1) { /* elite-keep's before there is an elite */
+            CHECK(a->cfg.elite_keep && w == a->refine.n_walks - 1 && isnan(kept_start));
+            continue;
+        } else {
+            CHECK(r->from >= 0 && r->from < a->K);
+            CHECK(r->el == &a->refine.upd);
+            for (int32_t v = 0; v < w; v++) CHECK(a->refine.walk[v].from != r->from);
+            start = agent_refine_score(&a->res[r->from]);
+            CHECK(start >= prev); /* walk w from the w-th best sample */
+            prev = start;
+        }
         CHECK(r->sims > 0 && r->sims <= a->cfg.elite_moves * (1 + a->cfg.elite_chain));
         CHECK(agent_refine_score(&r->res) <= start);
         dp_sim_result full = fixture_simulate(g, ds, r->place);
         CHECK(full.step_time_s == r->res.step_time_s);
         CHECK_INT_EQ(full.valid, r->res.valid);
-        agent_expand(a, a->enc->choice, r->devs, tmp);
+        agent_expand(a, r->el->choice, r->devs, tmp);
         CHECK(memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0);
         sims += r->sims, chained += r->chained;
         CHECK(a->cfg.elite_chain > 0 || r->chained == 0);
@@ -975,6 +1000,9 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
     }
     CHECK_INT_EQ(s->upd.elite_sims, sims);
     CHECK(isinf(refined) ? isnan(s->upd.elite_s) : s->upd.elite_s == refined);
+    CHECK_INT_EQ(kept, a->cfg.elite_keep && !isnan(kept_start));
+    /* with elite-keep the best elite never gets worse */
+    if (a->cfg.elite_keep && !isnan(kept_start)) CHECK(best_elite_score(g, ds, a, tmp) <= kept_start);
     return chained;
 }
 
@@ -985,14 +1013,17 @@ static void test_refine(void) {
     dp_agent_eval_options eo = dp_agent_eval_options_default(), eo2 = eo;
     eo2.threads = 2;
     /* post: PPO over one batch; hp: REINFORCE; eagle: PPO over two
-     * minibatches (B < K); the last three with elite-train; hp's moves
-     * grown into chains (elite-chain) */
-    const char *presets[] = {"post", "hp", "post", "hp", "eagle"};
+     * minibatches (B < K); from the third on with elite-train; hp's moves
+     * grown into chains (elite-chain); the last two with a walk from the
+     * best elite (elite-keep: under hp's learned grouping, which changes
+     * every update, and Post's fixed one) */
+    const char *presets[] = {"post", "hp", "post", "hp", "eagle", "hp", "post"};
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
-    for (int p = 0; p < 5; p++) {
+    for (int p = 0; p < 7; p++) {
         dp_agent_config c = small(presets[p]);
         if (p >= 2) CHECK(dp_agent_config_set(&c, "elite-train", "yes", &err) == 0);
+        if (p >= 5) CHECK(dp_agent_config_set(&c, "elite-keep", "yes", &err) == 0);
         if (p == 4) CHECK(dp_agent_config_set(&c, "ppo-minibatches", "2", &err) == 0);
         if (p == 1 || p == 3) CHECK(dp_agent_config_set(&c, "elite-chain", "3", &err) == 0);
         CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
@@ -1004,8 +1035,9 @@ static void test_refine(void) {
         CHECK(a && two);
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N);
         for (int u = 0; u < 6; u++) {
+            double kept_start = best_elite_score(g, ds, a, tmp);
             CHECK(dp_agent_update(a, &err) == DP_STATUS_OK && dp_agent_update(two, &err) == DP_STATUS_OK);
-            check_walks(g, ds, a, tmp);
+            check_walks(g, ds, a, tmp, kept_start);
         }
         compare_agents(a, two);
         CHECK(a->ce_updates > 0); /* with REINFORCE too */
@@ -1056,8 +1088,9 @@ static void test_refine_chain(void) {
         CHECK(a);
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N), chained = 0;
         for (int u = 0; u < 8; u++) {
+            double kept_start = best_elite_score(g, ds, a, tmp);
             CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
-            chained += check_walks(g, ds, a, tmp);
+            chained += check_walks(g, ds, a, tmp, kept_start);
         }
         if (chain == 0) CHECK_INT_EQ(chained, 0);
         else CHECK(chained > 0);

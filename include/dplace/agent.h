@@ -287,6 +287,11 @@ typedef struct dp_agent_config {
                                old one (self-imitation; the per-update
                                statistics and the baseline keep the sample's
                                own)                                          */
+    int elite_keep;        /* one more walk each update, from the best elite
+                               (under the grouping it was found with), so
+                               the refinement of the best so far goes on
+                               across updates (dplace's; 0: the walks start
+                               from the update's samples only)              */
     int32_t greedy_every;   /* > 0: before every greedy_every-th update (not the
                                first) the policy's greedy placement is
                                evaluated and offered as the best; not a

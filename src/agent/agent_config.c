@@ -178,6 +178,9 @@ static const key_def keys[] = {
     {"elite-train", KEY_BOOL, OFF(elite_train), 0, 1, NULL, 0,
      "elite refinement: the update's training reads each walk's end, when faster, in place of the sample it started "
      "from (self-imitation through the policy-gradient step itself)"},
+    {"elite-keep", KEY_BOOL, OFF(elite_keep), 0, 1, NULL, 0,
+     "elite refinement: one more walk each update, from the best elite under its own grouping, so the best so far "
+     "goes on being refined across updates"},
     {"greedy-every", KEY_INT, OFF(greedy_every), 0, 1e9, NULL, 0,
      "the policy's greedy placement evaluated before every N-th update: a candidate for the best, not a sample, in the "
      "per-update log's greedy_s (0: only the final policy's)"},

@@ -261,6 +261,18 @@ void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *d
 /* Elite refinement (elite_moves > 0; agent_refine.c): greedy walks over
  * element moves from the update's best samples, simulated by delta
  * evaluators, whose ends join the elites. */
+/* The ops each element moves under one choice of groups (CSR in at/ops;
+ * an op follows the element of its unit's lowest op, as agent_expand
+ * places it) and the elements holding ops. */
+typedef struct agent_elements {
+    const int32_t *choice; /* [N] each op's element                           */
+    int32_t *at, *ops;     /* [T + 1], [N]                                      */
+    int32_t *nonempty;     /* [T] elements holding ops                          */
+    int32_t n_nonempty;
+} agent_elements;
+
+#define AGENT_WALK_FROM_ELITE (-2)
+
 typedef struct agent_walk {
     dp_sim_delta *d;       /* over the evaluator's simulator                    */
     dp_rng rng;            /* seeded from the agent's generator each update     */
@@ -271,18 +283,19 @@ typedef struct agent_walk {
     dp_sim_path_step *path; /* [path_cap] the current placement's critical path */
     int32_t path_n, path_cap;
     int path_ok;           /* path is the current placement's                   */
-    int32_t from;          /* the sample it started from (-1: none this update) */
+    const agent_elements *el; /* the elements its moves move                    */
+    int32_t from;          /* the sample it started from (-1: none this update;
+                              AGENT_WALK_FROM_ELITE: the best elite)            */
     int32_t sims;          /* moves simulated this update                       */
     int32_t chained;       /* moves kept this update after growing (elite-chain) */
 } agent_walk;
 
 typedef struct agent_refine {
-    int32_t n_walks;       /* elite_walks                                      */
+    int32_t n_walks;       /* elite_walks, + 1 with elite_keep (the last)       */
     agent_walk *walk;      /* [n_walks]                                         */
-    int32_t *at, *ops;     /* [T + 1], [N]: the ops each element moves (an op
-                              follows the element of its unit's lowest op)    */
-    int32_t *nonempty;     /* [T] elements holding ops                          */
-    int32_t n_nonempty;
+    agent_elements upd;    /* under the update's choice                         */
+    agent_elements kept;   /* under the best elite's (elite_keep)               */
+    int32_t *kept_choice;  /* [N] that choice, copied at the walk's start       */
 } agent_refine;
 
 /* Parameters and Adam's state, saved before a training that may be
@@ -409,8 +422,10 @@ dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_erro
  * update's elite_walks best samples (by agent_refine_score: a valid one's
  * step time, an out-of-memory one's times 4 + its overflow; none from a
  * sample that failed otherwise), on the evaluator's threads, each walk
- * with a generator seeded from the agent's in walk order; the ends stay
- * in a->refine.walk (from = -1: the walk did not run). */
+ * with a generator seeded from the agent's in walk order, and with
+ * elite_keep one more from the best elite (under its own grouping; from =
+ * AGENT_WALK_FROM_ELITE); the ends stay in a->refine.walk (from = -1: the
+ * walk did not run). */
 dp_status agent_refine_init(dp_agent *a, dp_error *err);
 double agent_refine_score(const agent_result *r);
 dp_status agent_refine_run(dp_agent *a, dp_error *err);

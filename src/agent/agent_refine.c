@@ -10,6 +10,9 @@
  * not project onto the elements without loss). Walk w starts from the
  * update's w-th best sample and draws from a generator seeded from the
  * agent's, so a run is deterministic whatever the threads, and resumable.
+ * With elite-keep one more walk starts from the best elite, under the
+ * grouping it was found with, so the refinement of the best so far goes
+ * on from update to update (the elites are in the checkpoint).
  * The walks run on the evaluator's threads. docs/agents.md, "Elite
  * refinement". */
 #include <math.h>
@@ -25,7 +28,9 @@ void agent_refine_free(agent_refine *r) {
         dp_sim_delta_free(k->d);
         free(k->path), free(k->mv_op), free(k->mv_dev), free(k->devs), free(k->place);
     }
-    free(r->walk), free(r->at), free(r->ops), free(r->nonempty);
+    free(r->walk), free(r->kept_choice);
+    free(r->upd.at), free(r->upd.ops), free(r->upd.nonempty);
+    free(r->kept.at), free(r->kept.ops), free(r->kept.nonempty);
     memset(r, 0, sizeof *r);
 }
 
@@ -44,16 +49,22 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
                             "used with a measuring command or --noise (use --set elite-moves=0)",
                             (int)a->cfg.elite_moves);
     size_t N = (size_t)a->N, T = (size_t)a->T;
-    int32_t W = a->cfg.elite_walks;
-    r->at = malloc((T + 1) * sizeof(int32_t));
-    r->ops = malloc(N * sizeof(int32_t));
-    r->nonempty = malloc(T * sizeof(int32_t));
+    int32_t W = a->cfg.elite_walks + (a->cfg.elite_keep != 0);
+    agent_elements *els[2] = {&r->upd, a->cfg.elite_keep ? &r->kept : NULL};
+    for (int e = 0; e < 2; e++) {
+        if (!els[e]) continue;
+        els[e]->at = malloc((T + 1) * sizeof(int32_t));
+        els[e]->ops = malloc(N * sizeof(int32_t));
+        els[e]->nonempty = malloc(T * sizeof(int32_t));
+        if (!els[e]->at || !els[e]->ops || !els[e]->nonempty) goto nomem;
+    }
     r->walk = calloc((size_t)W, sizeof(agent_walk));
-    if (!r->at || !r->ops || !r->nonempty || !r->walk) goto nomem;
+    if (!r->walk || (a->cfg.elite_keep && !(r->kept_choice = malloc(N * sizeof(int32_t))))) goto nomem;
     r->n_walks = W;
     for (int32_t w = 0; w < W; w++) {
         agent_walk *k = &r->walk[w];
         k->from = -1;
+        k->el = &r->upd;
         k->mv_op = malloc(N * sizeof(int32_t));
         k->mv_dev = malloc(N * sizeof(int32_t));
         k->devs = malloc(T * sizeof(int32_t));
@@ -66,24 +77,23 @@ nomem:
     return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the elite refinement");
 }
 
-/* The element of op i (the element of its unit's lowest op). */
-static int32_t element_of(const dp_agent *a, int32_t i) {
-    return a->enc->choice[a->unit_first[a->units.unit_of[i]]];
+/* The element of op i under el's choice (the element of its unit's lowest op). */
+static int32_t element_of(const dp_agent *a, const agent_elements *el, int32_t i) {
+    return el->choice[a->unit_first[a->units.unit_of[i]]];
 }
 
-/* The ops each element moves under the encoder's current choice (CSR in
+/* r's ops of each element under r->choice (set by the caller; CSR in
  * at/ops; an op follows the element of its unit's lowest op, as
  * agent_expand places it) and the elements holding ops (n_nonempty). */
-static void refine_elements(dp_agent *a) {
-    agent_refine *r = &a->refine;
+static void refine_elements(const dp_agent *a, agent_elements *r) {
     int32_t N = a->N, T = a->T, n = 0;
     memset(r->at, 0, sizeof(int32_t) * ((size_t)T + 1));
-    for (int32_t i = 0; i < N; i++) r->at[element_of(a, i) + 1]++;
+    for (int32_t i = 0; i < N; i++) r->at[element_of(a, r, i) + 1]++;
     for (int32_t t = 0; t < T; t++) {
         if (r->at[t + 1] > 0) r->nonempty[n++] = t;
         r->at[t + 1] += r->at[t];
     }
-    for (int32_t i = 0; i < N; i++) r->ops[r->at[element_of(a, i)]++] = i;
+    for (int32_t i = 0; i < N; i++) r->ops[r->at[element_of(a, r, i)]++] = i;
     for (int32_t t = T; t > 0; t--) r->at[t] = r->at[t - 1]; /* back to the starts */
     r->at[0] = 0;
     r->n_nonempty = n;
@@ -93,7 +103,7 @@ static void refine_elements(dp_agent *a) {
  * d (each to d, or its unit's first allowed device) appended to k's
  * mv_op/mv_dev after the first n; returns the new count. */
 static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t d, int32_t n) {
-    const agent_refine *r = &a->refine;
+    const agent_elements *r = k->el;
     for (int32_t e = r->at[t]; e < r->at[t + 1]; e++) {
         int32_t i = r->ops[e];
         dp_mask m = a->unit_mask[a->units.unit_of[i]];
@@ -122,7 +132,7 @@ static int32_t chain_next(const dp_agent *a, agent_walk *k, int32_t n, int32_t d
     for (int32_t draw = 0; draw < 8 && n > 0; draw++) {
         int32_t j = refine_neighbour(a->g, k, k->mv_op[dp_rng_below(&k->rng, (uint64_t)n)]);
         if (j < 0) continue;
-        int32_t e = element_of(a, j), seen = k->devs[e] == d;
+        int32_t e = element_of(a, k->el, j), seen = k->devs[e] == d;
         for (int32_t c = 0; c < n_chain && !seen; c++) seen = chain[c] == e;
         if (!seen) return e;
     }
@@ -133,7 +143,7 @@ static int32_t chain_next(const dp_agent *a, agent_walk *k, int32_t n, int32_t d
  * one of the ops it reads from or feeds at random; -1 when that op has none
  * or is on the element's device already. */
 static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
-    const agent_refine *r = &a->refine;
+    const agent_elements *r = k->el;
     int32_t i = r->ops[r->at[t] + (int32_t)dp_rng_below(&k->rng, (uint64_t)(r->at[t + 1] - r->at[t]))];
     int32_t j = refine_neighbour(a->g, k, i);
     return j < 0 || k->place[j] == k->devs[t] ? -1 : k->place[j];
@@ -164,13 +174,13 @@ static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t 
     }
     const dp_sim_path_step *p = &k->path[i];
     if (!want_hop) { /* the device: the caller's draw of another one */
-        *t = element_of(a, p->op), *d = -1;
+        *t = element_of(a, k->el, p->op), *d = -1;
         return 1;
     }
     int32_t consumer = -1;
     for (int32_t j = i + 1; j < k->path_n && consumer < 0; j++) consumer = k->path[j].op;
-    if (consumer >= 0 && dp_rng_uniform(&k->rng) < 0.5) *t = element_of(a, consumer), *d = k->place[p->producer];
-    else *t = element_of(a, p->producer), *d = p->device;
+    if (consumer >= 0 && dp_rng_uniform(&k->rng) < 0.5) *t = element_of(a, k->el, consumer), *d = k->place[p->producer];
+    else *t = element_of(a, k->el, p->producer), *d = p->device;
     return *d != k->devs[*t];
 }
 
@@ -179,7 +189,7 @@ static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t 
  * cfg.elite_chain neighbouring elements, one simulation each); the end's
  * evaluation in k->res. */
 static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
-    const agent_refine *r = &a->refine;
+    const agent_elements *r = k->el;
     int32_t D = a->D, n_el = r->n_nonempty;
     dp_sim_result sr;
     dp_status st = dp_sim_delta_set_base(k->d, k->place, &sr, err);
@@ -234,7 +244,7 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
 static int32_t refine_starts(dp_agent *a) {
     agent_refine *r = &a->refine;
     int32_t n = 0;
-    for (int32_t w = 0; w < r->n_walks; w++) {
+    for (int32_t w = 0; w < a->cfg.elite_walks; w++) {
         int32_t best = -1;
         double bs = INFINITY;
         for (int32_t k = 0; k < a->K; k++) {
@@ -269,11 +279,25 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     if (a->cfg.elite_moves <= 0) return DP_STATUS_OK;
     int32_t n = refine_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;
-    refine_elements(a);
+    r->upd.choice = a->enc->choice;
+    refine_elements(a, &r->upd);
     for (int32_t w = 0; w < n; w++) { /* starts and generators, in walk order */
         agent_walk *k = &r->walk[w];
+        k->el = &r->upd;
         memcpy(k->devs, a->devs + (int64_t)k->from * T, sizeof(int32_t) * (size_t)T);
         memcpy(k->place, a->place + (int64_t)k->from * a->N, sizeof(int32_t) * (size_t)a->N);
+        dp_rng_seed(&k->rng, dp_rng_next_u64(&a->rng));
+    }
+    if (a->cfg.elite_keep && a->elites.n > 0) { /* one more: from the best elite, under its grouping */
+        agent_walk *k = &r->walk[n++]; /* after the samples' walks (n <= elite_walks < n_walks) */
+        const int32_t *choice = a->elites.choice ? a->elites.choice : a->enc->choice;
+        memcpy(r->kept_choice, choice, sizeof(int32_t) * (size_t)a->N);
+        r->kept.choice = r->kept_choice;
+        refine_elements(a, &r->kept);
+        k->el = &r->kept;
+        k->from = AGENT_WALK_FROM_ELITE;
+        memcpy(k->devs, a->elites.devs, sizeof(int32_t) * (size_t)T);
+        agent_expand(a, r->kept_choice, k->devs, k->place);
         dp_rng_seed(&k->rng, dp_rng_next_u64(&a->rng));
     }
     int32_t nt = a->eo.threads < 1 ? 1 : a->eo.threads < n ? a->eo.threads : n;

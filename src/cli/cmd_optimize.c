@@ -595,10 +595,10 @@ static void print_header(const summary *m) {
         char grown[64] = "";
         if (cfg->elite_chain > 0)
             snprintf(grown, sizeof grown, ", a slower move grown by up to %d elements", (int)cfg->elite_chain);
-        printf("refined    the elites by %d walk%s of %d moves per update from the best samples%s: %lld simulations "
+        printf("refined    the elites by %d walk%s of %d moves per update from the best samples%s%s: %lld simulations "
                "this run (dplace's elite refinement)\n",
-               (int)cfg->elite_walks, cfg->elite_walks > 1 ? "s" : "", (int)cfg->elite_moves, grown,
-               (long long)m->elite_sims);
+               (int)cfg->elite_walks, cfg->elite_walks > 1 ? "s" : "", (int)cfg->elite_moves,
+               cfg->elite_keep ? " and one from the best elite" : "", grown, (long long)m->elite_sims);
     }
     if (s->warm_done > 0 && s->warm_from)
         printf("warm start %lld steps imitating %s's placement (%.6f s); -log p of it %.4g after\n",
