@@ -55,16 +55,6 @@ static dp_status units_init(dp_agent *a, dp_error *err) {
     return dp_units_masks(&a->units, a->g, a->ds, dp_mask_all(a->ds), a->unit_mask, err);
 }
 
-void agent_expand(const dp_agent *a, const int32_t *choice, const int32_t *dev, int32_t *out) {
-    for (int32_t i = 0; i < a->N; i++) {
-        int32_t u = a->units.unit_of[i];
-        int32_t d = dev[choice[a->unit_first[u]]];
-        dp_mask m = a->unit_mask[u];
-        if (!(m & dp_mask_bit(d))) d = dp_mask_first(m);
-        out[i] = d;
-    }
-}
-
 /* ---- parts ---------------------------------------------------------------------- */
 
 /* The seq2seq decoders' stick_mask: the GPUs among the first 64 devices

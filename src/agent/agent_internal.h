@@ -389,7 +389,7 @@ struct dp_agent {
     int have_best;
 };
 
-/* Turns element devices dev[T] into an op placement out[N]: each op takes
+/* (agent_train.c) Turns element devices dev[T] into an op placement out[N]: each op takes
  * its element's device (choice[N]); a colocation unit follows its lowest
  * op, and a unit whose device a member's constraint forbids goes to its
  * first allowed device (as TensorFlow's placer with soft placement does). */

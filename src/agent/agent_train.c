@@ -1,8 +1,9 @@
 /* The training primitives every learned agent uses, below the algorithms
  * that combine them (agent.c): the reward, the baseline, PPO's clipped
  * gradient, the optimiser step with gradient clipping, the logit-noise
- * schedule, the elite placements of the cross-entropy method, and the
- * snapshot that puts back an abandoned training. */
+ * schedule, the elite placements of the cross-entropy method, the
+ * expansion of element devices into an op placement, and the snapshot
+ * that puts back an abandoned training. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,16 @@ void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *d
     el->hash[at] = h;
     memcpy(el->devs + (int64_t)at * el->T, devs, sizeof(int32_t) * (size_t)el->T);
     if (el->choice) memcpy(el->choice + (int64_t)at * el->N, choice, sizeof(int32_t) * (size_t)el->N);
+}
+
+void agent_expand(const dp_agent *a, const int32_t *choice, const int32_t *dev, int32_t *out) {
+    for (int32_t i = 0; i < a->N; i++) {
+        int32_t u = a->units.unit_of[i];
+        int32_t d = dev[choice[a->unit_first[u]]];
+        dp_mask m = a->unit_mask[u];
+        if (!(m & dp_mask_bit(d))) d = dp_mask_first(m);
+        out[i] = d;
+    }
 }
 
 void agent_undo_save(agent_undo *u, const dp_nn_params *p) {
