@@ -291,7 +291,8 @@ typedef struct agent_walk {
 } agent_walk;
 
 typedef struct agent_refine {
-    int32_t n_walks;       /* elite_walks, + 1 with elite_keep (the last)       */
+    int32_t n_walks;       /* elite_walks, + 1 with elite_keep (run after the
+                              samples' walks)                                  */
     agent_walk *walk;      /* [n_walks]                                         */
     agent_elements upd;    /* under the update's choice                         */
     agent_elements kept;   /* under the best elite's (elite_keep)               */

@@ -40,6 +40,15 @@ double agent_refine_score(const agent_result *r) {
     return INFINITY;
 }
 
+/* e's arrays for N ops and T elements; 0 when out of memory (what was
+ * allocated is freed by agent_refine_free). */
+static int elements_alloc(agent_elements *e, size_t N, size_t T) {
+    e->at = malloc((T + 1) * sizeof(int32_t));
+    e->ops = malloc(N * sizeof(int32_t));
+    e->nonempty = malloc(T * sizeof(int32_t));
+    return e->at && e->ops && e->nonempty;
+}
+
 dp_status agent_refine_init(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
     const dp_sim *sim = agent_eval_sim(a->eval);
@@ -50,16 +59,10 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
                             (int)a->cfg.elite_moves);
     size_t N = (size_t)a->N, T = (size_t)a->T;
     int32_t W = a->cfg.elite_walks + (a->cfg.elite_keep != 0);
-    agent_elements *els[2] = {&r->upd, a->cfg.elite_keep ? &r->kept : NULL};
-    for (int e = 0; e < 2; e++) {
-        if (!els[e]) continue;
-        els[e]->at = malloc((T + 1) * sizeof(int32_t));
-        els[e]->ops = malloc(N * sizeof(int32_t));
-        els[e]->nonempty = malloc(T * sizeof(int32_t));
-        if (!els[e]->at || !els[e]->ops || !els[e]->nonempty) goto nomem;
-    }
     r->walk = calloc((size_t)W, sizeof(agent_walk));
-    if (!r->walk || (a->cfg.elite_keep && !(r->kept_choice = malloc(N * sizeof(int32_t))))) goto nomem;
+    if (!r->walk || !elements_alloc(&r->upd, N, T)) goto nomem;
+    if (a->cfg.elite_keep && (!elements_alloc(&r->kept, N, T) || !(r->kept_choice = malloc(N * sizeof(int32_t)))))
+        goto nomem;
     r->n_walks = W;
     for (int32_t w = 0; w < W; w++) {
         agent_walk *k = &r->walk[w];
