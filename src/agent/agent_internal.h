@@ -271,7 +271,8 @@ typedef struct agent_elements {
     int32_t n_nonempty;
 } agent_elements;
 
-#define AGENT_WALK_FROM_ELITE (-2)
+#define AGENT_WALK_FROM_NONE (-1)  /* the walk did not run this update */
+#define AGENT_WALK_FROM_ELITE (-2) /* it started from the best elite      */
 
 typedef struct agent_walk {
     dp_sim_delta *d;       /* over the evaluator's simulator                    */
@@ -284,8 +285,9 @@ typedef struct agent_walk {
     int32_t path_n, path_cap;
     int path_ok;           /* path is the current placement's                   */
     const agent_elements *el; /* the elements its moves move                    */
-    int32_t from;          /* the sample it started from (-1: none this update;
-                              AGENT_WALK_FROM_ELITE: the best elite)            */
+    int32_t from;          /* the sample it started from, or
+                              AGENT_WALK_FROM_NONE (none this update) or
+                              AGENT_WALK_FROM_ELITE (the best elite)            */
     int32_t sims;          /* moves simulated this update                       */
     int32_t chained;       /* moves kept this update after growing (elite-chain) */
 } agent_walk;
@@ -425,8 +427,8 @@ dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_erro
  * sample that failed otherwise), on the evaluator's threads, each walk
  * with a generator seeded from the agent's in walk order, and with
  * elite_keep one more from the best elite (under its own grouping; from =
- * AGENT_WALK_FROM_ELITE); the ends stay in a->refine.walk (from = -1: the
- * walk did not run). */
+ * AGENT_WALK_FROM_ELITE); the ends stay in a->refine.walk (from =
+ * AGENT_WALK_FROM_NONE: the walk did not run). */
 dp_status agent_refine_init(dp_agent *a, dp_error *err);
 double agent_refine_score(const agent_result *r);
 dp_status agent_refine_run(dp_agent *a, dp_error *err);

@@ -66,7 +66,7 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
     r->n_walks = W;
     for (int32_t w = 0; w < W; w++) {
         agent_walk *k = &r->walk[w];
-        k->from = -1;
+        k->from = AGENT_WALK_FROM_NONE;
         k->el = &r->upd;
         k->mv_op = malloc(N * sizeof(int32_t));
         k->mv_dev = malloc(N * sizeof(int32_t));
@@ -278,7 +278,7 @@ static void *walk_thread(void *arg) {
 
 dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
-    for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = -1, r->walk[w].sims = 0, r->walk[w].chained = 0;
+    for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = AGENT_WALK_FROM_NONE, r->walk[w].sims = 0, r->walk[w].chained = 0;
     if (a->cfg.elite_moves <= 0) return DP_STATUS_OK;
     int32_t n = refine_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;
