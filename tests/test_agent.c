@@ -1174,6 +1174,17 @@ static void test_config(void) {
     CHECK(dp_agent_config_set(&c, "samples", "2.5", &err) == DP_STATUS_INVALID);
     CHECK(dp_agent_config_set(&c, "bogus", "1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
+    /* every key has a description for --set help, longer than its name */
+    const char *const *names = dp_agent_config_keys();
+    int n_keys = 0;
+    for (; names[n_keys]; n_keys++) {
+        const char *h = dp_agent_config_key_help(names[n_keys]);
+        CHECK(h != NULL);
+        CHECK(strlen(h) > strlen(names[n_keys]));
+    }
+    CHECK(n_keys > 50);
+    CHECK_STR_CONTAINS(dp_agent_config_key_help("grouper"), "metis");
+    CHECK(dp_agent_config_key_help("bogus") == NULL && dp_agent_config_key_help(NULL) == NULL);
     /* the new parts: every combination valid or refused by name */
     dp_agent_config e;
     CHECK(dp_agent_preset("eagle", &e) == 0);

@@ -19,6 +19,7 @@ for flag in --agent --grouper --placer --updates --samples --time --checkpoint -
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "lr=0.001" -- "$D" optimize --set help
+expect 0 "Adam learning rate" -- "$D" optimize --set help
 }
 
 # a run with every output

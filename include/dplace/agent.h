@@ -317,6 +317,9 @@ int dp_agent_preset(const char *name, dp_agent_config *cfg);
 dp_status dp_agent_config_set(dp_agent_config *cfg, const char *key, const char *value, dp_error *err);
 /* The keys dp_agent_config_set takes, NULL-terminated. */
 const char *const *dp_agent_config_keys(void);
+/* A key's one-line description (what `--set help` prints), or NULL for a
+ * key dp_agent_config_keys does not list. */
+const char *dp_agent_config_key_help(const char *key);
 /* Checks a whole configuration (ranges, combinations): DP_STATUS_INVALID
  * with a message naming the setting. */
 dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err);

@@ -59,7 +59,9 @@ typedef struct key_def {
 
 #define OFF(f) offsetof(dp_agent_config, f)
 static const key_def keys[] = {
-    {"grouper", KEY_ENUM, OFF(grouper), 0, 0, grouper_names, DP_AGENT_GROUPER_KIND_COUNT, "grouper"},
+    {"grouper", KEY_ENUM, OFF(grouper), 0, 0, grouper_names, DP_AGENT_GROUPER_KIND_COUNT,
+     "how ops are grouped before the placer places the groups: learned (the Hierarchical Planner's feed-forward "
+     "grouper), colocation, metis, scotch, fluid, random, scope, none (every op its own group), runs"},
     {"groups", KEY_INT, OFF(groups), 1, 4096, NULL, 0, "groups of the learned and partitioning groupers"},
     {"grouper-hidden", KEY_INT, OFF(grouper_hidden), 1, 4096, NULL, 0, "hidden units of the learned grouper"},
     {"grouper-prior", KEY_ENUM, OFF(grouper_prior), 0, 0, grouper_names, DP_AGENT_GROUPER_KIND_COUNT,
@@ -85,7 +87,9 @@ static const key_def keys[] = {
     {"pretrain-lr", KEY_FLOAT, OFF(pretrain_lr), 0, 100, NULL, 0, "Adam learning rate of the pre-training"},
     {"encoder-train", KEY_BOOL, OFF(encoder_train), 0, 1, NULL, 0,
      "train the encoder with the placer (no: fixed representations, Mars Table 1)"},
-    {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT, "placer"},
+    {"placer", KEY_ENUM, OFF(placer), 0, 0, placer_names, DP_AGENT_PLACER_KIND_COUNT,
+     "the network that places the groups: seq2seq-after (attention after the decoder), seq2seq-before (EAGLE's, "
+     "before it), gcn, table (Post's per-group distributions), seq2seq-seg (Mars's segments), trfxl"},
     {"seg-len", KEY_INT, OFF(seg_len), 1, 1e6, NULL, 0, "seq2seq-seg: ops per segment"},
     {"seg-keep", KEY_INT, OFF(seg_keep), 0, 1e6, NULL, 0,
      "seq2seq-seg, trfxl: segments whose activations stay for the backward (the others are recomputed; 0: all)"},
@@ -116,7 +120,8 @@ static const key_def keys[] = {
      "placing neighbours in the sequence together (dplace's, not in the seeds; 0: none)"},
     {"noise-amp", KEY_FLOAT, OFF(noise_amp), 0, 100, NULL, 0, "logit noise amplitude"},
     {"noise-updates", KEY_INT, OFF(noise_updates), 0, 1e9, NULL, 0, "updates with logit noise"},
-    {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT, "training algorithm"},
+    {"algo", KEY_ENUM, OFF(algo), 0, 0, algo_names, DP_AGENT_ALGO_COUNT,
+     "training algorithm: reinforce, ppo, ppo-ce (PPO with cross-entropy over elite placements)"},
     {"samples", KEY_INT, OFF(samples), 1, 1024, NULL, 0, "placements sampled per update"},
     {"lr", KEY_FLOAT, OFF(lr), 0, 100, NULL, 0, "Adam learning rate"},
     {"entropy", KEY_FLOAT, OFF(entropy), 0, 100, NULL, 0, "entropy bonus per decision (0: none)"},
@@ -194,6 +199,12 @@ const char *const *dp_agent_config_keys(void) {
     static const char *names[N_KEYS + 1];
     for (int i = 0; i < N_KEYS; i++) names[i] = keys[i].name;
     return names;
+}
+
+const char *dp_agent_config_key_help(const char *key) {
+    for (int i = 0; key && i < N_KEYS; i++)
+        if (!strcmp(keys[i].name, key)) return keys[i].help;
+    return NULL;
 }
 
 static const char *const preset_names[] = {"hp",   "colocrl",         "eagle",        "eagle-ppo-ce",
