@@ -185,7 +185,8 @@ static const key_def keys[] = {
      "from (self-imitation through the policy-gradient step itself)"},
     {"elite-keep", KEY_BOOL, OFF(elite_keep), 0, 1, NULL, 0,
      "elite refinement: one more walk each update, from the best elite under its own grouping, so the best so far "
-     "goes on being refined across updates"},
+     "goes on being refined across updates; once that walk leads, the run's best no longer depends on training (the "
+     "untrained control finds the same: docs/agents.md)"},
     {"greedy-every", KEY_INT, OFF(greedy_every), 0, 1e9, NULL, 0,
      "the policy's greedy placement evaluated before every N-th update: a candidate for the best, not a sample, in the "
      "per-update log's greedy_s (0: only the final policy's)"},
