@@ -769,7 +769,8 @@ static void after_training(dp_agent *a) {
                                a->enc->n_rows ? a->enc->choice : NULL, a->last[k].reward);
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
         const agent_walk *r = &a->refine.walk[w];
-        if (r->from != AGENT_WALK_FROM_NONE && r->res.valid) /* under the grouping it walked (the best elite's, for elite-keep's) */
+        /* under the grouping it walked (the best elite's, for elite-keep's) */
+        if (r->from != AGENT_WALK_FROM_NONE && r->res.valid)
             agent_elites_offer(&a->elites, r->place, r->devs, a->enc->n_rows ? r->el->choice : NULL,
                                agent_reward(c, a->fail_reward, &r->res));
     }
@@ -867,7 +868,8 @@ static void update_stats(dp_agent *a, const double *adv) {
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
         const agent_walk *r = &a->refine.walk[w];
         d->elite_sims += r->sims;
-        if (r->from != AGENT_WALK_FROM_NONE && r->res.valid && !(r->res.step_time_s >= d->elite_s)) d->elite_s = r->res.step_time_s;
+        if (r->from != AGENT_WALK_FROM_NONE && r->res.valid && !(r->res.step_time_s >= d->elite_s))
+            d->elite_s = r->res.step_time_s;
     }
     double now[K], kl = 0.0;
     if (!a->cfg.train) { /* nothing changed the policy */
@@ -906,7 +908,8 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te) {
         best_offer(a, u, k, a->last[k].valid, a->last[k].step_time_s, a->place + (int64_t)k * N);
     for (int32_t w = 0; w < a->refine.n_walks; w++) { /* found by refining sample `from` (or the best elite) */
         const agent_walk *r = &a->refine.walk[w];
-        if (r->from != AGENT_WALK_FROM_NONE) best_offer(a, u, r->from >= 0 ? r->from : 0, r->res.valid, r->res.step_time_s, r->place);
+        if (r->from != AGENT_WALK_FROM_NONE)
+            best_offer(a, u, r->from >= 0 ? r->from : 0, r->res.valid, r->res.step_time_s, r->place);
     }
     /* elements holding ops (devs1 as scratch: one flag per element) */
     int32_t used = 0;

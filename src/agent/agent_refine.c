@@ -278,7 +278,8 @@ static void *walk_thread(void *arg) {
 
 dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
-    for (int32_t w = 0; w < r->n_walks; w++) r->walk[w].from = AGENT_WALK_FROM_NONE, r->walk[w].sims = 0, r->walk[w].chained = 0;
+    for (int32_t w = 0; w < r->n_walks; w++)
+        r->walk[w].from = AGENT_WALK_FROM_NONE, r->walk[w].sims = 0, r->walk[w].chained = 0;
     if (a->cfg.elite_moves <= 0) return DP_STATUS_OK;
     int32_t n = refine_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;
