@@ -644,6 +644,7 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
     CHECK(a->best_s == b->best_s);
     CHECK(a->baseline == b->baseline);
     CHECK_INT_EQ(a->best_sample, b->best_sample);
+    CHECK_INT_EQ(a->best_by, b->best_by);
     CHECK(x->params.count == y->params.count);
     CHECK(memcmp(x->params.data, y->params.data, sizeof(float) * x->params.count) == 0);
     CHECK(memcmp(x->params.m, y->params.m, sizeof(float) * x->params.count) == 0);
@@ -819,6 +820,7 @@ static void test_greedy_every(void) {
                 dp_sim_result r = fixture_simulate(g, ds, greedy);
                 want = r.valid ? r.step_time_s : INFINITY;
             }
+            double best_before = s->best_s;
             CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
             CHECK(dp_agent_update(b, &err) == DP_STATUS_OK);
             if (isnan(want)) {
@@ -828,6 +830,9 @@ static void test_greedy_every(void) {
                 CHECK(s->best_s <= want);
                 evaluated++;
             }
+            /* eagle has no refinement: a new best is the greedy placement's or a sample's */
+            if (p == 1 && s->best_s < best_before)
+                CHECK_INT_EQ(s->best_by, s->best_s == s->upd.greedy_s ? DP_RUN_BEST_BY_GREEDY : DP_RUN_BEST_BY_SAMPLE);
             CHECK(isnan(sb->upd.greedy_s));
             CHECK_INT_EQ(s->samples, sb->samples);
             for (int32_t k = 0; k < s->n_last; k++) CHECK_NEAR(s->last[k].step_time_s, sb->last[k].step_time_s, 0.0);
@@ -1006,6 +1011,24 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
     return chained;
 }
 
+/* The best that a's last update found came from what best_by names: one
+ * of its samples, a walk from a sample or the walk from the best elite,
+ * with exactly that step time. */
+static void check_best_by(const dp_agent *a) {
+    int found = 0;
+    if (a->st.best_by == DP_RUN_BEST_BY_SAMPLE)
+        for (int32_t k = 0; k < a->K; k++) found |= a->last[k].valid && a->last[k].step_time_s == a->st.best_s;
+    for (int32_t w = 0; w < a->refine.n_walks; w++) {
+        const agent_walk *r = &a->refine.walk[w];
+        int by = r->from == AGENT_WALK_FROM_ELITE ? DP_RUN_BEST_BY_KEPT_WALK
+                 : r->from >= 0                   ? DP_RUN_BEST_BY_WALK
+                                                  : -1;
+        if (by == a->st.best_by) found |= r->res.valid && r->res.step_time_s == a->st.best_s;
+    }
+    if (!found) printf("  best %.9g by %d: not found among its source's results\n", a->st.best_s, (int)a->st.best_by);
+    CHECK(found);
+}
+
 static void test_refine(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
@@ -1035,10 +1058,13 @@ static void test_refine(void) {
         CHECK(a && two);
         int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N);
         for (int u = 0; u < 6; u++) {
-            double kept_start = best_elite_score(g, ds, a, tmp);
+            double kept_start = best_elite_score(g, ds, a, tmp), best_before = a->st.best_s;
             CHECK(dp_agent_update(a, &err) == DP_STATUS_OK && dp_agent_update(two, &err) == DP_STATUS_OK);
             check_walks(g, ds, a, tmp, kept_start);
+            if (a->st.best_s < best_before) check_best_by(a);
         }
+        CHECK(a->st.best_by != DP_RUN_BEST_BY_NONE);
+        if (p < 5) CHECK(a->st.best_by != DP_RUN_BEST_BY_KEPT_WALK);
         compare_agents(a, two);
         CHECK(a->ce_updates > 0); /* with REINFORCE too */
         free(tmp);

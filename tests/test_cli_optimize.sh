@@ -41,6 +41,7 @@ expect 0 "step time" -- "$D" simulate $G --placement "$T/best.json"
 # shellcheck disable=SC2086
 expect 0 '"best_step_time_s"' -- "$D" optimize $G $SMALL --updates 2 --json --baselines gpu,m-etf
 grep -q '"single_gpu_s"' "$T/out" && ok || bad "--json lacks single_gpu_s"
+grep -q '"best_by": "\(sample\|walk\|greedy\)"' "$T/out" && ok || bad "--json does not say what found the best"
 }
 
 # the final policy's greedy placement: evaluated after the last update and
@@ -52,6 +53,7 @@ grep -q "best: the final policy's greedy placement, after 0 updates (0 placement
 grep -q '"format": "dplace-placement"' "$T/g.json" && ok || bad "--updates 0 wrote no placement"
 [ "$(wc -l <"$T/g.csv")" = 1 ] && ok || bad "the log of --updates 0 should hold only its header"
 expect 0 '"best_is_final_greedy": true' -- "$D" optimize $G $SMALL --updates 0 --json
+grep -q '"best_by": "greedy"' "$T/out" && ok || bad "--updates 0: the best is not said to be the greedy placement's"
 # shellcheck disable=SC2086
 expect 0 '"final_greedy_s": [0-9]' -- "$D" optimize $G $SMALL --updates 2 --json
 # shellcheck disable=SC2086

@@ -35,6 +35,7 @@ best=$(sed -n 's/^search  *\([0-9.]*\) s.*/\1/p' "$T/out")
 expect 0 "$best" -- "$D" simulate $G --placement "$T/best.json"
 expect 0 '"best_step_time_s"' -- "$D" optimize $G --agent search --updates 2 --json --baselines gpu,m-etf
 grep -q '"search_start": "m-etf"\|"search_start": "gpu"' "$T/out" && ok || bad "--json names no start"
+grep -q '"best_by": "\(start\|search\)"' "$T/out" && ok || bad "--json does not say what found the best"
 }
 
 # the same seed and threads, the same placement

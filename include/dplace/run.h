@@ -65,6 +65,19 @@ typedef struct dp_run_update {
                                 evaluated; inf: not valid)                  */
 } dp_run_update;
 
+/* What found a run's best placement (dp_run_state.best_by). */
+typedef enum dp_run_best_by {
+    DP_RUN_BEST_BY_NONE,      /* no valid placement yet                        */
+    DP_RUN_BEST_BY_SAMPLE,    /* a placement sampled from the policy           */
+    DP_RUN_BEST_BY_WALK,      /* elite refinement: a walk from a sample        */
+    DP_RUN_BEST_BY_KEPT_WALK, /* elite-keep: the walk from the best elite      */
+    DP_RUN_BEST_BY_GREEDY,    /* the policy's greedy placement                 */
+    DP_RUN_BEST_BY_START,     /* the search's start (a baseline, the expert,
+                                 --init-placement)                             */
+    DP_RUN_BEST_BY_SEARCH,    /* a search move                                 */
+    DP_RUN_BEST_BY_COUNT
+} dp_run_best_by;
+
 /* Where a method stands. */
 typedef struct dp_run_state {
     int64_t updates;          /* steps done (policy updates)               */
@@ -73,6 +86,7 @@ typedef struct dp_run_state {
     double best_s;            /* best valid step time so far (inf: none)    */
     int64_t best_update, best_sample; /* when it was found (sample index)  */
     double best_elapsed_s;    /* training seconds when it was found        */
+    int32_t best_by;          /* what found it (dp_run_best_by)            */
     double elapsed_s;         /* training seconds in all (across resumes)  */
     double policy_s, eval_s;  /* of which in the policy / the evaluator    */
     int64_t cache_lookups, cache_hits;

@@ -267,6 +267,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     a->N = g->n_ops, a->D = ds->n_devices, a->K = cfg->samples;
     a->st.best_s = INFINITY;
     a->st.best_update = a->st.best_sample = -1;
+    a->st.best_by = DP_RUN_BEST_BY_NONE;
     a->st.final_s = NAN;
     a->st.pretrain_loss = a->st.pretrain_best = NAN;
     a->st.warm_loss = a->st.warm_target_s = NAN;
@@ -337,6 +338,7 @@ void dp_agent_params_set(dp_agent *a, const float *values) {
 void dp_agent_set_progress(dp_agent *a, const dp_run_state *s) {
     a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline;
     a->st.best_s = s->best_s, a->st.best_update = s->best_update, a->st.best_sample = s->best_sample;
+    a->st.best_by = s->best_by;
     a->st.best_final = s->best_final, a->st.final_s = s->final_s;
     a->st.best_elapsed_s = s->best_elapsed_s, a->st.elapsed_s = s->elapsed_s;
     a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
@@ -882,10 +884,12 @@ static void update_stats(dp_agent *a, const double *adv) {
 }
 
 /* Placement place [N] of update u, found from the update's sample k (its
- * own or refined from it), becomes the best when valid and faster. */
-static void best_offer(dp_agent *a, int64_t u, int32_t k, int valid, double step_s, const int32_t *place) {
+ * own or refined from it) by `by`, becomes the best when valid and faster. */
+static void best_offer(dp_agent *a, int64_t u, int32_t k, dp_run_best_by by, int valid, double step_s,
+                       const int32_t *place) {
     if (!valid || !(step_s < a->st.best_s)) return;
     a->st.best_s = step_s;
+    a->st.best_by = by;
     a->st.best_update = u;
     a->st.best_sample = a->st.samples + k;
     a->st.best_elapsed_s = a->st.elapsed_s;
@@ -903,13 +907,15 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te) {
     a->st.eval_s += te;
     a->st.policy_s += (t1 - t0) - te;
     if (isfinite(a->st.upd.greedy_s)) /* the greedy placement before the update's samples */
-        best_offer(a, u, 0, 1, a->st.upd.greedy_s, a->greedy_place);
+        best_offer(a, u, 0, DP_RUN_BEST_BY_GREEDY, 1, a->st.upd.greedy_s, a->greedy_place);
     for (int32_t k = 0; k < K; k++)
-        best_offer(a, u, k, a->last[k].valid, a->last[k].step_time_s, a->place + (int64_t)k * N);
+        best_offer(a, u, k, DP_RUN_BEST_BY_SAMPLE, a->last[k].valid, a->last[k].step_time_s, a->place + (int64_t)k * N);
     for (int32_t w = 0; w < a->refine.n_walks; w++) { /* found by refining sample `from` (or the best elite) */
         const agent_walk *r = &a->refine.walk[w];
         if (r->from != AGENT_WALK_FROM_NONE)
-            best_offer(a, u, r->from >= 0 ? r->from : 0, r->res.valid, r->res.step_time_s, r->place);
+            best_offer(a, u, r->from >= 0 ? r->from : 0,
+                       r->from == AGENT_WALK_FROM_ELITE ? DP_RUN_BEST_BY_KEPT_WALK : DP_RUN_BEST_BY_WALK, r->res.valid,
+                       r->res.step_time_s, r->place);
     }
     /* elements holding ops (devs1 as scratch: one flag per element) */
     int32_t used = 0;
@@ -1046,7 +1052,7 @@ static dp_status agent_final(dp_agent *a, dp_error *err) {
         a->st.final_s = r.valid ? r.step_time_s : INFINITY;
         a->st.elapsed_s += te1 - t0, a->st.eval_s += te1 - te0, a->st.policy_s += te0 - t0;
         double before = a->st.best_s;
-        best_offer(a, a->st.updates, 0, r.valid, r.step_time_s, p); /* found after every sample so far */
+        best_offer(a, a->st.updates, 0, DP_RUN_BEST_BY_GREEDY, r.valid, r.step_time_s, p); /* after every sample */
         if (a->st.best_s < before) a->st.best_final = 1, a->st.best_placement = a->best;
         agent_eval_cache_stats(a->eval, &a->st.cache_lookups, &a->st.cache_hits);
     }

@@ -24,7 +24,8 @@
  *   u64 FNV-1a checksum of everything before it
  *
  * Version 2 had no length before the state, no pre-training and no tensor
- * table; version 3 no warm start. */
+ * table; version 3 no warm start; version 4 not what found the best (the
+ * i32 after groups_used). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
-#define CK_VERSION 4u
+#define CK_VERSION 5u
 
 /* What must be the same for a checkpoint to apply. */
 static char *identity(const dp_agent *a) {
@@ -69,7 +70,7 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     DP_BYTES_PUT(&b, state_bytes); /* filled in below */
     DP_BYTES_PUT(&b, s->updates), DP_BYTES_PUT(&b, s->samples), DP_BYTES_PUT(&b, s->baseline), DP_BYTES_PUT(&b, s->best_s);
     DP_BYTES_PUT(&b, s->best_update), DP_BYTES_PUT(&b, s->best_sample), DP_BYTES_PUT(&b, s->best_elapsed_s), DP_BYTES_PUT(&b, s->elapsed_s);
-    DP_BYTES_PUT(&b, s->policy_s), DP_BYTES_PUT(&b, s->eval_s), DP_BYTES_PUT(&b, s->groups_used);
+    DP_BYTES_PUT(&b, s->policy_s), DP_BYTES_PUT(&b, s->eval_s), DP_BYTES_PUT(&b, s->groups_used), DP_BYTES_PUT(&b, s->best_by);
     dp_bytes_put(&b, a->rng.s, sizeof a->rng.s);
     DP_BYTES_PUT(&b, a->baseline.have), DP_BYTES_PUT(&b, a->baseline.n), DP_BYTES_PUT(&b, a->baseline.pos);
     dp_bytes_put(&b, a->baseline.window, sizeof(double) * (size_t)a->cfg.baseline_window);
@@ -309,7 +310,7 @@ static int read_state(const dp_agent *a, dp_bytes_reader *r, ck_state *c) {
     *s = a->st;
     DP_BYTES_GET(r, s->updates), DP_BYTES_GET(r, s->samples), DP_BYTES_GET(r, s->baseline), DP_BYTES_GET(r, s->best_s);
     DP_BYTES_GET(r, s->best_update), DP_BYTES_GET(r, s->best_sample), DP_BYTES_GET(r, s->best_elapsed_s), DP_BYTES_GET(r, s->elapsed_s);
-    DP_BYTES_GET(r, s->policy_s), DP_BYTES_GET(r, s->eval_s), DP_BYTES_GET(r, s->groups_used);
+    DP_BYTES_GET(r, s->policy_s), DP_BYTES_GET(r, s->eval_s), DP_BYTES_GET(r, s->groups_used), DP_BYTES_GET(r, s->best_by);
     dp_bytes_get(r, c->rng.s, sizeof c->rng.s);
     DP_BYTES_GET(r, c->have_baseline), DP_BYTES_GET(r, c->window_n), DP_BYTES_GET(r, c->window_pos);
     int32_t E = a->cfg.ce_elites;
@@ -339,7 +340,7 @@ static int state_consistent(const dp_agent *a, const ck_state *c) {
            c->n_elites >= 0 && c->n_elites <= E && s->pretrain_done >= 0 && s->pretrain_done <= s->pretrain_iters &&
            s->warm_done >= 0 && s->warm_done <= s->warm_steps && c->warm_from >= -1 &&
            c->warm_from < DP_PLACE_METHOD_COUNT &&
-           c->pretrain_step >= 0;
+           c->pretrain_step >= 0 && s->best_by >= 0 && s->best_by < DP_RUN_BEST_BY_COUNT;
 }
 
 /* Checks n int32 values at p (unaligned) against [0, limit): -1 and the
@@ -375,6 +376,7 @@ static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
     int32_t E = a->cfg.ce_elites;
     a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline, a->st.best_s = s->best_s;
     a->st.best_update = s->best_update, a->st.best_sample = s->best_sample, a->st.best_elapsed_s = s->best_elapsed_s;
+    a->st.best_by = s->best_by;
     a->st.best_final = 0, a->st.final_s = NAN; /* checkpoints never hold the final answer */
     a->st.elapsed_s = s->elapsed_s, a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
     a->st.groups_used = s->groups_used;

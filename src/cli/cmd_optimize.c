@@ -194,6 +194,22 @@ static void format_duration(double s, char *buf, size_t size) {
     else snprintf(buf, size, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
+/* What found the best (dp_run_best_by): a name for the JSON and words for
+ * the summary. */
+static const char *const best_by_names[][2] = {
+    {"none", "nothing"},
+    {"sample", "a placement sampled from the policy"},
+    {"walk", "the elite refinement's walk from a sample"},
+    {"kept-walk", "the walk from the best elite (elite-keep)"},
+    {"greedy", "the policy's greedy placement"},
+    {"start", "the search's start"},
+    {"search", "a search move"},
+};
+_Static_assert(sizeof best_by_names / sizeof best_by_names[0] == DP_RUN_BEST_BY_COUNT, "a name per dp_run_best_by");
+static const char *best_by_name(int32_t b, int words) {
+    return best_by_names[b >= 0 && b < DP_RUN_BEST_BY_COUNT ? b : 0][words];
+}
+
 /* Prints one `--set help` line: "  key=value" and the key's description,
  * the description wrapped at about 100 columns under its first line. */
 static void print_setting_help(const char *kv, const char *help) {
@@ -566,6 +582,7 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "best_update", json_integer(s->best_update));
     json_object_set_new(o, "best_sample", json_integer(s->best_sample));
     json_object_set_new(o, "best_found_s", json_real(s->best_elapsed_s));
+    json_object_set_new(o, "best_by", json_string(best_by_name(s->best_by, 0)));
     json_object_set_new(o, "final_greedy_s", json_num(s->final_s, isfinite(s->final_s)));
     json_object_set_new(o, "best_is_final_greedy", json_boolean(s->best_final));
     json_object_set_new(o, "train_s", json_real(s->elapsed_s));
@@ -707,8 +724,8 @@ static void print_table(const summary *m) {
             printf("\nbest: the final policy's greedy placement, after %lld updates (%lld placements) and %s\n",
                    (long long)s->best_update, (long long)s->best_sample, t2);
         else
-            printf("\nbest found at update %lld (placement %lld) after %s\n", (long long)s->best_update,
-                   (long long)s->best_sample + 1, t2);
+            printf("\nbest found at update %lld (placement %lld) after %s, by %s\n", (long long)s->best_update,
+                   (long long)s->best_sample + 1, t2, best_by_name(s->best_by, 1));
     }
     if (isfinite(s->best_s) && ref_name)
         printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,

@@ -70,6 +70,7 @@ static void server_account(dist_server *v, int c, const update_head *h, const dp
         if (samples[k].valid && samples[k].step_time_s < s->best_s && h->have_best) {
             s->best_s = samples[k].step_time_s;
             s->best_update = s->updates, s->best_sample = first + k, s->best_elapsed_s = s->elapsed_s;
+            s->best_by = DP_RUN_BEST_BY_SAMPLE;
             memcpy(v->best, best, sizeof(int32_t) * (size_t)v->n_ops);
             s->best_placement = v->best;
         }

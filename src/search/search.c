@@ -192,6 +192,7 @@ int dp_search_offer_best(dp_search *s, const int32_t *placement, dp_error *err) 
     s->state.best_update = s->state.updates > 0 ? s->state.updates - 1 : 0;
     s->state.best_sample = s->state.samples > 0 ? s->state.samples - 1 : 0;
     s->state.best_elapsed_s = s->state.elapsed_s;
+    s->state.best_by = s->begun ? DP_RUN_BEST_BY_SEARCH : DP_RUN_BEST_BY_START;
     if (!s->begun) return 1;
     int32_t worst = 0; /* the chain whose own best is worst goes on from it, reheated */
     for (int32_t c = 1; c < s->n_chains; c++)
@@ -308,6 +309,7 @@ static dp_status begin(dp_search *s, dp_error *err) {
         memcpy(s->best, s->start, sizeof(int32_t) * (size_t)s->n);
         s->have_best = 1, s->state.best_s = s->start_res[0].step_time_s;
         s->state.best_update = 0, s->state.best_sample = 0, s->state.best_elapsed_s = 0;
+        s->state.best_by = DP_RUN_BEST_BY_START;
         s->state.best_placement = s->best;
     }
     s->begun = 1;
@@ -349,6 +351,7 @@ static void collect(dp_search *s, int64_t samples_before) {
         search_chain *ch = &s->chain[c];
         if (ch->step_best_k >= 0 && ch->best_s < st->best_s) {
             st->best_s = ch->best_s, st->best_update = st->updates, st->best_sample = samples_before + k + ch->step_best_k;
+            st->best_by = DP_RUN_BEST_BY_SEARCH;
             memcpy(s->best, ch->best, sizeof(int32_t) * (size_t)s->n);
             s->have_best = 1, st->best_placement = s->best;
         }

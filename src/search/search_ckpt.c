@@ -8,11 +8,12 @@
  *       its result (its bytes, link pointer cleared), i32 [ops] placement
  *   the counters: i64 updates, samples, best update, best sample, restarts;
  *       f64 best, best found at, elapsed, evaluator seconds; i32 have_best;
- *       i32 [ops] best
+ *       i32 what found the best (dp_run_best_by); i32 [ops] best
  *   per chain: the generator, f64 temperature, i64 steps since better,
  *       f64 its best, i32 [ops] its best, i32 [ops] its current placement,
  *       its counters (dp_search_stats)
- *   u64 FNV-1a checksum of everything before it */
+ *   u64 FNV-1a checksum of everything before it
+ * Version 1 had no "what found the best". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@
 #include "search/search_internal.h"
 
 #define CK_MAGIC "DPLACE-SEARCH-CK"
-#define CK_VERSION 1u
+#define CK_VERSION 2u
 
 /* The identity that a checkpoint must match. */
 typedef struct ck_id {
@@ -58,6 +59,7 @@ static void serialise(const dp_search *s, dp_bytes_writer *b) {
     const dp_run_state *st = &s->state;
     DP_BYTES_PUT(b, st->updates), DP_BYTES_PUT(b, st->samples), DP_BYTES_PUT(b, st->best_update), DP_BYTES_PUT(b, st->best_sample), DP_BYTES_PUT(b, s->restarts);
     DP_BYTES_PUT(b, st->best_s), DP_BYTES_PUT(b, st->best_elapsed_s), DP_BYTES_PUT(b, st->elapsed_s), DP_BYTES_PUT(b, st->eval_s), DP_BYTES_PUT(b, have_best);
+    DP_BYTES_PUT(b, st->best_by);
     dp_bytes_put(b, s->best, pn);
     for (int32_t c = 0; c < s->n_chains; c++) {
         const search_chain *ch = &s->chain[c];
@@ -189,9 +191,10 @@ dp_status search_load(void *self, const char *path, dp_error *err) {
         }
         DP_BYTES_GET(&r, ns.updates), DP_BYTES_GET(&r, ns.samples), DP_BYTES_GET(&r, ns.best_update), DP_BYTES_GET(&r, ns.best_sample), DP_BYTES_GET(&r, restarts);
         DP_BYTES_GET(&r, ns.best_s), DP_BYTES_GET(&r, ns.best_elapsed_s), DP_BYTES_GET(&r, ns.elapsed_s), DP_BYTES_GET(&r, ns.eval_s), DP_BYTES_GET(&r, have_best);
+        DP_BYTES_GET(&r, ns.best_by);
         dp_bytes_get(&r, best, pn);
         read_chains(s, &r, tmp, cur);
-        int ok = !r.short_read && r.at == r.n && devices_ok(s, best);
+        int ok = !r.short_read && r.at == r.n && devices_ok(s, best) && ns.best_by >= 0 && ns.best_by < DP_RUN_BEST_BY_COUNT;
         for (int32_t k = 0; ok && k < n_starts; k++) ok = devices_ok(s, start + (size_t)k * s->n);
         for (int32_t c = 0; ok && c < s->n_chains; c++) ok = devices_ok(s, cur + (size_t)c * s->n);
         if (!ok) st = dp_error_set(err, DP_STATUS_PARSE, "%s: malformed search checkpoint", path);
