@@ -22,24 +22,6 @@
 #include "agent/agent_internal.h"
 #include "common/util.h"
 
-void agent_refine_free(agent_refine *r) {
-    for (int32_t w = 0; w < r->n_walks; w++) {
-        agent_walk *k = &r->walk[w];
-        dp_sim_delta_free(k->d);
-        free(k->path), free(k->mv_op), free(k->mv_dev), free(k->devs), free(k->place);
-    }
-    free(r->walk), free(r->kept_choice);
-    free(r->upd.at), free(r->upd.ops), free(r->upd.nonempty);
-    free(r->kept.at), free(r->kept.ops), free(r->kept.nonempty);
-    memset(r, 0, sizeof *r);
-}
-
-double agent_refine_score(const agent_result *r) {
-    if (r->valid) return r->step_time_s;
-    if (r->overflow > 0 && isfinite(r->step_time_s)) return r->step_time_s * (4.0 + r->overflow);
-    return INFINITY;
-}
-
 /* e's arrays for N ops and T elements; 0 when out of memory (what was
  * allocated is freed by agent_refine_free). */
 static int elements_alloc(agent_elements *e, size_t N, size_t T) {
@@ -47,6 +29,26 @@ static int elements_alloc(agent_elements *e, size_t N, size_t T) {
     e->ops = malloc(N * sizeof(int32_t));
     e->nonempty = malloc(T * sizeof(int32_t));
     return e->at && e->ops && e->nonempty;
+}
+
+/* Frees what elements_alloc allocated (NULLs are fine). */
+static void elements_free(agent_elements *e) { free(e->at), free(e->ops), free(e->nonempty); }
+
+void agent_refine_free(agent_refine *r) {
+    for (int32_t w = 0; w < r->n_walks; w++) {
+        agent_walk *k = &r->walk[w];
+        dp_sim_delta_free(k->d);
+        free(k->path), free(k->mv_op), free(k->mv_dev), free(k->devs), free(k->place);
+    }
+    free(r->walk), free(r->kept_choice);
+    elements_free(&r->upd), elements_free(&r->kept);
+    memset(r, 0, sizeof *r);
+}
+
+double agent_refine_score(const agent_result *r) {
+    if (r->valid) return r->step_time_s;
+    if (r->overflow > 0 && isfinite(r->step_time_s)) return r->step_time_s * (4.0 + r->overflow);
+    return INFINITY;
 }
 
 dp_status agent_refine_init(dp_agent *a, dp_error *err) {
