@@ -150,6 +150,9 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args);
 /* Writes cmd's help to f: usage, description, then each option with its
  * help (sections as headings, -h/--help last), then the epilogue. */
 void cli_print_help(const cli_command *cmd, FILE *f);
+/* Writes one help entry to f: "  label", then help wrapped as --help wraps
+ * it, from column col (on the next line when the label reaches it). */
+void cli_print_labelled(FILE *f, const char *label, const char *help, int col);
 /* "90", "90s", "10m", "2h" as seconds; -1 when malformed or not > 0. */
 double cli_parse_duration(const char *text);
 

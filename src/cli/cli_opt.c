@@ -261,8 +261,7 @@ static void write_wrapped(FILE *f, const char *text, int indent, int col) {
     fputc('\n', f);
 }
 
-/* One option's lines: its label, then the help from column col. */
-static void print_option(FILE *f, const char *label, const char *help, int col) {
+void cli_print_labelled(FILE *f, const char *label, const char *help, int col) {
     int width = fprintf(f, "  %s", label);
     if (width + 2 > col) {
         fprintf(f, "\n%*s", col, "");
@@ -292,8 +291,8 @@ void cli_print_help(const cli_command *cmd, FILE *f) {
             continue;
         }
         format_label(o, label, sizeof label);
-        print_option(f, label, o->help, col);
+        cli_print_labelled(f, label, o->help, col);
     }
-    print_option(f, "-h, --help", "this text", col);
+    cli_print_labelled(f, "-h, --help", "this text", col);
     if (cmd->epilogue) fprintf(f, "\n%s", cmd->epilogue);
 }

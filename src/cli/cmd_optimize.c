@@ -210,30 +210,6 @@ static const char *best_by_name(int32_t b, int words) {
     return best_by_names[b >= 0 && b < DP_RUN_BEST_BY_COUNT ? b : 0][words];
 }
 
-/* Prints one `--set help` line: "  key=value" and the key's description,
- * the description wrapped at about 100 columns under its first line. */
-static void print_setting_help(const char *kv, const char *help) {
-    enum { COL = 32, WIDTH = 100 };
-    int at = printf("  %s", kv);
-    if (!help || !*help) {
-        printf("\n");
-        return;
-    }
-    if (at >= COL - 1) printf("\n"), at = 0;
-    printf("%*s", COL - at, "");
-    at = COL;
-    for (const char *w = help; *w;) {
-        while (*w == ' ') w++;
-        size_t n = strcspn(w, " ");
-        if (!n) break;
-        if (at > COL && at + 1 + (int)n > WIDTH) printf("\n%*s", COL, ""), at = COL;
-        else if (at > COL) putchar(' '), at++;
-        printf("%.*s", (int)n, w);
-        at += (int)n, w += n;
-    }
-    printf("\n");
-}
-
 /* The configuration: the preset, then the overrides in order. Returns -1
  * to go on, else the exit status (--set help, usage errors). */
 static int build_config(const opt_args *o, dp_agent_config *cfg) {
@@ -263,12 +239,9 @@ static int build_config(const opt_args *o, dp_agent_config *cfg) {
             char buf[4096];
             dp_agent_config_format(cfg, buf, sizeof buf);
             printf("settings of agent %s (override with --set KEY=VALUE; docs/agents.md):\n", cfg->preset);
-            for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) {
-                char kname[64];
-                const char *eq = strchr(t, '=');
-                snprintf(kname, sizeof kname, "%.*s", eq ? (int)(eq - t) : (int)strlen(t), t);
-                print_setting_help(t, dp_agent_config_key_help(kname));
-            }
+            const char *const *names = dp_agent_config_keys(); /* the order of the formatted settings */
+            for (char *t = strtok(buf, " "); t && *names; t = strtok(NULL, " "), names++)
+                cli_print_labelled(stdout, t, dp_agent_config_key_help(*names), 32);
             return CLI_EXIT_OK;
         }
         const char *eq = strchr(kv, '=');
