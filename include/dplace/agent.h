@@ -154,11 +154,7 @@ typedef struct dp_agent_config {
     int32_t out_slots;    /* outputs described per op                          */
     int32_t out_dims;     /* dimensions described per output                   */
     int32_t adj_per_dir;  /* neighbours described per direction                */
-    int adj_raw;          /* neighbours as raw BFS positions (as the paper
-                             writes them), not scaled into (0, 1]             */
     dp_agent_group_types group_types;
-    int group_scale;      /* scale each count and shape column of the group
-                             embedding into [0, 1] by its largest value     */
     /* grouper */
     dp_agent_grouper_kind grouper;
     int32_t groups;         /* learned and partitioning groupers               */
@@ -172,9 +168,6 @@ typedef struct dp_agent_config {
     float grouper_prior_mass; /* that group's probability at the start (the
                                network's logits equal): 0.995 adds 12.4 with 256 groups */
     int32_t scope_depth;    /* scope grouper: leading scope components kept    */
-    int scope_merge_rule;   /* scope grouper: start from the colocation grouper
-                               (with the single-consumer rule), not from
-                               TensorFlow's colocation groups alone           */
     /* link (EAGLE's extra RNN; learned grouper only) */
     int link;               /* on/off                                          */
     int32_t link_hidden;    /* its LSTM units                                  */
@@ -217,9 +210,6 @@ typedef struct dp_agent_config {
     dp_agent_algo algo;
     int32_t samples;        /* placements sampled per update (k)               */
     float lr;               /* Adam, constant                                   */
-    float grouper_lr;       /* the encoder's network (the learned grouper, the
-                               type embedding, a GCN) trains at this rate
-                               (dplace's; 0: lr, as the seeds)               */
     float entropy;          /* bonus on the mean entropy per decision (0: none) */
     int entropy_sum;        /* the bonus is on the entropy summed over a
                                placement's decisions, not their mean (Mars's
@@ -238,9 +228,6 @@ typedef struct dp_agent_config {
                                given the sample's earlier elements (dplace's) */
     float mem_scale;        /* the load estimate's scale (1: calibrated on the
                                graph's peak memory by liveness)           */
-    int adv_norm;           /* advantages normalised per update: (A - mean) /
-                               std over the samples that train (dplace's; the
-                               seeds subtract the baseline only)          */
     int oom_shaped;         /* out-of-memory placements the simulator timed get
                                -sqrt(t) (1.25 + 4 (r - 1)), r the worst device's
                                peak / capacity, instead of the failing reward */
@@ -253,8 +240,6 @@ typedef struct dp_agent_config {
     int32_t ce_every;       /* samples between two cross-entropy updates       */
     int32_t ce_elites;      /* best placements kept (K of "top K")             */
     int32_t ce_steps;       /* Adam steps per cross-entropy update             */
-    int ce_recent;          /* elites from the last ce_every samples only, not
-                               from all samples so far                        */
     /* elite refinement (dplace's expert iteration) */
     int32_t elite_moves;    /* > 0: after each update's evaluation, this many
                                element moves (one element to another device,

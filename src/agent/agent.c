@@ -403,7 +403,7 @@ static int optimizer_step_at(dp_agent *a, float lr_encoder, float lr) {
 }
 
 static void optimizer_step(dp_agent *a) {
-    optimizer_step_at(a, a->cfg.grouper_lr > 0 ? a->cfg.grouper_lr : a->cfg.lr, a->cfg.lr);
+    optimizer_step_at(a, a->cfg.lr, a->cfg.lr);
 }
 
 /* The entropy bonus's weight per sample of n for the placer (on the mean
@@ -584,7 +584,6 @@ void agent_train_cross_entropy(dp_agent *a) {
     a->ce_updates++;
     if (a->placer->ops->fit && a->enc->n_rows == 0) a->placer->ops->fit(a->placer, el->devs, el->n);
     else imitate(a, el->choice, el->devs, el->n, c->ce_steps, c->lr);
-    if (c->ce_recent) el->n = 0;
 }
 
 /* ---- pre-training ----------------------------------------------------------- */
@@ -707,20 +706,6 @@ static dp_status update_abandon(dp_agent *a, const update_undo *u) {
     return DP_STATUS_OK;
 }
 
-/* adv [K] of the n samples that train to mean 0 and standard deviation 1
- * (the others stay 0); equal advantages become 0. */
-static void normalise(const dp_agent *a, double *adv, int32_t n) {
-    double m = 0.0, v = 0.0;
-    for (int32_t k = 0; k < a->K; k++)
-        if (a->last[k].used) m += adv[k];
-    m /= n;
-    for (int32_t k = 0; k < a->K; k++)
-        if (a->last[k].used) v += (adv[k] - m) * (adv[k] - m);
-    double sd = sqrt(v / n);
-    for (int32_t k = 0; k < a->K; k++)
-        if (a->last[k].used) adv[k] = sd > 1e-12 ? (adv[k] - m) / sd : 0.0;
-}
-
 /* The samples' rewards and advantages adv[K] against the baseline before
  * this update (the first rewards start it at their mean); returns how many
  * samples train. A sample k with walk[k] >= 0 trains on that walk's end
@@ -751,7 +736,6 @@ static int32_t rewards(dp_agent *a, int64_t u, const int32_t *walk, double *adv)
         adv[k] = s->used ? rt - b : 0.0;
         if (s->used) n_used++;
     }
-    if (c->adv_norm && n_used > 1) normalise(a, adv, n_used);
     return n_used;
 }
 

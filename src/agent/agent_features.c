@@ -164,7 +164,7 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
     for (int32_t i = 0; i < n; i++) seen[i] = -1;
 
     double inv_log = 1.0 / log1p(max_dim(g));
-    float scale = cfg->adj_raw ? 1.0f : (float)n;
+    float scale = (float)n;
     for (int32_t i = 0; i < n; i++) {
         const dp_op *op = &g->ops[i];
         float *row = f->rest + (int64_t)i * R, *sum = f->shape_sum + (int64_t)i * f->S;
@@ -280,17 +280,6 @@ void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, cons
     }
     dp_nn_group_sum_forward(spart, f->shape_sum, group, N, S, G);
     for (int64_t k = 0; k < (int64_t)G * S; k++) spart[k] = log1pf(spart[k]);
-    if (cfg->group_scale) { /* columns into [0, 1]: no feature dwarfs the rest */
-        float *cols[2] = {counts ? tpart : NULL, spart};
-        int32_t widths[2] = {tw, S};
-        for (int p = 0; p < 2; p++)
-            for (int32_t j = 0; cols[p] && j < widths[p]; j++) {
-                float mx = 0.0f;
-                for (int32_t g = 0; g < G; g++) mx = fmaxf(mx, cols[p][(int64_t)g * widths[p] + j]);
-                if (mx > 0.0f)
-                    for (int32_t g = 0; g < G; g++) cols[p][(int64_t)g * widths[p] + j] /= mx;
-            }
-    }
     if (w[2]) dp_nn_group_adjacency_forward(apart, group, f->src, f->dst, f->n_edges, G);
     const float *parts[4];
     int widths[4], n = 0;
@@ -327,15 +316,8 @@ static int scope_key(const dp_graph *g, int32_t op, int32_t depth, char *buf, si
 static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint64_t seed, int32_t *group,
                              int32_t *n_groups, dp_error *err) {
     int32_t n0 = 0, n = g->n_ops;
-    if (cfg->scope_merge_rule) { /* the colocation grouper: TensorFlow's groups + the single-consumer rule */
-        dp_group_options o = dp_group_options_default();
-        o.seed = seed;
-        dp_status st = dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &o, group, &n0, err);
-        if (st) return st;
-    } else { /* TensorFlow's colocation groups only */
-        dp_status st = dp_units_group_ids(g, group, &n0, err);
-        if (st) return st;
-    }
+    dp_status st = dp_units_group_ids(g, group, &n0, err); /* TensorFlow's colocation groups */
+    if (st) return st;
     int32_t *parent = NULL, *scope_rep = NULL, *dense = NULL;
     dp_strtab *keys = dp_strtab_init();
     if (!keys || !ALLOC(parent, n0) || !ALLOC(scope_rep, n) || !ALLOC(dense, n0)) goto nomem;
