@@ -122,7 +122,7 @@ static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, l
         fprintf(stderr, "bench_eagle: %s: %s\n", rd->name, err.msg);
         return 1;
     }
-    long updates = (samples + c.samples - 1) / c.samples;
+    long updates = (samples + c.train.batch - 1) / c.train.batch;
     out->at = calloc((size_t)updates, sizeof *out->at);
     out->best = calloc((size_t)updates, sizeof *out->best);
     if (!out->at || !out->best) return 1;

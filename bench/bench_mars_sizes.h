@@ -17,9 +17,9 @@ static inline int bench_mars_shrink(dp_agent_config *c, dp_error *err) {
         {"seg-keep", "0"},    {"txl-heads", "4"}, {"txl-inner", "128"},
         {"warm-lr", "0.01"}, /* the warm start's rate for 32 units (the preset's 0.001 is for 512) */
     };
-    if (c->encoder == DP_AGENT_ENCODER_NONE) return 0;
+    if (c->encoder.kind == DP_AGENT_ENCODER_NONE) return 0;
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        if (!strcmp(sizes[k][0], "pretrain-iters") && c->pretrain_iters == 0) continue; /* mars-nopretrain */
+        if (!strcmp(sizes[k][0], "pretrain-iters") && c->encoder.pretrain_iters == 0) continue; /* mars-nopretrain */
         if (dp_agent_config_set(c, sizes[k][0], sizes[k][1], err)) return 1;
     }
     return 0;

@@ -198,7 +198,7 @@ static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, l
         dp_agent_free(a);
         return 1;
     }
-    long total = c.encoder == DP_AGENT_ENCODER_NONE ? (updates * 20 + c.samples - 1) / c.samples : updates;
+    long total = c.encoder.kind == DP_AGENT_ENCODER_NONE ? (updates * 20 + c.train.batch - 1) / c.train.batch : updates;
     out->at = calloc((size_t)total, sizeof *out->at);
     out->best = calloc((size_t)total, sizeof *out->best);
     if (!out->at || !out->best) return 1;

@@ -34,7 +34,7 @@ declare -A header_layer=(
   [nn]=nn [nn_check]=nn [nn_models]=nn [nn_mars]=nn [nn_txl]=nn
   [units]=place [place]=place [group]=place
   [zoo]=zoo
-  [run]=run [plot]=run
+  [run]=run [plot]=run [settings]=run
   [search]=search
   [agent]=agent [measure]=agent
   [dist]=dist

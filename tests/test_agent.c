@@ -255,7 +255,7 @@ static void test_rewards_and_entropy(void) {
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &ok), -2.0, 1e-12);
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &oom), -10.0, 1e-12);
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &bad), -10.0, 1e-12);
-    a->cfg.oom_shaped = 1;
+    a->cfg.train.oom_shaped = 1;
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &oom), -2.0 * (1.25 + 4.0 * 0.5), 1e-12);
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &bad), -10.0, 1e-12); /* no time: still the failing reward */
     dp_agent_free(a);
@@ -303,7 +303,7 @@ static void test_optimizer_skips_nonfinite(void) {
     dp_nn_adam adam = dp_nn_adam_default();
     dp_agent_config c;
     CHECK(dp_agent_preset("hp", &c) == 0);
-    CHECK(c.clip > 0 && c.clip_per_network);
+    CHECK(c.train.clip > 0 && c.train.clip_per_network);
     const float bad[3] = {NAN, INFINITY, -INFINITY};
     for (int b = 0; b < 3; b++)
         for (size_t at = 0; at < p.count; at++) {
@@ -607,7 +607,7 @@ static void test_cross_entropy_and_post(void) {
     }
     agent_train_cross_entropy(a);
     element_logp(a, lp);
-    double m = c.post_mix;
+    double m = c.placer.post_mix;
     CHECK_NEAR(exp(lp[0 * D + 0]), m / 3, 1e-5);
     CHECK_NEAR(exp(lp[0 * D + 1]), (1 - m) * 2 / 3 + m / 3, 1e-5);
     CHECK_NEAR(exp(lp[0 * D + 2]), (1 - m) / 3 + m / 3, 1e-5);
@@ -622,7 +622,7 @@ static void test_cross_entropy_and_post(void) {
     a = dp_agent_init(g, ds, &c, &eo, 2, &err);
     CHECK(a);
     for (int u = 0; u < 2; u++) CHECK(dp_agent_update(a, &err) == 0);
-    CHECK(a->elites.n == c.ce_elites);
+    CHECK(a->elites.n == c.ce.elites);
     for (int e = 1; e < a->elites.n; e++) CHECK(a->elites.reward[e - 1] >= a->elites.reward[e]); /* best first */
     double before = 0.0, after = 0.0;
     for (int e = 0; e < a->elites.n; e++)
@@ -808,7 +808,7 @@ static void test_greedy_every(void) {
     const char *presets[] = {"hp", "eagle"};
     for (int p = 0; p < 2; p++) {
         dp_agent_config c = small(presets[p]), c0 = c;
-        c.greedy_every = 2;
+        c.train.greedy_every = 2;
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 7, &err), *b = dp_agent_init(g, ds, &c0, &eo, 7, &err);
         CHECK(a && b);
         const dp_run_state *s = dp_agent_get_state(a), *sb = dp_agent_get_state(b);
@@ -966,11 +966,11 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
         const agent_walk *r = &a->refine.walk[w];
         double start;
         if (r->from == AGENT_WALK_FROM_ELITE) { /* elite-keep's: the last, from the best elite */
-            CHECK(a->cfg.elite_keep && w == a->refine.n_walks - 1 && !isnan(kept_start));
+            CHECK(a->cfg.walks.keep && w == a->refine.n_walks - 1 && !isnan(kept_start));
             CHECK(r->el == &a->refine.kept);
             start = kept_start, kept = 1;
         } else if (r->from == -1) { /* elite-keep's before there is an elite */
-            CHECK(a->cfg.elite_keep && w == a->refine.n_walks - 1 && isnan(kept_start));
+            CHECK(a->cfg.walks.keep && w == a->refine.n_walks - 1 && isnan(kept_start));
             continue;
         } else {
             CHECK(r->from >= 0 && r->from < a->K);
@@ -980,7 +980,7 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
             CHECK(start >= prev); /* walk w from the w-th best sample */
             prev = start;
         }
-        CHECK(r->sims > 0 && r->sims <= a->cfg.elite_moves * (1 + a->cfg.elite_chain));
+        CHECK(r->sims > 0 && r->sims <= a->cfg.walks.moves * (1 + a->cfg.walks.chain));
         CHECK(agent_refine_score(&r->res) <= start);
         dp_sim_result full = fixture_simulate(g, ds, r->place);
         CHECK(full.step_time_s == r->res.step_time_s);
@@ -988,7 +988,7 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
         agent_expand(a, r->el->choice, r->devs, tmp);
         CHECK(memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0);
         sims += r->sims, chained += r->chained;
-        CHECK(a->cfg.elite_chain > 0 || r->chained == 0);
+        CHECK(a->cfg.walks.chain > 0 || r->chained == 0);
         if (r->res.valid) {
             refined = fmin(refined, r->res.step_time_s);
             CHECK(s->best_s <= r->res.step_time_s);
@@ -1000,14 +1000,14 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
             found = memcmp(tmp, r->place, sizeof(int32_t) * (size_t)a->N) == 0;
         }
         CHECK(found || !r->res.valid ||
-              (a->elites.n == a->cfg.ce_elites &&
+              (a->elites.n == a->cfg.ce.elites &&
                a->elites.reward[a->elites.n - 1] >= agent_reward(&a->cfg, a->fail_reward, &r->res)));
     }
     CHECK_INT_EQ(s->upd.elite_sims, sims);
     CHECK(isinf(refined) ? isnan(s->upd.elite_s) : s->upd.elite_s == refined);
-    CHECK_INT_EQ(kept, a->cfg.elite_keep && !isnan(kept_start));
+    CHECK_INT_EQ(kept, a->cfg.walks.keep && !isnan(kept_start));
     /* with elite-keep the best elite never gets worse */
-    if (a->cfg.elite_keep && !isnan(kept_start)) CHECK(best_elite_score(g, ds, a, tmp) <= kept_start);
+    if (a->cfg.walks.keep && !isnan(kept_start)) CHECK(best_elite_score(g, ds, a, tmp) <= kept_start);
     return chained;
 }
 
@@ -1179,20 +1179,20 @@ static void test_config(void) {
     dp_error err;
     CHECK(dp_agent_preset("nope", &c) == -1);
     CHECK(dp_agent_preset("hp", &c) == 0);
-    CHECK(c.groups == 256 && c.grouper_hidden == 64 && c.hidden == 256 && c.samples == 4);
-    CHECK_NEAR(c.lr, 0.001, 1e-7); /* the paper's 0.1 (and 0.01) collapse the placer here: docs/agents.md */
-    CHECK_NEAR(c.tanh_c, 5.0, 0);
-    CHECK_NEAR(c.temperature, 10.0, 0);
+    CHECK(c.grouper.groups == 256 && c.grouper.hidden == 64 && c.placer.hidden == 256 && c.train.batch == 4);
+    CHECK_NEAR(c.train.lr, 0.001, 1e-7); /* the paper's 0.1 (and 0.01) collapse the placer here: docs/agents.md */
+    CHECK_NEAR(c.placer.tanh_c, 5.0, 0);
+    CHECK_NEAR(c.placer.temperature, 10.0, 0);
     /* dplace's refinement with a cross-entropy step on the best elite every
      * update (session 12), as ColocRL's; EAGLE and Mars keep the seeds' */
-    CHECK(c.elite_moves == 100 && c.elite_walks == 2 && c.ce_every == 4 && c.ce_elites == 1 && c.ce_steps == 2);
+    CHECK(c.walks.moves == 100 && c.walks.walks == 2 && c.ce.every == 4 && c.ce.elites == 1 && c.ce.steps == 2);
     const char *seeds_own[] = {"eagle", "mars"};
     for (int p = 0; p < 2; p++) {
         dp_agent_config o;
         CHECK(dp_agent_preset(seeds_own[p], &o) == 0);
-        CHECK(o.elite_moves == 0 && o.ce_every == 50 && o.ce_elites == 5 && o.ce_steps == 1);
+        CHECK(o.walks.moves == 0 && o.ce.every == 50 && o.ce.elites == 5 && o.ce.steps == 1);
     }
-    CHECK(dp_agent_config_set(&c, "grouper", "metis", &err) == 0 && c.grouper == DP_AGENT_GROUPER_KIND_METIS);
+    CHECK(dp_agent_config_set(&c, "grouper", "metis", &err) == 0 && c.grouper.kind == DP_AGENT_GROUPER_KIND_METIS);
     CHECK(dp_agent_config_set(&c, "grouper", "nonsense", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "learned, colocation, metis");
     CHECK(dp_agent_config_set(&c, "lr", "-1", &err) == DP_STATUS_INVALID);
@@ -1200,24 +1200,13 @@ static void test_config(void) {
     CHECK(dp_agent_config_set(&c, "samples", "2.5", &err) == DP_STATUS_INVALID);
     CHECK(dp_agent_config_set(&c, "bogus", "1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
-    /* every key has a description for --set help, longer than its name */
-    const char *const *names = dp_agent_config_keys();
-    int n_keys = 0;
-    for (; names[n_keys]; n_keys++) {
-        const char *h = dp_agent_config_key_help(names[n_keys]);
-        CHECK(h != NULL);
-        CHECK(strlen(h) > strlen(names[n_keys]));
-    }
-    CHECK(n_keys > 50);
-    CHECK_STR_CONTAINS(dp_agent_config_key_help("grouper"), "metis");
-    CHECK(dp_agent_config_key_help("bogus") == NULL && dp_agent_config_key_help(NULL) == NULL);
     /* the new parts: every combination valid or refused by name */
     dp_agent_config e;
     CHECK(dp_agent_preset("eagle", &e) == 0);
-    CHECK(e.algo == DP_AGENT_ALGO_PPO && e.link && e.placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && e.hidden == 512);
-    CHECK(e.samples == 10 && e.ppo_epochs == 4 && e.ce_every == 50 && e.ce_elites == 5);
-    CHECK_NEAR(e.ppo_clip, 0.3, 1e-7);
-    CHECK_NEAR(e.entropy, 0.01, 1e-7);
+    CHECK(e.train.algo == DP_AGENT_ALGO_PPO && e.link.on && e.placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && e.placer.hidden == 512);
+    CHECK(e.train.batch == 10 && e.ppo.epochs == 4 && e.ce.every == 50 && e.ce.elites == 5);
+    CHECK_NEAR(e.ppo.clip, 0.3, 1e-7);
+    CHECK_NEAR(e.train.entropy, 0.01, 1e-7);
     CHECK(dp_agent_config_check(&e, &err) == 0);
     const char *gr[] = {"learned", "metis", "fluid", "colocation"}, *pl[] = {"seq2seq-before", "seq2seq-after", "gcn", "table"};
     const char *algos[] = {"reinforce", "ppo", "ppo-ce"};
@@ -1252,7 +1241,7 @@ static void test_config(void) {
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "baseline");
     char buf[4096];
-    CHECK(dp_agent_config_format(&c, buf, sizeof buf) < sizeof buf);
+    CHECK(dp_settings_format_target(DP_SETTING_AGENT, &c, buf, sizeof buf) < sizeof buf);
     CHECK_STR_CONTAINS(buf, "grouper=metis");
     CHECK_STR_CONTAINS(buf, "lr=0.001");
 

@@ -143,15 +143,15 @@ static void check_gradient(const char *preset) {
     /* the Transformer-XL's memory is a constant to the gradient (stop-gradient,
      * as Dai et al.), so differences would see what the backward does not: no
      * memory here (the nn engine checks the memory path on its own) */
-    if (c.placer == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "txl-mem", "0", NULL) == 0);
+    if (c.placer.kind == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "txl-mem", "0", NULL) == 0);
     /* and 16 wide: its layer norms over 8 columns amplify float32 rounding */
-    if (c.placer == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "hidden", "16", NULL) == 0);
+    if (c.placer.kind == DP_AGENT_PLACER_KIND_TRFXL) CHECK(dp_agent_config_set(&c, "hidden", "16", NULL) == 0);
     dp_agent *a = make(g, ds, &c, 7);
     CHECK_INT_EQ(a->N, 22);
-    CHECK_INT_EQ((a->N + c.seg_len - 1) / c.seg_len, 3); /* three segments */
-    CHECK_INT_EQ(c.seg_keep, 1);                          /* of which two are recomputed */
+    CHECK_INT_EQ((a->N + c.placer.seg_len - 1) / c.placer.seg_len, 3); /* three segments */
+    CHECK_INT_EQ(c.placer.seg_keep, 1);                          /* of which two are recomputed */
     CHECK_INT_EQ(a->B, 5); /* 20 samples in 4 minibatches */
-    CHECK(c.ppo_ratio == DP_AGENT_PPO_RATIO_DECISION); /* per-decision ratios: per-op log-probabilities */
+    CHECK(c.ppo.ratio == DP_AGENT_PPO_RATIO_DECISION); /* per-decision ratios: per-op log-probabilities */
     int B = a->B, N = a->N;
     double w[8], v[8];
     float u[8 * 22];
@@ -202,7 +202,7 @@ static void check_gradient(const char *preset) {
             float *p = a->params.data + off + k, keep = *p;
             /* the Transformer-XL's gradients are larger (up to ~25 here) and so is
              * its curvature: a smaller step */
-            double h = c.placer == DP_AGENT_PLACER_KIND_TRFXL ? 3e-3 : 1e-2;
+            double h = c.placer.kind == DP_AGENT_PLACER_KIND_TRFXL ? 3e-3 : 1e-2;
             *p = keep + (float)h;
             double up = batch_loss(a, w, v, u);
             *p = keep - (float)h;
@@ -234,7 +234,7 @@ static void check_gradient(const char *preset) {
     }
     printf("  %s: largest relative error %.2e over %d entries of the encoder and placer tensors (%d at a kink "
            "skipped)\n",
-           dp_agent_placer_kind_name(a->cfg.placer), worst, checked, skipped);
+           dp_agent_placer_kind_name(a->cfg.placer.kind), worst, checked, skipped);
     CHECK(skipped * 5 <= checked);
     dp_agent_free(a);
     dp_graph_free(g);
@@ -319,7 +319,7 @@ static void test_ppo_finds_known_best(void) {
            c.preset, v == 2 ? " (warm start)" : "", first, U, s->best_s, t_split, mean_first, mean_last);
     CHECK(s->best_s <= t_split * (1 + 1e-3));
     CHECK(mean_last < mean_first);
-    if (v == 2) CHECK(s->warm_done == c.warm_steps && isfinite(s->warm_loss));
+    if (v == 2) CHECK(s->warm_done == c.warm.steps && isfinite(s->warm_loss));
     if (v == 0) plain_first = first, plain_mean = mean_first;
     else CHECK(first < plain_first && mean_first < plain_mean);
     dp_agent_free(a);
@@ -538,7 +538,7 @@ static void test_save_load_and_init(void) {
     CHECK(dp_agent_load_policy(b, path, &err) == 0);
     CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
     CHECK(dp_agent_get_state(b)->updates == 0 && b->params.step == 0);
-    CHECK(dp_agent_get_state(b)->pretrain_done == c.pretrain_iters); /* not pre-trained again */
+    CHECK(dp_agent_get_state(b)->pretrain_done == c.encoder.pretrain_iters); /* not pre-trained again */
     CHECK(dp_agent_greedy(b, pb, &err) == 0);
     CHECK(memcmp(pa, pb, sizeof pa) == 0);
     CHECK(dp_agent_update(b, &err) == 0);
@@ -587,24 +587,24 @@ static void test_config(void) {
     dp_agent_config c;
     dp_error err;
     CHECK(dp_agent_preset("mars", &c) == 0);
-    CHECK(c.encoder == DP_AGENT_ENCODER_GCN && c.gcn_hidden == 256 && c.gcn_layers == 3 && c.pretrain_iters == 1000);
-    CHECK(c.placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG && c.seg_len == 128 && c.hidden == 512);
-    CHECK(c.algo == DP_AGENT_ALGO_PPO && c.samples == 20 && c.ppo_minibatches == 4 && c.ppo_epochs == 3);
-    CHECK_NEAR(c.ppo_clip, 0.2, 1e-7);
-    CHECK_NEAR(c.entropy, 0.001, 1e-9);
-    CHECK_NEAR(c.lr, 3e-4, 1e-9);
-    CHECK_NEAR(c.baseline_decay, 0.99, 1e-7);
-    CHECK(c.type_ids == DP_AGENT_TYPE_IDS_FIXED && !c.entropy_sum && !c.clip_per_network);
+    CHECK(c.encoder.kind == DP_AGENT_ENCODER_GCN && c.encoder.gcn_hidden == 256 && c.encoder.gcn_layers == 3 && c.encoder.pretrain_iters == 1000);
+    CHECK(c.placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG && c.placer.seg_len == 128 && c.placer.hidden == 512);
+    CHECK(c.train.algo == DP_AGENT_ALGO_PPO && c.train.batch == 20 && c.ppo.minibatches == 4 && c.ppo.epochs == 3);
+    CHECK_NEAR(c.ppo.clip, 0.2, 1e-7);
+    CHECK_NEAR(c.train.entropy, 0.001, 1e-9);
+    CHECK_NEAR(c.train.lr, 3e-4, 1e-9);
+    CHECK_NEAR(c.train.baseline_decay, 0.99, 1e-7);
+    CHECK(c.features.type_ids == DP_AGENT_TYPE_IDS_FIXED && !c.train.entropy_sum && !c.train.clip_per_network);
     CHECK(dp_agent_config_check(&c, &err) == 0);
-    CHECK(dp_agent_preset("mars-nopretrain", &c) == 0 && c.pretrain_iters == 0);
+    CHECK(dp_agent_preset("mars-nopretrain", &c) == 0 && c.encoder.pretrain_iters == 0);
     CHECK(dp_agent_preset("mars-seq2seq", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
     CHECK(dp_agent_preset("mars-dplace", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
-    CHECK(c.op_order == DP_AGENT_OP_ORDER_DFS && c.stick == 5.0f && c.encoder == DP_AGENT_ENCODER_GCN);
-    CHECK(dp_agent_preset("mars", &c) == 0 && c.op_order == DP_AGENT_OP_ORDER_TOPO && c.stick == 0.0f);
-    CHECK(c.warm_start == DP_AGENT_WARM_BEST && c.warm_steps == 200); /* dplace's start (docs/agents.md) */
-    CHECK_NEAR(c.warm_lr, 0.001, 1e-9); /* the paper's sizes; the benches' 32 units take 0.01 */
+    CHECK(c.encoder.op_order == DP_AGENT_OP_ORDER_DFS && c.placer.stick == 5.0f && c.encoder.kind == DP_AGENT_ENCODER_GCN);
+    CHECK(dp_agent_preset("mars", &c) == 0 && c.encoder.op_order == DP_AGENT_OP_ORDER_TOPO && c.placer.stick == 0.0f);
+    CHECK(c.warm.from == DP_AGENT_WARM_BEST && c.warm.steps == 200); /* dplace's start (docs/agents.md) */
+    CHECK_NEAR(c.warm.lr, 0.001, 1e-9); /* the paper's sizes; the benches' 32 units take 0.01 */
     CHECK(dp_agent_preset("mars-trfxl", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
-    CHECK(c.placer == DP_AGENT_PLACER_KIND_TRFXL && c.ppo_ratio == DP_AGENT_PPO_RATIO_DECISION);
+    CHECK(c.placer.kind == DP_AGENT_PLACER_KIND_TRFXL && c.ppo.ratio == DP_AGENT_PPO_RATIO_DECISION);
     CHECK(dp_agent_config_set(&c, "txl-heads", "6", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "multiple of txl-heads");

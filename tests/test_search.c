@@ -271,10 +271,12 @@ static void test_bad_input(void) {
         f.p[cpu_only] = 1;
         CHECK(dp_search_add_start(s, "mine", f.p, &err) == DP_STATUS_INVALID);
     }
-    CHECK(dp_search_options_set(&o, "moves", "0", &err) == DP_STATUS_INVALID);
-    CHECK(dp_search_options_set(&o, "nope", "1", &err) == DP_STATUS_INVALID);
+    dp_settings set;
+    dp_settings_base(&set);
+    CHECK(dp_settings_set(&set, "moves", "0", &err) == DP_STATUS_INVALID);
+    CHECK(dp_settings_set(&set, "nope", "1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
-    CHECK(dp_search_options_set(&o, "t0", "0.5", &err) == DP_STATUS_OK && o.t0 == 0.5);
+    CHECK(dp_settings_set(&set, "t0", "0.5", &err) == DP_STATUS_OK && set.search.t0 == 0.5);
     o.threads = 0;
     CHECK(!dp_search_init(f.g, f.ds, f.sim, &o, &err) && err.status == DP_STATUS_INVALID);
     dp_search_free(s);

@@ -1,5 +1,6 @@
-/* Minimal assertion helpers for dplace tests: every check prints both values
- * and the location, and the first failure ends the test with exit status 1. */
+/* Minimal assertion helpers for dplace tests: every check prints both values,
+ * the location and the case being checked (TEST_CASE), and the first failure
+ * ends the test with exit status 1. */
 #ifndef DPLACE_TEST_UTIL_H
 #define DPLACE_TEST_UTIL_H
 
@@ -10,10 +11,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The case a test function is checking now ("preset hp, 2 threads"),
+ * printed with a failing check so that it names the case, not only a line;
+ * cleared before each test function. */
+static char test_case_[256];
+#define TEST_CASE(...) snprintf(test_case_, sizeof test_case_, __VA_ARGS__)
+/* "file:line: [case] " before a failure's message */
+#define TEST_WHERE_() fprintf(stderr, "%s:%d: %s%s%s", __FILE__, __LINE__, *test_case_ ? "[" : "", test_case_, \
+                              *test_case_ ? "] " : "")
+
 #define CHECK(cond)                                                              \
     do {                                                                         \
         if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+            TEST_WHERE_();                                                       \
+            fprintf(stderr, "CHECK(%s) failed\n", #cond);                        \
             exit(1);                                                             \
         }                                                                        \
     } while (0)
@@ -22,8 +33,8 @@
     do {                                                                         \
         long long va_ = (long long)(a), vb_ = (long long)(b);                    \
         if (va_ != vb_) {                                                        \
-            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,   \
-                    __LINE__, #a, #b, va_, vb_);                                 \
+            TEST_WHERE_();                                                       \
+            fprintf(stderr, "%s == %s failed: %lld != %lld\n", #a, #b, va_, vb_); \
             exit(1);                                                             \
         }                                                                        \
     } while (0)
@@ -34,8 +45,9 @@
         double va_ = (double)(a), vb_ = (double)(b);                             \
         double sc_ = fabs(vb_) > 1.0 ? fabs(vb_) : 1.0;                          \
         if (!(fabs(va_ - vb_) <= (tol) * sc_)) {                                 \
-            fprintf(stderr, "%s:%d: %s ~= %s failed: %.12g vs %.12g (tol %g)\n",  \
-                    __FILE__, __LINE__, #a, #b, va_, vb_, (double)(tol));        \
+            TEST_WHERE_();                                                       \
+            fprintf(stderr, "%s ~= %s failed: %.12g vs %.12g (tol %g)\n", #a, #b, \
+                    va_, vb_, (double)(tol));                                    \
             exit(1);                                                             \
         }                                                                        \
     } while (0)
@@ -44,8 +56,8 @@
     do {                                                                         \
         const char *h_ = (hay), *n_ = (needle);                                  \
         if (!h_ || !strstr(h_, n_)) {                                            \
-            fprintf(stderr, "%s:%d: expected \"%s\" to contain \"%s\"\n",         \
-                    __FILE__, __LINE__, h_ ? h_ : "(null)", n_);                 \
+            TEST_WHERE_();                                                       \
+            fprintf(stderr, "expected \"%s\" to contain \"%s\"\n", h_ ? h_ : "(null)", n_); \
             exit(1);                                                             \
         }                                                                        \
     } while (0)
@@ -101,6 +113,7 @@ static inline void test_skip(const char *why) {
 static inline void test_run_(const char *name, void (*fn)(void), const char *dataset) {
     if (test_only_ && strcmp(test_only_, name)) return;
     test_found_ = 1;
+    test_case_[0] = 0;
     int skipped_before = test_skipped_;
     test_skipped_ = 0;
     if (dataset && access(test_dataset_dir(dataset), R_OK | X_OK) != 0) {

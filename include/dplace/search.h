@@ -39,42 +39,16 @@
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/run.h"
+#include "dplace/settings.h"
 #include "dplace/sim.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct dp_search_options {
-    uint64_t seed;          /* seeds every chain (chain c: seed and c)            */
-    int32_t threads;        /* independent chains, each on its own thread (>= 1)  */
-    int32_t moves;          /* moves each chain proposes per step (>= 1)          */
-    double t0;              /* starting temperature: a move making the step time x
-                               times worse (x relative) is accepted with
-                               probability exp(-x / t) (> 0)                      */
-    double decay;           /* the temperature's factor per step (0 < d <= 1)     */
-    double t_min;           /* the temperature's floor, relative to t0            */
-    int32_t restart_steps;  /* a chain without a better placement of its own for
-                               this many steps restarts from the best found,
-                               reheated to t0 (>= 1)                              */
-    int32_t sync_steps;     /* every this many steps the chain with the worst
-                               current placement restarts from the best (>= 1)   */
-    double critical;        /* share of moves proposed from the critical path     */
-    double swap;            /* share of swaps among the other moves               */
-} dp_search_options;
-
-/* Defaults: seed 1, 1 thread, 32 moves per step, t0 0.001, decay 0.97,
- * t_min 0.01, restart after 60 steps, sync every 10 steps, 40% critical-path
- * moves, 25% swaps. */
+/* Defaults: seed 1, 1 thread, and the search rows' base values of the
+ * settings table (dp_settings_base). */
 dp_search_options dp_search_options_default(void);
-
-/* Sets one option by name (seed, threads, moves, t0, decay, t-min, restart,
- * sync, critical, swap) from text. DP_STATUS_INVALID naming the key and the
- * allowed range for an unknown key or a bad value (o unchanged). */
-dp_status dp_search_options_set(dp_search_options *o, const char *key, const char *value, dp_error *err);
-
-/* The option keys, NULL-terminated (for --help). */
-const char *const *dp_search_option_names(void);
 
 typedef struct dp_search dp_search;
 

@@ -85,13 +85,13 @@ static double peak_ratio(const dp_agent *a, const dp_sim *sim, dp_sim_workspace 
  * folded into [0, groups). */
 static dp_status prior_init(dp_agent *a, dp_error *err) {
     if (!ALLOC(a->prior, a->N)) return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the grouper's prior");
-    int32_t G = a->cfg.groups, n = 0;
-    if (a->cfg.grouper_prior == DP_AGENT_GROUPER_KIND_RUNS) {
+    int32_t G = a->cfg.grouper.groups, n = 0;
+    if (a->cfg.grouper.prior == DP_AGENT_GROUPER_KIND_RUNS) {
         memcpy(a->prior, a->runs, sizeof(int32_t) * (size_t)a->N);
         return DP_STATUS_OK;
     }
     dp_agent_config c = a->cfg;
-    c.grouper = c.grouper_prior;
+    c.grouper.kind = c.grouper.prior;
     dp_status st = agent_group_fixed(a->g, a->ds, &c, a->seed, a->prior, &n, err);
     for (int32_t i = 0; !st && i < a->N; i++) a->prior[i] %= G;
     return st;
@@ -128,7 +128,7 @@ static dp_status memory_init(dp_agent *a, dp_error *err) {
         if (r < 0) st = err->status;
         ratio = fmax(ratio, r);
     }
-    for (int32_t i = 0; !st && i < N; i++) a->op_bytes[i] = (float)(bytes[i] * a->cfg.mem_scale * (ratio > 0 ? ratio : 1.0));
+    for (int32_t i = 0; !st && i < N; i++) a->op_bytes[i] = (float)(bytes[i] * a->cfg.placer.mem_scale * (ratio > 0 ? ratio : 1.0));
     free(place), free(bytes);
     dp_sim_workspace_free(ws);
     return st;
@@ -148,7 +148,7 @@ static float enc_forward(dp_agent *a, dp_nn_decode_mode mode, float noise) {
 /* An unbound placer of the configured kind for batches of B. */
 static agent_placer *placer_new(dp_agent *a, int32_t B) {
     agent_placer *p;
-    switch (a->cfg.placer) {
+    switch (a->cfg.placer.kind) {
     case DP_AGENT_PLACER_KIND_GCN: p = agent_placer_gcn_new(); break;
     case DP_AGENT_PLACER_KIND_TABLE: p = agent_placer_table_new(); break;
     default: p = agent_placer_seq_new(); break;
@@ -157,7 +157,7 @@ static agent_placer *placer_new(dp_agent *a, int32_t B) {
     p->ctx = a->enc->ctx;
     p->T = a->T, p->F = a->enc->F, p->D = a->D, p->B = B;
     p->stick_mask = stick_mask(a->ds);
-    if (a->cfg.mem_mask) p->mask_w = a->mem_w, p->mask_cap = a->mem_cap;
+    if (a->cfg.placer.mem_mask) p->mask_w = a->mem_w, p->mask_cap = a->mem_cap;
     return p;
 }
 
@@ -217,7 +217,7 @@ static dp_status params_init(dp_agent *a, dp_error *err) {
     dp_nn_tensor_spec specs[128];
     int ne = a->enc->ops->specs(a->enc, NULL), np = a->placer->ops->specs(a->placer, NULL);
     assert(1 + ne + np <= (int)(sizeof specs / sizeof specs[0]));
-    specs[0] = (dp_nn_tensor_spec){"agent.type_emb", (size_t)a->feat.V * a->cfg.type_dim, DP_NN_INIT_UNIFORM, 0.1f};
+    specs[0] = (dp_nn_tensor_spec){"agent.type_emb", (size_t)a->feat.V * a->cfg.features.type_dim, DP_NN_INIT_UNIFORM, 0.1f};
     a->enc->ops->specs(a->enc, specs + 1);
     a->placer->ops->specs(a->placer, specs + 1 + ne);
     dp_rng init_rng;
@@ -238,7 +238,7 @@ static dp_status params_init(dp_agent *a, dp_error *err) {
 /* The per-update buffers, the baseline's window and the elites. */
 static int buffers_init(dp_agent *a) {
     const dp_agent_config *c = &a->cfg;
-    int32_t K = a->K, B = a->B, T = a->T, N = a->N, E = c->ce_elites, R = a->enc->n_rows;
+    int32_t K = a->K, B = a->B, T = a->T, N = a->N, E = c->ce.elites, R = a->enc->n_rows;
     int64_t KT = (int64_t)K * T, BT = (int64_t)B * T, gathered = B < K ? BT : 0;
     a->elites = (agent_elites){E, 0, T, N, NULL, NULL, NULL, NULL};
     return ALLOC(a->dx, a->enc->needs_dx ? (int64_t)T * a->enc->F : 0) && ALLOC(a->devs, KT) && ALLOC(a->logp, K) && ALLOC(a->samp_logp, K) &&
@@ -248,10 +248,10 @@ static int buffers_init(dp_agent *a) {
            ALLOC(a->dent, B) && ALLOC(a->drows, R) && ALLOC(a->order, K) && ALLOC(a->in_mb, K) &&
            ALLOC(a->bsample, B) && ALLOC(a->bdevs, gathered) && ALLOC(a->blogp, B) && ALLOC(a->bstep, gathered) &&
            ALLOC(a->bent, B) && ALLOC(a->choice_keep, N) && ALLOC(a->greedy_place, N) && ALLOC(a->devs1, T) && ALLOC(a->step1, T) && ALLOC(a->best, N) &&
-           ALLOC(a->baseline.window, c->baseline_window) && ALLOC(a->elites.reward, E) &&
+           ALLOC(a->baseline.window, c->train.baseline_window) && ALLOC(a->elites.reward, E) &&
            ALLOC(a->elites.hash, E) && ALLOC(a->elites.devs, (int64_t)E * T) &&
            (R == 0 || ALLOC(a->elites.choice, (int64_t)E * N)) &&
-           (!a->enc->ops->dgi_step || c->pretrain_iters == 0 || ALLOC(a->pretrain_keep, (int64_t)a->enc_floats));
+           (!a->enc->ops->dgi_step || c->encoder.pretrain_iters == 0 || ALLOC(a->pretrain_keep, (int64_t)a->enc_floats));
 }
 
 dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_config *cfg,
@@ -264,7 +264,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     dp_agent *a = calloc(1, sizeof *a);
     if (!a) goto nomem;
     a->g = g, a->ds = ds, a->cfg = *cfg, a->eo = *eo, a->seed = seed;
-    a->N = g->n_ops, a->D = ds->n_devices, a->K = cfg->samples;
+    a->N = g->n_ops, a->D = ds->n_devices, a->K = cfg->train.batch;
     a->st.best_s = INFINITY;
     a->st.best_update = a->st.best_sample = -1;
     a->st.best_by = DP_RUN_BEST_BY_NONE;
@@ -276,41 +276,41 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
 
     agent_ctx ctx = {g, ds, &a->cfg, &a->feat, &a->params, seed, NULL, NULL};
-    int runs = cfg->grouper == DP_AGENT_GROUPER_KIND_RUNS ||
-               (cfg->grouper == DP_AGENT_GROUPER_KIND_LEARNED && cfg->grouper_prior == DP_AGENT_GROUPER_KIND_RUNS);
+    int runs = cfg->grouper.kind == DP_AGENT_GROUPER_KIND_RUNS ||
+               (cfg->grouper.kind == DP_AGENT_GROUPER_KIND_LEARNED && cfg->grouper.prior == DP_AGENT_GROUPER_KIND_RUNS);
     if (runs) { /* the grouping comes from the warm-start placement */
         if (agent_warm_place(a, err)) goto fail;
-        if (!ALLOC(a->runs, a->N) || !ALLOC(a->runs_devs, cfg->groups)) goto nomem;
-        agent_warm_runs(a, cfg->groups, a->runs, a->runs_devs);
+        if (!ALLOC(a->runs, a->N) || !ALLOC(a->runs_devs, cfg->grouper.groups)) goto nomem;
+        agent_warm_runs(a, cfg->grouper.groups, a->runs, a->runs_devs);
         ctx.runs = a->runs;
     }
-    if (cfg->grouper == DP_AGENT_GROUPER_KIND_LEARNED && cfg->grouper_prior != DP_AGENT_GROUPER_KIND_NONE) {
+    if (cfg->grouper.kind == DP_AGENT_GROUPER_KIND_LEARNED && cfg->grouper.prior != DP_AGENT_GROUPER_KIND_NONE) {
         if (prior_init(a, err)) goto fail;
         ctx.prior = a->prior;
     }
-    a->enc = cfg->encoder == DP_AGENT_ENCODER_NONE ? agent_encoder_groups_new(&ctx) : agent_encoder_ops_new(&ctx);
+    a->enc = cfg->encoder.kind == DP_AGENT_ENCODER_NONE ? agent_encoder_groups_new(&ctx) : agent_encoder_ops_new(&ctx);
     if (!a->enc) goto nomem;
     if (a->enc->ops->init(a->enc, err)) goto fail;
     a->T = a->enc->T;
     /* a policy over every op keeps one minibatch's workspaces, not an
      * update's; one over groups keeps all K and masks the minibatch */
-    int op_level = cfg->encoder != DP_AGENT_ENCODER_NONE;
-    a->B = op_level && cfg->algo != DP_AGENT_ALGO_REINFORCE ? a->K / cfg->ppo_minibatches : a->K;
-    if (cfg->mem_mask && memory_init(a, err)) goto fail;
+    int op_level = cfg->encoder.kind != DP_AGENT_ENCODER_NONE;
+    a->B = op_level && cfg->train.algo != DP_AGENT_ALGO_REINFORCE ? a->K / cfg->ppo.minibatches : a->K;
+    if (cfg->placer.mem_mask && memory_init(a, err)) goto fail;
     if (!(a->placer = placer_new(a, a->B))) goto nomem;
     if (params_init(a, err) || a->enc->ops->bind(a->enc, err) || a->placer->ops->bind(a->placer, err)) goto fail;
     if (!buffers_init(a)) goto nomem;
-    if (cfg->elite_moves > 0 && agent_refine_init(a, err)) goto fail;
+    if (cfg->walks.moves > 0 && agent_refine_init(a, err)) goto fail;
 
-    a->fail_reward = cfg->fail_reward != 0.0 ? cfg->fail_reward : -sqrt(10.0 * serial_seconds(a));
-    if (cfg->baseline_init_fail) {
+    a->fail_reward = cfg->train.fail_reward != 0.0 ? cfg->train.fail_reward : -sqrt(10.0 * serial_seconds(a));
+    if (cfg->train.baseline_init_fail) {
         a->baseline.have = 1, a->baseline.value = a->fail_reward;
-        for (int32_t k = 0; k < cfg->baseline_window; k++) a->baseline.window[k] = a->fail_reward;
-        a->baseline.n = cfg->baseline_window;
+        for (int32_t k = 0; k < cfg->train.baseline_window; k++) a->baseline.window[k] = a->fail_reward;
+        a->baseline.n = cfg->train.baseline_window;
     }
     a->st.baseline = a->baseline.value;
-    a->st.pretrain_iters = a->enc->ops->dgi_step ? cfg->pretrain_iters : 0;
-    a->st.warm_steps = cfg->warm_start != DP_AGENT_WARM_NONE ? cfg->warm_steps : 0;
+    a->st.pretrain_iters = a->enc->ops->dgi_step ? cfg->encoder.pretrain_iters : 0;
+    a->st.warm_steps = cfg->warm.from != DP_AGENT_WARM_NONE ? cfg->warm.steps : 0;
     a->st.n_groups = a->T;
     a->st.last = a->last;
     return a;
@@ -403,17 +403,17 @@ static int optimizer_step_at(dp_agent *a, float lr_encoder, float lr) {
 }
 
 static void optimizer_step(dp_agent *a) {
-    optimizer_step_at(a, a->cfg.lr, a->cfg.lr);
+    optimizer_step_at(a, a->cfg.train.lr, a->cfg.train.lr);
 }
 
 /* The entropy bonus's weight per sample of n for the placer (on the mean
  * over samples of the summed or the mean entropy per element) and for the
  * encoder's choice. */
 static float entropy_weight(const dp_agent *a, float w, int32_t n) {
-    return -w * a->cfg.entropy / (float)n / (a->cfg.entropy_sum ? 1.0f : (float)a->T);
+    return -w * a->cfg.train.entropy / (float)n / (a->cfg.train.entropy_sum ? 1.0f : (float)a->T);
 }
 static float entropy_weight_enc(const dp_agent *a) {
-    return -a->cfg.entropy / (a->cfg.entropy_sum ? 1.0f : (float)a->N);
+    return -a->cfg.train.entropy / (a->cfg.train.entropy_sum ? 1.0f : (float)a->N);
 }
 
 /* ---- algorithms ------------------------------------------------------------- */
@@ -430,7 +430,7 @@ static void train_reinforce(dp_agent *a, const double *adv) {
         sum_adv += adv[k];
     }
     dp_nn_params_zero_grad(&a->params);
-    backward(a, a->placer, a->devs, a->dlogp, NULL, a->cfg.entropy > 0 ? a->dent : NULL, NULL,
+    backward(a, a->placer, a->devs, a->dlogp, NULL, a->cfg.train.entropy > 0 ? a->dent : NULL, NULL,
              (float)(-sum_adv / K), entropy_weight_enc(a));
     optimizer_step(a);
 }
@@ -443,8 +443,8 @@ static float ppo_weights(dp_agent *a, const double *adv, int32_t n, const float 
                          float logp_enc, float old_enc) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, T = a->T;
-    double eps = c->ppo_clip, dg = 0.0;
-    int per_decision = c->ppo_ratio == DP_AGENT_PPO_RATIO_DECISION;
+    double eps = c->ppo.clip, dg = 0.0;
+    int per_decision = c->ppo.ratio == DP_AGENT_PPO_RATIO_DECISION;
     for (int32_t r = 0; r < a->B; r++) {
         int32_t k = a->bsample[r];
         float w = a->in_mb[k] ? 1.0f : 0.0f;
@@ -494,8 +494,8 @@ static void minibatch_rows(dp_agent *a, int32_t lo, int32_t hi) {
  * returns 1 (the caller puts back the rest); else 0. */
 static int train_ppo(dp_agent *a, const double *adv, float noise) {
     const dp_agent_config *c = &a->cfg;
-    int32_t K = a->K, M = c->ppo_minibatches, T = a->T;
-    int per_decision = c->ppo_ratio == DP_AGENT_PPO_RATIO_DECISION, masked = a->B == K;
+    int32_t K = a->K, M = c->ppo.minibatches, T = a->T;
+    int per_decision = c->ppo.ratio == DP_AGENT_PPO_RATIO_DECISION, masked = a->B == K;
     assert(masked || a->B * M == K);
     memcpy(a->old_logp, a->logp, sizeof(float) * (size_t)K);
     memcpy(a->old_step, a->logp_step, sizeof(float) * (size_t)K * T);
@@ -508,9 +508,9 @@ static int train_ppo(dp_agent *a, const double *adv, float noise) {
     float *bent = masked ? a->entropy : a->bent;
     for (int32_t k = 0; k < K; k++) a->order[k] = k;
     int fresh = masked && noise == 0.0f; /* the saved activations are the policy's own */
-    int64_t total = (int64_t)c->ppo_epochs * M, done = 0;
+    int64_t total = (int64_t)c->ppo.epochs * M, done = 0;
     progress(a, "training", 0, total);
-    for (int32_t e = 0; e < c->ppo_epochs; e++) {
+    for (int32_t e = 0; e < c->ppo.epochs; e++) {
         if (M > 1)
             for (int32_t k = K - 1; k > 0; k--) { /* Fisher-Yates */
                 int32_t j = (int32_t)dp_rng_below(&a->rng, (uint64_t)k + 1), t = a->order[k];
@@ -528,7 +528,7 @@ static int train_ppo(dp_agent *a, const double *adv, float noise) {
             fresh = 0;
             float dg = ppo_weights(a, adv, hi - lo, blogp, bstep, logp_enc, old_enc);
             dp_nn_params_zero_grad(&a->params);
-            backward(a, a->placer, bdevs, a->dlogp, per_decision ? a->dstep : NULL, c->entropy > 0 ? a->dent : NULL,
+            backward(a, a->placer, bdevs, a->dlogp, per_decision ? a->dstep : NULL, c->train.entropy > 0 ? a->dent : NULL,
                      per_decision && a->enc->n_rows ? a->drows : NULL, dg, entropy_weight_enc(a));
             optimizer_step(a);
             progress(a, "training", ++done, total);
@@ -583,7 +583,7 @@ void agent_train_cross_entropy(dp_agent *a) {
     if (el->n == 0) return;
     a->ce_updates++;
     if (a->placer->ops->fit && a->enc->n_rows == 0) a->placer->ops->fit(a->placer, el->devs, el->n);
-    else imitate(a, el->choice, el->devs, el->n, c->ce_steps, c->lr);
+    else imitate(a, el->choice, el->devs, el->n, c->ce.steps, c->train.lr);
 }
 
 /* ---- pre-training ----------------------------------------------------------- */
@@ -627,14 +627,14 @@ static dp_status pretrain_dgi(dp_agent *a, int64_t max_iters, int64_t *done, dp_
                                 "pre-training diverged at iteration %lld of %lld (Deep Graph Infomax's %s is not "
                                 "finite; the step was not taken): lower --set pretrain-lr (now %g)",
                                 (long long)s->pretrain_done + 1, (long long)s->pretrain_iters,
-                                isfinite(loss) ? "gradient" : "loss", (double)a->cfg.pretrain_lr);
+                                isfinite(loss) ? "gradient" : "loss", (double)a->cfg.encoder.pretrain_lr);
         s->pretrain_loss = loss;
         if (!a->pretrain_have_keep || loss < s->pretrain_best) { /* the parameters this loss belongs to */
             s->pretrain_best = loss;
             memcpy(a->pretrain_keep, a->params.data + a->enc_lo, sizeof(float) * a->enc_floats);
             a->pretrain_have_keep = 1;
         }
-        dp_nn_adam_update(&view, &a->adam, a->cfg.pretrain_lr);
+        dp_nn_adam_update(&view, &a->adam, a->cfg.encoder.pretrain_lr);
         a->pretrain_step = view.step;
         s->pretrain_done++, (*done)++;
     }
@@ -662,13 +662,13 @@ static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
     }
     if (!agent_placer_one(a)) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
     for (int64_t i = 0; i < left; i++) { /* a step at a time, to stop at the first that diverges */
-        double loss = imitate(a, a->warm_choice, a->warm_devs, 1, 1, a->cfg.warm_lr);
+        double loss = imitate(a, a->warm_choice, a->warm_devs, 1, 1, a->cfg.warm.lr);
         if (!isfinite(loss))
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "warm start: diverged at step %lld of %lld (the gradient of -log p of %s's placement "
                                 "is not finite; the step was not taken): lower --set warm-lr (now %g)",
                                 (long long)s->warm_done + 1, (long long)s->warm_steps,
-                                s->warm_from ? s->warm_from : "the baseline", (double)a->cfg.warm_lr);
+                                s->warm_from ? s->warm_from : "the baseline", (double)a->cfg.warm.lr);
         s->warm_loss = loss;
         s->warm_done++;
     }
@@ -714,7 +714,7 @@ static dp_status update_abandon(dp_agent *a, const update_undo *u) {
 static int32_t rewards(dp_agent *a, int64_t u, const int32_t *walk, double *adv) {
     const dp_agent_config *c = &a->cfg;
     int32_t K = a->K, n_used = 0;
-    int valid_only = u >= c->valid_only_after;
+    int valid_only = u >= c->train.valid_only_after;
     if (!a->baseline.have) {
         double s = 0.0;
         int32_t m = 0;
@@ -748,7 +748,7 @@ static void after_training(dp_agent *a) {
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].used) agent_baseline_add(&a->baseline, c, a->last[k].reward);
     a->st.baseline = a->baseline.value;
-    if (c->algo != DP_AGENT_ALGO_PPO_CE && c->elite_moves <= 0) return; /* refine brings the elites to any algorithm */
+    if (c->train.algo != DP_AGENT_ALGO_PPO_CE && c->walks.moves <= 0) return; /* refine brings the elites to any algorithm */
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].valid)
             agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
@@ -760,7 +760,7 @@ static void after_training(dp_agent *a) {
             agent_elites_offer(&a->elites, r->place, r->devs, a->enc->n_rows ? r->el->choice : NULL,
                                agent_reward(c, a->fail_reward, &r->res));
     }
-    if (c->train && (a->st.samples + K) / c->ce_every > a->st.samples / c->ce_every) agent_train_cross_entropy(a);
+    if (c->train.on && (a->st.samples + K) / c->ce.every > a->st.samples / c->ce.every) agent_train_cross_entropy(a);
 }
 
 /* The policy's log-probabilities now of the update's samples as a->devs
@@ -807,7 +807,7 @@ static void swap_devs(int32_t *x, int32_t *y, int32_t n) {
 static void train_swap_in(dp_agent *a, int32_t *walk) {
     int32_t K = a->K, T = a->T, n = 0;
     for (int32_t k = 0; k < K; k++) walk[k] = -1;
-    if (!a->cfg.elite_train || !a->cfg.train) return;
+    if (!a->cfg.walks.train || !a->cfg.train.on) return;
     for (int32_t w = 0; w < a->refine.n_walks; w++) {
         const agent_walk *r = &a->refine.walk[w];
         if (r->from < 0 || !r->res.valid) continue;
@@ -858,7 +858,7 @@ static void update_stats(dp_agent *a, const double *adv) {
             d->elite_s = r->res.step_time_s;
     }
     double now[K], kl = 0.0;
-    if (!a->cfg.train) { /* nothing changed the policy */
+    if (!a->cfg.train.on) { /* nothing changed the policy */
         d->kl = 0.0;
         return;
     }
@@ -924,7 +924,7 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te) {
  * else 0; errors in *st. */
 static int update_greedy(dp_agent *a, int64_t u, double *greedy_s, double *te, dp_status *st, dp_error *err) {
     *greedy_s = NAN, *te = 0.0, *st = DP_STATUS_OK;
-    int32_t every = a->cfg.greedy_every;
+    int32_t every = a->cfg.train.greedy_every;
     if (every <= 0 || u == 0 || u % every) return 0;
     agent_result r;
     int cached = 0, cancelled = 0;
@@ -973,8 +973,8 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
 
     a->norm_sum[0] = a->norm_sum[1] = 0.0, a->n_steps = 0;
     int abandoned = 0;
-    if (n_used > 0 && c->train) {
-        if (c->algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
+    if (n_used > 0 && c->train.on) {
+        if (c->train.algo == DP_AGENT_ALGO_REINFORCE) train_reinforce(a, adv);
         else abandoned = train_ppo(a, adv, noise); /* 1: parameters put back */
     }
     train_swap_out(a, walk);

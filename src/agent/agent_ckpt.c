@@ -41,7 +41,7 @@
 
 /* What must be the same for a checkpoint to apply. */
 static char *identity(const dp_agent *a) {
-    size_t clen = dp_agent_config_format(&a->cfg, NULL, 0);
+    size_t clen = dp_settings_format_target(DP_SETTING_AGENT, &a->cfg, NULL, 0);
     size_t cap = clen + 4096 + (size_t)a->D * 64;
     char *s = malloc(cap);
     if (!s) return NULL;
@@ -50,7 +50,7 @@ static char *identity(const dp_agent *a) {
     w += snprintf(s + w, cap - (size_t)w, " seed=%llu eval=%s noise=%.9g steps=%d warmup=%d mean=%d simseed=%llu groups=%d ",
                   (unsigned long long)a->seed, a->eo.measure_cmd ? "measure" : "sim", a->eo.sim.noise_sigma,
                   (int)a->eo.sim.steps, (int)a->eo.sim.warmup, a->eo.sim.mean, (unsigned long long)a->eo.sim.seed, (int)a->T);
-    dp_agent_config_format(&a->cfg, s + w, cap - (size_t)w);
+    dp_settings_format_target(DP_SETTING_AGENT, &a->cfg, s + w, cap - (size_t)w);
     return s;
 }
 
@@ -73,10 +73,10 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     DP_BYTES_PUT(&b, s->policy_s), DP_BYTES_PUT(&b, s->eval_s), DP_BYTES_PUT(&b, s->groups_used), DP_BYTES_PUT(&b, s->best_by);
     dp_bytes_put(&b, a->rng.s, sizeof a->rng.s);
     DP_BYTES_PUT(&b, a->baseline.have), DP_BYTES_PUT(&b, a->baseline.n), DP_BYTES_PUT(&b, a->baseline.pos);
-    dp_bytes_put(&b, a->baseline.window, sizeof(double) * (size_t)a->cfg.baseline_window);
+    dp_bytes_put(&b, a->baseline.window, sizeof(double) * (size_t)a->cfg.train.baseline_window);
     DP_BYTES_PUT(&b, a->have_best);
     dp_bytes_put(&b, a->best, sizeof(int32_t) * (size_t)a->N);
-    int32_t E = a->cfg.ce_elites;
+    int32_t E = a->cfg.ce.elites;
     DP_BYTES_PUT(&b, a->ce_updates), DP_BYTES_PUT(&b, a->elites.n);
     dp_bytes_put(&b, a->elites.reward, sizeof(double) * (size_t)E);
     dp_bytes_put(&b, a->elites.hash, sizeof(uint64_t) * (size_t)E);
@@ -313,8 +313,8 @@ static int read_state(const dp_agent *a, dp_bytes_reader *r, ck_state *c) {
     DP_BYTES_GET(r, s->policy_s), DP_BYTES_GET(r, s->eval_s), DP_BYTES_GET(r, s->groups_used), DP_BYTES_GET(r, s->best_by);
     dp_bytes_get(r, c->rng.s, sizeof c->rng.s);
     DP_BYTES_GET(r, c->have_baseline), DP_BYTES_GET(r, c->window_n), DP_BYTES_GET(r, c->window_pos);
-    int32_t E = a->cfg.ce_elites;
-    c->wbytes = sizeof(double) * (size_t)a->cfg.baseline_window, c->bbytes = sizeof(int32_t) * (size_t)a->N;
+    int32_t E = a->cfg.ce.elites;
+    c->wbytes = sizeof(double) * (size_t)a->cfg.train.baseline_window, c->bbytes = sizeof(int32_t) * (size_t)a->N;
     c->window = view(r, c->wbytes);
     DP_BYTES_GET(r, c->have_best);
     c->best = view(r, c->bbytes);
@@ -334,7 +334,7 @@ static int read_state(const dp_agent *a, dp_bytes_reader *r, ck_state *c) {
 /* Whether the values of c are possible for a. */
 static int state_consistent(const dp_agent *a, const ck_state *c) {
     const dp_run_state *s = &c->s;
-    int32_t W = a->cfg.baseline_window, E = a->cfg.ce_elites;
+    int32_t W = a->cfg.train.baseline_window, E = a->cfg.ce.elites;
     return s->updates >= 0 && s->samples >= 0 && c->window_n >= 0 && c->window_n <= W && c->window_pos >= 0 &&
            (W == 0 || c->window_pos < W) && (c->have_best == 0 || c->have_best == 1) && c->ce_updates >= 0 &&
            c->n_elites >= 0 && c->n_elites <= E && s->pretrain_done >= 0 && s->pretrain_done <= s->pretrain_iters &&
@@ -356,7 +356,7 @@ static int ids_in_range(const unsigned char *p, int64_t n, int32_t limit, int32_
 
 /* The placements in c name existing devices and elements. */
 static dp_status check_placements(const dp_agent *a, const ck_state *c, const char *path, dp_error *err) {
-    int32_t E = a->cfg.ce_elites, bad;
+    int32_t E = a->cfg.ce.elites, bad;
     const unsigned char *devs = c->elites + (sizeof(double) + sizeof(uint64_t)) * (size_t)E;
     if (c->have_best && ids_in_range(c->best, a->N, a->D, &bad))
         return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint's best placement has device %d", path, (int)bad);
@@ -373,7 +373,7 @@ static dp_status check_placements(const dp_agent *a, const ck_state *c, const ch
 /* Puts the checked state c and the tensors t into a. */
 static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
     const dp_run_state *s = &c->s;
-    int32_t E = a->cfg.ce_elites;
+    int32_t E = a->cfg.ce.elites;
     a->st.updates = s->updates, a->st.samples = s->samples, a->st.baseline = s->baseline, a->st.best_s = s->best_s;
     a->st.best_update = s->best_update, a->st.best_sample = s->best_sample, a->st.best_elapsed_s = s->best_elapsed_s;
     a->st.best_by = s->best_by;

@@ -150,16 +150,16 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
     memset(f, 0, sizeof *f);
     int32_t n = g->n_ops;
     f->n_ops = n;
-    f->S = cfg->out_slots * cfg->out_dims;
-    int32_t R = f->S + 2 * cfg->adj_per_dir;
-    f->F = cfg->type_dim + R;
+    f->S = cfg->features.out_slots * cfg->features.out_dims;
+    int32_t R = f->S + 2 * cfg->features.adj_per_dir;
+    f->F = cfg->features.type_dim + R;
     f->n_edges = g->n_inputs;
     int32_t *bfs = NULL, *seen = NULL;
     if (!ALLOC(f->type_id, n) || !ALLOC(f->rest, (int64_t)n * R) || !ALLOC(f->shape_sum, (int64_t)n * f->S) ||
         !ALLOC(f->src, f->n_edges) || !ALLOC(f->dst, f->n_edges) || !ALLOC(bfs, n) || !ALLOC(seen, n))
         goto nomem;
-    f->V = cfg->type_ids == DP_AGENT_TYPE_IDS_FIXED ? assign_fixed_type_ids(g, f->type_id)
-                                                    : assign_type_ids(g, cfg->type_vocab, f->type_id);
+    f->V = cfg->features.type_ids == DP_AGENT_TYPE_IDS_FIXED ? assign_fixed_type_ids(g, f->type_id)
+                                                    : assign_type_ids(g, cfg->features.type_vocab, f->type_id);
     if (f->V < 0 || bfs_order(g, bfs)) goto nomem;
     for (int32_t i = 0; i < n; i++) seen[i] = -1;
 
@@ -170,15 +170,15 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
         float *row = f->rest + (int64_t)i * R, *sum = f->shape_sum + (int64_t)i * f->S;
         for (int32_t k = 0; k < R; k++) row[k] = -1.0f;
         /* output shapes: log(1 + dim) / log(1 + largest dim in the graph) */
-        for (int32_t s = 0; s < cfg->out_slots && s < op->n_outputs; s++) {
+        for (int32_t s = 0; s < cfg->features.out_slots && s < op->n_outputs; s++) {
             const dp_output *o = &g->outputs[op->outputs_at + s];
-            float *cell = row + s * cfg->out_dims, *scell = sum + s * cfg->out_dims;
+            float *cell = row + s * cfg->features.out_dims, *scell = sum + s * cfg->features.out_dims;
             if (o->rank < 0) {
                 cell[0] = scell[0] = (float)(log1p((double)o->bytes / 4.0) * inv_log);
             } else if (o->rank == 0) {
                 cell[0] = scell[0] = (float)(log1p(1.0) * inv_log);
             } else {
-                for (int32_t j = 0; j < cfg->out_dims && j < o->rank; j++)
+                for (int32_t j = 0; j < cfg->features.out_dims && j < o->rank; j++)
                     cell[j] = scell[j] = (float)(log1p((double)g->dims[o->dims_at + j]) * inv_log);
             }
         }
@@ -186,19 +186,19 @@ dp_status agent_features_init(agent_features *f, const dp_graph *g, const dp_age
          * then of consumers, as (position + 1) / n */
         float *adj = row + f->S;
         int32_t k = 0;
-        for (int32_t e = 0; e < op->n_inputs && k < cfg->adj_per_dir; e++) {
+        for (int32_t e = 0; e < op->n_inputs && k < cfg->features.adj_per_dir; e++) {
             int32_t p = g->inputs[op->inputs_at + e].op;
             if (seen[p] == i) continue;
             seen[p] = i;
             adj[k++] = (float)(bfs[p] + 1) / scale;
         }
         k = 0;
-        for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1] && k < cfg->adj_per_dir; t++)
-            for (int64_t c = g->consumers_at[t]; c < g->consumers_at[t + 1] && k < cfg->adj_per_dir; c++) {
+        for (int64_t t = g->tensor_at[i]; t < g->tensor_at[i + 1] && k < cfg->features.adj_per_dir; t++)
+            for (int64_t c = g->consumers_at[t]; c < g->consumers_at[t + 1] && k < cfg->features.adj_per_dir; c++) {
                 int32_t v = g->consumers[c];
                 if (seen[v] == -2 - i) continue;
                 seen[v] = -2 - i;
-                adj[cfg->adj_per_dir + k++] = (float)(bfs[v] + 1) / scale;
+                adj[cfg->features.adj_per_dir + k++] = (float)(bfs[v] + 1) / scale;
             }
         for (int32_t e = 0; e < op->n_inputs; e++) {
             int64_t at = op->inputs_at + e;
@@ -229,7 +229,7 @@ static void shape_cells(const dp_graph *g, const dp_output *o, int32_t dims, dou
 
 void agent_op_features(const agent_features *f, const dp_graph *g, const dp_agent_config *cfg, const int32_t *order,
                        float *x) {
-    int32_t V = f->V, S = f->S, W = V + 2 * S, slots = cfg->out_slots, dims = cfg->out_dims;
+    int32_t V = f->V, S = f->S, W = V + 2 * S, slots = cfg->features.out_slots, dims = cfg->features.out_dims;
     double inv_max = 1.0 / max_dim(g);
     memset(x, 0, sizeof(float) * (size_t)f->n_ops * W);
     for (int32_t j = 0; j < f->n_ops; j++) {
@@ -257,10 +257,10 @@ void agent_features_op_rows(const agent_features *f, const float *trows, int32_t
 
 int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G, int32_t *widths) {
     int32_t w[4];
-    w[0] = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS ? f->V : cfg->type_dim;
+    w[0] = cfg->features.group_types == DP_AGENT_GROUP_TYPES_COUNTS ? f->V : cfg->features.type_dim;
     w[1] = f->S;
-    w[2] = cfg->placer == DP_AGENT_PLACER_KIND_GCN ? 0 : G;
-    w[3] = cfg->link ? cfg->link_hidden : 0;
+    w[2] = cfg->placer.kind == DP_AGENT_PLACER_KIND_GCN ? 0 : G;
+    w[3] = cfg->link.on ? cfg->link.hidden : 0;
     if (widths) memcpy(widths, w, sizeof w);
     return w[0] + w[1] + w[2] + w[3];
 }
@@ -269,7 +269,7 @@ void agent_group_embed(const agent_features *f, const dp_agent_config *cfg, cons
                        const float *trows, const float *link, float *ge, float *count, float *scratch) {
     int32_t N = f->n_ops, S = f->S, w[4];
     agent_group_dim(f, cfg, G, w);
-    int counts = cfg->group_types == DP_AGENT_GROUP_TYPES_COUNTS;
+    int counts = cfg->features.group_types == DP_AGENT_GROUP_TYPES_COUNTS;
     int32_t tw = w[0];
     float *tpart = scratch, *spart = tpart + (int64_t)G * tw, *apart = spart + (int64_t)G * S;
     if (counts) {
@@ -325,7 +325,7 @@ static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint
     for (int32_t k = 0; k < n; k++) scope_rep[k] = -1;
     char buf[1024];
     for (int32_t i = 0; i < n; i++) {
-        if (!scope_key(g, i, cfg->scope_depth, buf, sizeof buf)) continue;
+        if (!scope_key(g, i, cfg->grouper.scope_depth, buf, sizeof buf)) continue;
         int32_t id = dp_strtab_intern(keys, buf); /* dense ids: at most one per op */
         if (id < 0) goto nomem;
         if (scope_rep[id] < 0) scope_rep[id] = dp_uf_find(parent, group[i]);
@@ -354,7 +354,7 @@ dp_status agent_group_fixed(const dp_graph *g, const dp_devices *ds, const dp_ag
         [DP_AGENT_GROUPER_KIND_FLUID] = DP_GROUP_METHOD_FLUID,
         [DP_AGENT_GROUPER_KIND_RANDOM] = DP_GROUP_METHOD_RANDOM,
     };
-    switch (cfg->grouper) {
+    switch (cfg->grouper.kind) {
     case DP_AGENT_GROUPER_KIND_NONE:
         for (int32_t i = 0; i < g->n_ops; i++) group[i] = i;
         *n_groups = g->n_ops;
@@ -367,14 +367,14 @@ dp_status agent_group_fixed(const dp_graph *g, const dp_devices *ds, const dp_ag
     case DP_AGENT_GROUPER_KIND_FLUID:
     case DP_AGENT_GROUPER_KIND_RANDOM: {
         dp_group_options o = dp_group_options_default();
-        o.n_groups = cfg->groups;
+        o.n_groups = cfg->grouper.groups;
         o.seed = seed;
         int32_t ref = dp_devices_nth(ds, DP_DEVKIND_GPU, 0);
         o.reference = &ds->devices[ref >= 0 ? ref : 0];
-        return dp_group_run(methods[cfg->grouper], g, &o, group, n_groups, err);
+        return dp_group_run(methods[cfg->grouper.kind], g, &o, group, n_groups, err);
     }
     default:
         return dp_error_set(err, DP_STATUS_INVALID, "agent: grouper %s is not a fixed grouping",
-                            dp_agent_grouper_kind_name(cfg->grouper));
+                            dp_agent_grouper_kind_name(cfg->grouper.kind));
     }
 }

@@ -71,7 +71,7 @@ void agent_features_op_rows(const agent_features *f, const float *trows, int32_t
  * group's type embedding rows [G, type_dim] (EMBEDDING; count [G] keeps the
  * sizes for the backward); the adjacency row [G] is left out for the GCN
  * placer (the adjacency is its graph) and the link part [G, link_hidden]
- * (link [G, link_hidden], the link RNN's states) is there when cfg->link.
+ * (link [G, link_hidden], the link RNN's states) is there when cfg->link.on.
  * widths[4] gets the four parts' widths (0 for a part left out).
  * scratch [G, type part + S + G]. */
 int32_t agent_group_dim(const agent_features *f, const dp_agent_config *cfg, int32_t G, int32_t *widths);
@@ -118,7 +118,7 @@ typedef struct agent_ctx {
     const agent_features *feat;
     dp_nn_params *params;
     uint64_t seed;
-    const int32_t *runs; /* grouper=runs: the grouping [n_ops] into cfg->groups */
+    const int32_t *runs; /* grouper=runs: the grouping [n_ops] into cfg->grouper.groups */
     const int32_t *prior; /* grouper-prior: the learned grouper's prior group per op, or NULL */
 } agent_ctx;
 
@@ -215,7 +215,7 @@ agent_placer *agent_placer_table_new(void);
 /* ---- training primitives (agent_train.c) ---------------------------------------- */
 
 /* Reward of one evaluated placement: -sqrt(step time) when valid; the
- * shaped out-of-memory reward when cfg->oom_shaped; else fail_reward. */
+ * shaped out-of-memory reward when cfg->train.oom_shaped; else fail_reward. */
 double agent_reward(const dp_agent_config *cfg, double fail_reward, const agent_result *r);
 /* PPO's clipped-surrogate gradient with respect to log p: d/d(log p) of
  * min(r A, clip(r, 1 - eps, 1 + eps) A), r = exp(logp - old): r A where the
@@ -407,7 +407,7 @@ void agent_train_cross_entropy(dp_agent *a);
 agent_placer *agent_placer_one(dp_agent *a);
 /* The imitation warm start (agent_warm.c). agent_warm_place makes
  * a->warm_place [N] once: the placement of the baseline placer
- * cfg.warm_start names (the state's warm_target_s and warm_from set).
+ * cfg.warm.from names (the state's warm_target_s and warm_from set).
  * agent_warm_runs cuts it into T runs: choice [N] (each device's ops in
  * topological order, T contiguous runs shared out by op counts) and devs
  * [T] the runs' devices. agent_warm_target gives the target the policy
@@ -421,7 +421,7 @@ dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_erro
  * delta evaluators and arrays (by dp_agent_init when elite_moves > 0): INVALID
  * when placements are measured by a command or with noise (the walks'
  * moves are judged by the simulator's noiseless protocol), NOMEM.
- * agent_refine_run walks cfg.elite_moves element moves from each of the
+ * agent_refine_run walks cfg.walks.moves element moves from each of the
  * update's elite_walks best samples (by agent_refine_score: a valid one's
  * step time, an out-of-memory one's times 4 + its overflow; none from a
  * sample that failed otherwise), on the evaluator's threads, each walk

@@ -58,12 +58,12 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: elite-moves = %d walks over moves the simulator judges without noise; it cannot be "
                             "used with a measuring command or --noise (use --set elite-moves=0)",
-                            (int)a->cfg.elite_moves);
+                            (int)a->cfg.walks.moves);
     size_t N = (size_t)a->N, T = (size_t)a->T;
-    int32_t W = a->cfg.elite_walks + (a->cfg.elite_keep != 0);
+    int32_t W = a->cfg.walks.walks + (a->cfg.walks.keep != 0);
     r->walk = calloc((size_t)W, sizeof(agent_walk));
     if (!r->walk || !elements_alloc(&r->upd, N, T)) goto nomem;
-    if (a->cfg.elite_keep && (!elements_alloc(&r->kept, N, T) || !(r->kept_choice = malloc(N * sizeof(int32_t)))))
+    if (a->cfg.walks.keep && (!elements_alloc(&r->kept, N, T) || !(r->kept_choice = malloc(N * sizeof(int32_t)))))
         goto nomem;
     r->n_walks = W;
     for (int32_t w = 0; w < W; w++) {
@@ -189,9 +189,9 @@ static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t 
     return *d != k->devs[*t];
 }
 
-/* Walk k from its start (devs, place set): cfg.elite_moves moves, each kept
+/* Walk k from its start (devs, place set): cfg.walks.moves moves, each kept
  * when the score does not rise (a slower one first grown by up to
- * cfg.elite_chain neighbouring elements, one simulation each); the end's
+ * cfg.walks.chain neighbouring elements, one simulation each); the end's
  * evaluation in k->res. */
 static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     const agent_elements *r = k->el;
@@ -203,15 +203,15 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     agent_result_from_sim(&sr, &cur);
     double cur_score = agent_refine_score(&cur);
     k->path_ok = 0;
-    for (int32_t m = 0; m < a->cfg.elite_moves && n_el > 0 && D > 1; m++) {
+    for (int32_t m = 0; m < a->cfg.walks.moves && n_el > 0 && D > 1; m++) {
         int32_t t = -1, d = -1;
-        if (a->cfg.elite_critical > 0 && dp_rng_uniform(&k->rng) < a->cfg.elite_critical) {
+        if (a->cfg.walks.critical > 0 && dp_rng_uniform(&k->rng) < a->cfg.walks.critical) {
             int got = elite_critical(a, k, &t, &d, err);
             if (got < 0) return err->status;
             if (!got) continue;
         } else {
             t = r->nonempty[dp_rng_below(&k->rng, (uint64_t)n_el)];
-            if (a->cfg.elite_near > 0 && dp_rng_uniform(&k->rng) < a->cfg.elite_near) d = elite_near(a, k, t);
+            if (a->cfg.walks.near > 0 && dp_rng_uniform(&k->rng) < a->cfg.walks.near) d = elite_near(a, k, t);
         }
         if (d < 0) { /* another device at random */
             d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(D - 1));
@@ -228,7 +228,7 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
             k->sims++;
             agent_result_from_sim(&sr, &res);
             s = agent_refine_score(&res);
-            if (s <= cur_score || n_chain > a->cfg.elite_chain) break;
+            if (s <= cur_score || n_chain > a->cfg.walks.chain) break;
             int32_t e = chain_next(a, k, n, d, chain, n_chain);
             if (e < 0) break;
             chain[n_chain++] = e, n = refine_move(a, k, e, d, n);
@@ -249,7 +249,7 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
 static int32_t refine_starts(dp_agent *a) {
     agent_refine *r = &a->refine;
     int32_t n = 0;
-    for (int32_t w = 0; w < a->cfg.elite_walks; w++) {
+    for (int32_t w = 0; w < a->cfg.walks.walks; w++) {
         int32_t best = -1;
         double bs = INFINITY;
         for (int32_t k = 0; k < a->K; k++) {
@@ -282,7 +282,7 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err) {
     agent_refine *r = &a->refine;
     for (int32_t w = 0; w < r->n_walks; w++)
         r->walk[w].from = AGENT_WALK_FROM_NONE, r->walk[w].sims = 0, r->walk[w].chained = 0;
-    if (a->cfg.elite_moves <= 0) return DP_STATUS_OK;
+    if (a->cfg.walks.moves <= 0) return DP_STATUS_OK;
     int32_t n = refine_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;
     r->upd.choice = a->enc->choice;
@@ -294,7 +294,7 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err) {
         memcpy(k->place, a->place + (int64_t)k->from * a->N, sizeof(int32_t) * (size_t)a->N);
         dp_rng_seed(&k->rng, dp_rng_next_u64(&a->rng));
     }
-    if (a->cfg.elite_keep && a->elites.n > 0) { /* one more: from the best elite, under its grouping */
+    if (a->cfg.walks.keep && a->elites.n > 0) { /* one more: from the best elite, under its grouping */
         agent_walk *k = &r->walk[n++]; /* after the samples' walks (n <= elite_walks < n_walks) */
         const int32_t *choice = a->elites.choice ? a->elites.choice : a->enc->choice;
         memcpy(r->kept_choice, choice, sizeof(int32_t) * (size_t)a->N);

@@ -12,7 +12,7 @@
 
 double agent_reward(const dp_agent_config *cfg, double fail_reward, const agent_result *r) {
     if (r->valid) return -sqrt(r->step_time_s);
-    if (cfg->oom_shaped && r->overflow > 1.0 && isfinite(r->step_time_s))
+    if (cfg->train.oom_shaped && r->overflow > 1.0 && isfinite(r->step_time_s))
         return -sqrt(r->step_time_s) * (1.25 + 4.0 * (r->overflow - 1.0));
     return fail_reward;
 }
@@ -28,32 +28,32 @@ double agent_ppo_grad(double logp, double old, double adv, double eps) {
 }
 
 float agent_noise_at(const dp_agent_config *c, int64_t update) {
-    return update < c->noise_updates ? c->noise_amp : 0.0f;
+    return update < c->placer.noise_updates ? c->placer.noise_amp : 0.0f;
 }
 
 void agent_baseline_add(agent_baseline *b, const dp_agent_config *cfg, double r) {
-    if (cfg->baseline_window > 0) {
+    if (cfg->train.baseline_window > 0) {
         b->window[b->pos] = r;
-        b->pos = (b->pos + 1) % cfg->baseline_window;
-        if (b->n < cfg->baseline_window) b->n++;
+        b->pos = (b->pos + 1) % cfg->train.baseline_window;
+        if (b->n < cfg->train.baseline_window) b->n++;
         double s = 0.0;
         for (int32_t k = 0; k < b->n; k++) s += b->window[k];
         b->value = s / b->n;
     } else {
-        b->value = b->have ? cfg->baseline_decay * b->value + (1.0 - cfg->baseline_decay) * r : r;
+        b->value = b->have ? cfg->train.baseline_decay * b->value + (1.0 - cfg->train.baseline_decay) * r : r;
     }
     b->have = 1;
 }
 
 int agent_optimizer_step(dp_nn_params *p, dp_nn_adam *adam, const dp_agent_config *cfg, int first_placer,
                          float lr_encoder, float lr, double *norms) {
-    int per_network = cfg->clip > 0 && cfg->clip_per_network;
-    double max = per_network ? cfg->clip : INFINITY, n0, n1;
+    int per_network = cfg->train.clip > 0 && cfg->train.clip_per_network;
+    double max = per_network ? cfg->train.clip : INFINITY, n0, n1;
     n0 = dp_nn_grad_clip_range(p, 0, first_placer, max);
     n1 = dp_nn_grad_clip_range(p, first_placer, p->ntensors - first_placer, max);
     if (norms) norms[0] = n0, norms[1] = n1;
     if (!isfinite(n0) || !isfinite(n1)) return 0; /* an overflowed backward: no step, nothing poisoned */
-    if (cfg->clip > 0 && !per_network) dp_nn_grad_clip(p, cfg->clip);
+    if (cfg->train.clip > 0 && !per_network) dp_nn_grad_clip(p, cfg->train.clip);
     dp_nn_adam_update_split(p, adam, first_placer, lr_encoder, lr);
     return 1;
 }

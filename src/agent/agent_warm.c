@@ -31,11 +31,11 @@ static dp_status baseline_placement(const dp_agent *a, int32_t *place, double *t
     }
     dp_place_options opt = dp_place_options_default();
     opt.expert = a->eo.expert;
-    int best = a->cfg.warm_start == DP_AGENT_WARM_BEST;
+    int best = a->cfg.warm.from == DP_AGENT_WARM_BEST;
     *t = INFINITY, *from = NULL;
     dp_status st = DP_STATUS_OK;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT && !st; m++) {
-        if (!best && m != (int)a->cfg.warm_start - DP_AGENT_WARM_CPU) continue;
+        if (!best && m != (int)a->cfg.warm.from - DP_AGENT_WARM_CPU) continue;
         dp_place_report rep;
         st = dp_place_evaluate(sim, a->g, a->ds, (dp_place_method)m, &opt, p, &rep, err);
         if (st || rep.status || !rep.sim.valid || !(rep.sim.step_time_s < *t)) continue;
@@ -46,7 +46,7 @@ static dp_status baseline_placement(const dp_agent *a, int32_t *place, double *t
     dp_sim_free(sim);
     if (!st && !*from)
         st = dp_error_set(err, DP_STATUS_INVALID, "warm start: %s gives no valid placement of %s on %s",
-                          dp_agent_warm_name(a->cfg.warm_start), a->g->name, a->ds->name);
+                          dp_agent_warm_name(a->cfg.warm.from), a->g->name, a->ds->name);
     return st;
 }
 

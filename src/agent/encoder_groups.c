@@ -53,7 +53,7 @@ typedef struct enc_groups {
 
 static dp_nn_grouper_config grouper_config(const enc_groups *e) {
     const dp_agent_config *c = e->base.ctx.cfg;
-    dp_nn_grouper_config gc = {e->base.ctx.feat->F, c->grouper_hidden, c->groups, c->tanh_c, c->temperature};
+    dp_nn_grouper_config gc = {e->base.ctx.feat->F, c->grouper.hidden, c->grouper.groups, c->placer.tanh_c, c->placer.temperature};
     return gc;
 }
 
@@ -63,28 +63,28 @@ static dp_status groups_init(agent_encoder *base, dp_error *err) {
     const agent_ctx *x = &base->ctx;
     const dp_agent_config *c = x->cfg;
     int32_t N = x->g->n_ops;
-    e->learned = c->grouper == DP_AGENT_GROUPER_KIND_LEARNED;
-    e->embed = c->group_types == DP_AGENT_GROUP_TYPES_EMBEDDING;
+    e->learned = c->grouper.kind == DP_AGENT_GROUPER_KIND_LEARNED;
+    e->embed = c->features.group_types == DP_AGENT_GROUP_TYPES_EMBEDDING;
     if (!ALLOC(base->choice, N))
         return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the groups of %s", x->g->name);
     if (e->learned) {
-        base->T = c->groups;
+        base->T = c->grouper.groups;
         base->n_rows = N;
-    } else if (c->grouper == DP_AGENT_GROUPER_KIND_RUNS) {
+    } else if (c->grouper.kind == DP_AGENT_GROUPER_KIND_RUNS) {
         memcpy(base->choice, x->runs, sizeof(int32_t) * (size_t)N);
-        base->T = c->groups;
+        base->T = c->grouper.groups;
     } else {
         dp_status st = agent_group_fixed(x->g, x->ds, c, x->seed, base->choice, &base->T, err);
         if (st) return st;
     }
-    e->no_x = c->placer == DP_AGENT_PLACER_KIND_TABLE;
+    e->no_x = c->placer.kind == DP_AGENT_PLACER_KIND_TABLE;
     if (base->T > 4096 && !e->no_x)
         return dp_error_set(err, DP_STATUS_INVALID,
                             "agent: the %s grouper makes %d groups of %s; the placers over groups take at most 4096 "
                             "(choose another grouper or fewer groups)",
-                            dp_agent_grouper_kind_name(c->grouper), base->T, x->g->name);
+                            dp_agent_grouper_kind_name(c->grouper.kind), base->T, x->g->name);
     base->F = e->no_x ? 0 : agent_group_dim(x->feat, c, base->T, e->gwidth);
-    base->needs_dx = !e->no_x && (e->embed || c->link);
+    base->needs_dx = !e->no_x && (e->embed || c->link.on);
     return DP_STATUS_OK;
 }
 
@@ -95,8 +95,8 @@ static int groups_specs(const agent_encoder *base, dp_nn_tensor_spec *specs) {
     const dp_agent_config *c = base->ctx.cfg;
     dp_nn_grouper_config gc = grouper_config(e);
     int n = e->learned ? dp_nn_grouper_specs(specs, &gc) : 0;
-    if (c->link) {
-        int LX = c->grouper_hidden + 1, LH = c->link_hidden;
+    if (c->link.on) {
+        int LX = c->grouper.hidden + 1, LH = c->link.hidden;
         if (specs)
             specs[n] = (dp_nn_tensor_spec){"link.lstm", dp_nn_lstm_param_count(LX, LH), DP_NN_INIT_UNIFORM,
                                            1.0f / sqrtf((float)LH)};
@@ -109,21 +109,21 @@ static dp_status groups_bind(agent_encoder *base, dp_error *err) {
     enc_groups *e = (enc_groups *)base;
     const agent_ctx *x = &base->ctx;
     const dp_agent_config *c = x->cfg;
-    int32_t N = x->g->n_ops, G = base->T, td = c->type_dim, Fop = x->feat->F;
+    int32_t N = x->g->n_ops, G = base->T, td = c->features.type_dim, Fop = x->feat->F;
     int32_t tw = e->gwidth[0];
     e->i_type_emb = dp_nn_params_find(x->params, "agent.type_emb");
     assert(e->i_type_emb >= 0);
     if (e->learned) {
         dp_nn_grouper_config gc = grouper_config(e);
         if (dp_nn_grouper_init(&e->grouper, &gc, x->params, N, err)) return err->status;
-        float m = c->grouper_prior_mass; /* p(prior) = e^s / (e^s + G - 1) when the network's logits are equal */
-        e->grouper.prior = x->prior, e->grouper.prior_scale = logf(m * (float)(c->groups - 1) / (1.0f - m));
+        float m = c->grouper.prior_mass; /* p(prior) = e^s / (e^s + G - 1) when the network's logits are equal */
+        e->grouper.prior = x->prior, e->grouper.prior_scale = logf(m * (float)(c->grouper.groups - 1) / (1.0f - m));
         e->have_grouper = 1;
     }
-    if (c->link) {
+    if (c->link.on) {
         e->i_link = dp_nn_params_find(x->params, "link.lstm");
         assert(e->i_link >= 0);
-        e->LX = c->grouper_hidden + 1, e->LH = c->link_hidden;
+        e->LX = c->grouper.hidden + 1, e->LH = c->link.hidden;
         int32_t LX = e->LX, LH = e->LH;
         if (!ALLOC(e->lx, (int64_t)G * LX) || !ALLOC(e->lout, (int64_t)G * LH) || !ALLOC(e->lcell, (int64_t)G * LH) ||
             !ALLOC(e->lgates, (int64_t)G * 4 * LH) || !ALLOC(e->ldx, (int64_t)G * LX) ||
@@ -187,15 +187,15 @@ static float groups_forward(agent_encoder *base, dp_nn_decode_mode mode, float n
     const agent_ctx *x = &base->ctx;
     const dp_agent_config *c = x->cfg;
     int32_t N = x->g->n_ops;
-    dp_nn_embedding_forward(e->trows, x->feat->type_id, VAL(e, e->i_type_emb), N, x->feat->V, c->type_dim);
+    dp_nn_embedding_forward(e->trows, x->feat->type_id, VAL(e, e->i_type_emb), N, x->feat->V, c->features.type_dim);
     float logp = 0.0f;
     base->entropy = 0.0f;
     if (e->learned) {
-        agent_features_op_rows(x->feat, e->trows, c->type_dim, e->ox);
+        agent_features_op_rows(x->feat, e->trows, c->features.type_dim, e->ox);
         logp = dp_nn_grouper_forward(&e->grouper, base->choice, &base->entropy, e->ox, mode, rng, noise, N);
         e->graph_ok = 0;
     }
-    if (c->link) link_forward(e);
+    if (c->link.on) link_forward(e);
     if (!e->no_x)
         agent_group_embed(x->feat, c, base->choice, base->T, e->trows, e->lout, e->ge, e->gcount, e->gscratch);
     return logp;
@@ -209,7 +209,7 @@ static void groups_backward_dx(enc_groups *e, const float *dx) {
     float *dparts[4];
     int widths[4], n = 0;
     if (e->embed) memset(e->dgpart, 0, sizeof(float) * (size_t)G * tw);
-    if (c->link) memset(e->ldout, 0, sizeof(float) * (size_t)G * e->LH);
+    if (c->link.on) memset(e->ldout, 0, sizeof(float) * (size_t)G * e->LH);
     dparts[n] = e->embed ? e->dgpart : NULL, widths[n++] = tw;
     dparts[n] = NULL, widths[n++] = e->gwidth[1];
     if (e->gwidth[2]) dparts[n] = NULL, widths[n++] = e->gwidth[2];
@@ -217,14 +217,14 @@ static void groups_backward_dx(enc_groups *e, const float *dx) {
     dp_nn_concat_backward(dparts, dx, widths, n, G);
     if (e->embed)
         dp_nn_group_mean_backward(e->dtrows, e->dgpart, e->gcount, e->base.choice, e->base.ctx.g->n_ops, tw, G);
-    if (c->link) link_backward(e, e->ldout);
+    if (c->link.on) link_backward(e, e->ldout);
 }
 
 static void groups_backward(agent_encoder *base, const float *dx, const float *drows, float dlogp, float dentropy) {
     enc_groups *e = (enc_groups *)base;
     const agent_ctx *x = &base->ctx;
     const dp_agent_config *c = x->cfg;
-    int32_t N = x->g->n_ops, td = c->type_dim, Fop = x->feat->F;
+    int32_t N = x->g->n_ops, td = c->features.type_dim, Fop = x->feat->F;
     memset(e->dtrows, 0, sizeof(float) * (size_t)N * td);
     if (dx) groups_backward_dx(e, dx);
     if (e->learned) {
@@ -240,7 +240,7 @@ static void groups_backward(agent_encoder *base, const float *dx, const float *d
 /* The learned grouper's log-probability of each op's group, out [N]. */
 static void groups_rows(const agent_encoder *base, float *out) {
     const enc_groups *e = (const enc_groups *)base;
-    int32_t Gg = base->ctx.cfg->groups;
+    int32_t Gg = base->ctx.cfg->grouper.groups;
     for (int32_t i = 0; i < base->n_rows; i++) out[i] = e->grouper.logp[(int64_t)i * Gg + base->choice[i]];
 }
 

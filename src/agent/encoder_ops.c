@@ -28,7 +28,7 @@ typedef struct enc_ops {
 
 static dp_nn_gcn_config gcn_config(const enc_ops *e) {
     const dp_agent_config *c = e->base.ctx.cfg;
-    dp_nn_gcn_config gc = {e->OF, c->gcn_hidden, c->gcn_layers};
+    dp_nn_gcn_config gc = {e->OF, c->encoder.gcn_hidden, c->encoder.gcn_layers};
     return gc;
 }
 
@@ -42,10 +42,10 @@ static dp_status ops_init(agent_encoder *base, dp_error *err) {
     int32_t N = g->n_ops;
     e->OF = agent_op_feature_dim(x->feat);
     base->T = N;
-    base->F = c->gcn_hidden;
-    base->needs_dx = c->encoder_train != 0;
+    base->F = c->encoder.gcn_hidden;
+    base->needs_dx = c->encoder.train != 0;
     if (!ALLOC(base->choice, N) || !ALLOC(e->seq, N) || !ALLOC(e->opx, (int64_t)N * e->OF)) goto nomem;
-    if (c->op_order == DP_AGENT_OP_ORDER_DFS) {
+    if (c->encoder.op_order == DP_AGENT_OP_ORDER_DFS) {
         dp_status st = dp_graph_topo_depth_first(g, e->seq, err);
         if (st) return st;
     } else {

@@ -35,8 +35,8 @@ typedef struct placer_ind {
 static dp_status ind_bind(agent_placer *base, dp_error *err) {
     placer_ind *p = (placer_ind *)base;
     const dp_agent_config *c = base->ctx.cfg;
-    int32_t T = base->T, D = base->D, B = base->B, H = c->hidden;
-    int gcn = c->placer == DP_AGENT_PLACER_KIND_GCN;
+    int32_t T = base->T, D = base->D, B = base->B, H = c->placer.hidden;
+    int gcn = c->placer.kind == DP_AGENT_PLACER_KIND_GCN;
     p->first = dp_nn_params_find(base->ctx.params, gcn ? "placer.gcn0.w" : "placer.table");
     assert(p->first >= 0);
     if (gcn) {
@@ -52,7 +52,7 @@ static dp_status ind_bind(agent_placer *base, dp_error *err) {
     return DP_STATUS_OK;
 nomem:
     return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the %s placer",
-                        dp_agent_placer_kind_name(c->placer));
+                        dp_agent_placer_kind_name(c->placer.kind));
 }
 
 static void ind_free(agent_placer *base) {
@@ -96,7 +96,7 @@ static void head_forward(placer_ind *p, int32_t *devs, float *logp, float *logp_
             dp_nn_noise_fill(p->noise + b * td, rng, td, noise);
             nz = p->noise + b * td;
         }
-        dp_nn_policy_logits_forward(lp, tact, p->base_l, nz, T, D, c->tanh_c, c->temperature);
+        dp_nn_policy_logits_forward(lp, tact, p->base_l, nz, T, D, c->placer.tanh_c, c->placer.temperature);
         if (p->base.mask_w) {
             head_masked_rows(p, lp, dev, mode, rng);
         } else {
@@ -143,7 +143,7 @@ static void head_backward(placer_ind *p, const int32_t *devs, const float *dlogp
             }
         memset(dlg, 0, sizeof(float) * td);
         dp_nn_log_softmax_backward(dlg, dlog, lp, T, D);
-        dp_nn_policy_logits_backward(p->dbase, dlg, p->tact + b * td, T, D, c->tanh_c, c->temperature);
+        dp_nn_policy_logits_backward(p->dbase, dlg, p->tact + b * td, T, D, c->placer.tanh_c, c->placer.temperature);
     }
 }
 
@@ -151,7 +151,7 @@ static void head_backward(placer_ind *p, const int32_t *devs, const float *dlogp
 
 /* PyTorch's nn.Linear initialisation. */
 static int gcn_specs(const agent_placer *p, dp_nn_tensor_spec *specs) {
-    int32_t H = p->ctx.cfg->hidden, F = p->F, D = p->D;
+    int32_t H = p->ctx.cfg->placer.hidden, F = p->F, D = p->D;
     if (specs) {
         float s0 = 1.0f / sqrtf((float)F), s1 = 1.0f / sqrtf((float)H);
         specs[0] = (dp_nn_tensor_spec){"placer.gcn0.w", (size_t)H * F, DP_NN_INIT_UNIFORM, s0};
@@ -168,7 +168,7 @@ static int gcn_specs(const agent_placer *p, dp_nn_tensor_spec *specs) {
 static void gcn_forward(agent_placer *base, agent_encoder *e, int32_t *devs, float *logp, float *logp_step,
                         float *entropy, dp_nn_decode_mode mode, float noise, dp_rng *rng) {
     placer_ind *p = (placer_ind *)base;
-    int32_t T = base->T, F = base->F, H = base->ctx.cfg->hidden, D = base->D;
+    int32_t T = base->T, F = base->F, H = base->ctx.cfg->placer.hidden, D = base->D;
     int i = p->first;
     p->graph = e->ops->graph(e);
     p->x = e->x;
@@ -183,7 +183,7 @@ static void gcn_forward(agent_placer *base, agent_encoder *e, int32_t *devs, flo
 static void gcn_backward(agent_placer *base, float *dx, const int32_t *devs, const float *dlogp,
                          const float *dlogp_step, const float *dentropy) {
     placer_ind *p = (placer_ind *)base;
-    int32_t T = base->T, F = base->F, H = base->ctx.cfg->hidden, D = base->D;
+    int32_t T = base->T, F = base->F, H = base->ctx.cfg->placer.hidden, D = base->D;
     int i = p->first;
     size_t th = (size_t)T * H;
     head_backward(p, devs, dlogp, dlogp_step, dentropy);
@@ -231,7 +231,7 @@ static void table_fit(agent_placer *base, const int32_t *elite_devs, int32_t E) 
     int32_t T = base->T, D = base->D;
     if (E == 0) return;
     float *t = VAL(p, p->first);
-    double m = base->ctx.cfg->post_mix, temp = base->ctx.cfg->temperature;
+    double m = base->ctx.cfg->placer.post_mix, temp = base->ctx.cfg->placer.temperature;
     for (int32_t g = 0; g < T; g++) {
         for (int32_t d = 0; d < D; d++) {
             int32_t n = 0;

@@ -26,31 +26,31 @@ typedef struct placer_seq {
 } placer_seq;
 
 static int is_segmented(const dp_agent_config *c) {
-    return c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG || c->placer == DP_AGENT_PLACER_KIND_TRFXL;
+    return c->placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG || c->placer.kind == DP_AGENT_PLACER_KIND_TRFXL;
 }
 
 static dp_nn_seg_config seq_config(const agent_placer *p) {
     const dp_agent_config *c = p->ctx.cfg;
     dp_nn_seg_config sc;
-    sc.kind = c->placer == DP_AGENT_PLACER_KIND_TRFXL ? DP_NN_SEG_KIND_TXL : DP_NN_SEG_KIND_SEQ2SEQ;
+    sc.kind = c->placer.kind == DP_AGENT_PLACER_KIND_TRFXL ? DP_NN_SEG_KIND_TXL : DP_NN_SEG_KIND_SEQ2SEQ;
     sc.seq2seq = (dp_nn_seq2seq_config){
         p->F,
-        c->hidden,
+        c->placer.hidden,
         p->D,
-        c->attn_dim,
-        c->dev_emb,
-        c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER ? DP_NN_ATTENTION_MODE_AFTER : DP_NN_ATTENTION_MODE_BEFORE,
+        c->placer.attn_dim,
+        c->placer.dev_emb,
+        c->placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_AFTER ? DP_NN_ATTENTION_MODE_AFTER : DP_NN_ATTENTION_MODE_BEFORE,
         /* EAGLE joins the context to the output too; Mars's reference
          * computes the logits from the decoder state alone */
-        c->placer == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && c->encoder == DP_AGENT_ENCODER_NONE,
-        c->tanh_c,
-        c->temperature,
+        c->placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && c->encoder.kind == DP_AGENT_ENCODER_NONE,
+        c->placer.tanh_c,
+        c->placer.temperature,
         1 /* the B samples place one sequence: one encoder for all */,
-        c->stick,
+        c->placer.stick,
         p->stick_mask};
-    sc.txl = (dp_nn_txl_config){p->F,         c->hidden,     c->txl_heads, c->txl_inner,
-                                c->txl_layers, c->txl_mem, p->D,          c->txl_causal};
-    sc.seg = is_segmented(c) ? c->seg_len : p->T;
+    sc.txl = (dp_nn_txl_config){p->F,         c->placer.hidden,     c->placer.txl_heads, c->placer.txl_inner,
+                                c->placer.txl_layers, c->placer.txl_mem, p->D,          c->placer.txl_causal};
+    sc.seg = is_segmented(c) ? c->placer.seg_len : p->T;
     return sc;
 }
 
@@ -70,11 +70,11 @@ static dp_status seq_bind(agent_placer *base, dp_error *err) {
                                 "agent: the whole-sequence %s placer over the %d elements of %s keeps %d x %d "
                                 "attention weights per sample (%.1f GiB for a batch of %d); use placer=seq2seq-seg "
                                 "(Mars's segments), fewer groups or a smaller graph",
-                                dp_agent_placer_kind_name(c->placer), (int)T, base->ctx.g->name, (int)T, (int)T,
+                                dp_agent_placer_kind_name(c->placer.kind), (int)T, base->ctx.g->name, (int)T, (int)T,
                                 bytes / (1u << 30), (int)B);
     }
     dp_nn_seg_config sc = seq_config(base);
-    dp_status st = dp_nn_seg_init(&p->seg, &sc, base->ctx.params, T, B, c->seg_keep, err);
+    dp_status st = dp_nn_seg_init(&p->seg, &sc, base->ctx.params, T, B, c->placer.seg_keep, err);
     p->have_seg = st == DP_STATUS_OK;
     return st;
 }

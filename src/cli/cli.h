@@ -153,8 +153,6 @@ void cli_print_help(const cli_command *cmd, FILE *f);
 /* Writes one help entry to f: "  label", then help wrapped as --help wraps
  * it, from column col (on the next line when the label reaches it). */
 void cli_print_labelled(FILE *f, const char *label, const char *help, int col);
-/* "90", "90s", "10m", "2h" as seconds; -1 when malformed or not > 0. */
-double cli_parse_duration(const char *text);
 
 /* ---- shared option groups -------------------------------------------------- */
 

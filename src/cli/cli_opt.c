@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/util.h"
 
 #define HELP_WIDTH 80  /* help lines stay shorter than this */
 #define LABEL_MAX 22   /* wider option labels put their help on the next line */
@@ -97,7 +98,7 @@ static int store_value(const cli_option *o, const char *as, const char *value, c
         snprintf(msg, size, "%s must be %s, not \"%s\"", as, o->range ? o->range : range, value);
         return -1;
     case CLI_DURATION: {
-        double s = cli_parse_duration(value);
+        double s = dp_parse_duration(value);
         if (s > 0) {
             *o->real = s;
             return 0;
@@ -202,17 +203,6 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args) {
         seen[which] = 1;
     }
     return check_required(cmd->name, cmd->options, seen) ? CLI_EXIT_INPUT : CLI_PARSED;
-}
-
-double cli_parse_duration(const char *text) {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (!*text || errno || !(v > 0) || !isfinite(v)) return -1;
-    if (!strcmp(end, "") || !strcmp(end, "s")) return v;
-    if (!strcmp(end, "m")) return v * 60;
-    if (!strcmp(end, "h")) return v * 3600;
-    return -1;
 }
 
 /* ---- the shared option groups ---------------------------------------------- */

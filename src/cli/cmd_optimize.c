@@ -34,7 +34,7 @@ typedef struct opt_args {
     long updates, samples, seed, threads, ck_every, controllers;
     double time_budget, measure_timeout, refine;
     int search;              /* --agent search                              */
-    dp_search_options sopt;  /* its settings (--set), and --refine's        */
+    dp_settings set;         /* the preset and --set's: the agent's, the search's */
     cli_protocol proto;
     int json, quiet, no_cache;
     cli_graph_source src;
@@ -210,79 +210,91 @@ static const char *best_by_name(int32_t b, int words) {
     return best_by_names[b >= 0 && b < DP_RUN_BEST_BY_COUNT ? b : 0][words];
 }
 
-/* The configuration: the preset, then the overrides in order. Returns -1
- * to go on, else the exit status (--set help, usage errors). */
-static int build_config(const opt_args *o, dp_agent_config *cfg) {
-    if (dp_agent_preset(o->agent_name, cfg)) {
-        char list[256] = "";
-        for (const char *const *p = dp_agent_preset_names(); *p; p++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", p == dp_agent_preset_names() ? "" : ", ", *p);
-        return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %s)", o->agent_name, list);
+/* --set help: the settings by component group with their values, for a
+ * learned agent its groups (and the search's when it searches after), for
+ * the search its own; all: the experimental ones too, marked. */
+static void print_settings(const opt_args *o, int all) {
+    const dp_settings *st = &o->set;
+    int with_search = o->search || st->search_after_s > 0 || o->refine > 0;
+    printf("settings of agent %s (override with --set KEY=VALUE; --set help=all lists every one; docs/agents.md):\n",
+           o->search ? "search" : st->agent.preset);
+    int32_t n;
+    const dp_setting *t = dp_settings_table(&n);
+    for (int gr = 0; gr < DP_SETTING_GROUP_COUNT; gr++) {
+        int search_group = gr == DP_SETTING_GROUP_SEARCH, heading = 0;
+        if (search_group ? !with_search : o->search) continue;
+        for (int32_t k = 0; k < n; k++) {
+            const dp_setting *r = &t[k];
+            if ((int)r->group != gr || (!all && (r->flags & DP_SETTING_EXPERIMENTAL))) continue;
+            if (o->search && r->target == DP_SETTING_RUN) continue; /* search-after: a learned agent's */
+            if (!heading) printf("%s:\n", dp_setting_group_name((dp_setting_group)gr)), heading = 1;
+            char v[96], label[160], help[512];
+            dp_setting_format(r, st, v, sizeof v);
+            snprintf(label, sizeof label, "%s=%s", r->name, v);
+            snprintf(help, sizeof help, "%s%s", r->flags & DP_SETTING_EXPERIMENTAL ? "(experimental) " : "", r->help);
+            cli_print_labelled(stdout, label, help, 32);
+        }
     }
-    if (cfg->elite_moves > 0 && (o->measure || o->proto.noise > 0)) { /* a preset's refinement needs the simulator */
+}
+
+/* The settings: the preset (the search's base values for --agent search),
+ * then the overrides in order. --set help (or help=all), wherever it stands
+ * among them, prints the result. Returns -1 to go on, else the exit status
+ * (help, usage errors). */
+static int build_settings(opt_args *o) {
+    dp_settings *st = &o->set;
+    if (o->search) {
+        dp_settings_base(st);
+    } else if (dp_settings_preset(o->agent_name, st)) {
+        char list[256] = "";
+        for (const char *const *p = dp_settings_preset_names(); *p; p++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", *p);
+        return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %ssearch)", o->agent_name, list);
+    }
+    st->search.seed = (uint64_t)o->seed, st->search.threads = (int32_t)o->threads;
+    dp_agent_config *cfg = &st->agent;
+    if (!o->search && cfg->walks.moves > 0 && (o->measure || o->proto.noise > 0)) { /* walks need the simulator */
         fprintf(stderr,
-                "optimize: elite refinement off (the %s preset's elite-moves=%d: its walks need noiseless "
+                "optimize: elite walks off (the %s preset's elite-moves=%d: its walks need noiseless "
                 "simulations; placements here are %s)\n",
-                cfg->preset, (int)cfg->elite_moves, o->measure ? "measured" : "simulated with noise");
-        cfg->elite_moves = 0;
+                cfg->preset, (int)cfg->walks.moves, o->measure ? "measured" : "simulated with noise");
+        cfg->walks.moves = 0;
     }
     dp_error err;
     dp_error_clear(&err);
+    int help = 0;
     for (int k = 0; k < o->sets.n; k++) {
         const char *kv = o->sets.item[k].value;
         if (o->sets.item[k].key) {
-            if (dp_agent_config_set(cfg, o->sets.item[k].key, kv, &err))
-                return cli_usage_error("optimize", "%s", err.msg);
+            if (o->search)
+                return cli_usage_error("optimize", "--%s is a learned agent's component; --agent search has none",
+                                       o->sets.item[k].key);
+            if (dp_settings_set(st, o->sets.item[k].key, kv, &err)) return cli_usage_error("optimize", "%s", err.msg);
             continue;
         }
-        if (!strcmp(kv, "help")) {
-            char buf[4096];
-            dp_agent_config_format(cfg, buf, sizeof buf);
-            printf("settings of agent %s (override with --set KEY=VALUE; docs/agents.md):\n", cfg->preset);
-            const char *const *names = dp_agent_config_keys(); /* the order of the formatted settings */
-            for (char *t = strtok(buf, " "); t && *names; t = strtok(NULL, " "), names++)
-                cli_print_labelled(stdout, t, dp_agent_config_key_help(*names), 32);
-            return CLI_EXIT_OK;
+        if (!strcmp(kv, "help") || !strcmp(kv, "help=all")) {
+            help = strcmp(kv, "help") ? 2 : help > 1 ? 2 : 1;
+            continue;
         }
         const char *eq = strchr(kv, '=');
         if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
         char kname[64];
         snprintf(kname, sizeof kname, "%.*s",
                  (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
-        if (dp_agent_config_set(cfg, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
+        const dp_setting *r = dp_settings_find(kname);
+        if (r && o->search && r->target != DP_SETTING_SEARCH)
+            return cli_usage_error("optimize", "setting %s is a learned agent's; --agent search takes its own (--set "
+                                   "help lists them)", kname);
+        if (r && dp_settings_renamed(kname))
+            fprintf(stderr, "optimize: --set %s is now --set %s (the old name goes in the next release)\n", kname,
+                    r->name);
+        if (dp_settings_set(st, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
     }
-    if (dp_agent_config_check(cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
-    return -1;
-}
-
-/* The search's settings: seed and threads from their options, then --set
- * KEY=VALUE in order (--set help lists them). Returns -1 to go on, else the
- * exit status. */
-static int search_config(opt_args *o) {
-    o->sopt = dp_search_options_default();
-    o->sopt.seed = (uint64_t)o->seed, o->sopt.threads = (int32_t)o->threads;
-    if (!o->search) return -1;
-    dp_error err;
-    dp_error_clear(&err);
-    for (int k = 0; k < o->sets.n; k++) {
-        const char *kv = o->sets.item[k].value;
-        if (o->sets.item[k].key)
-            return cli_usage_error("optimize", "--%s is a learned agent's component; --agent search has none",
-                                   o->sets.item[k].key);
-        if (!strcmp(kv, "help")) {
-            const dp_search_options d = o->sopt;
-            printf("settings of agent search (override with --set KEY=VALUE; docs/search.md):\n  moves=%d\n  t0=%g\n"
-                   "  decay=%g\n  t-min=%g\n  restart=%d\n  sync=%d\n  critical=%g\n  swap=%g\n",
-                   (int)d.moves, d.t0, d.decay, d.t_min, (int)d.restart_steps, (int)d.sync_steps, d.critical, d.swap);
-            return CLI_EXIT_OK;
-        }
-        const char *eq = strchr(kv, '=');
-        if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
-        char kname[64];
-        snprintf(kname, sizeof kname, "%.*s",
-                 (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
-        if (dp_search_options_set(&o->sopt, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
+    if (help) {
+        print_settings(o, help > 1);
+        return CLI_EXIT_OK;
     }
+    if (!o->search && dp_agent_config_check(cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
     return -1;
 }
 
@@ -501,7 +513,7 @@ static void print_search(const summary *m, const dp_search *se, const char *what
     char t[32];
     format_duration(s->elapsed_s, t, sizeof t);
     printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes, %d typed\n",
-           what, (int)m->o->sopt.threads, (int)m->o->sopt.moves, (int)x.n_units[0], (int)x.n_units[1],
+           what, (int)m->o->set.search.threads, (int)m->o->set.search.moves, (int)x.n_units[0], (int)x.n_units[1],
            (int)x.n_units[2], (int)x.n_units[3], (int)x.n_units[4]);
     printf("searched   %lld updates, %lld moves simulated in %s (%lld proposed, %lld refused by the memory check, "
            "%.1f%% accepted, %lld from the critical path, %lld restarts)\n",
@@ -521,13 +533,8 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "ops", json_integer(m->g->n_ops));
     json_object_set_new(o, "device_set", json_string(m->ds->name));
     char cbuf[4096];
-    if (m->cfg) dp_agent_config_format(m->cfg, cbuf, sizeof cbuf);
-    else {
-        const dp_search_options *so = &m->o->sopt;
-        snprintf(cbuf, sizeof cbuf, "moves=%d t0=%g decay=%g t-min=%g restart=%d sync=%d critical=%g swap=%g",
-                 (int)so->moves, so->t0, so->decay, so->t_min, (int)so->restart_steps, (int)so->sync_steps,
-                 so->critical, so->swap);
-    }
+    if (m->cfg) dp_settings_format_target(DP_SETTING_AGENT, m->cfg, cbuf, sizeof cbuf);
+    else dp_settings_format_target(DP_SETTING_SEARCH, &m->o->set.search, cbuf, sizeof cbuf);
     json_object_set_new(o, "agent", json_string(m->cfg ? m->cfg->preset : "search"));
     json_object_set_new(o, "settings", json_string(cbuf));
     if (m->search) {
@@ -546,7 +553,7 @@ static void print_json(const summary *m) {
         json_object_set_new(o, "refined_step_time_s", json_num(m->refined->best_s, 1));
         json_object_set_new(o, "refined_found_s", json_real(m->refined->best_elapsed_s));
     }
-    if (m->cfg && m->cfg->elite_moves > 0) json_object_set_new(o, "elite_simulations", json_integer(m->elite_sims));
+    if (m->cfg && m->cfg->walks.moves > 0) json_object_set_new(o, "elite_simulations", json_integer(m->elite_sims));
     json_object_set_new(o, "seed", json_integer(m->o->seed));
     json_object_set_new(o, "updates", json_integer(s->updates));
     json_object_set_new(o, "samples", json_integer(s->samples));
@@ -598,26 +605,26 @@ static void print_header(const summary *m) {
         print_search(m, m->search, "agent      search:");
         return;
     }
-    if (cfg->encoder == DP_AGENT_ENCODER_NONE)
+    if (cfg->encoder.kind == DP_AGENT_ENCODER_NONE)
         printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg->preset,
-               dp_agent_grouper_kind_name(cfg->grouper), (int)s->n_groups, dp_agent_placer_kind_name(cfg->placer),
-               dp_agent_algo_name(cfg->algo), (int)cfg->samples);
+               dp_agent_grouper_kind_name(cfg->grouper.kind), (int)s->n_groups, dp_agent_placer_kind_name(cfg->placer.kind),
+               dp_agent_algo_name(cfg->train.algo), (int)cfg->train.batch);
     else
         printf("agent      %s: encoder %s, placer %s over every op, %s, %d samples per update\n", cfg->preset,
-               dp_agent_encoder_name(cfg->encoder), dp_agent_placer_kind_name(cfg->placer),
-               dp_agent_algo_name(cfg->algo), (int)cfg->samples);
+               dp_agent_encoder_name(cfg->encoder.kind), dp_agent_placer_kind_name(cfg->placer.kind),
+               dp_agent_algo_name(cfg->train.algo), (int)cfg->train.batch);
     printf("trained    %lld updates, %lld placements in %s (policy %.0f%%, evaluator %.0f%%; cache hits %.1f%%)\n",
            (long long)s->updates, (long long)s->samples, t1, s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0,
            s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
            s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
-    if (cfg->elite_moves > 0) {
+    if (cfg->walks.moves > 0) {
         char grown[64] = "";
-        if (cfg->elite_chain > 0)
-            snprintf(grown, sizeof grown, ", a slower move grown by up to %d elements", (int)cfg->elite_chain);
+        if (cfg->walks.chain > 0)
+            snprintf(grown, sizeof grown, ", a slower move grown by up to %d elements", (int)cfg->walks.chain);
         printf("refined    the elites by %d walk%s of %d moves per update from the best samples%s%s: %lld simulations "
                "this run (dplace's elite refinement)\n",
-               (int)cfg->elite_walks, cfg->elite_walks > 1 ? "s" : "", (int)cfg->elite_moves,
-               cfg->elite_keep ? " and one from the best elite" : "", grown, (long long)m->elite_sims);
+               (int)cfg->walks.walks, cfg->walks.walks > 1 ? "s" : "", (int)cfg->walks.moves,
+               cfg->walks.keep ? " and one from the best elite" : "", grown, (long long)m->elite_sims);
     }
     if (s->warm_done > 0 && s->warm_from)
         printf("warm start %lld steps imitating %s's placement (%.6f s); -log p of it %.4g after\n",
@@ -814,7 +821,7 @@ static dp_status refine_agent(const opt_args *o, const dp_graph *g, const dp_dev
                               const dp_run_state *s, const ref_times *rt, progress *pg, dp_search **se,
                               dp_error *err) {
     if (o->refine <= 0 || !s->best_placement || g_stop) return DP_STATUS_OK;
-    if (!(*se = dp_search_init(g, ds, sim, &o->sopt, err))) return err->status;
+    if (!(*se = dp_search_init(g, ds, sim, &o->set.search, err))) return err->status;
     dp_status st = dp_search_add_start(*se, "learned", s->best_placement, err);
     if (st) return st;
     if (!o->quiet && !o->json) fprintf(stderr, "optimize: refining the learned best (%.6f s) by search\n", s->best_s);
@@ -867,7 +874,8 @@ static int optimize_worker(const opt_args *o, dp_dist *dist) {
  * rank), evaluating on its workers, updating the shared parameters until
  * the server stops it. An error ends the whole job: the server waits for
  * this rank. */
-static int optimize_controller(const opt_args *o, const dp_agent_config *cfg, dp_dist *dist) {
+static int optimize_controller(const opt_args *o, dp_dist *dist) {
+    const dp_agent_config *cfg = &o->set.agent;
     dp_error err;
     dp_error_clear(&err);
     dp_nn_set_threads((int)o->threads);
@@ -896,8 +904,8 @@ static int optimize_controller(const opt_args *o, const dp_agent_config *cfg, dp
 static int optimize_search_rank(const opt_args *o, dp_dist *dist) {
     dp_error err;
     dp_error_clear(&err);
-    dp_search_options sopt = o->sopt;
-    sopt.seed = o->sopt.seed + 1000003u * (uint64_t)dp_dist_rank(dist);
+    dp_search_options sopt = o->set.search;
+    sopt.seed = o->set.search.seed + 1000003u * (uint64_t)dp_dist_rank(dist);
     dp_graph *g = NULL;
     dp_devices *ds = NULL;
     dp_sim *sim = NULL;
@@ -923,10 +931,9 @@ static int optimize_search_rank(const opt_args *o, dp_dist *dist) {
  * run: the baselines, the agent (evaluating on dist's workers; async: the
  * parameter server's method around it) or the search, the run driver and
  * the summary. Returns the exit status. */
-static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
+static int optimize(opt_args *op, dp_dist *dist) {
     opt_args o = *op;
-    dp_agent_config cfg;
-    if (!o.search) cfg = *cfgp;
+    dp_agent_config cfg = o.set.agent;
     int rc = CLI_EXIT_OK;
     dp_error err;
     dp_error_clear(&err);
@@ -944,7 +951,7 @@ static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
     if (!(g = cli_load_graph("optimize", &o.src, &err)) || !(ds = dp_devices_load(o.devices, &err)) ||
         !(sim = dp_sim_init(g, ds, &err)) || read_init_placement(&o, g, ds, &init, &err))
         goto fail;
-    if (o.search && !(se = dp_search_init(g, ds, sim, &o.sopt, &err))) goto fail;
+    if (o.search && !(se = dp_search_init(g, ds, sim, &o.set.search, &err))) goto fail;
     if (run_baselines(sim, g, ds, o.baselines, &rt, se, &err) || (se && search_starts(se, g, ds, init, &err))) goto fail;
     dp_agent_eval_options eo = eval_options(&o, &pg);
 #ifdef DPLACE_HAVE_MPI
@@ -968,10 +975,10 @@ static int optimize(opt_args *op, const dp_agent_config *cfgp, dp_dist *dist) {
         dp_sim_result sr;
         dp_search_start(se, &start, &sr);
         fprintf(stderr, "optimize: %s on %s, agent search, %d threads, from %s (%.6f s)%s\n", g->name, ds->name,
-                (int)o.sopt.threads, start, sr.step_time_s, o.resume_path ? " (resuming)" : "");
+                (int)o.set.search.threads, start, sr.step_time_s, o.resume_path ? " (resuming)" : "");
     } else if (!o.quiet && !o.json)
         fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg.preset, (int)s->n_groups,
-                cfg.encoder == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
+                cfg.encoder.kind == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
                 o.resume_path ? " (resuming)" : o.init_path ? " (networks from --init)" : "");
 #ifdef DPLACE_HAVE_MPI
     if (dist && !o.quiet && !o.json) print_ranks(&o, dist);
@@ -1006,9 +1013,9 @@ done:
 }
 
 /* --mpi: this rank's part of a distributed run. Returns the exit status. */
-static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char ***argv) {
+static int optimize_mpi(opt_args *o, int *argc, char ***argv) {
 #ifndef DPLACE_HAVE_MPI
-    (void)cfg, (void)argc, (void)argv;
+    (void)argc, (void)argv;
     return cli_usage_error("optimize", "--mpi %s: this dplace was built without MPI (install libopenmpi-dev and "
                            "openmpi-bin, then build again: scripts/setup.sh)", o->mpi);
 #else
@@ -1035,8 +1042,8 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
     }
     if (o->search && dp_dist_rank(dist) > 0) rc = optimize_search_rank(o, dist);
     else if (role == DP_DIST_ROLE_WORKER) rc = optimize_worker(o, dist);
-    else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, cfg, dist);
-    else rc = optimize(o, cfg, dist);
+    else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = optimize_controller(o, dist);
+    else rc = optimize(o, dist);
     dp_dist_free(dist);
     return rc;
 #endif
@@ -1044,13 +1051,11 @@ static int optimize_mpi(opt_args *o, const dp_agent_config *cfg, int *argc, char
 
 int cmd_optimize(int argc, char **argv) {
     opt_args o;
-    dp_agent_config cfg;
     int rc = parse_args(argc, argv, &o);
     o.search = rc < 0 && !strcmp(o.agent_name, "search");
-    if (rc < 0) rc = search_config(&o);
-    if (rc < 0 && !o.search) rc = build_config(&o, &cfg);
+    if (rc < 0) rc = build_settings(&o);
     if (rc < 0) rc = check_args(&o);
     if (rc >= 0) return rc;
     if (o.samples > 0) o.updates = -1;
-    return o.mpi ? optimize_mpi(&o, &cfg, &argc, &argv) : optimize(&o, &cfg, NULL);
+    return o.mpi ? optimize_mpi(&o, &argc, &argv) : optimize(&o, NULL);
 }

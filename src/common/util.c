@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -304,4 +305,15 @@ void dp_run_jobs(void *(*fn)(void *), void *jobs, size_t size, int32_t n) {
     fn(jobs);
     for (int32_t t = started + 1; t < n; t++) fn((char *)jobs + (size_t)t * size); /* threads that did not start */
     for (int32_t t = 1; t <= started; t++) pthread_join(th[t], NULL);
+}
+
+double dp_parse_duration(const char *text) {
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (!*text || errno || !(v > 0) || !isfinite(v)) return -1;
+    if (!strcmp(end, "") || !strcmp(end, "s")) return v;
+    if (!strcmp(end, "m")) return v * 60;
+    if (!strcmp(end, "h")) return v * 3600;
+    return -1;
 }

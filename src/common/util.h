@@ -74,6 +74,11 @@ dp_status dp_read_file(const char *path, size_t max_bytes, char **buf, size_t *l
 /* strdup that returns NULL for NULL. */
 char *dp_strdup(const char *s);
 
+/* Parses a duration: a number of seconds, or one followed by s, m or h
+ * (90s, 2m, 1.5h); returns it in seconds, or -1 when text is not one or is
+ * not positive. */
+double dp_parse_duration(const char *text);
+
 /* Monotonic wall clock in seconds. */
 double dp_now_s(void);
 

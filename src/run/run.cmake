@@ -4,4 +4,5 @@ dp_add_layer(run
   SOURCES
     src/run/run.c
     src/run/plot.c
+    src/run/settings.c
   BELOW sim graph common)

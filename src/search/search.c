@@ -13,22 +13,9 @@
 /* ---- options ------------------------------------------------------------------------- */
 
 dp_search_options dp_search_options_default(void) {
-    dp_search_options o = {1, 1, 32, 0.001, 0.97, 0.01, 60, 10, 0.4, 0.25};
-    return o;
-}
-
-static const char *const option_names[] = {"seed",    "threads", "moves", "t0",       "decay", "t-min",
-                                           "restart", "sync",    "swap",  "critical", NULL};
-
-const char *const *dp_search_option_names(void) { return option_names; }
-
-/* Parses a number in [lo, hi]; 0 when it is one. */
-static int parse_num(const char *v, double lo, double hi, double *out) {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= lo && x <= hi)) return -1;
-    *out = x;
-    return 0;
+    dp_settings s;
+    dp_settings_base(&s);
+    return s.search;
 }
 
 /* The checks of dp_search_init: NULL when o is fine, else what is wrong. */
@@ -42,38 +29,6 @@ static const char *options_problem(const dp_search_options *o) {
     if (!(o->critical >= 0 && o->critical <= 1) || !(o->swap >= 0 && o->swap <= 1))
         return "critical and swap must be in [0, 1]";
     return NULL;
-}
-
-dp_status dp_search_options_set(dp_search_options *o, const char *key, const char *value, dp_error *err) {
-    dp_search_options t = *o;
-    double x = 0;
-    int bad = -1;
-    if (!strcmp(key, "seed")) {
-        if (!(bad = parse_num(value, 0, 9007199254740992.0, &x))) t.seed = (uint64_t)x;
-    } else if (!strcmp(key, "threads")) {
-        if (!(bad = parse_num(value, 1, 256, &x))) t.threads = (int32_t)x;
-    } else if (!strcmp(key, "moves")) {
-        if (!(bad = parse_num(value, 1, 1000000, &x))) t.moves = (int32_t)x;
-    } else if (!strcmp(key, "t0")) bad = parse_num(value, 1e-12, 100, &t.t0);
-    else if (!strcmp(key, "decay")) bad = parse_num(value, 1e-12, 1, &t.decay);
-    else if (!strcmp(key, "t-min")) bad = parse_num(value, 0, 1, &t.t_min);
-    else if (!strcmp(key, "restart")) {
-        if (!(bad = parse_num(value, 1, 1e9, &x))) t.restart_steps = (int32_t)x;
-    } else if (!strcmp(key, "sync")) {
-        if (!(bad = parse_num(value, 1, 1e9, &x))) t.sync_steps = (int32_t)x;
-    } else if (!strcmp(key, "critical")) bad = parse_num(value, 0, 1, &t.critical);
-    else if (!strcmp(key, "swap")) bad = parse_num(value, 0, 1, &t.swap);
-    else
-        return dp_error_set(err, DP_STATUS_INVALID,
-                            "search: unknown setting \"%s\" (settings: seed, threads, moves, t0, decay, t-min, restart, "
-                            "sync, critical, swap)",
-                            key);
-    if (bad || (x != floor(x) && (!strcmp(key, "seed") || !strcmp(key, "threads") || !strcmp(key, "moves") ||
-                                  !strcmp(key, "restart") || !strcmp(key, "sync"))))
-        return dp_error_set(err, DP_STATUS_INVALID, "search: setting %s: bad value \"%s\" (%s)", key, value,
-                            options_problem(&t) ? options_problem(&t) : "out of range or not a number");
-    *o = t;
-    return DP_STATUS_OK;
 }
 
 /* ---- the object --------------------------------------------------------------------- */

@@ -1,0 +1,196 @@
+/* The settings table and the presets as data (include/dplace/settings.h). */
+#include <string.h>
+
+#include "dplace/agent.h"
+#include "dplace/settings.h"
+#include "test_util.h"
+
+/* Keys listed whatever the presets do: the components with command-line
+ * flags of their own (--grouper, --placer, --algo, --groups) and train=no,
+ * the untrained control every learned result is compared with. */
+static int component_key(const char *name) {
+    return !strcmp(name, "grouper") || !strcmp(name, "placer") || !strcmp(name, "algo") || !strcmp(name, "groups") ||
+           !strcmp(name, "train");
+}
+
+/* Every row has a unique name, a help line longer than its name, a group,
+ * and its base value within its range. */
+static void test_table_rows(void) {
+    int32_t n;
+    const dp_setting *t = dp_settings_table(&n);
+    CHECK(n > 40);
+    dp_settings base;
+    dp_settings_base(&base);
+    dp_error err;
+    CHECK(dp_settings_check_target(DP_SETTING_AGENT, &base.agent, &err) == DP_STATUS_OK);
+    CHECK(dp_settings_check_target(DP_SETTING_SEARCH, &base.search, &err) == DP_STATUS_OK);
+    for (int32_t k = 0; k < n; k++) {
+        TEST_CASE("setting %s", t[k].name);
+        CHECK(t[k].help && strlen(t[k].help) > strlen(t[k].name));
+        CHECK((unsigned)t[k].group < DP_SETTING_GROUP_COUNT);
+        CHECK(dp_settings_find(t[k].name) == &t[k]);
+        for (int32_t j = 0; j < k; j++) CHECK(strcmp(t[j].name, t[k].name) != 0);
+        if (k > 0) CHECK(t[k].group >= t[k - 1].group); /* printed by group, in the table's order */
+    }
+    CHECK(dp_settings_find("bogus") == NULL && dp_settings_find(NULL) == NULL);
+}
+
+/* Each value formatted and read back gives the same settings. */
+static void test_format_round_trip(void) {
+    for (const char *const *p = dp_settings_preset_names(); *p; p++) {
+        TEST_CASE("preset %s", *p);
+        dp_settings s, r;
+        CHECK(dp_settings_preset(*p, &s) == 0);
+        dp_settings_base(&r);
+        int32_t n;
+        const dp_setting *t = dp_settings_table(&n);
+        dp_error err;
+        for (int32_t k = 0; k < n; k++) {
+            char v[128];
+            dp_setting_format(&t[k], &s, v, sizeof v);
+            CHECK(dp_settings_set(&r, t[k].name, v, &err) == DP_STATUS_OK);
+        }
+        char a[8192], b[8192];
+        for (int target = DP_SETTING_AGENT; target <= DP_SETTING_SEARCH; target++) {
+            const void *ps = target == DP_SETTING_AGENT ? (const void *)&s.agent : (const void *)&s.search;
+            const void *pr = target == DP_SETTING_AGENT ? (const void *)&r.agent : (const void *)&r.search;
+            CHECK(dp_settings_format_target((dp_setting_target)target, ps, a, sizeof a) < sizeof a);
+            dp_settings_format_target((dp_setting_target)target, pr, b, sizeof b);
+            CHECK(!strcmp(a, b));
+        }
+        CHECK(s.search_after_s == r.search_after_s);
+    }
+}
+
+/* Bad names and values are refused, naming the setting and what it wants;
+ * nothing changes then. */
+static void test_set_errors(void) {
+    dp_settings s, before;
+    dp_settings_base(&s);
+    before = s;
+    dp_error err;
+    CHECK(dp_settings_set(&s, "bogus", "1", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "unknown setting \"bogus\"");
+    CHECK(dp_settings_set(&s, "grouper", "nonsense", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "learned, colocation, metis");
+    CHECK(dp_settings_set(&s, "lr", "-1", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "lr wants a number in [0, 100]");
+    CHECK(dp_settings_set(&s, "batch", "2.5", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "whole number");
+    CHECK(dp_settings_set(&s, "link", "maybe", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "yes or no");
+    CHECK(dp_settings_set(&s, "search-after", "soon", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "duration");
+    CHECK(dp_settings_set(&s, "moves", "0", &err) == DP_STATUS_INVALID);
+    CHECK(memcmp(&s, &before, sizeof s) == 0);
+    CHECK(dp_settings_set(&s, "search-after", "2m", &err) == DP_STATUS_OK && s.search_after_s == 120.0);
+    CHECK(dp_settings_set(&s, "search-after", "0", &err) == DP_STATUS_OK && s.search_after_s == 0.0);
+    CHECK(dp_settings_set(&s, "t0", "0.5", &err) == DP_STATUS_OK && s.search.t0 == 0.5);
+    /* the agent's part alone takes the agent's rows only */
+    CHECK(dp_agent_config_set(&s.agent, "lr", "0.01", &err) == DP_STATUS_OK);
+    CHECK_NEAR(s.agent.train.lr, 0.01, 1e-7);
+    CHECK(dp_agent_config_set(&s.agent, "moves", "3", &err) == DP_STATUS_INVALID);
+}
+
+/* A renamed setting's old name still sets the new one. */
+static void test_renamed(void) {
+    dp_settings s;
+    dp_settings_base(&s);
+    dp_error err;
+    CHECK(!strcmp(dp_settings_renamed("samples"), "batch"));
+    CHECK(dp_settings_renamed("batch") == NULL && dp_settings_renamed(NULL) == NULL);
+    CHECK(dp_settings_find("samples") == dp_settings_find("batch"));
+    CHECK(dp_settings_set(&s, "samples", "7", &err) == DP_STATUS_OK && s.agent.train.batch == 7);
+}
+
+/* A setting is experimental exactly when no preset moves it from its base
+ * value (component keys aside): the default listing holds what the presets
+ * use, and at most 45 keys for a learned agent. */
+static void test_experimental_flags(void) {
+    int32_t n;
+    const dp_setting *t = dp_settings_table(&n);
+    dp_settings base;
+    dp_settings_base(&base);
+    int listed_agent = 0;
+    for (int32_t k = 0; k < n; k++) {
+        TEST_CASE("setting %s", t[k].name);
+        char b[128], v[128];
+        dp_setting_format(&t[k], &base, b, sizeof b);
+        int moved = 0;
+        for (const char *const *p = dp_settings_preset_names(); *p; p++) {
+            dp_settings s;
+            CHECK(dp_settings_preset(*p, &s) == 0);
+            dp_setting_format(&t[k], &s, v, sizeof v);
+            moved |= strcmp(b, v) != 0;
+        }
+        int experimental = (t[k].flags & DP_SETTING_EXPERIMENTAL) != 0;
+        if (t[k].group == DP_SETTING_GROUP_SEARCH) CHECK(!experimental); /* the search's own values */
+        else CHECK(experimental == !(moved || component_key(t[k].name)));
+        if (!experimental && t[k].group != DP_SETTING_GROUP_SEARCH) listed_agent++;
+    }
+    CHECK(listed_agent <= 45);
+}
+
+/* Each preset's lines name a setting of the table, give a value it takes,
+ * and say where it comes from; its base is a preset named before it. */
+static void test_preset_lines(void) {
+    const char *const *names = dp_settings_preset_names();
+    for (const char *const *p = names; *p; p++) {
+        const dp_preset *pr = dp_settings_preset_find(*p);
+        CHECK(pr && !strcmp(pr->name, *p) && pr->summary && *pr->summary);
+        if (pr->base) {
+            int before = 0;
+            for (const char *const *q = names; q < p; q++) before |= !strcmp(*q, pr->base);
+            CHECK(before);
+        }
+        dp_settings s;
+        dp_settings_base(&s);
+        dp_error err;
+        for (int32_t k = 0; k < pr->n_lines; k++) {
+            TEST_CASE("preset %s, line %s=%s", *p, pr->lines[k].key, pr->lines[k].value);
+            CHECK(dp_settings_find(pr->lines[k].key) != NULL);
+            CHECK(dp_settings_set(&s, pr->lines[k].key, pr->lines[k].value, &err) == DP_STATUS_OK);
+            CHECK(pr->lines[k].source && strlen(pr->lines[k].source) > 5);
+        }
+        TEST_CASE("preset %s", *p);
+        CHECK(dp_settings_preset(*p, &s) == 0 && !strcmp(s.agent.preset, *p));
+        CHECK(dp_agent_config_check(&s.agent, &err) == DP_STATUS_OK);
+    }
+    dp_settings s;
+    CHECK(dp_settings_preset("nope", &s) == -1 && dp_settings_preset_find("nope") == NULL);
+}
+
+/* Each data preset equals the C function it replaces, key for key. */
+static void test_presets_match_functions(void) {
+    int32_t n;
+    const dp_setting *t = dp_settings_table(&n);
+    for (const char *const *p = dp_settings_preset_names(); *p; p++) {
+        dp_settings s, old;
+        CHECK(dp_settings_preset(*p, &s) == 0);
+        dp_settings_base(&old);
+        CHECK(dp_agent_preset(*p, &old.agent) == 0);
+        TEST_CASE("preset %s", *p);
+        CHECK(!strcmp(s.agent.preset, old.agent.preset));
+        for (int32_t k = 0; k < n; k++) {
+            if (t[k].target != DP_SETTING_AGENT) continue;
+            TEST_CASE("preset %s, setting %s", *p, t[k].name);
+            char a[128], b[128];
+            dp_setting_format(&t[k], &s, a, sizeof a);
+            dp_setting_format(&t[k], &old, b, sizeof b);
+            CHECK_STR_CONTAINS(a, b);
+            CHECK(strlen(a) == strlen(b));
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    test_init(argc, argv);
+    TEST_RUN(test_table_rows);
+    TEST_RUN(test_format_round_trip);
+    TEST_RUN(test_set_errors);
+    TEST_RUN(test_renamed);
+    TEST_RUN(test_experimental_flags);
+    TEST_RUN(test_preset_lines);
+    TEST_RUN(test_presets_match_functions);
+    return test_end();
+}
