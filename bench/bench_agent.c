@@ -66,7 +66,9 @@ static int run(const char *agent, const char *model, const char *devices, const 
     dp_run_bound lb;
     dp_run_lower_bound(g, ds, sim, &lb, &err);
     dp_agent_config cfg;
-    dp_agent_preset(agent, &cfg);
+    dp_settings set;
+    dp_settings_preset(agent, &set);
+    cfg = set.agent;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.threads = threads;
     dp_agent *a = dp_agent_init(g, ds, &cfg, &eo, 1, &err);
@@ -112,8 +114,8 @@ int main(int argc, char **argv) {
     long updates = argc > 1 ? atol(argv[1]) : 1000;
     const char *agent = argc > 2 ? argv[2] : "hp";
     int threads = getenv("DPLACE_THREADS") ? atoi(getenv("DPLACE_THREADS")) : 2;
-    dp_agent_config probe;
-    if (updates < 1 || dp_agent_preset(agent, &probe) || threads < 1) {
+    dp_settings probe;
+    if (updates < 1 || dp_settings_preset(agent, &probe) || threads < 1) {
         fprintf(stderr, "usage: bench_agent [UPDATES [hp|colocrl [MODEL...]]]\n");
         return 2;
     }

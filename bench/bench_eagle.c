@@ -109,7 +109,9 @@ static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, l
                    result *out) {
     dp_error err;
     dp_agent_config c;
-    if (dp_agent_preset(rd->preset, &c)) return 1;
+    dp_settings set;
+    if (dp_settings_preset(rd->preset, &set)) return 1;
+    c = set.agent;
     for (int k = 0; k < 3 && rd->set[k][0]; k++)
         if (dp_agent_config_set(&c, rd->set[k][0], rd->set[k][1], &err)) {
             fprintf(stderr, "bench_eagle: %s\n", err.msg);

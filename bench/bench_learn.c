@@ -135,7 +135,9 @@ static void stepped(void *user, const dp_run_state *s) {
 
 /* The preset's configuration with the bench's sizes and the --set overrides. */
 static int configure(const char *preset, int train, dp_agent_config *c, dp_error *err) {
-    if (dp_agent_preset(preset, c)) return dp_error_set(err, DP_STATUS_INVALID, "unknown preset %s", preset), 1;
+    dp_settings set;
+    if (!dp_settings_preset(preset, &set)) *c = set.agent;
+    else return dp_error_set(err, DP_STATUS_INVALID, "unknown preset %s", preset), 1;
     if (bench_mars_shrink(c, err)) return 1;
     for (int k = 0; k < n_sets; k++) {
         char key[64];

@@ -127,7 +127,9 @@ static int wanted(const char *name) {
 
 /* The configuration of a run: preset, the bench's sizes, its overrides. */
 static int configure(const run_def *rd, dp_agent_config *c, dp_error *err) {
-    if (dp_agent_preset(rd->preset, c)) return 1;
+    dp_settings set;
+    if (dp_settings_preset(rd->preset, &set)) return 1;
+    *c = set.agent;
     if (small_sizes && bench_mars_shrink(c, err)) return 1;
     for (int k = 0; k < 3 && rd->set[k][0]; k++)
         if (dp_agent_config_set(c, rd->set[k][0], rd->set[k][1], err)) return 1;

@@ -247,7 +247,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ds = dp_devices_preset("k40x2", &err);
         REQUIRE(g && ds);
         dp_agent_config c;
-        REQUIRE(dp_agent_preset("hp", &c) == 0);
+        dp_settings set;
+        REQUIRE(dp_settings_preset("hp", &set) == 0);
+        c = set.agent;
         const char *kv[][2] = {{"hidden", "8"}, {"attn-dim", "8"}, {"dev-emb", "4"}, {"groups", "2"},
                                {"grouper-hidden", "8"}, {"type-dim", "4"}, {"samples", "2"}};
         for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) REQUIRE(dp_agent_config_set(&c, kv[k][0], kv[k][1], &err) == 0);

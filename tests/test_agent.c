@@ -89,7 +89,7 @@ static dp_graph *heavy_chain(void) {
 /* A preset shrunk for tests: small networks, the preset's algorithm. */
 static dp_agent_config small(const char *preset) {
     dp_agent_config c;
-    CHECK(dp_agent_preset(preset, &c) == 0);
+    CHECK(agent_preset(preset, &c) == 0);
     dp_error err;
     const char *kv[][2] = {{"hidden", "16"}, {"attn-dim", "16"}, {"dev-emb", "8"}, {"groups", "4"},
                            {"grouper-hidden", "16"}, {"type-dim", "4"}};
@@ -302,7 +302,7 @@ static void test_optimizer_skips_nonfinite(void) {
     CHECK(dp_nn_params_init(&p, s, 2, &rng, NULL) == DP_STATUS_OK);
     dp_nn_adam adam = dp_nn_adam_default();
     dp_agent_config c;
-    CHECK(dp_agent_preset("hp", &c) == 0);
+    CHECK(agent_preset("hp", &c) == 0);
     CHECK(c.train.clip > 0 && c.train.clip_per_network);
     const float bad[3] = {NAN, INFINITY, -INFINITY};
     for (int b = 0; b < 3; b++)
@@ -335,11 +335,11 @@ static void test_optimizer_skips_nonfinite(void) {
  * is sampled. */
 static void test_noise_schedule(void) {
     dp_agent_config c;
-    CHECK(dp_agent_preset("hp", &c) == 0);
+    CHECK(agent_preset("hp", &c) == 0);
     CHECK_NEAR(agent_noise_at(&c, 0), 0.1, 1e-7);
     CHECK_NEAR(agent_noise_at(&c, 499), 0.1, 1e-7);
     CHECK_NEAR(agent_noise_at(&c, 500), 0.0, 0.0);
-    CHECK(dp_agent_preset("colocrl", &c) == 0);
+    CHECK(agent_preset("colocrl", &c) == 0);
     CHECK_NEAR(agent_noise_at(&c, 0), 0.0, 0.0);
 }
 
@@ -1177,8 +1177,8 @@ static void test_refine_train(void) {
 static void test_config(void) {
     dp_agent_config c;
     dp_error err;
-    CHECK(dp_agent_preset("nope", &c) == -1);
-    CHECK(dp_agent_preset("hp", &c) == 0);
+    CHECK(agent_preset("nope", &c) == -1);
+    CHECK(agent_preset("hp", &c) == 0);
     CHECK(c.grouper.groups == 256 && c.grouper.hidden == 64 && c.placer.hidden == 256 && c.train.batch == 4);
     CHECK_NEAR(c.train.lr, 0.001, 1e-7); /* the paper's 0.1 (and 0.01) collapse the placer here: docs/agents.md */
     CHECK_NEAR(c.placer.tanh_c, 5.0, 0);
@@ -1189,7 +1189,7 @@ static void test_config(void) {
     const char *seeds_own[] = {"eagle", "mars"};
     for (int p = 0; p < 2; p++) {
         dp_agent_config o;
-        CHECK(dp_agent_preset(seeds_own[p], &o) == 0);
+        CHECK(agent_preset(seeds_own[p], &o) == 0);
         CHECK(o.walks.moves == 0 && o.ce.every == 50 && o.ce.elites == 5 && o.ce.steps == 1);
     }
     CHECK(dp_agent_config_set(&c, "grouper", "metis", &err) == 0 && c.grouper.kind == DP_AGENT_GROUPER_KIND_METIS);
@@ -1202,7 +1202,7 @@ static void test_config(void) {
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
     /* the new parts: every combination valid or refused by name */
     dp_agent_config e;
-    CHECK(dp_agent_preset("eagle", &e) == 0);
+    CHECK(agent_preset("eagle", &e) == 0);
     CHECK(e.train.algo == DP_AGENT_ALGO_PPO && e.link.on && e.placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && e.placer.hidden == 512);
     CHECK(e.train.batch == 10 && e.ppo.epochs == 4 && e.ce.every == 50 && e.ce.elites == 5);
     CHECK_NEAR(e.ppo.clip, 0.3, 1e-7);

@@ -78,7 +78,7 @@ static dp_graph *heavy_chain(void) {
 /* The Mars preset shrunk for tests. */
 static dp_agent_config small_mars(const char *preset) {
     dp_agent_config c;
-    CHECK(dp_agent_preset(preset, &c) == 0);
+    CHECK(agent_preset(preset, &c) == 0);
     dp_error err;
     const char *kv[][2] = {{"gcn-hidden", "8"}, {"hidden", "8"}, {"attn-dim", "8"}, {"dev-emb", "4"},
                            {"seg-len", "8"},     {"seg-keep", "1"}, {"pretrain-iters", "20"},
@@ -563,7 +563,7 @@ static void test_save_load_and_init(void) {
     CHECK(memcmp(keep, b->params.data, sizeof(float) * b->params.count) == 0);
     CHECK(dp_agent_get_state(b)->pretrain_done == 0);
     dp_agent_config h;
-    CHECK(dp_agent_preset("hp", &h) == 0);
+    CHECK(agent_preset("hp", &h) == 0);
     CHECK(dp_agent_config_set(&h, "hidden", "8", &err) == 0 && dp_agent_config_set(&h, "groups", "4", &err) == 0);
     CHECK(dp_agent_config_set(&h, "type-ids", "fixed", &err) == 0); /* its type embedding then matches */
     dp_agent *hp = make(g, ds, &h, 1);
@@ -586,7 +586,7 @@ static void test_save_load_and_init(void) {
 static void test_config(void) {
     dp_agent_config c;
     dp_error err;
-    CHECK(dp_agent_preset("mars", &c) == 0);
+    CHECK(agent_preset("mars", &c) == 0);
     CHECK(c.encoder.kind == DP_AGENT_ENCODER_GCN && c.encoder.gcn_hidden == 256 && c.encoder.gcn_layers == 3 && c.encoder.pretrain_iters == 1000);
     CHECK(c.placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_SEG && c.placer.seg_len == 128 && c.placer.hidden == 512);
     CHECK(c.train.algo == DP_AGENT_ALGO_PPO && c.train.batch == 20 && c.ppo.minibatches == 4 && c.ppo.epochs == 3);
@@ -596,14 +596,14 @@ static void test_config(void) {
     CHECK_NEAR(c.train.baseline_decay, 0.99, 1e-7);
     CHECK(c.features.type_ids == DP_AGENT_TYPE_IDS_FIXED && !c.train.entropy_sum && !c.train.clip_per_network);
     CHECK(dp_agent_config_check(&c, &err) == 0);
-    CHECK(dp_agent_preset("mars-nopretrain", &c) == 0 && c.encoder.pretrain_iters == 0);
-    CHECK(dp_agent_preset("mars-seq2seq", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
-    CHECK(dp_agent_preset("mars-dplace", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
+    CHECK(agent_preset("mars-nopretrain", &c) == 0 && c.encoder.pretrain_iters == 0);
+    CHECK(agent_preset("mars-seq2seq", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
+    CHECK(agent_preset("mars-dplace", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
     CHECK(c.encoder.op_order == DP_AGENT_OP_ORDER_DFS && c.placer.stick == 5.0f && c.encoder.kind == DP_AGENT_ENCODER_GCN);
-    CHECK(dp_agent_preset("mars", &c) == 0 && c.encoder.op_order == DP_AGENT_OP_ORDER_TOPO && c.placer.stick == 0.0f);
+    CHECK(agent_preset("mars", &c) == 0 && c.encoder.op_order == DP_AGENT_OP_ORDER_TOPO && c.placer.stick == 0.0f);
     CHECK(c.warm.from == DP_AGENT_WARM_BEST && c.warm.steps == 200); /* dplace's start (docs/agents.md) */
     CHECK_NEAR(c.warm.lr, 0.001, 1e-9); /* the paper's sizes; the benches' 32 units take 0.01 */
-    CHECK(dp_agent_preset("mars-trfxl", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
+    CHECK(agent_preset("mars-trfxl", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
     CHECK(c.placer.kind == DP_AGENT_PLACER_KIND_TRFXL && c.ppo.ratio == DP_AGENT_PPO_RATIO_DECISION);
     CHECK(dp_agent_config_set(&c, "txl-heads", "6", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
@@ -619,7 +619,7 @@ static void test_config(void) {
         {"hp", "pretrain-iters", "5", "needs encoder=gcn"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        CHECK(dp_agent_preset(bad[k].preset, &c) == 0);
+        CHECK(agent_preset(bad[k].preset, &c) == 0);
         CHECK(dp_agent_config_set(&c, bad[k].key, bad[k].value, &err) == 0);
         dp_status st = dp_agent_config_check(&c, &err);
         if (!bad[k].msg) {
@@ -629,7 +629,7 @@ static void test_config(void) {
         CHECK(st == DP_STATUS_INVALID);
         CHECK_STR_CONTAINS(err.msg, bad[k].msg);
     }
-    CHECK(dp_agent_preset("mars", &c) == 0);
+    CHECK(agent_preset("mars", &c) == 0);
     CHECK(dp_agent_config_set(&c, "noise-amp", "0.1", &err) == 0 && dp_agent_config_set(&c, "noise-updates", "5", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "noise");

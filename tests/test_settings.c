@@ -160,25 +160,173 @@ static void test_preset_lines(void) {
     CHECK(dp_settings_preset("nope", &s) == -1 && dp_settings_preset_find("nope") == NULL);
 }
 
-/* Each data preset equals the C function it replaces, key for key. */
+/* Every agent setting of each preset, as the C functions the data presets
+ * replaced set them (formatted from those functions before they went): a
+ * preset changes only with this table. */
+static const char *const presets_before[][2] = {
+    {"hp",
+     "type-ids=rank type-vocab=200 type-dim=20 out-slots=6 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=learned groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=none op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-after hidden=256 attn-dim=256 "
+     "dev-emb=256 tanh-c=5 temperature=10 stick=0 noise-amp=0.1 noise-updates=500 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=none warm-steps=200 warm-lr=0.001 train=yes algo=reinforce batch=4 lr=0.001 "
+     "entropy=0 entropy-sum=no clip=1 clip-per-network=yes baseline-decay=0.9 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=500 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=4 ppo-minibatches=1 ppo-clip=0.3 ppo-ratio=decision ce-every=4 ce-elites=1 ce-steps=2 "
+     "elite-moves=100 elite-walks=2 elite-critical=0.9 elite-near=0 elite-chain=4 elite-train=no "
+     "elite-keep=no"},
+    {"colocrl",
+     "type-ids=rank type-vocab=200 type-dim=20 out-slots=6 out-dims=4 adj-per-dir=6 group-types=embedding "
+     "grouper=scope groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=none op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-after hidden=256 attn-dim=256 "
+     "dev-emb=256 tanh-c=5 temperature=10 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=none warm-steps=200 warm-lr=0.001 train=yes algo=reinforce batch=4 lr=0.001 "
+     "entropy=0 entropy-sum=no clip=1 clip-per-network=yes baseline-decay=0 baseline-window=10 "
+     "baseline-init-fail=yes fail-reward=0 valid-only-after=500 oom-shaped=no greedy-every=0 ppo-epochs=4 "
+     "ppo-minibatches=1 ppo-clip=0.3 ppo-ratio=decision ce-every=4 ce-elites=1 ce-steps=2 elite-moves=100 "
+     "elite-walks=2 elite-critical=0.9 elite-near=0 elite-chain=0 elite-train=no elite-keep=no"},
+    {"eagle",
+     "type-ids=rank type-vocab=200 type-dim=20 out-slots=6 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=learned groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=yes link-hidden=64 encoder=none op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-before hidden=512 attn-dim=512 "
+     "dev-emb=256 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=none warm-steps=200 warm-lr=0.001 train=yes algo=ppo batch=10 lr=0.0005 "
+     "entropy=0.01 entropy-sum=no clip=1 clip-per-network=yes baseline-decay=0.9 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=500 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=4 ppo-minibatches=1 ppo-clip=0.3 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=0 elite-walks=1 elite-critical=0 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"eagle-ppo-ce",
+     "type-ids=rank type-vocab=200 type-dim=20 out-slots=6 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=learned groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=yes link-hidden=64 encoder=none op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-before hidden=512 attn-dim=512 "
+     "dev-emb=256 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=none warm-steps=200 warm-lr=0.001 train=yes algo=ppo-ce batch=10 lr=0.0005 "
+     "entropy=0.01 entropy-sum=no clip=1 clip-per-network=yes baseline-decay=0.9 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=500 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=4 ppo-minibatches=1 ppo-clip=0.3 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=100 elite-walks=2 elite-critical=0.9 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"post",
+     "type-ids=rank type-vocab=200 type-dim=20 out-slots=6 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=metis groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=none op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=table hidden=512 attn-dim=512 "
+     "dev-emb=256 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.02 warm-start=none warm-steps=200 warm-lr=0.001 train=yes algo=ppo-ce batch=10 lr=0.003 "
+     "entropy=0 entropy-sum=no clip=1 clip-per-network=yes baseline-decay=0.9 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=500 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=4 ppo-minibatches=1 ppo-clip=0.2 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=100 elite-walks=2 elite-critical=0.9 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"dplace",
+     "type-ids=rank type-vocab=200 type-dim=20 out-slots=6 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=metis groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=none op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=table hidden=512 attn-dim=512 "
+     "dev-emb=256 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.02 warm-start=none warm-steps=200 warm-lr=0.001 train=yes algo=ppo-ce batch=10 lr=0.003 "
+     "entropy=0 entropy-sum=no clip=1 clip-per-network=yes baseline-decay=0.9 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=500 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=4 ppo-minibatches=1 ppo-clip=0.2 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=100 elite-walks=2 elite-critical=0.9 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"mars",
+     "type-ids=fixed type-vocab=200 type-dim=20 out-slots=2 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=none groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=gcn op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=1000 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-seg hidden=512 attn-dim=512 "
+     "dev-emb=512 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=best warm-steps=200 warm-lr=0.001 train=yes algo=ppo batch=20 lr=0.0003 "
+     "entropy=0.001 entropy-sum=no clip=1 clip-per-network=no baseline-decay=0.99 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=1000000000 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=3 ppo-minibatches=4 ppo-clip=0.2 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=0 elite-walks=1 elite-critical=0 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"mars-nopretrain",
+     "type-ids=fixed type-vocab=200 type-dim=20 out-slots=2 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=none groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=gcn op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=0 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-seg hidden=512 attn-dim=512 "
+     "dev-emb=512 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=best warm-steps=200 warm-lr=0.001 train=yes algo=ppo batch=20 lr=0.0003 "
+     "entropy=0.001 entropy-sum=no clip=1 clip-per-network=no baseline-decay=0.99 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=1000000000 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=3 ppo-minibatches=4 ppo-clip=0.2 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=0 elite-walks=1 elite-critical=0 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"mars-seq2seq",
+     "type-ids=fixed type-vocab=200 type-dim=20 out-slots=2 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=none groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=gcn op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=1000 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-before hidden=512 "
+     "attn-dim=512 dev-emb=512 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no "
+     "mem-scale=1 seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 "
+     "txl-causal=no post-mix=0.1 warm-start=best warm-steps=200 warm-lr=0.001 train=yes algo=ppo batch=20 "
+     "lr=0.0003 entropy=0.001 entropy-sum=no clip=1 clip-per-network=no baseline-decay=0.99 "
+     "baseline-window=0 baseline-init-fail=no fail-reward=-10 valid-only-after=1000000000 oom-shaped=no "
+     "greedy-every=0 ppo-epochs=3 ppo-minibatches=4 ppo-clip=0.2 ppo-ratio=decision ce-every=50 "
+     "ce-elites=5 ce-steps=1 elite-moves=0 elite-walks=1 elite-critical=0 elite-near=0 elite-chain=0 "
+     "elite-train=no elite-keep=no"},
+    {"mars-trfxl",
+     "type-ids=fixed type-vocab=200 type-dim=20 out-slots=2 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=none groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=gcn op-order=topo gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=1000 pretrain-lr=0.001 encoder-train=yes placer=trfxl hidden=256 attn-dim=512 "
+     "dev-emb=512 tanh-c=0 temperature=1 stick=0 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=best warm-steps=200 warm-lr=0.001 train=yes algo=ppo batch=20 lr=0.0003 "
+     "entropy=0.001 entropy-sum=no clip=1 clip-per-network=no baseline-decay=0.99 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=1000000000 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=3 ppo-minibatches=4 ppo-clip=0.2 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=0 elite-walks=1 elite-critical=0 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+    {"mars-dplace",
+     "type-ids=fixed type-vocab=200 type-dim=20 out-slots=2 out-dims=4 adj-per-dir=6 group-types=counts "
+     "grouper=none groups=256 grouper-hidden=64 grouper-prior=metis grouper-prior-mass=0.995 "
+     "scope-depth=3 link=no link-hidden=64 encoder=gcn op-order=dfs gcn-hidden=256 gcn-layers=3 "
+     "pretrain-iters=1000 pretrain-lr=0.001 encoder-train=yes placer=seq2seq-seg hidden=512 attn-dim=512 "
+     "dev-emb=512 tanh-c=0 temperature=1 stick=5 noise-amp=0 noise-updates=0 mem-mask=no mem-scale=1 "
+     "seg-len=128 seg-keep=16 txl-layers=2 txl-heads=8 txl-inner=1024 txl-mem=128 txl-causal=no "
+     "post-mix=0.1 warm-start=best warm-steps=200 warm-lr=0.001 train=yes algo=ppo batch=20 lr=0.0003 "
+     "entropy=0.001 entropy-sum=no clip=1 clip-per-network=no baseline-decay=0.99 baseline-window=0 "
+     "baseline-init-fail=no fail-reward=-10 valid-only-after=1000000000 oom-shaped=no greedy-every=0 "
+     "ppo-epochs=3 ppo-minibatches=4 ppo-clip=0.2 ppo-ratio=decision ce-every=50 ce-elites=5 ce-steps=1 "
+     "elite-moves=0 elite-walks=1 elite-critical=0 elite-near=0 elite-chain=0 elite-train=no "
+     "elite-keep=no"},
+};
+
+/* Each data preset equals the C function it replaced, key for key. */
 static void test_presets_match_functions(void) {
-    int32_t n;
-    const dp_setting *t = dp_settings_table(&n);
-    for (const char *const *p = dp_settings_preset_names(); *p; p++) {
-        dp_settings s, old;
-        CHECK(dp_settings_preset(*p, &s) == 0);
-        dp_settings_base(&old);
-        CHECK(dp_agent_preset(*p, &old.agent) == 0);
-        TEST_CASE("preset %s", *p);
-        CHECK(!strcmp(s.agent.preset, old.agent.preset));
-        for (int32_t k = 0; k < n; k++) {
-            if (t[k].target != DP_SETTING_AGENT) continue;
-            TEST_CASE("preset %s, setting %s", *p, t[k].name);
-            char a[128], b[128];
-            dp_setting_format(&t[k], &s, a, sizeof a);
-            dp_setting_format(&t[k], &old, b, sizeof b);
-            CHECK_STR_CONTAINS(a, b);
-            CHECK(strlen(a) == strlen(b));
+    size_t n = sizeof presets_before / sizeof presets_before[0];
+    CHECK(n == 11);
+    for (size_t p = 0; p < n; p++) {
+        const char *name = presets_before[p][0];
+        dp_settings s;
+        TEST_CASE("preset %s", name);
+        CHECK(dp_settings_preset(name, &s) == 0);
+        char now[8192], key[64];
+        CHECK(dp_settings_format_target(DP_SETTING_AGENT, &s.agent, now, sizeof now) < sizeof now);
+        /* key by key, so that a failure names the setting */
+        const char *a = now, *b = presets_before[p][1];
+        while (*a || *b) {
+            size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+            snprintf(key, sizeof key, "%.*s", (int)strcspn(b, "="), b);
+            TEST_CASE("preset %s, setting %s", name, key);
+            CHECK(la == lb && !strncmp(a, b, la));
+            a += la + (a[la] == ' '), b += lb + (b[lb] == ' ');
         }
     }
 }

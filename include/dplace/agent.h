@@ -53,10 +53,6 @@ extern "C" {
 #endif
 
 
-/* The old presets, as C functions: kept until the data presets of
- * include/dplace/settings.h are shown equal to them. Fills cfg; returns 0,
- * or -1 for an unknown name. */
-int dp_agent_preset(const char *name, dp_agent_config *cfg);
 /* Checks a whole configuration (ranges, combinations): DP_STATUS_INVALID
  * with a message naming the setting. */
 dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err);
