@@ -22,6 +22,7 @@
 #include "dplace/agent.h"
 #include "dplace/nn.h"
 #include "dplace/place.h"
+#include "dplace/reference.h"
 #include "dplace/zoo.h"
 
 typedef struct paper_row {
@@ -40,31 +41,30 @@ static int run(const char *agent, const char *model, const char *devices, const 
     dp_graph *g = dp_zoo_build(model, 0, &err);
     dp_devices *ds = g ? dp_devices_preset(devices, &err) : NULL;
     dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
-    int32_t *place = g ? malloc(sizeof(int32_t) * (size_t)g->n_ops) : NULL;
-    if (!g || !ds || !sim || !place) {
+    if (!g || !ds || !sim) {
         fprintf(stderr, "bench_agent: %s\n", err.msg);
         return 1;
     }
     /* baselines: the paper's prior placements, and every dplace placer */
-    double prior = INFINITY, best_base = INFINITY;
-    const char *best_name = "none";
-    dp_place_options po = dp_place_options_default();
-    po.expert = dp_zoo_expert_placement;
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
-        dp_place_report rep;
-        if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &po, place, &rep, &err)) {
-            fprintf(stderr, "bench_agent: %s\n", err.msg);
-            return 1;
-        }
-        if (rep.status || !rep.sim.valid) continue;
-        double t = rep.sim.step_time_s;
-        if (m == DP_PLACE_METHOD_CPU || m == DP_PLACE_METHOD_GPU || m == DP_PLACE_METHOD_EXPERT ||
-            m == DP_PLACE_METHOD_SCOTCH || m == DP_PLACE_METHOD_MINCUT)
-            prior = fmin(prior, t);
-        if (t < best_base) best_base = t, best_name = dp_place_method_name((dp_place_method)m);
+    double prior = INFINITY;
+    dp_reference_options refo = dp_reference_options_default();
+    refo.place.expert = dp_zoo_expert_placement;
+    dp_reference ref;
+    if (dp_reference_compute(sim, g, ds, &refo, &ref, &err)) {
+        fprintf(stderr, "bench_agent: %s\n", err.msg);
+        return 1;
     }
-    dp_run_bound lb;
-    dp_run_lower_bound(g, ds, sim, &lb, &err);
+    for (int32_t k = 0; k < ref.n; k++) {
+        dp_place_method m = ref.reports[k].method;
+        if (!ref.reports[k].status && ref.reports[k].sim.valid &&
+            (m == DP_PLACE_METHOD_CPU || m == DP_PLACE_METHOD_GPU || m == DP_PLACE_METHOD_EXPERT ||
+             m == DP_PLACE_METHOD_SCOTCH || m == DP_PLACE_METHOD_MINCUT))
+            prior = fmin(prior, ref.reports[k].sim.step_time_s);
+    }
+    double best_base = ref.best >= 0 ? ref.best_s : INFINITY;
+    const char *best_name = ref.best >= 0 ? ref.best_name : "none";
+    dp_run_bound lb = ref.bound;
+    dp_reference_free(&ref);
     dp_agent_config cfg;
     dp_settings set;
     dp_settings_preset(agent, &set);
@@ -103,7 +103,6 @@ static int run(const char *agent, const char *model, const char *devices, const 
            (long long)s->best_update);
     fflush(stdout);
     dp_agent_free(a);
-    free(place);
     dp_sim_free(sim);
     dp_devices_free(ds);
     dp_graph_free(g);

@@ -16,6 +16,7 @@
 
 #include "common/util.h"
 #include "dplace/place.h"
+#include "dplace/reference.h"
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
 
@@ -120,49 +121,56 @@ int main(int argc, char **argv) {
         for (int32_t d = 0; ds && models[k].gpu_gib && d < ds->n_devices; d++)
             if (ds->devices[d].kind == DP_DEVKIND_GPU) ds->devices[d].memory_bytes = (uint64_t)models[k].gpu_gib << 30;
         dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
-        int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
-        if (!ds || !sim || !p) {
-            fprintf(stderr, "bench_baseline: %s: %s\n", models[k].model, p ? err.msg : "out of memory");
+        if (!ds || !sim) {
+            fprintf(stderr, "bench_baseline: %s: %s\n", models[k].model, err.msg);
             return 1;
         }
         char batch[32] = "";
         if (models[k].batch) snprintf(batch, sizeof batch, " at batch %lld", (long long)models[k].batch);
         printf("== %s: %s%s on %s%s: %d ops (built in %.2f s)\n", models[k].label, models[k].model, batch,
                models[k].devices, models[k].gpu_gib ? " with GPUs of 8 GiB" : "", g->n_ops, build_s);
+        dp_place_method list[DP_PLACE_METHOD_COUNT];
+        int32_t n_list = 0;
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
             if (m > DP_PLACE_METHOD_EXPERT && !wanted(only_methods, dp_place_method_name((dp_place_method)m))) {
                 snprintf(table[k][m].reason, sizeof table[k][m].reason, "not asked for (--methods)");
                 table[k][m].ran = 1;
                 continue;
             }
-            dp_place_report rep;
-            if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, &err)) {
-                fprintf(stderr, "bench_baseline: %s %s: %s\n", models[k].model,
-                        dp_place_method_name((dp_place_method)m), err.msg);
-                return 1;
-            }
-            cell *c = &table[k][m];
+            list[n_list++] = (dp_place_method)m;
+        }
+        dp_reference_options ro = dp_reference_options_default();
+        ro.place = opt, ro.methods = list, ro.n_methods = n_list, ro.bound = 0;
+        dp_reference ref;
+        if (dp_reference_compute(sim, g, ds, &ro, &ref, &err)) {
+            fprintf(stderr, "bench_baseline: %s: %s\n", models[k].model, err.msg);
+            return 1;
+        }
+        for (int32_t j = 0; j < ref.n; j++) {
+            const dp_place_report *rep = &ref.reports[j];
+            cell *c = &table[k][rep->method];
             c->ran = 1;
-            c->place_s = rep.place_s;
-            if (rep.status) {
-                snprintf(c->reason, sizeof c->reason, "%s", rep.reason);
+            c->place_s = rep->place_s;
+            if (rep->status) {
+                snprintf(c->reason, sizeof c->reason, "%s", rep->reason);
                 continue;
             }
             c->applied = 1;
-            c->valid = rep.sim.valid;
-            c->step_s = rep.sim.step_time_s;
-            c->bytes = (double)rep.sim.transfer_bytes;
-            c->n_used = rep.n_used;
+            c->valid = rep->sim.valid;
+            c->step_s = rep->sim.step_time_s;
+            c->bytes = (double)rep->sim.transfer_bytes;
+            c->n_used = rep->n_used;
             snprintf(c->verdict, sizeof c->verdict, "valid");
-            if (!rep.sim.valid) {
-                snprintf(c->verdict, sizeof c->verdict, "%s", dp_sim_verdict_name(rep.sim.verdict));
-                for (int32_t d = 0; d < rep.sim.n_devices; d++)
-                    if (rep.sim.device[d].peak_bytes > rep.sim.device[d].memory_bytes) {
+            if (!rep->sim.valid) {
+                snprintf(c->verdict, sizeof c->verdict, "%s", dp_sim_verdict_name(rep->sim.verdict));
+                for (int32_t d = 0; d < rep->sim.n_devices; d++)
+                    if (rep->sim.device[d].peak_bytes > rep->sim.device[d].memory_bytes) {
                         snprintf(c->verdict, sizeof c->verdict, "OOM %s", ds->devices[d].name);
                         break;
                     }
             }
         }
+        dp_reference_free(&ref);
         const cell *gpu = &table[k][DP_PLACE_METHOD_GPU], *expert = &table[k][DP_PLACE_METHOD_EXPERT];
         printf("%-8s %12s %7s %7s  %-16s %12s %12s %5s  %s\n", "method", "step time", "vs gpu", "vs exp", "verdict",
                "place time", "crossing", "used", "units");
@@ -196,7 +204,6 @@ int main(int argc, char **argv) {
                 printf("paper    cpu %s, gpu %s, expert %s (%s)\n", c, gp, e, r->source);
             }
         printf("\n");
-        free(p);
         dp_sim_free(sim);
         dp_devices_free(ds);
         dp_graph_free(g);

@@ -37,6 +37,7 @@
 #include "dplace/agent.h"
 #include "dplace/nn.h"
 #include "dplace/place.h"
+#include "dplace/reference.h"
 #include "dplace/run.h"
 #include "dplace/zoo.h"
 
@@ -191,29 +192,20 @@ static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd,
 static int references(const dp_graph *g, const dp_devices *ds, refs *r) {
     dp_error err;
     dp_sim *sim = dp_sim_init(g, ds, &err);
-    int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
-    if (!sim || !place) {
-        fprintf(stderr, "bench_learn: %s\n", sim ? "out of memory" : err.msg);
-        free(place), dp_sim_free(sim);
+    dp_reference_options o = dp_reference_options_default();
+    o.place.expert = dp_zoo_expert_placement;
+    dp_reference ref;
+    if (!sim || dp_reference_compute(sim, g, ds, &o, &ref, &err)) {
+        fprintf(stderr, "bench_learn: %s\n", err.msg);
+        dp_sim_free(sim);
         return 1;
     }
-    r->expert_s = r->gpu_s = r->base_s = INFINITY;
-    r->base_name = "none";
-    dp_place_options po = dp_place_options_default();
-    po.expert = dp_zoo_expert_placement;
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
-        dp_place_report rep;
-        if (dp_place_evaluate(sim, g, ds, (dp_place_method)m, &po, place, &rep, &err) || rep.status || !rep.sim.valid)
-            continue;
-        double t = rep.sim.step_time_s;
-        if (m == DP_PLACE_METHOD_EXPERT) r->expert_s = t;
-        if (m == DP_PLACE_METHOD_GPU) r->gpu_s = t;
-        if (t < r->base_s) r->base_s = t, r->base_name = dp_place_method_name((dp_place_method)m);
-    }
-    dp_run_bound lb;
-    dp_run_lower_bound(g, ds, sim, &lb, &err);
-    r->bound_s = lb.bound_s;
-    free(place);
+    r->expert_s = ref.expert_valid ? ref.expert_s : INFINITY;
+    r->gpu_s = ref.gpu_valid ? ref.gpu_s : INFINITY;
+    r->base_s = ref.best >= 0 ? ref.best_s : INFINITY;
+    r->base_name = ref.best >= 0 ? ref.best_name : "none";
+    r->bound_s = ref.bound.bound_s;
+    dp_reference_free(&ref);
     dp_sim_free(sim);
     return 0;
 }

@@ -53,6 +53,7 @@
 #include "dplace/agent.h"
 #include "dplace/nn.h"
 #include "dplace/place.h"
+#include "dplace/reference.h"
 #include "dplace/zoo.h"
 
 #include "bench_mars_sizes.h"
@@ -257,17 +258,20 @@ static void header(const char *title, const char *const *cols, int n) {
     printf("\n");
 }
 
+/* Placer m's simulated step time (inf: out of memory or cannot apply; NaN:
+ * an error). */
 static double baseline_time(const dp_graph *g, const dp_devices *ds, dp_place_method m) {
     dp_error err;
     dp_sim *sim = dp_sim_init(g, ds, &err);
-    int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
     double t = NAN;
-    dp_place_options po = dp_place_options_default();
-    po.expert = dp_zoo_expert_placement;
-    dp_place_report rep;
-    if (sim && place && !dp_place_evaluate(sim, g, ds, m, &po, place, &rep, &err))
-        t = rep.status || !rep.sim.valid ? INFINITY : rep.sim.step_time_s;
-    free(place);
+    dp_reference_options o = dp_reference_options_default();
+    o.place.expert = dp_zoo_expert_placement;
+    o.methods = &m, o.n_methods = 1, o.bound = 0;
+    dp_reference ref;
+    if (sim && !dp_reference_compute(sim, g, ds, &o, &ref, &err)) {
+        t = ref.best >= 0 ? ref.best_s : INFINITY;
+        dp_reference_free(&ref);
+    }
     dp_sim_free(sim);
     return t;
 }

@@ -15,6 +15,7 @@
 #include "dplace/place.h"
 #include "dplace/placement.h"
 #include "dplace/run.h"
+#include "dplace/reference.h"
 #include "dplace/search.h"
 #include "dplace/zoo.h"
 
@@ -33,40 +34,6 @@ static const bench benches[] = {
     {"synthetic/k40x4", "synthetic", "k40x4", 0},       {"rnnlm/p100x4-6G", "rnnlm", "p100x4", 6},
 };
 
-/* The reference placements: single GPU, expert, the best baseline. */
-typedef struct refs {
-    double gpu_s, expert_s, best_s;
-    const char *best_name;
-} refs;
-
-/* Runs every baseline, offering each placement to the search as a start. */
-static dp_status baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_search *se, refs *r,
-                           dp_error *err) {
-    r->gpu_s = r->expert_s = r->best_s = NAN, r->best_name = "none";
-    int32_t *p = malloc(sizeof(int32_t) * (size_t)g->n_ops);
-    if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
-    dp_place_options opt = dp_place_options_default();
-    opt.expert = dp_zoo_expert_placement;
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
-        dp_place_report rep;
-        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, err);
-        if (st) {
-            free(p);
-            return st;
-        }
-        if (rep.status) continue;
-        dp_error ignored;
-        dp_search_add_start(se, dp_place_method_name((dp_place_method)m), p, &ignored);
-        if (!rep.sim.valid) continue;
-        double t = rep.sim.step_time_s;
-        if (m == DP_PLACE_METHOD_GPU) r->gpu_s = t;
-        if (m == DP_PLACE_METHOD_EXPERT) r->expert_s = t;
-        if (!(t >= r->best_s)) r->best_s = t, r->best_name = dp_place_method_name((dp_place_method)m);
-    }
-    free(p);
-    return DP_STATUS_OK;
-}
-
 static void print_s(double t) {
     if (isfinite(t)) printf(" %8.4f", t);
     else printf(" %8s", "-");
@@ -83,22 +50,23 @@ static int run_one(const bench *b, double seconds, int threads) {
     dp_search_options so = dp_search_options_default();
     so.threads = threads;
     dp_search *se = sim ? dp_search_init(g, ds, sim, &so, &err) : NULL;
-    refs r;
-    dp_run_bound lb = {0, 0, 0, 0, 0};
+    dp_reference r = {0};
+    dp_reference_options o = dp_reference_options_default();
+    o.place.expert = dp_zoo_expert_placement;
     int rc = 1;
-    if (se && !baselines(sim, g, ds, se, &r, &err) && !dp_run_lower_bound(g, ds, sim, &lb, &err)) {
+    if (se && !dp_reference_compute(sim, g, ds, &o, &r, &err) && !dp_search_add_starts(se, &r, NULL, NULL, &err)) {
         dp_run_options ro = dp_run_options_default();
         ro.g = g, ro.ds = ds, ro.max_seconds = seconds;
         if (!dp_run(dp_search_method(se), &ro, NULL, NULL, &err)) {
             const dp_run_state *s = dp_search_get_state(se);
             const char *start = NULL;
             dp_search_start(se, &start, NULL);
-            double bound = lb.bound_s;
+            double bound = r.bound.bound_s;
             printf("%-20s %6d", b->label, g->n_ops);
             print_s(s->best_s);
             printf(" %7.1f %9lld", s->best_elapsed_s, (long long)s->best_sample + 1);
             print_s(r.gpu_s), print_s(r.expert_s), print_s(r.best_s);
-            printf(" %-7s", r.best_name);
+            printf(" %-7s", r.best_name ? r.best_name : "none");
             print_s(bound);
             /* issue 20's target: gnmt4 0.83 x the expert (EAGLE's margin); else 0.75 x the best baseline where
              * it is over 1.5 x the bound; else faster than it; always faster than single GPU and the expert */
@@ -117,6 +85,7 @@ static int run_one(const bench *b, double seconds, int threads) {
         }
     }
     if (rc) fprintf(stderr, "bench_search: %s: %s\n", b->label, err.msg);
+    dp_reference_free(&r);
     dp_search_free(se);
     dp_sim_free(sim);
     dp_devices_free(ds);

@@ -34,7 +34,7 @@ declare -A header_layer=(
   [nn]=nn [nn_check]=nn [nn_models]=nn [nn_mars]=nn [nn_txl]=nn
   [units]=place [place]=place [group]=place
   [zoo]=zoo
-  [run]=run [plot]=run [settings]=run
+  [run]=run [plot]=run [settings]=run [reference]=run
   [search]=search
   [agent]=agent [measure]=agent
   [dist]=dist
@@ -50,7 +50,7 @@ declare -A may_use=(
   [nn]="nn common"
   [place]="place sim graph common"
   [zoo]="zoo sim graph common"
-  [run]="run sim graph common"
+  [run]="run place sim graph common"
   [search]="search run place sim graph common"
   [agent]="agent run place nn sim graph common"
   [dist]="dist agent search run place nn sim graph common"

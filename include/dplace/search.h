@@ -38,6 +38,7 @@
 
 #include "dplace/devices.h"
 #include "dplace/graph.h"
+#include "dplace/reference.h"
 #include "dplace/run.h"
 #include "dplace/settings.h"
 #include "dplace/sim.h"
@@ -66,6 +67,14 @@ void dp_search_free(dp_search *s);
  * has a device out of range, breaks a device constraint or splits a
  * colocation group; nothing is kept then. Ignored after the first step. */
 dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *placement, dp_error *err);
+
+/* Offers the search its usual starts, in this order: every placement of
+ * ref that its placer could make (named after the placer; one the search
+ * refuses is left out), init (named init_name; when not NULL, refused with
+ * DP_STATUS_INVALID naming it), and single GPU when none of those was
+ * offered. ref may be NULL (no baselines run). */
+dp_status dp_search_add_starts(dp_search *s, const dp_reference *ref, const int32_t *init, const char *init_name,
+                               dp_error *err);
 
 /* Offers a placement found elsewhere (another rank's search, src/dist):
  * simulated, and when valid and faster than the best so far it becomes the

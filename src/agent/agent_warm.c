@@ -18,33 +18,29 @@
 #include <string.h>
 
 #include "agent/agent_internal.h"
-#include "dplace/place.h"
+#include "dplace/reference.h"
 
 /* The placement of the placer the setting names (the fastest valid one
  * for BEST) into place [N]; *t gets its step time, *from the placer's name. */
 static dp_status baseline_placement(const dp_agent *a, int32_t *place, double *t, const char **from, dp_error *err) {
     dp_sim *sim = dp_sim_init(a->g, a->ds, err);
-    int32_t *p = malloc(sizeof(int32_t) * (size_t)a->N);
-    if (!sim || !p) {
-        free(p), dp_sim_free(sim);
-        return sim ? dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory") : err->status;
-    }
-    dp_place_options opt = dp_place_options_default();
-    opt.expert = a->eo.expert;
-    int best = a->cfg.warm.from == DP_AGENT_WARM_BEST;
-    *t = INFINITY, *from = NULL;
-    dp_status st = DP_STATUS_OK;
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT && !st; m++) {
-        if (!best && m != (int)a->cfg.warm.from - DP_AGENT_WARM_CPU) continue;
-        dp_place_report rep;
-        st = dp_place_evaluate(sim, a->g, a->ds, (dp_place_method)m, &opt, p, &rep, err);
-        if (st || rep.status || !rep.sim.valid || !(rep.sim.step_time_s < *t)) continue;
-        *t = rep.sim.step_time_s, *from = dp_place_method_name((dp_place_method)m);
-        memcpy(place, p, sizeof(int32_t) * (size_t)a->N);
-    }
-    free(p);
+    if (!sim) return err->status;
+    dp_reference_options o = dp_reference_options_default();
+    o.place.expert = a->eo.expert;
+    o.bound = 0;
+    dp_place_method one = (dp_place_method)(a->cfg.warm.from - DP_AGENT_WARM_CPU);
+    if (a->cfg.warm.from != DP_AGENT_WARM_BEST) o.methods = &one, o.n_methods = 1;
+    dp_reference ref;
+    dp_status st = dp_reference_compute(sim, a->g, a->ds, &o, &ref, err);
     dp_sim_free(sim);
-    if (!st && !*from)
+    if (st) return st;
+    *t = INFINITY, *from = NULL;
+    if (ref.best >= 0) {
+        *t = ref.best_s, *from = ref.best_name;
+        memcpy(place, ref.placements + (size_t)ref.best * (size_t)a->N, sizeof(int32_t) * (size_t)a->N);
+    }
+    dp_reference_free(&ref);
+    if (!*from)
         st = dp_error_set(err, DP_STATUS_INVALID, "warm start: %s gives no valid placement of %s on %s",
                           dp_agent_warm_name(a->cfg.warm.from), a->g->name, a->ds->name);
     return st;

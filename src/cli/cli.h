@@ -207,11 +207,6 @@ int cli_exit_status(const dp_error *err);
 int cli_report(const dp_error *err);
 /* Prints a usage error for `cmd` and returns 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Parses a comma-separated list of placer names ("cpu,m-etf") into out[max]
- * (a method may repeat); returns the count, or -1 with the bad entry named
- * in bad. */
-int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad, size_t bad_size);
 /* Prints one line to stderr naming the op types of g (read from `what`)
  * that the cost model does not know (dp_cost_unknown_types), when there are
  * any; returns -1 with err filled on out of memory. */

@@ -63,29 +63,6 @@ void cli_format_bytes(double bytes, char *buf, size_t size) {
     snprintf(buf, size, k ? "%.2f %s" : "%.0f %s", bytes, unit[k]);
 }
 
-int cli_parse_methods(const char *list, dp_place_method *out, int max, char *bad, size_t bad_size) {
-    int n = 0;
-    const char *p = list;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
-        dp_place_method m;
-        if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m)) {
-            snprintf(bad, bad_size, "unknown method \"%.*s\"", (int)len, p);
-            return -1;
-        }
-        if (n == max) {
-            snprintf(bad, bad_size, "more than %d methods", max);
-            return -1;
-        }
-        out[n++] = m;
-        p = comma ? comma + 1 : p + len;
-    }
-    return n;
-}
-
 int cli_note_unknown_types(const char *cmd, const char *what, const dp_graph *g, dp_error *err) {
     dp_cost_unknown *u;
     int32_t n;

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "common/util.h"
 #include "dplace/place.h"
+#include "dplace/reference.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
@@ -220,13 +221,12 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
     a->n_methods = DP_PLACE_METHOD_COUNT;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) a->methods[m] = (dp_place_method)m;
     if (methods) {
-        char bad[128];
-        a->n_methods = cli_parse_methods(methods, a->methods, MAX_METHODS, bad, sizeof bad);
-        if (a->n_methods <= 0)
-            return cli_usage_error("baseline",
-                                   "--methods: %s (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct; "
-                                   "comma-separated)",
-                                   a->n_methods < 0 ? bad : "no method given");
+        dp_error err;
+        int32_t n = 0;
+        if (!*methods || !strcmp(methods, "none")) return cli_usage_error("baseline", "--methods: no method given");
+        if (dp_reference_parse_methods(methods, a->methods, MAX_METHODS, &n, &err))
+            return cli_usage_error("baseline", "--methods: %s", err.msg);
+        a->n_methods = n;
     }
     a->opt = dp_place_options_default();
     a->opt.seed = (uint64_t)seed;
@@ -251,7 +251,7 @@ static int run_baseline(const baseline_args *a) {
     dp_graph *g = NULL;
     dp_devices *ds = NULL;
     dp_sim *sim = NULL;
-    int32_t *place = NULL;
+    dp_reference ref = {0};
     dp_stage stage = {0};
     dp_place_report *reps = calloc((size_t)n_methods, sizeof(dp_place_report));
     if (!reps) {
@@ -264,26 +264,24 @@ static int run_baseline(const baseline_args *a) {
         rc = cli_report(&err);
         goto done;
     }
-    if (!(place = malloc((size_t)g->n_ops * sizeof(int32_t)))) {
-        dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
-        rc = cli_report(&err);
-        goto done;
-    }
     if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
         dp_error_set(&err, DP_STATUS_IO, "%s: cannot create the directory: %s", out_dir, strerror(errno));
         rc = cli_report(&err);
         goto done;
     }
+    dp_reference_options ro = dp_reference_options_default();
+    ro.place = a->opt, ro.methods = a->methods, ro.n_methods = n_methods, ro.bound = 0;
+    if (dp_reference_compute(sim, g, ds, &ro, &ref, &err)) {
+        rc = cli_report(&err);
+        goto done;
+    }
     for (int i = 0; i < n_methods; i++) {
-        if (dp_place_evaluate(sim, g, ds, a->methods[i], &a->opt, place, &reps[i], &err)) {
-            rc = cli_report(&err);
-            goto done;
-        }
+        reps[i] = ref.reports[i];
         if (out_dir && reps[i].status == DP_STATUS_OK) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.json", out_dir, dp_place_method_name(a->methods[i]));
             const char *tmp = dp_stage_add(&stage, path, &err); /* all placements or none */
-            if (!tmp || dp_placement_write_file(tmp, g, ds, place, &err)) {
+            if (!tmp || dp_placement_write_file(tmp, g, ds, ref.placements + (size_t)i * (size_t)g->n_ops, &err)) {
                 rc = cli_report(&err);
                 goto done;
             }
@@ -298,7 +296,7 @@ static int run_baseline(const baseline_args *a) {
 done:
     dp_stage_abort(&stage);
     free(reps);
-    free(place);
+    dp_reference_free(&ref);
     dp_sim_free(sim);
     dp_devices_free(ds);
     dp_graph_free(g);

@@ -19,6 +19,7 @@
 #include "dplace/nn.h"
 #include "dplace/place.h"
 #include "dplace/placement.h"
+#include "dplace/reference.h"
 #include "dplace/plot.h"
 #include "dplace/run.h"
 #include "dplace/search.h"
@@ -331,57 +332,19 @@ static int check_args(const opt_args *o) {
 
 /* ---- the comparison ----------------------------------------------------------------- */
 
-typedef struct ref_times {
-    double gpu_s, expert_s, best_s;
-    int gpu_valid, expert_valid, have_best;
-    const char *best_name;
-    int n_reports;
-    dp_place_report reports[DP_PLACE_METHOD_COUNT];
-} ref_times;
-
 /* Runs the listed baselines (NULL: all; "none": none) on sim, for the
- * comparison; each placement is offered to `starts` (NULL: none) as a
- * search's start. */
-static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const char *list, ref_times *rt,
-                               dp_search *starts, dp_error *err) {
-    memset(rt, 0, sizeof *rt);
-    rt->gpu_s = rt->expert_s = rt->best_s = NAN;
-    if (list && !strcmp(list, "none")) return DP_STATUS_OK;
-    int want[DP_PLACE_METHOD_COUNT];
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) want[m] = list == NULL;
+ * comparison and the search's starts, and the lower bound. */
+static dp_status run_baselines(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const char *list,
+                               dp_reference *rt, dp_error *err) {
+    dp_reference_options ro = dp_reference_options_default();
+    dp_place_method methods[DP_REFERENCE_MAX];
     if (list) {
-        dp_place_method listed[64];
-        char bad[128];
-        int n = cli_parse_methods(list, listed, 64, bad, sizeof bad);
-        if (n <= 0) return dp_error_set(err, DP_STATUS_INVALID, "--baselines: %s", n < 0 ? bad : "no method given");
-        for (int k = 0; k < n; k++) want[listed[k]] = 1;
+        dp_status st = dp_reference_parse_methods(list, methods, DP_REFERENCE_MAX, &ro.n_methods, err);
+        if (st) return dp_error_set(err, st, "--baselines: %s", err->msg);
+        ro.methods = methods;
     }
-    int32_t *place = malloc(sizeof(int32_t) * (size_t)g->n_ops);
-    if (!place) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
-    dp_place_options opt = dp_place_options_default();
-    opt.expert = dp_zoo_expert_placement;
-    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
-        if (!want[m]) continue;
-        dp_place_report *r = &rt->reports[rt->n_reports++];
-        dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, place, r, err);
-        if (st) {
-            free(place);
-            return st;
-        }
-        r->sim.link = NULL;
-        if (r->status) continue;
-        dp_error ignored; /* a start the search refuses (none of the placers makes one) is left out */
-        if (starts) dp_search_add_start(starts, dp_place_method_name((dp_place_method)m), place, &ignored);
-        if (m == DP_PLACE_METHOD_GPU) rt->gpu_s = r->sim.step_time_s, rt->gpu_valid = r->sim.valid;
-        if (m == DP_PLACE_METHOD_EXPERT) rt->expert_s = r->sim.step_time_s, rt->expert_valid = r->sim.valid;
-        if (r->sim.valid && (!rt->have_best || r->sim.step_time_s < rt->best_s)) {
-            rt->best_s = r->sim.step_time_s;
-            rt->best_name = dp_place_method_name((dp_place_method)m);
-            rt->have_best = 1;
-        }
-    }
-    free(place);
-    return DP_STATUS_OK;
+    ro.place.expert = dp_zoo_expert_placement;
+    return dp_reference_compute(sim, g, ds, &ro, rt, err);
 }
 
 /* ---- progress on stderr ----------------------------------------------------------- */
@@ -494,8 +457,7 @@ typedef struct summary {
     const dp_devices *ds;
     const dp_agent_config *cfg;
     const dp_run_state *s;
-    const ref_times *rt;
-    dp_run_bound lb;
+    const dp_reference *rt;
     const opt_args *o;
     const dp_search *search;   /* --agent search's (cfg NULL), or --refine's     */
     const dp_run_state *refined; /* --refine's state after a learned agent (NULL) */
@@ -527,7 +489,7 @@ static json_t *json_num(double v, int ok) { return ok && isfinite(v) ? json_real
 
 static void print_json(const summary *m) {
     const dp_run_state *s = m->s;
-    const ref_times *rt = m->rt;
+    const dp_reference *rt = m->rt;
     json_t *o = json_object();
     json_object_set_new(o, "graph", json_string(m->g->name));
     json_object_set_new(o, "ops", json_integer(m->g->n_ops));
@@ -579,12 +541,12 @@ static void print_json(const summary *m) {
     json_object_set_new(o, "single_gpu_s", json_num(rt->gpu_s, rt->gpu_valid));
     json_object_set_new(o, "expert_s", json_num(rt->expert_s, rt->expert_valid));
     json_object_set_new(o, "best_baseline", rt->best_name ? json_string(rt->best_name) : json_null());
-    json_object_set_new(o, "best_baseline_s", json_num(rt->best_s, rt->have_best));
-    json_object_set_new(o, "lower_bound_critical_path_s", json_real(m->lb.critical_path_s));
-    json_object_set_new(o, "lower_bound_work_s", json_real(m->lb.work_s));
-    json_object_set_new(o, "lower_bound_work_uniform_s", json_real(m->lb.work_uniform_s));
-    json_object_set_new(o, "lower_bound_fanout_s", json_real(m->lb.fanout_s));
-    json_object_set_new(o, "lower_bound_s", json_real(m->lb.bound_s));
+    json_object_set_new(o, "best_baseline_s", json_num(rt->best_s, rt->best >= 0));
+    json_object_set_new(o, "lower_bound_critical_path_s", json_real(rt->bound.critical_path_s));
+    json_object_set_new(o, "lower_bound_work_s", json_real(rt->bound.work_s));
+    json_object_set_new(o, "lower_bound_work_uniform_s", json_real(rt->bound.work_uniform_s));
+    json_object_set_new(o, "lower_bound_fanout_s", json_real(rt->bound.fanout_s));
+    json_object_set_new(o, "lower_bound_s", json_real(rt->bound.bound_s));
     json_object_set_new(o, "first_tenth_mean_s", json_num(m->rr.first_mean_s, 1));
     json_object_set_new(o, "last_tenth_mean_s", json_num(m->rr.last_mean_s, 1));
     json_object_set_new(o, "tenth_updates", json_integer(m->rr.tenth));
@@ -654,7 +616,7 @@ static void print_learning(const summary *m) {
 
 static void print_table(const summary *m) {
     const dp_run_state *s = m->s;
-    const ref_times *rt = m->rt;
+    const dp_reference *rt = m->rt;
     print_header(m);
     if (m->o->measure)
         printf("\n(the learned time was measured by --measure; single GPU, expert, the baselines and the bound are "
@@ -682,7 +644,7 @@ static void print_table(const summary *m) {
         double t;
         int ok;
     } rows[3] = {{"single GPU", rt->gpu_s, rt->gpu_valid}, {"expert", rt->expert_s, rt->expert_valid},
-                 {name, rt->best_s, rt->have_best}};
+                 {name, rt->best_s, rt->best >= 0}};
     for (int k = 0; k < 3; k++) {
         if (rows[k].ok && isfinite(s->best_s))
             printf("%-26s %10.6f s  %+.1f%%\n", rows[k].label, rows[k].t, 100.0 * (s->best_s - rows[k].t) / rows[k].t);
@@ -691,8 +653,8 @@ static void print_table(const summary *m) {
             printf("%-26s %12s\n", rows[k].label,
                    m->o->baselines && !strcmp(m->o->baselines, "none") ? "not run" : "invalid or n/a");
     }
-    printf("%-26s %10.6f s  (critical path %.6f s, work %.6f s, fan-out %.6f s)\n", "lower bound", m->lb.bound_s,
-           m->lb.critical_path_s, m->lb.work_s, m->lb.fanout_s);
+    printf("%-26s %10.6f s  (critical path %.6f s, work %.6f s, fan-out %.6f s)\n", "lower bound", rt->bound.bound_s,
+           rt->bound.critical_path_s, rt->bound.work_s, rt->bound.fanout_s);
     double ref = NAN;
     const char *ref_name = NULL;
     if (rt->gpu_valid) ref = rt->gpu_s, ref_name = "single GPU";
@@ -736,11 +698,11 @@ static dp_agent_eval_options eval_options(const opt_args *o, progress *pg) {
 }
 
 /* The reference lines of the plot. */
-static int plot_lines(const ref_times *rt, dp_plot_line *lines, char *best_label, size_t size) {
+static int plot_lines(const dp_reference *rt, dp_plot_line *lines, char *best_label, size_t size) {
     int nl = 0;
     if (rt->gpu_valid) lines[nl++] = (dp_plot_line){"single GPU", rt->gpu_s};
     if (rt->expert_valid) lines[nl++] = (dp_plot_line){"expert", rt->expert_s};
-    if (rt->have_best) {
+    if (rt->best >= 0) {
         snprintf(best_label, size, "best baseline (%s)", rt->best_name);
         lines[nl++] = (dp_plot_line){best_label, rt->best_s};
     }
@@ -751,7 +713,7 @@ static int plot_lines(const ref_times *rt, dp_plot_line *lines, char *best_label
  * search, or a search refining an agent's best (refine: its time, the log
  * beside the agent's, no checkpoint). */
 static dp_status run_method(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_method m,
-                            const dp_run_state *s, const ref_times *rt, progress *pg, int refine, dp_run_result *rr,
+                            const dp_run_state *s, const dp_reference *rt, progress *pg, int refine, dp_run_result *rr,
                             dp_error *err) {
     dp_run_options ro = dp_run_options_default();
     ro.g = g, ro.ds = ds;
@@ -800,25 +762,10 @@ static dp_status write_trace(dp_sim *sim, const char *path, const int32_t *p, dp
     return st ? st : dp_trace_write(sim, path, err);
 }
 
-/* The starts of a search beyond the baselines': --init-placement (read
- * before anything runs: p), and single GPU when nothing else was offered. */
-static dp_status search_starts(dp_search *se, const dp_graph *g, const dp_devices *ds, const int32_t *p,
-                               dp_error *err) {
-    dp_status st = p ? dp_search_add_start(se, "--init-placement", p, err) : DP_STATUS_OK;
-    if (st || dp_search_start(se, NULL, NULL)) return st;
-    int32_t *gpu = malloc(sizeof(int32_t) * (size_t)(g->n_ops + 1));
-    if (!gpu) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory");
-    dp_place_options po = dp_place_options_default();
-    st = dp_place_gpu(g, ds, &po, gpu, err);
-    if (!st) st = dp_search_add_start(se, "gpu", gpu, err);
-    free(gpu);
-    return st;
-}
-
 /* --refine: a search from the agent's best placement for o->refine
  * seconds, writing -o when it improves; *out its state (NULL: none run). */
 static dp_status refine_agent(const opt_args *o, const dp_graph *g, const dp_devices *ds, dp_sim *sim,
-                              const dp_run_state *s, const ref_times *rt, progress *pg, dp_search **se,
+                              const dp_run_state *s, const dp_reference *rt, progress *pg, dp_search **se,
                               dp_error *err) {
     if (o->refine <= 0 || !s->best_placement || g_stop) return DP_STATUS_OK;
     if (!(*se = dp_search_init(g, ds, sim, &o->set.search, err))) return err->status;
@@ -911,13 +858,13 @@ static int optimize_search_rank(const opt_args *o, dp_dist *dist) {
     dp_sim *sim = NULL;
     dp_search *se = NULL;
     int32_t *init = NULL;
-    ref_times rt;
+    dp_reference rt = {0};
     int ready = (g = cli_load_graph("optimize", &o->src, &err)) && (ds = dp_devices_load(o->devices, &err)) &&
                 (sim = dp_sim_init(g, ds, &err)) && !read_init_placement(o, g, ds, &init, &err) &&
-                (se = dp_search_init(g, ds, sim, &sopt, &err)) && !run_baselines(sim, g, ds, o->baselines, &rt, se, &err) &&
-                !search_starts(se, g, ds, init, &err);
+                (se = dp_search_init(g, ds, sim, &sopt, &err)) && !run_baselines(sim, g, ds, o->baselines, &rt, &err) &&
+                !dp_search_add_starts(se, &rt, init, "--init-placement", &err);
     dp_status st = ready ? dp_dist_search_follow(dist, g, se, &err) : err.status;
-    dp_search_free(se), free(init), dp_sim_free(sim), dp_devices_free(ds), dp_graph_free(g);
+    dp_reference_free(&rt), dp_search_free(se), free(init), dp_sim_free(sim), dp_devices_free(ds), dp_graph_free(g);
     if (!st) return CLI_EXIT_OK;
     fprintf(stderr, "optimize: search rank %d: ", (int)dp_dist_rank(dist));
     int rc = cli_report(&err);
@@ -943,8 +890,7 @@ static int optimize(opt_args *op, dp_dist *dist) {
     dp_agent *agent = NULL;
     dp_search *se = NULL, *refine = NULL;
     int32_t *init = NULL;
-    ref_times rt;
-    memset(&rt, 0, sizeof rt);
+    dp_reference rt = {0};
     dp_nn_set_threads((int)o.threads);
     progress pg = {.tty = isatty(2), .quiet = o.quiet, .quiet_pretrain = o.quiet || o.json,
                    .every_s = isatty(2) ? 0.5 : 10.0, .start_s = dp_now_s(), .update_s = dp_now_s()};
@@ -952,7 +898,9 @@ static int optimize(opt_args *op, dp_dist *dist) {
         !(sim = dp_sim_init(g, ds, &err)) || read_init_placement(&o, g, ds, &init, &err))
         goto fail;
     if (o.search && !(se = dp_search_init(g, ds, sim, &o.set.search, &err))) goto fail;
-    if (run_baselines(sim, g, ds, o.baselines, &rt, se, &err) || (se && search_starts(se, g, ds, init, &err))) goto fail;
+    if (run_baselines(sim, g, ds, o.baselines, &rt, &err) ||
+        (se && dp_search_add_starts(se, &rt, init, "--init-placement", &err)))
+        goto fail;
     dp_agent_eval_options eo = eval_options(&o, &pg);
 #ifdef DPLACE_HAVE_MPI
     if (dist) dp_dist_attach(dist, &eo);
@@ -983,14 +931,13 @@ static int optimize(opt_args *op, dp_dist *dist) {
 #ifdef DPLACE_HAVE_MPI
     if (dist && !o.quiet && !o.json) print_ranks(&o, dist);
 #endif
-    summary m = {{0}, g, ds, se ? NULL : &cfg, s, &rt, {0, 0, 0, 0, 0}, &o, se, NULL, 0};
+    summary m = {{0}, g, ds, se ? NULL : &cfg, s, &rt, &o, se, NULL, 0};
     if (run_method(&o, g, ds, meth, s, &rt, &pg, 0, &m.rr, &err)) goto fail;
     m.elite_sims = pg.elite_sims;
     if (refine_agent(&o, g, ds, sim, s, &rt, &pg, &refine, &err)) goto fail;
     if (refine) m.search = refine, m.refined = dp_search_get_state(refine);
     const dp_run_state *fin = m.refined && m.refined->best_placement ? m.refined : s;
     if (write_trace(sim, o.trace_path, fin->best_placement, &err)) goto fail;
-    if (dp_run_lower_bound(g, ds, sim, &m.lb, &err)) goto fail;
     if (o.json) print_json(&m);
     else print_table(&m);
     if (g_stop) {
@@ -1002,6 +949,7 @@ static int optimize(opt_args *op, dp_dist *dist) {
 fail:
     rc = cli_report(&err);
 done:
+    dp_reference_free(&rt);
     dp_search_free(refine);
     dp_search_free(se);
     free(init);

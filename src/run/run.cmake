@@ -5,4 +5,5 @@ dp_add_layer(run
     src/run/run.c
     src/run/plot.c
     src/run/settings.c
-  BELOW sim graph common)
+    src/run/reference.c
+  BELOW place sim graph common)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "dplace/place.h"
 #include "search/search_internal.h"
 
 /* ---- options ------------------------------------------------------------------------- */
@@ -129,6 +130,26 @@ dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *pla
     snprintf(s->start_name[pos], sizeof s->start_name[pos], "%s", name);
     s->n_starts = last + 1;
     return DP_STATUS_OK;
+}
+
+dp_status dp_search_add_starts(dp_search *s, const dp_reference *ref, const int32_t *init, const char *init_name,
+                               dp_error *err) {
+    for (int32_t k = 0; ref && k < ref->n; k++) {
+        const dp_place_report *r = &ref->reports[k];
+        if (r->status) continue;
+        dp_error ignored; /* a start the search refuses (none of the placers makes one) is left out */
+        dp_search_add_start(s, dp_place_method_name(r->method), ref->placements + (size_t)k * (size_t)ref->n_ops,
+                            &ignored);
+    }
+    dp_status st = init ? dp_search_add_start(s, init_name, init, err) : DP_STATUS_OK;
+    if (st || s->n_starts > 0) return st;
+    int32_t *gpu = malloc(sizeof(int32_t) * ((size_t)s->n + 1));
+    if (!gpu) return dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory");
+    dp_place_options po = dp_place_options_default();
+    st = dp_place_gpu(s->g, s->ds, &po, gpu, err);
+    if (!st) st = dp_search_add_start(s, "gpu", gpu, err);
+    free(gpu);
+    return st;
 }
 
 int dp_search_offer_best(dp_search *s, const int32_t *placement, dp_error *err) {
