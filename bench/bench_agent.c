@@ -1,5 +1,5 @@
-/* bench_agent: the Hierarchical Planner paper's Table 1 (seed 001) beside
- * dplace's, and ColocRL on the models it reports (seed 004, whose extracted
+/* bench_agent: the Hierarchical Planner paper's Table 1 (the Hierarchical Planner paper) beside
+ * dplace's, and ColocRL on the models it reports (the ColocRL paper, whose extracted
  * table lost its numbers). For each model on its paper preset: the paper's
  * HP step time and its reduction over the best prior placement; then
  * dplace's learned best after U updates, dplace's best baseline (every
@@ -27,7 +27,7 @@
 
 typedef struct paper_row {
     const char *model, *devices;
-    double hp_s, reduction_pct; /* seed 001 Table 1; NAN: not reported */
+    double hp_s, reduction_pct; /* the Hierarchical Planner paper's Table 1; NAN: not reported */
 } paper_row;
 
 static const paper_row hp_table[] = {

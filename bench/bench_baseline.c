@@ -1,5 +1,5 @@
 /* Benchmark: every baseline placer on every zoo model with the device set
- * its paper measured it on, and on issue 12's set (inception_v3 at batch 32
+ * its paper measured it on, and on a memory-bound set (inception_v3 at batch 32
  * and gnmt4 at batch 128 on 1 CPU + 4 P100s cut to 8 GiB: PCIe 3.0, no
  * peer-to-peer), each placement simulated. Prints one block per
  * model (step time, step time relative to one GPU and to the expert,
@@ -29,7 +29,7 @@ typedef struct bench_model {
 } bench_model;
 
 /* The papers' presets: Hierarchical Planner (K40) and Mars (P100); then
- * issue 12's set. */
+ * the memory-bound set. */
 static const bench_model models[] = {
     {"inception_v3", "inception_v3", "k40x2", 0, 0}, {"resnet152", "resnet152", "k40x2", 0, 0},
     {"rnnlm", "rnnlm", "k40x2", 0, 0},                {"nmt2", "nmt2", "k40x2", 0, 0},

@@ -1,4 +1,4 @@
-/* bench_eagle: EAGLE's Tables I-IV (seed 003) beside dplace's, on four
+/* bench_eagle: EAGLE's Tables I-IV (the EAGLE paper) beside dplace's, on four
  * P100s (p100x4) with inception_v3, gnmt4 and bert_base.
  *
  *   Table I    the Hierarchical Planner with the feed-forward, METIS and
@@ -244,7 +244,7 @@ int main(int argc, char **argv) {
         dp_devices_free(ds);
     }
 
-    printf("EAGLE (seed 003) Tables I-IV beside dplace on p100x4: %ld placements per learned run, seed 1,\n"
+    printf("EAGLE (the EAGLE paper) Tables I-IV beside dplace on p100x4: %ld placements per learned run, seed 1,\n"
            "simulator without noise, %d threads. Cells: paper s | dplace best s | placements when found | wall.\n",
            samples, threads);
     const char *c1[] = {"feed-forward (hp)", "METIS (hp-metis)", "Networkx fluid (hp-fluid)"};

@@ -10,9 +10,9 @@
  *   random   every op on a uniformly random GPU (colocation kept): about 3 in
  *            4 edges cross devices, each GPU-to-GPU tensor staged through the
  *            host in two hops; what an untrained policy samples.
- * Targets (issue 2): under 2 ms per placement at 25,000 ops; ratio <= 5.
+ * Targets: under 2 ms per placement at 25,000 ops; ratio <= 5.
  *
- * Part 2 (issue 20): per zoo graph on its paper's devices, the full
+ * Part 2: per zoo graph on its paper's devices, the full
  * simulation of a random placement (each unit on a random GPU) beside a
  * traversal, and the cost per move of a full simulation against
  * dp_sim_delta_try, for random one-unit moves (a colocation group or an op

@@ -1,4 +1,4 @@
-/* The calibration table of issue 3: for every zoo model on its paper's
+/* The calibration table: for every zoo model on its paper's
  * device preset, the papers' measured step times (CPU only, GPU only, human
  * expert) beside dplace's simulated ones, with their ratio, and op counts.
  * Also how long building each graph takes. The cells are judged by

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Issue 14's faults as a user meets them: subnormal device speeds, METIS on a
+# Malformed and extreme inputs as a user meets them: subnormal device speeds, METIS on a
 # skewed machine, multi-file outputs all or nothing, control characters and
 # huge names in messages, a killed run's temporary file.
 # usage: test_cli_robust.sh PATH_TO_DPLACE [CASE]   (run from tests/; DPLACE_SHARED

@@ -98,7 +98,7 @@ static void test_error(void) {
     big[sizeof big - 1] = 0;
     dp_error_prefix(&e, big);
     CHECK(strlen(e.msg) < sizeof e.msg);
-    /* issue 14, fault 5: control characters from the input are escaped */
+    /* control characters from the input are escaped */
     dp_error_set(&e, DP_STATUS_PARSE, "x.json:1:2: JSON syntax error: near '%s'", "\033[31m\n\t\177");
     CHECK_STR_CONTAINS(e.msg, "near '\\x1b[31m\\x0a\\x09\\x7f'");
     dp_error_prefix(&e, "we\rird");
@@ -181,7 +181,7 @@ static void test_atomic(void) {
     CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/x.json: cannot write");
 }
 
-/* Issue 14, fault 6: a killed writer's PATH.tmp.PID is removed by the next
+/* A killed writer's PATH.tmp.PID is removed by the next
  * dp_atomic_open of PATH; a live process's temporary file is left alone. */
 static void test_atomic_stale(void) {
     char path[64], dead_tmp[96], live_tmp[96], other_tmp[96];

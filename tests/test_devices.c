@@ -21,7 +21,7 @@ static const struct {
      "bad.json: device 0 \"x\": field \"peak_flops\" must be >= 0, got -4"},
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":0,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
      "bad.json: device \"x\": peak_flops must be in 1..1e20 (got 0)"},
-    /* issue 14, fault 2: tiny positive (subnormal) and absurd rates made times infinite */
+    /* tiny positive (subnormal) and absurd rates made times infinite */
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1e-320,\"memory_bandwidth\":1,\"memory_bytes\":1}]}",
      "bad.json: device \"x\": peak_flops must be in 1..1e20 (got 9.99989e-321)"},
     {DHDR "{\"name\":\"x\",\"kind\":\"gpu\",\"peak_flops\":1e12,\"memory_bandwidth\":1e-320,\"memory_bytes\":1}]}",

@@ -39,11 +39,11 @@ static const bad_case bad_graphs[] = {
      "the graph has a cycle: 0 \"s\" -> 0 \"s\""},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":-5}]}", "op 0 \"a\": field \"flops\" must be >= 0, got -5"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":1e999}]}", "bad.json:1:"},
-    /* issue 14: the largest flops and measured cost keep every simulated time finite */
+    /* the largest flops and measured cost keep every simulated time finite */
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"flops\":1e300}]}", "op 0 \"a\": flops must be in 0..1e24 (got 1e+300)"},
     {HDR "{\"name\":\"a\",\"type\":\"Const\",\"cost\":{\"gpu\":1e300}}]}",
      "op 0 \"a\": cost \"gpu\" must be in 0..1e9 seconds (got 1e+300)"},
-    /* issue 14, fault 5: names hold no control characters */
+    /* names hold no control characters */
     {HDR "{\"name\":\"a\\u001b[2J\",\"type\":\"Const\"}]}", "op 0: name \"a\\x1b[2J\" holds control character 0x1b at byte 1"},
     {HDR "{\"name\":\"a\",\"type\":\"Co\\nst\"}]}", "op 0: type \"Co\\x0ast\" holds control character 0x0a at byte 2"},
     {"{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"g\\u0007\",\"ops\":[]}",
@@ -73,7 +73,7 @@ static const bad_case bad_graphs[] = {
     {HDR "7]}", "bad.json: op 0 must be an object, got an integer"},
 };
 
-/* Issue 14, fault 5: names longer than DP_GRAPH_NAME_MAX bytes are refused
+/* Names longer than DP_GRAPH_NAME_MAX bytes are refused
  * with a message that quotes only their start. */
 static void test_long_names(void) {
     size_t n = DP_GRAPH_NAME_MAX + 1;

@@ -290,7 +290,7 @@ static void forge(const char *src, const char *dst, long at, const void *bytes, 
     free(buf);
 }
 
-/* Issue 14, fault 1: a checkpoint with a valid checksum but an absurd Adam
+/* A malformed file: a checkpoint with a valid checksum but an absurd Adam
  * step (or a NaN weight) is refused; dp_nn_adam_update saturates the step. */
 static void test_checkpoint_absurd_step(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dp_nn_step_XXXXXX");

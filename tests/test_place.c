@@ -467,7 +467,7 @@ static void test_metis_one_part(void) {
     for (int i = 0; i < 3; i++) CHECK_INT_EQ(part[i], 0);
     CHECK(place_metis_part(&w, 5, NULL, 1, part, &err) == DP_STATUS_OK);
     CHECK(part[0] != part[1] && part[1] != part[2] && part[0] != part[2]);
-    /* issue 14, fault 3: a part whose share rounds to 0 (a device far slower
+    /* a part whose share rounds to 0 (a device far slower
      * than the others) made METIS print "Input Error" to stdout and fail */
     double skew[2] = {1.0, 0.0}, skew2[2] = {1e300, 1e-300};
     CHECK_INT_EQ(place_metis_part(&w, 2, skew, 1, part, &err), DP_STATUS_OK);

@@ -1,5 +1,5 @@
 /* Simulator results on zoo-sized graphs: the full simulation against
- * checksums computed by the simulator before its speed-up (issue 20), and
+ * checksums computed by the simulator before its speed-up (0fd1a89), and
  * delta simulation (dp_sim_delta_*) against full simulations of the same
  * placements, bit for bit. */
 #include <pthread.h>
@@ -151,7 +151,7 @@ static void make_placement(placement_kind kind, const dp_graph *g, const dp_devi
     free(group_dev);
 }
 
-/* ---- the full simulation against the checksums of the simulator before issue 20 ------------ */
+/* ---- the full simulation against the checksums of the simulator before its speed-up ------------ */
 
 typedef struct golden_case {
     const char *graph, *devices;

@@ -1,5 +1,5 @@
 /* dplace: a learned placer's run over MPI ranks (docs/distributed.md),
- * with the roles of the seed papers:
+ * with the roles of the four papers:
  *
  *   controller  a policy replica: samples placements, trains on their
  *               step times (sync: rank 0, the only one; async: ranks

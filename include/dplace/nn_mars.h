@@ -1,4 +1,4 @@
-/* Mars's policy (seed 002) in the nn engine: a segment-level placer that
+/* Mars's policy (the Mars paper) in the nn engine: a segment-level placer that
  * places every element of a sequence (the graph's operations), SEG at a
  * time, each segment starting from the previous one's final state: Mars's
  * segment-level seq2seq, or the Transformer-XL placer it compares with

@@ -1,4 +1,4 @@
-/* The Transformer-XL placer that Mars (seed 002) compares with (the
+/* The Transformer-XL placer that Mars (the Mars paper) compares with (the
  * encoder-placer of GDP, Zhou et al. 2019): segment-level self-attention
  * with a recurrence memory over the previous segment and relative
  * positional encodings (Dai et al. 2019), multi-head, layer norm, a

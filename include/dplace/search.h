@@ -1,4 +1,4 @@
-/* dplace: simulator-guided placement search (issue 20; docs/search.md).
+/* dplace: simulator-guided placement search (docs/search.md).
  *
  * Starting from the best of the placements it is given (the expert's,
  * single GPU, every baseline placer's, a learned agent's best), the search

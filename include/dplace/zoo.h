@@ -1,4 +1,4 @@
-/* dplace: built-in graphs, selected by name with --model: the seed papers'
+/* dplace: built-in graphs, selected by name with --model: the four papers'
  * benchmark models as TensorFlow-style training graphs (inception_v3,
  * resnet152, rnnlm, nmt2/4/8, gnmt4, bert_base; docs/zoo.md), and the
  * synthetic generator ("synthetic", "synthetic-N"). */
@@ -37,7 +37,7 @@ dp_status dp_zoo_expert_placement(const dp_graph *g, const struct dp_devices *ds
 dp_status dp_zoo_resolve_placement(const char *spec, const dp_graph *g, const struct dp_devices *ds, int32_t *out,
                                    dp_error *err);
 
-/* The seed papers' measured step times (seconds per training step) for a
+/* The four papers' measured step times (seconds per training step) for a
  * zoo model on a device preset: CPU only, GPU only, human expert. A value
  * of DP_ZOO_OOM means the paper reports out of memory, DP_ZOO_NONE that it
  * reports nothing (or no such placement exists). paper_ops: the op count the

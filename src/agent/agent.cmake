@@ -1,4 +1,4 @@
-# Learned placers (issue 9; the encoder and placer interfaces of issue 19):
+# Learned placers (the encoder and placer interfaces: docs/architecture.md):
 # the core, the encoders and placers, presets, features, the evaluator,
 # checkpoints and the external measuring command (`dplace optimize` is the
 # CLI's).

@@ -1,5 +1,5 @@
-/* The agent's inputs: per-op features as the Hierarchical Planner (seed 001,
- * Section 2) and ColocRL (seed 004, Section 3.2) describe them, group
+/* The agent's inputs: per-op features as the Hierarchical Planner (the Hierarchical Planner paper,
+ * Section 2) and ColocRL (the ColocRL paper, Section 3.2) describe them, group
  * embeddings for the placer, and the fixed groupings (heuristic groupers,
  * ColocRL's scope groups, none). docs/agents.md says how each number is
  * scaled. */
@@ -312,7 +312,7 @@ static int scope_key(const dp_graph *g, int32_t op, int32_t depth, char *buf, si
 /* ColocRL's groups: the colocation grouping joined with the layer scope cut
  * to depth components ("each LSTM cell, each embedding lookup, each
  * attention step, each softmax step" of the RNNs, "each branch" of
- * Inception, seed 004 Section 4.1, as the zoo's scopes name them). */
+ * Inception, the ColocRL paper, Section 4.1, as the zoo's scopes name them). */
 static dp_status group_scope(const dp_graph *g, const dp_agent_config *cfg, uint64_t seed, int32_t *group,
                              int32_t *n_groups, dp_error *err) {
     int32_t n0 = 0, n = g->n_ops;

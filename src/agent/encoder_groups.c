@@ -8,7 +8,7 @@
  * link, the state of an LSTM over the grouper's parameters.
  *
  * The link RNN is our reading of EAGLE's "extra RNN ... to transform
- * parameters of the grouper into inputs of the placer" (seed 003, abstract):
+ * parameters of the grouper into inputs of the placer" (the EAGLE paper, abstract):
  * group g's parameters in the grouper are row g of its output layer
  * (w2 [G, hidden], b2 [G]); an LSTM reads them in group order and its state
  * at group g is appended to g's embedding, so the placer's gradient reaches

@@ -33,7 +33,7 @@ int cmd_zoo(int argc, char **argv) {
         .name = "zoo",
         .synopsis = "dplace zoo list\n"
                     "       dplace zoo build NAME [--batch N] -o FILE",
-        .description = "The seed papers' benchmark models as TensorFlow-style training graphs\n"
+        .description = "The four papers' benchmark models as TensorFlow-style training graphs\n"
                        "(forward, gradients, optimizer updates; docs/zoo.md). `list` shows each\n"
                        "model with its op count, GFLOP per step and parameter bytes; `build`\n"
                        "writes one as a dplace-graph v1 file (atomically).\n",

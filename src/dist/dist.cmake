@@ -1,4 +1,4 @@
-# Distributed runs over MPI (issue 21; include/dplace/dist.h,
+# Distributed runs over MPI (include/dplace/dist.h,
 # docs/distributed.md): roles over ranks, the sync evaluation over worker
 # ranks, the async controllers and parameter server, the search over ranks. Built only when CMake
 # finds MPI (the top CMakeLists.txt includes this fragment then).

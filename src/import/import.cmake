@@ -1,4 +1,4 @@
-# Importers of graphs described by other tools (issue 3): the MSR
+# Importers of graphs described by other tools: the MSR
 # dnn-partitioning graphs and splits (`dplace import` is the CLI's).
 dp_add_layer(import
   SOURCES

@@ -1,4 +1,4 @@
-# The neural-network engine (issue 5): layers, optimiser, checkpoints on
+# The neural-network engine: layers, optimiser, checkpoints on
 # OpenBLAS. It needs the common layer only.
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 set(DPLACE_NN_SOURCES

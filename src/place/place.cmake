@@ -1,4 +1,4 @@
-# Baseline placers and grouping heuristics (issue 4): Scotch and METIS from
+# Baseline placers and grouping heuristics: Scotch and METIS from
 # Debian (libscotch-dev, libmetis-dev; scripts/setup.sh installs them).
 # Debian's default Scotch header (/usr/include/scotch/scotch.h) and library
 # (libscotch.so) are the 32-bit-integer build; place_scotch.c checks at run

@@ -56,7 +56,7 @@ dp_place_options dp_place_options_default(void) {
 /* DEFAULT is TensorFlow's colocation groups for every placer. Baechi's
  * co-placement (--group colocation) is not the default: with the forward-only
  * placement and pipelined copies it still makes m-etf 1.3x to 1.7x slower on
- * ResNet, NMT-4, NMT-8 and issue 12's inception_v3, and out of memory on
+ * ResNet, NMT-4, NMT-8 and inception_v3 at batch 32 on 8 GiB GPUs, and out of memory on
  * NMT-2 and BERT, gaining on gnmt4 only (docs/baselines.md, "None or
  * co-placement"). */
 int32_t dp_place_group_of(dp_place_method m, const dp_place_options *opt) {

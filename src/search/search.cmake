@@ -1,4 +1,4 @@
-# Simulator-guided placement search (issue 20; include/dplace/search.h,
+# Simulator-guided placement search (include/dplace/search.h,
 # docs/search.md): unit levels, moves, the Metropolis chains on threads,
 # checkpoints; a run-driver method (`dplace optimize --agent search`).
 dp_add_layer(search

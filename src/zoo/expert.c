@@ -1,4 +1,4 @@
-/* The human-expert placements of the seed papers for zoo graphs, read from
+/* The human-expert placements of the four papers for zoo graphs, read from
  * the ops' scopes (docs/zoo.md):
  *  - rnnlm, nmt*: LSTM layer K on GPU K (layers spread in contiguous blocks
  *    when there are more layers than GPUs); embeddings with the first layer;

@@ -1,4 +1,4 @@
-/* Built-in graphs by name: the seed papers' benchmark models (docs/zoo.md)
+/* Built-in graphs by name: the four papers' benchmark models (docs/zoo.md)
  * and the synthetic generator. */
 #include "dplace/zoo.h"
 

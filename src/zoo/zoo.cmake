@@ -1,4 +1,4 @@
-# The model zoo (issue 3): TensorFlow-style training graphs of the seed
+# The model zoo: TensorFlow-style training graphs of the four
 # papers' benchmark models, their human-expert placements, the papers' step
 # times beside the simulator's (`dplace zoo` is the CLI's).
 dp_add_layer(zoo
