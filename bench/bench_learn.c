@@ -54,42 +54,42 @@ typedef struct cell_def {
 
 #define LOST NAN
 static const cell_def cells[] = {
-    /* the Hierarchical Planner, seed 001 Table 1 (1,000 updates of 4, README's budget) */
-    {"hp", "inception_v3", "k40x2", 4000, 0, 0.13, "001 T1"},
-    {"hp", "resnet152", "k40x2", 4000, 0, 1.18, "001 T1"},
-    {"hp", "rnnlm", "k40x2", 4000, 0, 1.57, "001 T1"},
-    {"hp", "nmt2", "k40x2", 4000, 0, 0.84, "001 T1"},
-    {"hp", "nmt4", "k40x4", 4000, 1000, 1.69, "001 T1"},
-    {"hp", "nmt8", "k40x8", 4000, 0, 4.07, "001 T1"},
-    /* ColocRL, seed 004 Table 1 (its numbers were lost in the extraction) */
-    {"colocrl", "rnnlm", "k40x2", 1000, 0, LOST, "004 T1"},
-    {"colocrl", "rnnlm", "k40x4", 1000, 0, LOST, "004 T1"},
-    {"colocrl", "nmt2", "k40x2", 1000, 0, LOST, "004 T1"},
-    {"colocrl", "nmt2", "k40x4", 1000, 0, LOST, "004 T1"},
-    {"colocrl", "inception_v3", "k40x2", 1000, 0, LOST, "004 T1"},
-    {"colocrl", "inception_v3", "k40x4", 1000, 0, LOST, "004 T1"},
-    /* EAGLE and Post, seed 003 Table IV */
-    {"eagle", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4"},
-    {"eagle", "gnmt4", "p100x4", 1000, 500, 1.379, "003 T4"},
-    {"eagle", "bert_base", "p100x4", 1000, 0, 2.287, "003 T4"},
-    {"eagle-ppo-ce", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4"},
-    {"eagle-ppo-ce", "gnmt4", "p100x4", 1000, 0, 1.503, "003 T4"},
-    {"eagle-ppo-ce", "bert_base", "p100x4", 1000, 0, 2.488, "003 T4"},
-    {"post", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4"},
-    {"post", "gnmt4", "p100x4", 1000, 0, 2.031, "003 T4"},
-    {"post", "bert_base", "p100x4", 1000, 500, 2.812, "003 T4"},
-    /* Mars, seed 002 Table 2 */
-    {"mars", "inception_v3", "p100x4", 1000, 200, 0.067, "002 T2"},
-    {"mars", "gnmt4", "p100x4", 1000, 0, 1.379, "002 T2"},
-    {"mars", "bert_base", "p100x4", 1000, 0, 9.214, "002 T2"},
-    /* dplace's own preset (Post's policy with elite refinement; README's main job) on the seeds' benchmarks,
+    /* the Hierarchical Planner, its paper's Table 1 (1,000 updates of 4, README's budget) */
+    {"hp", "inception_v3", "k40x2", 4000, 0, 0.13, "HP T1"},
+    {"hp", "resnet152", "k40x2", 4000, 0, 1.18, "HP T1"},
+    {"hp", "rnnlm", "k40x2", 4000, 0, 1.57, "HP T1"},
+    {"hp", "nmt2", "k40x2", 4000, 0, 0.84, "HP T1"},
+    {"hp", "nmt4", "k40x4", 4000, 1000, 1.69, "HP T1"},
+    {"hp", "nmt8", "k40x8", 4000, 0, 4.07, "HP T1"},
+    /* ColocRL, its paper's Table 1 (its numbers were lost in the extraction) */
+    {"colocrl", "rnnlm", "k40x2", 1000, 0, LOST, "ColocRL T1"},
+    {"colocrl", "rnnlm", "k40x4", 1000, 0, LOST, "ColocRL T1"},
+    {"colocrl", "nmt2", "k40x2", 1000, 0, LOST, "ColocRL T1"},
+    {"colocrl", "nmt2", "k40x4", 1000, 0, LOST, "ColocRL T1"},
+    {"colocrl", "inception_v3", "k40x2", 1000, 0, LOST, "ColocRL T1"},
+    {"colocrl", "inception_v3", "k40x4", 1000, 0, LOST, "ColocRL T1"},
+    /* EAGLE and Post, the EAGLE paper's Table IV */
+    {"eagle", "inception_v3", "p100x4", 1000, 0, 0.067, "EAGLE T4"},
+    {"eagle", "gnmt4", "p100x4", 1000, 500, 1.379, "EAGLE T4"},
+    {"eagle", "bert_base", "p100x4", 1000, 0, 2.287, "EAGLE T4"},
+    {"eagle-ppo-ce", "inception_v3", "p100x4", 1000, 0, 0.067, "EAGLE T4"},
+    {"eagle-ppo-ce", "gnmt4", "p100x4", 1000, 0, 1.503, "EAGLE T4"},
+    {"eagle-ppo-ce", "bert_base", "p100x4", 1000, 0, 2.488, "EAGLE T4"},
+    {"post", "inception_v3", "p100x4", 1000, 0, 0.067, "EAGLE T4"},
+    {"post", "gnmt4", "p100x4", 1000, 0, 2.031, "EAGLE T4"},
+    {"post", "bert_base", "p100x4", 1000, 500, 2.812, "EAGLE T4"},
+    /* Mars, its Table 2 */
+    {"mars", "inception_v3", "p100x4", 1000, 200, 0.067, "Mars T2"},
+    {"mars", "gnmt4", "p100x4", 1000, 0, 1.379, "Mars T2"},
+    {"mars", "bert_base", "p100x4", 1000, 0, 9.214, "Mars T2"},
+    /* dplace's own preset (Post's policy with elite refinement; README's main job) on the papers' benchmarks,
      * beside the best seed system's figure, and on two pairs no preset was tuned on */
-    {"dplace", "nmt4", "k40x4", 4000, 0, 1.69, "001 T1 HP"},
-    {"dplace", "rnnlm", "k40x2", 1000, 0, 1.57, "001 T1 HP"},
-    {"dplace", "resnet152", "k40x2", 1000, 0, 1.18, "001 T1 HP"},
-    {"dplace", "inception_v3", "p100x4", 1000, 0, 0.067, "003 T4 EAGLE"},
-    {"dplace", "gnmt4", "p100x4", 1000, 0, 1.379, "003 T4 EAGLE"},
-    {"dplace", "bert_base", "p100x4", 1000, 0, 2.287, "003 T4 EAGLE"},
+    {"dplace", "nmt4", "k40x4", 4000, 0, 1.69, "HP T1"},
+    {"dplace", "rnnlm", "k40x2", 1000, 0, 1.57, "HP T1"},
+    {"dplace", "resnet152", "k40x2", 1000, 0, 1.18, "HP T1"},
+    {"dplace", "inception_v3", "p100x4", 1000, 0, 0.067, "EAGLE T4"},
+    {"dplace", "gnmt4", "p100x4", 1000, 0, 1.379, "EAGLE T4"},
+    {"dplace", "bert_base", "p100x4", 1000, 0, 2.287, "EAGLE T4"},
     {"dplace", "synthetic", "k40x4", 1000, 0, LOST, "untuned"},
     {"dplace", "rnnlm", "p100x4", 1000, 0, LOST, "untuned"},
 };
@@ -227,7 +227,7 @@ static int cmp_double(const void *x, const void *y) {
 }
 
 /* A table row for a cell: the median over seeds of each figure (the
- * seeds' bests listed when there are several). */
+ * papers' bests listed when there are several). */
 static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, outcome *o, outcome *ctl, int seeds) {
     double best[64], first[64], last[64], cbest[64], greedy[64], wall = 0, cwall = 0;
     int n = 0, nc = 0;
@@ -265,7 +265,7 @@ static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, o
             cd->preset, cd->model, cd->devices, budget, p, cd->source, b, (long long)at, c, e, gp, bs, r->base_name,
             lb, fm, lm, x1, x2, wall / n, gr);
     if (n > 1) {
-        fprintf(f, "|  | seeds' bests:");
+        fprintf(f, "|  | papers' bests:");
         for (int k = 0; k < n; k++) fprintf(f, " %.3f", best[k]);
         fprintf(f, "; controls':");
         for (int k = 0; k < nc; k++) fprintf(f, " %.3f", cbest[k]);

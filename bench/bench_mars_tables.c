@@ -1,4 +1,4 @@
-/* bench_mars_tables: Mars's Tables 1-3 (seed 002) beside dplace's, on four
+/* bench_mars_tables: Mars's Tables 1-3 (the Mars paper) beside dplace's, on four
  * P100s (p100x4) with inception_v3, gnmt4 and bert_base.
  *
  *   Table 1   placers on the pre-trained encoder's fixed representations
@@ -222,7 +222,7 @@ static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, l
     out->best_s = s->best_s;
     out->best_at = s->best_sample + 1;
     out->wall_s = dp_now_s() - t0;
-    out->pretrain_s = s->pretrain_s;
+    out->pretrain_s = s->prep_s;
     out->valid_frac = all ? (double)valid / all : 0;
     dp_agent_free(a);
     return 0;
@@ -395,7 +395,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("Mars (seed 002) Tables 1-3 beside dplace on p100x4: %ld updates of 20 placements per Mars run (the\n"
+    printf("Mars (the Mars paper) Tables 1-3 beside dplace on p100x4: %ld updates of 20 placements per Mars run (the\n"
            "Hierarchical Planner: as many placements), seed 1, simulator without noise, %d threads, networks %s.\n"
            "Cells: paper s | dplace best s | placement when found | wall (pre-training included).\n",
            updates, threads,

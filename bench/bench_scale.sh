@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# How dplace optimize --mpi scales on this machine (issue 21; docs/benchmarks.md,
-# "bench_scale"):
+# How dplace optimize --mpi scales on this machine (docs/results/bench_scale.md):
 #   1. sync mode with a measuring command that sleeps SLEEP seconds per placement
 #      (a stand-in for a training step on real GPUs; sleeping costs no CPU):
 #      placements per second with 1, 2, 4 and 8 worker ranks (mpirun -n W+1),
@@ -33,7 +32,7 @@ echo "sync, --measure 'sleep $SLEEP; echo step_time_s 0.5', $SAMPLES samples per
 printf '%-8s %10s %10s %12s %8s\n' workers placements train_s placements/s speedup
 base=""
 for w in 1 2 4 8; do
-  $MPIRUN -n $((w + 1)) "$D" optimize $G $SMALL --set samples="$SAMPLES" --updates 2 --no-cache --baselines none \
+  $MPIRUN -n $((w + 1)) "$D" optimize $G $SMALL --set batch="$SAMPLES" --updates 2 --no-cache --baselines none \
     --measure "sleep $SLEEP; echo step_time_s 0.5" --mpi sync --json --quiet >"$tmp/s$w.json"
   n=$(field "$tmp/s$w.json" samples)
   t=$(field "$tmp/s$w.json" train_s)

@@ -1,9 +1,9 @@
-/* bench_search: dplace's placement search (issue 20) on the Hierarchical
+/* bench_search: dplace's placement search on the Hierarchical
  * Planner's Table 1 models with their K40 presets, EAGLE's and Mars's
  * models on p100x4, and two graph/machine pairs nobody tuned it on; per
  * benchmark the search's best and when it was found, beside single GPU, the
- * expert, the best baseline placer and the lower bound, and issue 20's
- * target for it (met: also faster than single GPU and the expert).
+ * expert, the best baseline placer and the lower bound, and the target
+ * set for it (met: also faster than single GPU and the expert).
  * usage: bench_search [SECONDS [THREADS [NAME...]]]   (default 120 s, 2 threads, every benchmark)
  * The search starts from every baseline's placement, as `dplace optimize
  * --agent search` does. docs/benchmarks.md records a run. */
@@ -68,7 +68,7 @@ static int run_one(const bench *b, double seconds, int threads) {
             print_s(r.gpu_s), print_s(r.expert_s), print_s(r.best_s);
             printf(" %-7s", r.best_name ? r.best_name : "none");
             print_s(bound);
-            /* issue 20's target: gnmt4 0.83 x the expert (EAGLE's margin); else 0.75 x the best baseline where
+            /* the target: gnmt4 0.83 x the expert (EAGLE's margin); else 0.75 x the best baseline where
              * it is over 1.5 x the bound; else faster than it; always faster than single GPU and the expert */
             double target = r.best_s; /* faster than it, not as fast */
             int margin = 1;

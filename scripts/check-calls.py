@@ -2,7 +2,7 @@
 """The files of a module call each other without a circle (docs/architecture.md):
 reads the object files of the built layers (nm), links each file to the files
 whose functions it calls, and fails naming the circle when there is one.
-usage: scripts/check-calls.py BUILD_DIR [MODULE...]   (default modules: agent cli run search; CTest adds dist when built)"""
+usage: scripts/check-calls.py BUILD_DIR [MODULE...]   (default modules: agent cli optimize run search; CTest adds dist when built)"""
 import collections
 import glob
 import os
@@ -51,7 +51,7 @@ def circle(edges):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    build, modules = sys.argv[1], sys.argv[2:] or ["agent", "cli", "run", "search"]
+    build, modules = sys.argv[1], sys.argv[2:] or ["agent", "cli", "optimize", "run", "search"]
     bad = 0
     for mod in modules:
         objs = sorted(glob.glob(os.path.join(build, "CMakeFiles", "*", "src", mod, "*.o")))

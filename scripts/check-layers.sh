@@ -21,6 +21,7 @@ declare -A layer_of=(
   [run]=run
   [search]=search
   [agent]=agent
+  [optimize]=optimize
   [dist]=dist
   [cli]=cli
 )
@@ -37,6 +38,7 @@ declare -A header_layer=(
   [run]=run [plot]=run [settings]=run [reference]=run
   [search]=search
   [agent]=agent [measure]=agent
+  [optimize]=optimize
   [dist]=dist
 )
 
@@ -54,7 +56,8 @@ declare -A may_use=(
   [search]="search run place sim graph common"
   [agent]="agent run place nn sim graph common"
   [dist]="dist agent search run place nn sim graph common"
-  [cli]="cli dist agent search run place nn zoo import sim graph common"
+  [optimize]="optimize agent search run place nn sim graph common"
+  [cli]="cli optimize dist agent search run place nn zoo import sim graph common"
 )
 
 breaches=0

@@ -271,7 +271,7 @@ static void test_rewards_and_entropy(void) {
         dp_agent_config h = small("hp");
         CHECK(dp_agent_config_set(&h, "entropy", e ? "0.5" : "0", &err) == 0);
         CHECK(dp_agent_config_set(&h, "noise-updates", "0", &err) == 0);
-        CHECK(dp_agent_config_set(&h, "elite-moves", "0", &err) == 0); /* the seed's update: no cross-entropy step */
+        CHECK(dp_agent_config_set(&h, "elite-moves", "0", &err) == 0); /* the paper's update: no cross-entropy step */
         dp_agent *b = dp_agent_init(one, ds, &h, &eo, 1, &err);
         CHECK(b);
         /* the first update: the baseline starts at the mean reward, so with
@@ -1184,7 +1184,7 @@ static void test_config(void) {
     CHECK_NEAR(c.placer.tanh_c, 5.0, 0);
     CHECK_NEAR(c.placer.temperature, 10.0, 0);
     /* dplace's refinement with a cross-entropy step on the best elite every
-     * update (session 12), as ColocRL's; EAGLE and Mars keep the seeds' */
+     * update, as ColocRL's; EAGLE and Mars keep their papers' */
     CHECK(c.walks.moves == 100 && c.walks.walks == 2 && c.ce.every == 4 && c.ce.elites == 1 && c.ce.steps == 2);
     const char *seeds_own[] = {"eagle", "mars"};
     for (int p = 0; p < 2; p++) {
@@ -1197,7 +1197,7 @@ static void test_config(void) {
     CHECK_STR_CONTAINS(err.msg, "learned, colocation, metis");
     CHECK(dp_agent_config_set(&c, "lr", "-1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "lr");
-    CHECK(dp_agent_config_set(&c, "samples", "2.5", &err) == DP_STATUS_INVALID);
+    CHECK(dp_agent_config_set(&c, "batch", "2.5", &err) == DP_STATUS_INVALID);
     CHECK(dp_agent_config_set(&c, "bogus", "1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
     /* the new parts: every combination valid or refused by name */

@@ -255,23 +255,22 @@ static void test_pretraining(void) {
     CHECK(dp_agent_config_set(&c, "pretrain-iters", "60", NULL) == 0);
     CHECK(dp_agent_config_set(&c, "gcn-hidden", "16", NULL) == 0);
     dp_agent *a = make(g, ds, &c, 5);
-    const dp_run_state *s = dp_agent_get_state(a);
-    CHECK(s->pretrain_iters == 60 && s->pretrain_done == 0);
+    CHECK(dp_agent_get_prep(a)->pretrain_iters == 60 && dp_agent_get_prep(a)->pretrain_done == 0);
     double before = agent_dgi_loss(a);
     dp_error err;
     CHECK(dp_agent_pretrain(a, 25, &err) == 0);
-    CHECK(s->pretrain_done == 25 && a->params.step == 0 && a->pretrain_step == 25);
+    CHECK(dp_agent_get_prep(a)->pretrain_done == 25 && a->params.step == 0 && a->pretrain_step == 25);
     CHECK(dp_agent_pretrain(a, -1, &err) == 0);
-    CHECK(s->pretrain_done == 60);
+    CHECK(dp_agent_get_prep(a)->pretrain_done == 60);
     double after = agent_dgi_loss(a);
-    printf("  DGI loss %.4f -> %.4f (lowest seen %.4f)\n", before, after, s->pretrain_best);
+    printf("  DGI loss %.4f -> %.4f (lowest seen %.4f)\n", before, after, dp_agent_get_prep(a)->pretrain_best);
     CHECK(after < before - 0.05);
-    CHECK(s->pretrain_best <= s->pretrain_loss);
+    CHECK(dp_agent_get_prep(a)->pretrain_best <= dp_agent_get_prep(a)->pretrain_loss);
     size_t lo = a->enc_lo;
     CHECK(memcmp(a->params.data + lo, a->pretrain_keep, sizeof(float) * a->enc_floats) == 0);
     CHECK(a->params.step == 0);
     for (size_t i = 0; i < a->params.count; i++) CHECK(a->params.m[i] == 0.0f && a->params.v[i] == 0.0f);
-    CHECK(dp_agent_pretrain(a, -1, &err) == 0 && s->pretrain_done == 60); /* done: nothing more */
+    CHECK(dp_agent_pretrain(a, -1, &err) == 0 && dp_agent_get_prep(a)->pretrain_done == 60); /* done: nothing more */
     dp_agent_free(a);
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -319,7 +318,7 @@ static void test_ppo_finds_known_best(void) {
            c.preset, v == 2 ? " (warm start)" : "", first, U, s->best_s, t_split, mean_first, mean_last);
     CHECK(s->best_s <= t_split * (1 + 1e-3));
     CHECK(mean_last < mean_first);
-    if (v == 2) CHECK(s->warm_done == c.warm.steps && isfinite(s->warm_loss));
+    if (v == 2) CHECK(dp_agent_get_prep(a)->warm_done == c.warm.steps && isfinite(dp_agent_get_prep(a)->warm_loss));
     if (v == 0) plain_first = first, plain_mean = mean_first;
     else CHECK(first < plain_first && mean_first < plain_mean);
     dp_agent_free(a);
@@ -335,8 +334,9 @@ static void compare_agents(const dp_agent *x, const dp_agent *y) {
     CHECK_INT_EQ(a->samples, b->samples);
     CHECK(a->best_s == b->best_s);
     CHECK(a->baseline == b->baseline);
-    CHECK(a->pretrain_done == b->pretrain_done);
-    CHECK(a->pretrain_best == b->pretrain_best || (isnan(a->pretrain_best) && isnan(b->pretrain_best)));
+    const dp_agent_prep *pa = dp_agent_get_prep(x), *pb = dp_agent_get_prep(y);
+    CHECK(pa->pretrain_done == pb->pretrain_done && a->prep_done == b->prep_done);
+    CHECK(pa->pretrain_best == pb->pretrain_best || (isnan(pa->pretrain_best) && isnan(pb->pretrain_best)));
     CHECK(x->params.count == y->params.count);
     CHECK(memcmp(x->params.data, y->params.data, sizeof(float) * x->params.count) == 0);
     CHECK(memcmp(x->params.m, y->params.m, sizeof(float) * x->params.count) == 0);
@@ -378,8 +378,8 @@ static void test_checkpoint_resume(void) {
         dp_agent_free(part);
         part = make(g, ds, &c, 11);
         CHECK(dp_agent_load(part, path, &err) == 0);
-        CHECK_INT_EQ(dp_agent_get_state(part)->pretrain_done, v == 5 ? 6 : 4);
-        CHECK_INT_EQ(dp_agent_get_state(part)->warm_done, v == 5 ? 3 : 0);
+        CHECK_INT_EQ(dp_agent_get_prep(part)->pretrain_done, v == 5 ? 6 : 4);
+        CHECK_INT_EQ(dp_agent_get_prep(part)->warm_done, v == 5 ? 3 : 0);
         for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
         CHECK(dp_agent_save(part, path, &err) == 0);
         dp_agent_free(part);
@@ -413,7 +413,7 @@ static void test_warm_start_diverged(void) {
     CHECK(dp_agent_pretrain(a, -1, &err) == DP_STATUS_INVALID);
     printf("  %s\n", err.msg);
     CHECK(strstr(err.msg, "warm start: diverged") && strstr(err.msg, "warm-lr"));
-    CHECK_INT_EQ(dp_agent_get_state(a)->warm_done, 0);
+    CHECK_INT_EQ(dp_agent_get_prep(a)->warm_done, 0);
     CHECK_INT_EQ(a->params.step, 0);
     size_t nan = 0;
     for (size_t i = 0; i < a->params.count; i++) nan += !isfinite(a->params.data[i]) || !isfinite(a->params.m[i]);
@@ -438,10 +438,9 @@ static void test_pretraining_diverged(void) {
     CHECK(dp_agent_pretrain(a, -1, &err) == DP_STATUS_INVALID);
     printf("  %s\n", err.msg);
     CHECK(strstr(err.msg, "pre-training diverged at iteration 4 of 10") && strstr(err.msg, "pretrain-lr"));
-    const dp_run_state *s = dp_agent_get_state(a);
-    CHECK_INT_EQ(s->pretrain_done, 3);
+    CHECK_INT_EQ(dp_agent_get_prep(a)->pretrain_done, 3);
     CHECK_INT_EQ(a->pretrain_step, 3);
-    CHECK(isfinite(s->pretrain_best));
+    CHECK(isfinite(dp_agent_get_prep(a)->pretrain_best));
     size_t nan = 0;
     for (size_t i = 0; i < a->params.count; i++) nan += !isfinite(a->params.data[i]) || !isfinite(a->params.m[i]);
     CHECK_INT_EQ(nan, 1);
@@ -538,7 +537,7 @@ static void test_save_load_and_init(void) {
     CHECK(dp_agent_load_policy(b, path, &err) == 0);
     CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
     CHECK(dp_agent_get_state(b)->updates == 0 && b->params.step == 0);
-    CHECK(dp_agent_get_state(b)->pretrain_done == c.encoder.pretrain_iters); /* not pre-trained again */
+    CHECK(dp_agent_get_prep(b)->pretrain_done == c.encoder.pretrain_iters); /* not pre-trained again */
     CHECK(dp_agent_greedy(b, pb, &err) == 0);
     CHECK(memcmp(pa, pb, sizeof pa) == 0);
     CHECK(dp_agent_update(b, &err) == 0);
@@ -561,7 +560,7 @@ static void test_save_load_and_init(void) {
     CHECK(dp_agent_load_policy(b, path, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "tensor placer.enc has");
     CHECK(memcmp(keep, b->params.data, sizeof(float) * b->params.count) == 0);
-    CHECK(dp_agent_get_state(b)->pretrain_done == 0);
+    CHECK(dp_agent_get_prep(b)->pretrain_done == 0);
     dp_agent_config h;
     CHECK(agent_preset("hp", &h) == 0);
     CHECK(dp_agent_config_set(&h, "hidden", "8", &err) == 0 && dp_agent_config_set(&h, "groups", "4", &err) == 0);

@@ -7,8 +7,8 @@
 # the job with its checkpoint whole, and --resume with another rank count
 # finishes the run as the uninterrupted run would; async mode's controllers
 # and parameter server, resumed over another rank count; SIGUSR1 stops a
-# run with its checkpoint written; the search over ranks. Small networks,
-# seconds.
+# run with its checkpoint written; the search over ranks; mpirun without
+# --mpi is refused. Small networks, seconds.
 # usage: test_cli_mpi.sh PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 D="$1"
@@ -46,7 +46,7 @@ same_runs() {
 # with --threads 3 the workers take 3 placements a message, on 3 threads
 # shellcheck disable=SC2086
 test_sync_identical() {
-for run in "hp --threads 1" "eagle-ppo-ce --threads 3 --set samples=7"; do
+for run in "hp --threads 1" "eagle-ppo-ce --threads 3 --set batch=7"; do
   agent=${run%% *}
   A="$G $SMALL --agent $run --updates 6 --seed 7 --noise 0.05 --baselines none --quiet"
   expect 0 "learned" -- "$D" optimize $A --log "$T/a.csv" -o "$T/a.json" --checkpoint "$T/a.ck"
@@ -179,6 +179,20 @@ grep -q '"updates": 40' "$T/out" && ok || bad "the resumed search did not reach 
 expect 2 "not --mpi async" -- "$D" optimize $A --mpi async
 }
 
+# Launched by mpirun with more than one rank but without --mpi: one line
+# naming --mpi sync and --mpi async, exit 2, no output written (not five
+# copies of the run writing the same files)
+# shellcheck disable=SC2086
+test_mpirun_without_mpi() {
+expect 2 "--mpi sync" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --agent hp --updates 2 --baselines none -o "$T/x.json" \
+  --log "$T/x.csv"
+[ "$(grep -c 'without --mpi' "$T/err")" = 1 ] && ok || bad "the refusal should come once, from rank 0"
+grep -q -- "--mpi async" "$T/err" && ok || bad "the refusal should name --mpi async"
+absent "$T/x.json"
+absent "$T/x.csv"
+}
+
+test_run test_mpirun_without_mpi
 test_run test_sync_identical
 test_run test_sync_measure
 test_run test_kill_worker

@@ -14,12 +14,44 @@ G="--model synthetic-600 --devices k40x2"
 
 test_help() {
 expect 0 "optimize" -- "$D" --help
-for flag in --agent --grouper --placer --updates --samples --time --checkpoint --resume --init --measure --plot --log --trace \
+for flag in --agent --grouper --placer --updates --placements --time --checkpoint --resume --init --measure --plot --log --trace \
   --mpi --controllers hp colocrl eagle eagle-ppo-ce post gcn ppo-ce --mean mars mars-nopretrain seq2seq-seg; do
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "lr=0.001" -- "$D" optimize --set help
 expect 0 "Adam learning rate" -- "$D" optimize --set help
+}
+
+# --set help: the settings by component group, at most 45 of them; help=all
+# adds the experimental ones, marked, wherever it stands among the --set's
+test_set_help() {
+expect 0 "elite walks:" -- "$D" optimize --set help
+keys=$(grep -c '^  [a-z-]*=' "$T/out")
+[ "$keys" -le 45 ] && ok || bad "--set help lists $keys settings, more than 45"
+grep -q '^grouper:' "$T/out" && grep -q '^placer:' "$T/out" && ok || bad "--set help is not grouped by component"
+grep -q 'elite-keep=' "$T/out" && bad "--set help lists the experimental elite-keep" || ok
+grep -q 'moves=32' "$T/out" && bad "--set help of a learned agent lists the search's settings" || ok
+expect 0 "(experimental)" -- "$D" optimize --set help=all
+all=$(grep -c '^  [a-z-]*=' "$T/out")
+[ "$all" -gt "$keys" ] && grep -q 'elite-keep=no' "$T/out" && ok || bad "--set help=all does not list every setting"
+expect 0 "lr=0.5" -- "$D" optimize --set help=all --set lr=0.5
+expect 0 "lr=0.5" -- "$D" optimize --set lr=0.5 --set help
+expect 0 "moves=32" -- "$D" optimize --agent search --set help
+grep -q 'lr=' "$T/out" && bad "--set help of the search lists an agent's settings" || ok
+expect 0 "moves=32" -- "$D" optimize --agent hp --search-after 30s --set help
+expect 0 "search-after=90s" -- "$D" optimize --agent dplace --set help
+}
+
+# the old spellings of renamed options and settings still work, with one
+# line saying the new name
+# shellcheck disable=SC2086
+test_renamed() {
+expect 0 "is now --placements" -- "$D" optimize $G $SMALL --samples 4 --baselines none
+expect 0 "is now --search-after" -- "$D" optimize $G $SMALL --updates 1 --refine 1s --baselines none
+expect 0 "is now --set batch" -- "$D" optimize $G $SMALL --updates 1 --set samples=2 --baselines none
+grep -q "2 samples per update" "$T/out" && ok || bad "--set samples=2 did not set batch"
+expect 0 "" -- "$D" optimize --help
+grep -q -- "--samples\|--refine" "$T/out" && bad "--help lists a renamed option" || ok
 }
 
 # a run with every output
@@ -57,7 +89,7 @@ grep -q '"best_by": "greedy"' "$T/out" && ok || bad "--updates 0: the best is no
 # shellcheck disable=SC2086
 expect 0 '"final_greedy_s": [0-9]' -- "$D" optimize $G $SMALL --updates 2 --json
 # shellcheck disable=SC2086
-expect 2 "give one of --updates and --samples" -- "$D" optimize $G $SMALL --updates 0 --samples 5
+expect 2 "give one of --updates and --placements" -- "$D" optimize $G $SMALL --updates 0 --placements 5
 expect 2 "needs at least one update" -- "$D" optimize $G --agent search --updates 0
 }
 
@@ -180,12 +212,14 @@ expect 2 "lr" -- "$D" optimize $G --set lr=-1
 expect 2 "unknown setting" -- "$D" optimize $G --set nope=1
 expect 2 "--time" -- "$D" optimize $G --time soon
 expect 2 "--devices" -- "$D" optimize --model synthetic-600
-expect 2 "one of --updates and --samples" -- "$D" optimize $G --updates 3 --samples 4
+expect 2 "one of --updates and --placements" -- "$D" optimize $G --updates 3 --placements 4
 expect 2 "at most 4096" -- "$D" optimize --model synthetic-6000 --devices k40x2 --grouper none -o "$T/no.json"
 absent "$T/no.json"
 }
 
 test_run test_help
+test_run test_set_help
+test_run test_renamed
 test_run test_outputs
 test_run test_greedy
 test_run test_resume

@@ -1,7 +1,7 @@
 #!/bin/sh
 # dplace optimize --agent search as a user sees it: every output, the same
 # seed and threads giving the same placement, checkpoint then --resume equal
-# to the run in one go, --init-placement, --refine after a learned agent,
+# to the run in one go, --init-placement, --search-after a learned agent,
 # and one-line errors (exit 2, nothing written) for bad input. Small graphs
 # keep it to seconds.
 # usage: test_cli_search.sh PATH_TO_DPLACE [CASE]   (run from tests/)
@@ -11,7 +11,7 @@ D="$1"
 G="--model synthetic-600 --devices k40x2"
 
 test_help() {
-for flag in search --init-placement --refine; do
+for flag in search --init-placement --search-after; do
   expect 0 "$flag" -- "$D" optimize --help
 done
 expect 0 "moves=32" -- "$D" optimize --agent search --set help
@@ -81,9 +81,9 @@ expect 0 "" -- "$D" optimize $G --agent search --updates 1 --threads 2 --checkpo
 test_init_and_refine() {
 "$D" optimize $G --agent search --updates 6 -o "$T/first.json" --quiet >/dev/null 2>&1
 expect 0 "start      --init-placement" -- "$D" optimize $G --agent search --updates 2 --init-placement "$T/first.json" --quiet
-expect 0 "refined by search" -- "$D" optimize $G --agent colocrl --set hidden=8 --set attn-dim=8 --set dev-emb=4 \
-  --updates 2 --refine 2s -o "$T/ref.json" --log "$T/ref.csv" --quiet
-[ -s "$T/ref.refine.csv" ] && ok || bad "--refine wrote no log beside --log"
+expect 0 "then searched" -- "$D" optimize $G --agent colocrl --set hidden=8 --set attn-dim=8 --set dev-emb=4 \
+  --updates 2 --search-after 2s -o "$T/ref.json" --log "$T/ref.csv" --quiet
+[ -s "$T/ref.search.csv" ] && ok || bad "--search-after wrote no search log beside --log"
 expect 0 "step time" -- "$D" simulate $G --placement "$T/ref.json"
 }
 
@@ -103,7 +103,7 @@ expect 2 "unknown setting" -- "$D" optimize $G --agent search --set nope=1
 expect 2 "moves" -- "$D" optimize $G --agent search --set moves=0
 expect 2 "--init-placement" -- "$D" optimize $G --agent hp --init-placement "$T/short.json"
 expect 2 "component" -- "$D" optimize $G --agent search --grouper metis
-expect 2 "--refine" -- "$D" optimize $G --agent search --refine 10s
+expect 2 "--search-after" -- "$D" optimize $G --agent search --search-after 10s
 }
 
 test_run test_help

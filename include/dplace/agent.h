@@ -1,6 +1,6 @@
 /* dplace: learned placers. An agent is a composition of parts, each
  * swappable (docs/agents.md lists every preset and every hyperparameter with
- * its source in the seed papers):
+ * its source in the papers):
  *
  *   features   per-op features as the Hierarchical Planner and ColocRL
  *              describe them: a learned op-type embedding, the zero- or
@@ -153,6 +153,27 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err);
  * dp_agent_update finishes it first when it is not done, so calling this is
  * only needed to see its progress. Nothing to do without an encoder. */
 dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err);
+
+/* A learned agent's preparation before its first update: the GCN
+ * encoder's Deep Graph Infomax pre-training, then the imitation warm start.
+ * The run state's prep_done and prep_total count both, in iterations and
+ * steps. */
+typedef struct dp_agent_prep {
+    int64_t pretrain_iters, pretrain_done;
+    double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
+    double pretrain_s;        /* seconds the preparation took (both parts)  */
+    int64_t warm_steps, warm_done;
+    double warm_loss;         /* -log p(the imitated placement) after the last step */
+    double warm_target_s;     /* the imitated placement's step time (NaN: none)   */
+    const char *warm_from;    /* the placer it came from (NULL: none)             */
+} dp_agent_prep;
+
+/* The agent's preparation; valid until the next call on a. */
+const dp_agent_prep *dp_agent_get_prep(const dp_agent *a);
+/* A line on where the preparation stands (the pre-training's iterations and
+ * loss, or the warm start's steps and what it imitates); returns its
+ * length (snprintf's rule). */
+size_t dp_agent_describe_prep(const dp_agent *a, char *buf, size_t size);
 
 /* The current state; valid until the next call on a. */
 const dp_run_state *dp_agent_get_state(const dp_agent *a);

@@ -188,6 +188,12 @@ int32_t dp_graph_n_strings(const dp_graph *g);
 /* Op index by name, -1 when absent. */
 int32_t dp_graph_find_op(const dp_graph *g, const char *name);
 
+/* An op that op i reads from or feeds, at random (g finalized): half the
+ * time, when it has inputs, the producer of one of them; else a consumer
+ * of one of its outputs. -1 when the side drawn has none. The placement
+ * search and a learned agent's elite walks both move a unit towards one. */
+int32_t dp_graph_neighbour(const dp_graph *g, int32_t i, dp_rng *rng);
+
 /* The forward scope of a scope, by TensorFlow's naming convention: s
  * without its leading "gradients/" and "clip_by_global_norm/" (the name
  * scopes of the gradient and clipping ops), a suffix of s; s itself for a

@@ -102,7 +102,7 @@ typedef struct dp_nn_seq2seq_config {
     int shared_input;
     /* >= 0: a constant added to the logit of the previous step's device
      * (not of the start symbol) before the softmax: a prior for placing
-     * consecutive elements together (dplace's, not in the seeds; 0: none).
+     * consecutive elements together (dplace's, in no paper; 0: none).
      * A constant: no parameter, the gradients' formulas are unchanged. */
     float stick;
     /* bit d set: the bonus applies when the previous device is d (devices
@@ -121,7 +121,7 @@ typedef struct dp_nn_seq2seq_state {
     float *load;          /* [B, D] the memory mask's device loads (dp_nn_memory_mask)         */
 } dp_nn_seq2seq_state;
 
-/* Memory-aware decoding (dplace's; not in the seeds): element t weighs
+/* Memory-aware decoding (dplace's; in no paper): element t weighs
  * w[t] (its estimated bytes) and device d holds cap[d]; in each sample,
  * element t may not go to a device whose load (the weights of the
  * sample's elements placed on it so far) plus w[t] exceeds its capacity

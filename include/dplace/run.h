@@ -101,15 +101,11 @@ typedef struct dp_run_state {
                                  memory or not valid)                      */
     int best_final;           /* 1: the best is that answer, found after
                                  best_update updates and best_sample placements */
-    /* preparation: the encoder's Deep Graph Infomax pre-training */
-    int64_t pretrain_iters, pretrain_done;
-    double pretrain_loss, pretrain_best; /* last and lowest loss (NaN: none) */
-    double pretrain_s;        /* seconds it took (not in elapsed_s)      */
-    /* preparation: the imitation warm start of a learned placer */
-    int64_t warm_steps, warm_done;
-    double warm_loss;         /* -log p(the imitated placement) after the last step */
-    double warm_target_s;     /* the imitated placement's step time (NaN: none)   */
-    const char *warm_from;    /* the placer it came from (NULL: none)             */
+    /* preparation: the work before the first step (a learned agent's
+     * pre-training and warm start), in the method's own units; what it
+     * is doing: dp_method_ops.describe_prep */
+    int64_t prep_done, prep_total;
+    double prep_s;            /* seconds it took (not in elapsed_s)      */
 } dp_run_state;
 
 /* What the driver calls. self is the method's own object. */
@@ -119,8 +115,8 @@ typedef struct dp_method_ops {
      * the method's own failures; when the cancel flag stops it, the step is
      * abandoned and the method left exactly as before it (n_last 0). */
     dp_status (*step)(void *self, dp_error *err);
-    /* Up to max_iters more iterations of the work that comes before the
-     * steps (the state's pretrain_*); NULL when the method has none. */
+    /* Up to max_iters more units of the work that comes before the steps
+     * (the state's prep_done of prep_total); NULL when the method has none. */
     dp_status (*prepare)(void *self, int64_t max_iters, dp_error *err);
     const dp_run_state *(*state)(const void *self);
     /* The whole state, atomically; and back (unchanged on error). */
@@ -133,6 +129,10 @@ typedef struct dp_method_ops {
      * stay, checkpoints never hold it, and calling it again gives the same.
      * NULL when the method has none. */
     dp_status (*final)(void *self, dp_error *err);
+    /* A line on where the preparation stands ("pre-training 120/1000  DGI
+     * loss 0.6931  lowest 0.6902"), for progress; returns its length
+     * (snprintf's rule). NULL when the method has no preparation. */
+    size_t (*describe_prep)(const void *self, char *buf, size_t size);
 } dp_method_ops;
 
 typedef struct dp_method {

@@ -136,7 +136,7 @@ dp_status dp_trace_write_ws(const dp_sim *sim, const dp_sim_workspace *ws, const
 /* The same for the context's own workspace: the last dp_sim_run. */
 dp_status dp_trace_write(const dp_sim *sim, const char *path, dp_error *err);
 
-/* ---- moves from a base placement (issue 20) ---------------------------------------------
+/* ---- moves from a base placement ---------------------------------------------
  * A search holds one current placement (the base) and proposes many moves
  * from it (a few ops to other devices: one unit moved, two swapped),
  * accepting few. A dp_sim_delta keeps the base, its result, its critical
@@ -223,6 +223,35 @@ dp_status dp_sim_delta_critical_path(dp_sim_delta *d, dp_sim_path_step *steps, i
  * were. */
 dp_status dp_sim_delta_critical_path_grow(dp_sim_delta *d, dp_sim_path_step **steps, int32_t *cap, int32_t *n,
                                           dp_error *err);
+
+/* ---- judging moves: what the search and a learned agent's elite walks share ---------------
+ * Both improve a placement by moves the simulator judges; these are the
+ * rule they compare placements by and the moves they read off a critical
+ * path. The caller turns a suggested (op, device) into the ops of its own
+ * unit that change (a search level's unit, an agent's element). Every
+ * random choice draws from the caller's generator, in a fixed order. */
+
+/* The score placements are compared by, lower is better: a valid
+ * placement's step time; an out-of-memory one's step time times 4 + its
+ * worst device's excess (peak - capacity) / capacity, so that a walk can
+ * climb out of memory towards valid placements; infinity for anything
+ * else (a constraint broken, a colocation split). */
+double dp_sim_score(const dp_sim_result *r);
+/* The same from a result's parts: oom says the simulator found it out of
+ * memory, excess is that worst device's share over its capacity. */
+double dp_sim_score_parts(double step_time_s, int valid, int oom, double excess);
+/* The worst device's (peak - capacity) / capacity of r (0: none over). */
+double dp_sim_result_excess(const dp_sim_result *r);
+
+/* A step of path[0..n) at random, each with probability in proportion to
+ * its duration: among the hops (transfers) when hops is set, else among
+ * the ops on device dev (any op when dev < 0); -1 when there is none. */
+int32_t dp_sim_path_pick(const dp_sim_path_step *path, int32_t n, int hops, int32_t dev, dp_rng *rng);
+/* The move that hop path[hop] suggests on placement place: half the time,
+ * when an op of the path follows the hop, that op (the consumer) to the
+ * producer's device; else the producer to the hop's destination. */
+void dp_sim_path_hop_move(const dp_sim_path_step *path, int32_t n, int32_t hop, const int32_t *place, dp_rng *rng,
+                          int32_t *op, int32_t *dev);
 
 #ifdef __cplusplus
 }

@@ -6,19 +6,19 @@
  *   choice ~ encoder(op features)             (m = 1 grouping per update)
  *   dev_k  ~ placer(encoder's sequence), k < K (K placements per update)
  *   R_k = -sqrt(step time_k), or the failing reward when invalid
- *   A_k = R_k - B, B a moving average of the rewards (seed 003, Eq. 4)
+ *   A_k = R_k - B, B a moving average of the rewards (the EAGLE paper, Eq. 4)
  *
  * then trains by one of
- *   REINFORCE (seed 001, Eqs. 3-6; seed 004, Section 3.1):
+ *   REINFORCE (the Hierarchical Planner paper, Eqs. 3-6; the ColocRL paper, Section 3.1):
  *     loss = -1/K sum_k A_k log p(dev_k) - (1/K sum_k A_k) log p(choice)
- *   PPO (seed 003, Eq. 3; seed 002), ppo_epochs passes over the K samples,
+ *   PPO (the EAGLE paper, Eq. 3; the Mars paper), ppo_epochs passes over the K samples,
  *     each split into ppo_minibatches shuffled parts, one Adam step per part:
  *     loss = -1/|mb| sum_k [min(r_k A_k, clip(r_k, 1-e, 1+e) A_k)
  *                           + min(r_c A_k, clip(r_c, 1-e, 1+e) A_k)]
  *     with r_k = p(dev_k) / p_old(dev_k) and r_c = p(choice) / p_old(choice):
  *     the placer's and the encoder's ratios each on their own (each is one
  *     network's action; docs/agents.md), or one ratio per decision;
- *   PPO_CE (Post, as seed 003 describes it): PPO, and every ce_every samples
+ *   PPO_CE (Post, as the EAGLE paper describes it): PPO, and every ce_every samples
  *     ce_steps Adam steps on -1/E sum_e log p(elite_e), the E best
  *     placements sampled so far (a placer with an exact minimiser, Post's
  *     table, takes it instead: the elites' device frequencies mixed with the
@@ -269,8 +269,8 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     a->st.best_update = a->st.best_sample = -1;
     a->st.best_by = DP_RUN_BEST_BY_NONE;
     a->st.final_s = NAN;
-    a->st.pretrain_loss = a->st.pretrain_best = NAN;
-    a->st.warm_loss = a->st.warm_target_s = NAN;
+    a->prep.pretrain_loss = a->prep.pretrain_best = NAN;
+    a->prep.warm_loss = a->prep.warm_target_s = NAN;
     dp_rng_seed(&a->rng, seed);
     if (units_init(a, err) || agent_features_init(&a->feat, g, cfg, err)) goto fail;
     if (!(a->eval = agent_eval_init(g, ds, eo, seed, err))) goto fail;
@@ -309,8 +309,9 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
         a->baseline.n = cfg->train.baseline_window;
     }
     a->st.baseline = a->baseline.value;
-    a->st.pretrain_iters = a->enc->ops->dgi_step ? cfg->encoder.pretrain_iters : 0;
-    a->st.warm_steps = cfg->warm.from != DP_AGENT_WARM_NONE ? cfg->warm.steps : 0;
+    a->prep.pretrain_iters = a->enc->ops->dgi_step ? cfg->encoder.pretrain_iters : 0;
+    a->prep.warm_steps = cfg->warm.from != DP_AGENT_WARM_NONE ? cfg->warm.steps : 0;
+    agent_prep_sync(a);
     a->st.n_groups = a->T;
     a->st.last = a->last;
     return a;
@@ -323,6 +324,19 @@ fail:
 
 const dp_run_state *dp_agent_get_state(const dp_agent *a) { return &a->st; }
 
+const dp_agent_prep *dp_agent_get_prep(const dp_agent *a) { return &a->prep; }
+
+size_t dp_agent_describe_prep(const dp_agent *a, char *buf, size_t size) {
+    const dp_agent_prep *p = &a->prep;
+    if (p->warm_done == 0 || p->pretrain_done < p->pretrain_iters)
+        return (size_t)snprintf(buf, size, "pre-training %lld/%lld  DGI loss %.4f  lowest %.4f",
+                                (long long)p->pretrain_done, (long long)p->pretrain_iters, p->pretrain_loss,
+                                p->pretrain_best);
+    return (size_t)snprintf(buf, size, "warm start %lld/%lld  imitating %s (%.4f s)  -log p %.4g",
+                            (long long)p->warm_done, (long long)p->warm_steps, p->warm_from ? p->warm_from : "?",
+                            p->warm_target_s, p->warm_loss);
+}
+
 float *dp_agent_params(dp_agent *a, size_t *count) {
     *count = a->params.count;
     return a->params.data;
@@ -330,9 +344,10 @@ float *dp_agent_params(dp_agent *a, size_t *count) {
 
 void dp_agent_params_set(dp_agent *a, const float *values) {
     memcpy(a->params.data, values, sizeof(float) * a->params.count);
-    a->st.pretrain_done = a->st.pretrain_iters; /* the parameters came prepared */
-    a->st.warm_done = a->st.warm_steps;
+    a->prep.pretrain_done = a->prep.pretrain_iters; /* the parameters came prepared */
+    a->prep.warm_done = a->prep.warm_steps;
     a->pretrain_have_keep = 0;
+    agent_prep_sync(a);
 }
 
 void dp_agent_set_progress(dp_agent *a, const dp_run_state *s) {
@@ -614,7 +629,7 @@ static void pretrain_finish(dp_agent *a) {
  * stops it with an error, its Adam step not taken (the parameters and the
  * kept ones stay finite). */
 static dp_status pretrain_dgi(dp_agent *a, int64_t max_iters, int64_t *done, dp_error *err) {
-    dp_run_state *s = &a->st;
+    dp_agent_prep *s = &a->prep;
     int64_t left = s->pretrain_iters - s->pretrain_done;
     if (max_iters >= 0 && max_iters < left) left = max_iters;
     *done = 0;
@@ -645,7 +660,7 @@ static dp_status pretrain_dgi(dp_agent *a, int64_t max_iters, int64_t *done, dp_
 /* Up to max_iters (< 0: all) more steps of the imitation warm start (its
  * target made on the first); the optimiser starts afresh after the last. */
 static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
-    dp_run_state *s = &a->st;
+    dp_agent_prep *s = &a->prep;
     int64_t left = s->warm_steps - s->warm_done;
     if (max_iters >= 0 && max_iters < left) left = max_iters;
     if (left <= 0) return DP_STATUS_OK;
@@ -677,12 +692,13 @@ static dp_status warm_start(dp_agent *a, int64_t max_iters, dp_error *err) {
 }
 
 dp_status dp_agent_pretrain(dp_agent *a, int64_t max_iters, dp_error *err) {
-    dp_run_state *s = &a->st;
+    dp_agent_prep *s = &a->prep;
     double t0 = dp_now_s();
     int64_t done = 0;
     dp_status st = pretrain_dgi(a, max_iters, &done, err);
     if (!st && (max_iters < 0 || done < max_iters)) st = warm_start(a, max_iters < 0 ? -1 : max_iters - done, err);
     s->pretrain_s += dp_now_s() - t0;
+    agent_prep_sync(a);
     return st;
 }
 
@@ -943,7 +959,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     int64_t u = a->st.updates;
     double t0 = dp_now_s();
     float noise = agent_noise_at(c, u);
-    if (a->st.pretrain_done < a->st.pretrain_iters || a->st.warm_done < a->st.warm_steps) { /* preparation first */
+    if (a->prep.pretrain_done < a->prep.pretrain_iters || a->prep.warm_done < a->prep.warm_steps) { /* preparation first */
         dp_status pst = dp_agent_pretrain(a, -1, err);
         if (pst) return pst;
         t0 = dp_now_s();
@@ -1057,9 +1073,12 @@ static dp_status method_save(const void *self, const char *path, dp_error *err) 
 static dp_status method_load(void *self, const char *path, dp_error *err) { return dp_agent_load(self, path, err); }
 
 static dp_status method_final(void *self, dp_error *err) { return agent_final(self, err); }
+static size_t method_describe_prep(const void *self, char *buf, size_t size) {
+    return dp_agent_describe_prep(self, buf, size);
+}
 
-static const dp_method_ops agent_method_ops = {"agent",      method_step, method_prepare, method_state,
-                                               method_save, method_load, method_final};
+static const dp_method_ops agent_method_ops = {"agent",     method_step, method_prepare, method_state, method_save,
+                                               method_load, method_final, method_describe_prep};
 
 dp_method dp_agent_method(dp_agent *a) {
     dp_method m = {&agent_method_ops, a};

@@ -84,13 +84,13 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     if (a->elites.choice) dp_bytes_put(&b, a->elites.choice, sizeof(int32_t) * (size_t)E * a->N);
     int32_t have_keep = a->pretrain_have_keep;
     uint64_t keep_n = have_keep ? a->enc_floats : 0;
-    DP_BYTES_PUT(&b, s->pretrain_done), DP_BYTES_PUT(&b, s->pretrain_loss), DP_BYTES_PUT(&b, s->pretrain_best), DP_BYTES_PUT(&b, s->pretrain_s);
+    DP_BYTES_PUT(&b, a->prep.pretrain_done), DP_BYTES_PUT(&b, a->prep.pretrain_loss), DP_BYTES_PUT(&b, a->prep.pretrain_best), DP_BYTES_PUT(&b, a->prep.pretrain_s);
     DP_BYTES_PUT(&b, a->pretrain_step), DP_BYTES_PUT(&b, have_keep), DP_BYTES_PUT(&b, keep_n);
     if (keep_n) dp_bytes_put(&b, a->pretrain_keep, sizeof(float) * keep_n);
     int32_t warm_from = -1;
-    for (int m = 0; s->warm_from && m < DP_PLACE_METHOD_COUNT; m++)
-        if (!strcmp(s->warm_from, dp_place_method_name((dp_place_method)m))) warm_from = m;
-    DP_BYTES_PUT(&b, s->warm_done), DP_BYTES_PUT(&b, s->warm_loss), DP_BYTES_PUT(&b, s->warm_target_s), DP_BYTES_PUT(&b, warm_from);
+    for (int m = 0; a->prep.warm_from && m < DP_PLACE_METHOD_COUNT; m++)
+        if (!strcmp(a->prep.warm_from, dp_place_method_name((dp_place_method)m))) warm_from = m;
+    DP_BYTES_PUT(&b, a->prep.warm_done), DP_BYTES_PUT(&b, a->prep.warm_loss), DP_BYTES_PUT(&b, a->prep.warm_target_s), DP_BYTES_PUT(&b, warm_from);
     if (!b.oom) {
         state_bytes = b.n - state_at - sizeof state_bytes;
         memcpy(b.p + state_at, &state_bytes, sizeof state_bytes);
@@ -289,6 +289,7 @@ static dp_status check_identity(const dp_agent *a, dp_bytes_reader *r, const cha
 /* The state block as read, before it is applied. */
 typedef struct ck_state {
     dp_run_state s;
+    dp_agent_prep p;
     dp_rng rng;
     int have_baseline, have_best;
     int32_t window_n, window_pos, n_elites, have_keep, warm_from;
@@ -308,6 +309,7 @@ static int read_state(const dp_agent *a, dp_bytes_reader *r, ck_state *c) {
     size_t state_end = r->at + (state_bytes <= r->n - r->at ? state_bytes : 0);
     dp_run_state *s = &c->s;
     *s = a->st;
+    c->p = a->prep;
     DP_BYTES_GET(r, s->updates), DP_BYTES_GET(r, s->samples), DP_BYTES_GET(r, s->baseline), DP_BYTES_GET(r, s->best_s);
     DP_BYTES_GET(r, s->best_update), DP_BYTES_GET(r, s->best_sample), DP_BYTES_GET(r, s->best_elapsed_s), DP_BYTES_GET(r, s->elapsed_s);
     DP_BYTES_GET(r, s->policy_s), DP_BYTES_GET(r, s->eval_s), DP_BYTES_GET(r, s->groups_used), DP_BYTES_GET(r, s->best_by);
@@ -322,12 +324,12 @@ static int read_state(const dp_agent *a, dp_bytes_reader *r, ck_state *c) {
     c->ebytes = (sizeof(double) + sizeof(uint64_t)) * (size_t)E + sizeof(int32_t) * (size_t)E * a->T +
                 (a->elites.choice ? sizeof(int32_t) * (size_t)E * a->N : 0);
     c->elites = view(r, c->ebytes);
-    DP_BYTES_GET(r, s->pretrain_done), DP_BYTES_GET(r, s->pretrain_loss), DP_BYTES_GET(r, s->pretrain_best), DP_BYTES_GET(r, s->pretrain_s);
+    DP_BYTES_GET(r, c->p.pretrain_done), DP_BYTES_GET(r, c->p.pretrain_loss), DP_BYTES_GET(r, c->p.pretrain_best), DP_BYTES_GET(r, c->p.pretrain_s);
     DP_BYTES_GET(r, c->pretrain_step), DP_BYTES_GET(r, c->have_keep), DP_BYTES_GET(r, c->keep_n);
     int keep_ok = (c->have_keep == 0 && c->keep_n == 0) ||
                   (c->have_keep == 1 && a->pretrain_keep && c->keep_n == a->enc_floats);
     c->keep = keep_ok ? view(r, sizeof(float) * c->keep_n) : NULL;
-    DP_BYTES_GET(r, s->warm_done), DP_BYTES_GET(r, s->warm_loss), DP_BYTES_GET(r, s->warm_target_s), DP_BYTES_GET(r, c->warm_from);
+    DP_BYTES_GET(r, c->p.warm_done), DP_BYTES_GET(r, c->p.warm_loss), DP_BYTES_GET(r, c->p.warm_target_s), DP_BYTES_GET(r, c->warm_from);
     return !keep_ok || r->at != state_end ? -1 : 0;
 }
 
@@ -337,8 +339,8 @@ static int state_consistent(const dp_agent *a, const ck_state *c) {
     int32_t W = a->cfg.train.baseline_window, E = a->cfg.ce.elites;
     return s->updates >= 0 && s->samples >= 0 && c->window_n >= 0 && c->window_n <= W && c->window_pos >= 0 &&
            (W == 0 || c->window_pos < W) && (c->have_best == 0 || c->have_best == 1) && c->ce_updates >= 0 &&
-           c->n_elites >= 0 && c->n_elites <= E && s->pretrain_done >= 0 && s->pretrain_done <= s->pretrain_iters &&
-           s->warm_done >= 0 && s->warm_done <= s->warm_steps && c->warm_from >= -1 &&
+           c->n_elites >= 0 && c->n_elites <= E && c->p.pretrain_done >= 0 && c->p.pretrain_done <= c->p.pretrain_iters &&
+           c->p.warm_done >= 0 && c->p.warm_done <= c->p.warm_steps && c->warm_from >= -1 &&
            c->warm_from < DP_PLACE_METHOD_COUNT &&
            c->pretrain_step >= 0 && s->best_by >= 0 && s->best_by < DP_RUN_BEST_BY_COUNT;
 }
@@ -380,11 +382,11 @@ static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
     a->st.best_final = 0, a->st.final_s = NAN; /* checkpoints never hold the final answer */
     a->st.elapsed_s = s->elapsed_s, a->st.policy_s = s->policy_s, a->st.eval_s = s->eval_s;
     a->st.groups_used = s->groups_used;
-    a->st.pretrain_done = s->pretrain_done, a->st.pretrain_loss = s->pretrain_loss;
-    a->st.pretrain_best = s->pretrain_best, a->st.pretrain_s = s->pretrain_s;
+    a->prep.pretrain_done = c->p.pretrain_done, a->prep.pretrain_loss = c->p.pretrain_loss;
+    a->prep.pretrain_best = c->p.pretrain_best, a->prep.pretrain_s = c->p.pretrain_s;
     a->pretrain_step = c->pretrain_step, a->pretrain_have_keep = c->have_keep;
-    a->st.warm_done = s->warm_done, a->st.warm_loss = s->warm_loss, a->st.warm_target_s = s->warm_target_s;
-    a->st.warm_from = c->warm_from >= 0 ? dp_place_method_name((dp_place_method)c->warm_from) : NULL;
+    a->prep.warm_done = c->p.warm_done, a->prep.warm_loss = c->p.warm_loss, a->prep.warm_target_s = c->p.warm_target_s;
+    a->prep.warm_from = c->warm_from >= 0 ? dp_place_method_name((dp_place_method)c->warm_from) : NULL;
     if (c->keep_n) memcpy(a->pretrain_keep, c->keep, sizeof(float) * c->keep_n);
     a->st.n_last = 0;
     a->rng = c->rng;
@@ -405,6 +407,7 @@ static void apply_state(dp_agent *a, const ck_state *c, const ck_tensors *t) {
     memcpy(a->params.m, t->m, sizeof(float) * count);
     memcpy(a->params.v, t->v, sizeof(float) * count);
     a->params.step = t->step;
+    agent_prep_sync(a);
 }
 
 dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
@@ -455,13 +458,14 @@ dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err) {
         memcpy(a->params.data + a->params.offset[i], t.values + sizeof(float) * offset[i],
                sizeof(float) * a->params.size[i]);
     /* the networks come from the file: no pre-training, no warm start */
-    if (a->st.pretrain_done < a->st.pretrain_iters || a->st.warm_done < a->st.warm_steps) {
-        a->st.pretrain_done = a->st.pretrain_iters;
-        a->st.warm_done = a->st.warm_steps;
+    if (a->prep.pretrain_done < a->prep.pretrain_iters || a->prep.warm_done < a->prep.warm_steps) {
+        a->prep.pretrain_done = a->prep.pretrain_iters;
+        a->prep.warm_done = a->prep.warm_steps;
         a->pretrain_have_keep = 0;
         memset(a->params.m, 0, sizeof(float) * a->params.count);
         memset(a->params.v, 0, sizeof(float) * a->params.count);
         a->params.step = 0;
+        agent_prep_sync(a);
     }
     st = DP_STATUS_OK;
 out:

@@ -388,6 +388,7 @@ struct dp_agent {
     dp_rng rng;
     double fail_reward;
     dp_run_state st;
+    dp_agent_prep prep;       /* pre-training and warm start (st.prep_* sum them) */
     int32_t *best;           /* [N] */
     int have_best;
 };
@@ -435,5 +436,12 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err);
 void agent_refine_free(agent_refine *r);
 /* The DGI loss now, with a fixed corruption (tests). */
 float agent_dgi_loss(dp_agent *a);
+
+/* Sets the run state's prep_done, prep_total and prep_s from a->prep. */
+static inline void agent_prep_sync(dp_agent *a) {
+    a->st.prep_done = a->prep.pretrain_done + a->prep.warm_done;
+    a->st.prep_total = a->prep.pretrain_iters + a->prep.warm_steps;
+    a->st.prep_s = a->prep.pretrain_s;
+}
 
 #endif

@@ -110,7 +110,7 @@ dp_status agent_warm_place(dp_agent *a, dp_error *err) {
     if (a->warm_place) return DP_STATUS_OK;
     int32_t *place = malloc(sizeof(int32_t) * (size_t)a->N);
     if (!place) return dp_error_set(err, DP_STATUS_NOMEM, "warm start: out of memory");
-    dp_status st = baseline_placement(a, place, &a->st.warm_target_s, &a->st.warm_from, err);
+    dp_status st = baseline_placement(a, place, &a->prep.warm_target_s, &a->prep.warm_from, err);
     if (st) free(place);
     else a->warm_place = place;
     return st;

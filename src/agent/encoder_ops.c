@@ -1,4 +1,4 @@
-/* The op encoder (encoder=gcn; Mars, seed 002): every op is placed, in a
+/* The op encoder (encoder=gcn; Mars): every op is placed, in a
  * sequence (the graph's FIFO topological order, or depth-first with
  * op-order=dfs); each op's node features (one-hot type, input and output
  * shapes; agent_features.c) go through GCN layers over the op graph, and

@@ -200,6 +200,9 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args) {
         int which = -1, r = parse_at(cmd->name, cmd->options, argc, argv, &i, &which);
         if (r < 0) return CLI_EXIT_INPUT;
         if (r == 0) return cli_usage_error(cmd->name, "unknown option \"%s\"", a);
+        if (cmd->options[which].renamed)
+            fprintf(stderr, "dplace %s: %s is now %s (the old spelling goes in the next release)\n", cmd->name,
+                    cmd->options[which].name, cmd->options[which].renamed);
         seen[which] = 1;
     }
     return check_required(cmd->name, cmd->options, seen) ? CLI_EXIT_INPUT : CLI_PARSED;
@@ -266,7 +269,7 @@ void cli_print_help(const cli_command *cmd, FILE *f) {
     int widest = 0;
     check_table(cmd->options);
     for (const cli_option *o = cmd->options; !is_end(o); o++) {
-        if (o->kind == CLI_SECTION) continue;
+        if (o->kind == CLI_SECTION || o->renamed) continue;
         format_label(o, label, sizeof label);
         int w = (int)strlen(label);
         if (w <= LABEL_MAX && w > widest) widest = w;
@@ -280,6 +283,7 @@ void cli_print_help(const cli_command *cmd, FILE *f) {
             fprintf(f, "%s\n", o->help);
             continue;
         }
+        if (o->renamed) continue;
         format_label(o, label, sizeof label);
         cli_print_labelled(f, label, o->help, col);
     }

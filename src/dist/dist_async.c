@@ -1,4 +1,4 @@
-/* The Hierarchical Planner's asynchronous controllers (seed 001,
+/* The Hierarchical Planner's asynchronous controllers (the Hierarchical Planner paper,
  * "Distributed Training"): controller ranks 1..K each update a replica of
  * the policy on their own samples (their own baseline, Adam moments and
  * workers) and send the change of its parameters to the parameter server,
@@ -132,11 +132,12 @@ static dp_status server_prepare(void *self, int64_t max_iters, dp_error *err) {
     dist_server *v = self;
     dp_status st = dp_agent_pretrain(v->a, max_iters, err);
     const dp_run_state *as = dp_agent_get_state(v->a);
-    v->st.pretrain_done = as->pretrain_done, v->st.pretrain_loss = as->pretrain_loss;
-    v->st.pretrain_best = as->pretrain_best, v->st.pretrain_s = as->pretrain_s;
-    v->st.warm_done = as->warm_done, v->st.warm_loss = as->warm_loss;
-    v->st.warm_target_s = as->warm_target_s, v->st.warm_from = as->warm_from;
+    v->st.prep_done = as->prep_done, v->st.prep_total = as->prep_total, v->st.prep_s = as->prep_s;
     return st;
+}
+
+static size_t server_describe_prep(const void *self, char *buf, size_t size) {
+    return dp_agent_describe_prep(((const dist_server *)self)->a, buf, size);
 }
 
 static const dp_run_state *server_state(const void *self) { return &((const dist_server *)self)->st; }
@@ -164,8 +165,8 @@ static dp_status server_load(void *self, const char *path, dp_error *err) {
     return DP_STATUS_OK;
 }
 
-static const dp_method_ops server_ops = {"dist-server", server_step, server_prepare,
-                                         server_state, server_save, server_load, NULL};
+static const dp_method_ops server_ops = {"dist-server", server_step, server_prepare, server_state,
+                                         server_save,   server_load, NULL,           server_describe_prep};
 
 /* Makes the server's state (NULL when out of memory). */
 static dist_server *server_new(dp_dist *d, const dp_graph *g, dp_agent *a, const volatile sig_atomic_t *cancel) {

@@ -69,7 +69,7 @@ static dp_status load(void *self, const char *path, dp_error *err) {
     return x->inner.ops->load(x->inner.self, path, err);
 }
 
-static const dp_method_ops search_ops = {"dist-search", step, NULL, state, save, load, NULL};
+static const dp_method_ops search_ops = {"dist-search", step, NULL, state, save, load, NULL, NULL};
 
 /* This rank's search state (kept by d, freed with it); NULL when out of memory. */
 static dist_search *dist_search_new(dp_dist *d, const dp_graph *g, dp_search *se) {

@@ -535,3 +535,13 @@ void dp_graph_get_stats(const dp_graph *g, dp_graph_stats *s) {
     }
     for (int64_t t = 0; t < g->n_outputs; t++) s->total_output_bytes += g->outputs[t].bytes;
 }
+
+int32_t dp_graph_neighbour(const dp_graph *g, int32_t i, dp_rng *rng) {
+    const dp_op *o = &g->ops[i];
+    if (o->n_inputs > 0 && dp_rng_uniform(rng) < 0.5)
+        return g->inputs[o->inputs_at + (int64_t)dp_rng_below(rng, (uint64_t)o->n_inputs)].op;
+    if (o->n_outputs <= 0) return -1;
+    int64_t t = g->tensor_at[i] + (int64_t)dp_rng_below(rng, (uint64_t)o->n_outputs);
+    int64_t nc = g->consumers_at[t + 1] - g->consumers_at[t];
+    return nc > 0 ? g->consumers[g->consumers_at[t] + (int64_t)dp_rng_below(rng, (uint64_t)nc)] : -1;
+}

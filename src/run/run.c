@@ -275,7 +275,7 @@ static int in_time(const dp_run_options *o, double start) {
 }
 
 static int prep_left(const dp_run_state *s) {
-    return s->pretrain_done < s->pretrain_iters || s->warm_done < s->warm_steps;
+    return s->prep_done < s->prep_total;
 }
 
 /* The preparation, in chunks of about a second (each reported), until done,
@@ -383,9 +383,9 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
     dp_status st = resume ? m.ops->load(m.self, resume, err) : DP_STATUS_OK;
     if (!st) st = log_open(o, s, resume != NULL, &r.cv, &r.log, err);
     if (!st) st = update_log_open(o->update_log_path, s, resume != NULL, &r.ulog, err);
-    int64_t prepared = s->pretrain_done + s->warm_done;
+    int64_t prepared = s->prep_done;
     if (!st) st = prepare(m, o, hooks, start, err);
-    if (!st && o->checkpoint_path && s->pretrain_done + s->warm_done > prepared)
+    if (!st && o->checkpoint_path && s->prep_done > prepared)
         st = m.ops->save(m.self, o->checkpoint_path, err);
     r.last_ck = dp_now_s();
     while (!st && budget_left(o, s, start)) {

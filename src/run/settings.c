@@ -528,7 +528,7 @@ static const dp_preset_line post_lines[] = {
 };
 
 static const dp_preset_line dplace_lines[] = {
-    WALKS_LINES,
+    {"search-after", "90s", "dplace's: the learned placer's best, then dplace's search from it for 90 s"},
 };
 
 static const dp_preset_line mars_lines[] = {

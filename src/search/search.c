@@ -114,7 +114,7 @@ dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *pla
     res.link = NULL;
     if (!res.valid && res.verdict != DP_SIM_VERDICT_OOM)
         return dp_error_set(err, DP_STATUS_INVALID, "start placement %s: %s", name, res.reason);
-    double sc = search_score(&res);
+    double sc = dp_sim_score(&res);
     int32_t pos = 0;
     while (pos < s->n_starts && s->start_score[pos] <= sc) pos++;
     if ((pos > 0 && s->start_score[pos - 1] == sc) || pos == SEARCH_MAX_STARTS) return DP_STATUS_OK;
@@ -228,7 +228,7 @@ static void chain_step(dp_search *s, search_chain *c) {
         }
         if ((c->st = dp_sim_delta_try(c->d, n, c->mv_op, c->mv_dev, &res, &c->err))) break;
         c->stats.simulated++;
-        double sc = search_score(&res), rel = (sc - c->cur_score) / c->cur_score;
+        double sc = dp_sim_score(&res), rel = (sc - c->cur_score) / c->cur_score;
         double u = dp_rng_uniform(&c->rng);
         int accept = sc <= c->cur_score || (isfinite(sc) && u < exp(-rel / c->temp));
         dp_run_sample *x = &c->samples[c->n_samples++];
@@ -394,6 +394,7 @@ static dp_status search_step(void *self, dp_error *err) {
 
 static const dp_run_state *search_state(const void *self) { return &((const dp_search *)self)->state; }
 
-static const dp_method_ops search_ops = {"search", search_step, NULL, search_state, search_save, search_load, NULL};
+static const dp_method_ops search_ops = {"search",    search_step, NULL, search_state, search_save,
+                                         search_load, NULL,        NULL};
 
 dp_method dp_search_method(dp_search *s) { return (dp_method){&search_ops, s}; }

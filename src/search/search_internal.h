@@ -31,7 +31,7 @@ typedef struct search_level {
 typedef struct search_chain {
     dp_sim_delta *d;
     dp_rng rng;
-    double cur_score;      /* the current placement's score (search_score) */
+    double cur_score;      /* the current placement's score (dp_sim_score) */
     double temp;           /* relative temperature now                      */
     int64_t since_better;  /* steps since the chain's own best improved     */
     double best_s;         /* the chain's best valid step time (inf: none)  */
@@ -63,7 +63,7 @@ struct dp_search {
     dp_mask *op_mask;           /* [n] devices each op allows                */
     int32_t n_chains;
     search_chain *chain;
-    /* starts, best first (by search_score; the first of equals kept) */
+    /* starts, best first (by dp_sim_score; the first of equals kept) */
     dp_sim_workspace *ws;       /* evaluates starts                          */
     int32_t n_starts;
     int32_t next_start;         /* the next start a restarting chain takes   */
@@ -80,11 +80,6 @@ struct dp_search {
     double *sorted;             /* [threads * moves] scratch for the median  */
     int64_t restarts;           /* chains restarted (sync and stagnation)    */
 };
-
-/* The score a chain minimises: a valid placement's step time; an
- * out-of-memory one's times (4 + its largest relative overflow), so any
- * valid placement beats it; INFINITY for other invalid placements. */
-double search_score(const dp_sim_result *r);
 
 /* Builds s's unit levels (op, chain, scope, parent scope; a level equal to
  * the one before or whose units cannot all be placed is left out) and

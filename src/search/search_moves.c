@@ -68,16 +68,7 @@ static int32_t neighbour_move(dp_search *s, search_chain *c, const int32_t *base
     int32_t size = L->u.first[k + 1] - L->u.first[k];
     if (size == 0) return 0;
     int32_t op = L->u.members[L->u.first[k] + (int32_t)dp_rng_below(&c->rng, (uint64_t)size)];
-    const dp_graph *g = s->g;
-    const dp_op *o = &g->ops[op];
-    int32_t other = -1;
-    if (o->n_inputs > 0 && dp_rng_uniform(&c->rng) < 0.5)
-        other = g->inputs[o->inputs_at + (int64_t)dp_rng_below(&c->rng, (uint64_t)o->n_inputs)].op;
-    else if (o->n_outputs > 0) {
-        int64_t t = g->tensor_at[op] + (int64_t)dp_rng_below(&c->rng, (uint64_t)o->n_outputs);
-        int64_t nc = g->consumers_at[t + 1] - g->consumers_at[t];
-        if (nc > 0) other = g->consumers[g->consumers_at[t] + (int64_t)dp_rng_below(&c->rng, (uint64_t)nc)];
-    }
+    int32_t other = dp_graph_neighbour(s->g, op, &c->rng);
     if (other < 0) return 0;
     int32_t dev = base[other];
     if (dev == unit_device(L, k, base) || !(L->mask[k] & dp_mask_bit(dev))) return 0;
@@ -145,43 +136,14 @@ static dp_status ensure_path(search_chain *c, dp_error *err) {
 }
 
 /* A transfer on the path: the op that waited for it to its producer's
- * device, or the producer to the consumer's. */
+ * device, or the producer to the consumer's (dp_sim_path_hop_move). */
 static int32_t transfer_move(dp_search *s, search_chain *c, const int32_t *base, int32_t hop) {
-    const dp_sim_path_step *h = &c->path[hop];
-    int32_t consumer = -1;
-    for (int32_t i = hop + 1; i < c->path_n && consumer < 0; i++)
-        if (c->path[i].op >= 0) consumer = c->path[i].op;
     const search_level *L = pick_level(s, &c->rng, critical_w);
     int32_t op, dev;
-    if (consumer >= 0 && dp_rng_uniform(&c->rng) < 0.5) op = consumer, dev = base[h->producer];
-    else op = h->producer, dev = h->device;
+    dp_sim_path_hop_move(c->path, c->path_n, hop, base, &c->rng, &op, &dev);
     int32_t k = L->u.unit_of[op];
     if (dev == unit_device(L, k, base) || !(L->mask[k] & dp_mask_bit(dev))) return 0;
     return add_unit(c, L, k, dev, base, 0);
-}
-
-/* A step of the path at random, each with probability in proportion to its
- * duration: among the hops when hops, else among the ops on device dev (any
- * op when dev < 0). -1 when there is none. */
-static int32_t pick_step(search_chain *c, int hops, int32_t dev) {
-    double total = 0;
-    for (int32_t i = 0; i < c->path_n; i++) {
-        const dp_sim_path_step *p = &c->path[i];
-        int want = hops ? p->op < 0 && p->producer >= 0 : p->op >= 0 && (dev < 0 || p->device == dev);
-        if (want) total += p->end_s - p->start_s + 1e-12;
-    }
-    if (!(total > 0)) return -1;
-    double x = dp_rng_uniform(&c->rng) * total;
-    int32_t last = -1;
-    for (int32_t i = 0; i < c->path_n; i++) {
-        const dp_sim_path_step *p = &c->path[i];
-        int want = hops ? p->op < 0 && p->producer >= 0 : p->op >= 0 && (dev < 0 || p->device == dev);
-        if (!want) continue;
-        last = i;
-        x -= p->end_s - p->start_s + 1e-12;
-        if (x < 0) return i;
-    }
-    return last;
 }
 
 /* An op of the path on the busiest device (chosen by its duration) to the
@@ -189,8 +151,8 @@ static int32_t pick_step(search_chain *c, int hops, int32_t dev) {
  * random. */
 static int32_t busiest_move(dp_search *s, search_chain *c, const int32_t *base) {
     int32_t least, busiest = busiest_device(c, 0, &least);
-    int32_t i = pick_step(c, 0, busiest);
-    if (i < 0) i = pick_step(c, 0, -1);
+    int32_t i = dp_sim_path_pick(c->path, c->path_n, 0, busiest, &c->rng);
+    if (i < 0) i = dp_sim_path_pick(c->path, c->path_n, 0, -1, &c->rng);
     if (i < 0) return 0;
     int32_t op = c->path[i].op;
     const search_level *L = pick_level(s, &c->rng, critical_w);
@@ -207,7 +169,7 @@ static int32_t busiest_move(dp_search *s, search_chain *c, const int32_t *base) 
  * device. */
 static int32_t critical_move(dp_search *s, search_chain *c, const int32_t *base) {
     if ((c->st = ensure_path(c, &c->err)) || c->path_n == 0) return 0;
-    int32_t hop = dp_rng_uniform(&c->rng) < 0.5 ? pick_step(c, 1, -1) : -1;
+    int32_t hop = dp_rng_uniform(&c->rng) < 0.5 ? dp_sim_path_pick(c->path, c->path_n, 1, -1, &c->rng) : -1;
     if (hop >= 0) return transfer_move(s, c, base, hop);
     return busiest_move(s, c, base);
 }

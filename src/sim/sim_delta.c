@@ -6,6 +6,7 @@
  * try costs one step's simulation and no pass over the placement. Accepting
  * swaps the two. */
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,4 +280,58 @@ dp_status dp_sim_delta_critical_path_grow(dp_sim_delta *d, dp_sim_path_step **st
     if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for a critical path of %d steps", (int)*n);
     *steps = p, *cap = *n;
     return dp_sim_delta_critical_path(d, *steps, *cap, n, err);
+}
+
+/* ---- judging moves ------------------------------------------------------------------------ */
+
+double dp_sim_result_excess(const dp_sim_result *r) {
+    double over = 0;
+    for (int32_t d = 0; d < r->n_devices; d++) {
+        const dp_sim_device_stats *x = &r->device[d];
+        if (x->memory_bytes > 0 && x->peak_bytes > x->memory_bytes)
+            over = fmax(over, (double)(x->peak_bytes - x->memory_bytes) / (double)x->memory_bytes);
+    }
+    return over;
+}
+
+double dp_sim_score_parts(double step_time_s, int valid, int oom, double excess) {
+    if (valid) return step_time_s;
+    if (!oom) return INFINITY;
+    return step_time_s * (4.0 + excess);
+}
+
+double dp_sim_score(const dp_sim_result *r) {
+    int oom = r->verdict == DP_SIM_VERDICT_OOM;
+    return dp_sim_score_parts(r->step_time_s, r->valid, oom, oom && !r->valid ? dp_sim_result_excess(r) : 0.0);
+}
+
+/* Whether path step p counts for dp_sim_path_pick. */
+static int path_wanted(const dp_sim_path_step *p, int hops, int32_t dev) {
+    return hops ? p->op < 0 && p->producer >= 0 : p->op >= 0 && (dev < 0 || p->device == dev);
+}
+
+int32_t dp_sim_path_pick(const dp_sim_path_step *path, int32_t n, int hops, int32_t dev, dp_rng *rng) {
+    double total = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (path_wanted(&path[i], hops, dev)) total += path[i].end_s - path[i].start_s + 1e-12;
+    if (!(total > 0)) return -1;
+    double x = dp_rng_uniform(rng) * total;
+    int32_t last = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (!path_wanted(&path[i], hops, dev)) continue;
+        last = i;
+        x -= path[i].end_s - path[i].start_s + 1e-12;
+        if (x < 0) return i;
+    }
+    return last;
+}
+
+void dp_sim_path_hop_move(const dp_sim_path_step *path, int32_t n, int32_t hop, const int32_t *place, dp_rng *rng,
+                          int32_t *op, int32_t *dev) {
+    const dp_sim_path_step *h = &path[hop];
+    int32_t consumer = -1;
+    for (int32_t i = hop + 1; i < n && consumer < 0; i++)
+        if (path[i].op >= 0) consumer = path[i].op;
+    if (consumer >= 0 && dp_rng_uniform(rng) < 0.5) *op = consumer, *dev = place[h->producer];
+    else *op = h->producer, *dev = h->device;
 }

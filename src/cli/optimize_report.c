@@ -1,0 +1,263 @@
+/* dplace optimize's summary on stdout: the best placement's step time
+ * beside single GPU, the expert, the best baseline and the lower bound,
+ * what found it, and whether the policy learned; or all of it as one JSON
+ * object. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/optimize_cli.h"
+
+/* What found the best (dp_run_best_by): a name for the JSON and words for
+ * the summary. */
+static const char *const best_by_names[][2] = {
+    {"none", "nothing"},
+    {"sample", "a placement sampled from the policy"},
+    {"walk", "an elite walk from a sample"},
+    {"kept-walk", "the walk from the best elite (elite-keep)"},
+    {"greedy", "the policy's greedy placement"},
+    {"start", "the search's start"},
+    {"search", "a search move"},
+};
+_Static_assert(sizeof best_by_names / sizeof best_by_names[0] == DP_RUN_BEST_BY_COUNT, "a name per dp_run_best_by");
+static const char *best_by_name(int32_t b, int words) {
+    return best_by_names[b >= 0 && b < DP_RUN_BEST_BY_COUNT ? b : 0][words];
+}
+
+/* The search's lines: units, moves, the start. */
+static void print_search(const opt_args *o, const dp_search *se, const char *what) {
+    dp_search_stats x;
+    dp_search_get_stats(se, &x);
+    const dp_run_state *s = dp_search_get_state(se);
+    const char *start = NULL;
+    dp_sim_result sr;
+    dp_search_start(se, &start, &sr);
+    char t[32];
+    opt_format_duration(s->elapsed_s, t, sizeof t);
+    printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes, %d typed\n",
+           what, (int)o->set.search.threads, (int)o->set.search.moves, (int)x.n_units[0], (int)x.n_units[1],
+           (int)x.n_units[2], (int)x.n_units[3], (int)x.n_units[4]);
+    printf("searched   %lld updates, %lld moves simulated in %s (%lld proposed, %lld refused by the memory check, "
+           "%.1f%% accepted, %lld from the critical path, %lld restarts)\n",
+           (long long)s->updates, (long long)x.simulated, t, (long long)x.proposed, (long long)x.oom_rejected,
+           x.simulated ? 100.0 * (double)x.accepted / (double)x.simulated : 0.0, (long long)x.critical,
+           (long long)x.restarts);
+    if (start) printf("start      %s (%.6f s%s)\n", start, sr.step_time_s, sr.valid ? "" : ", out of memory");
+}
+
+static json_t *json_num(double v, int ok) { return ok && isfinite(v) ? json_real(v) : json_null(); }
+
+static void print_json(const opt_args *o, const dp_optimize *op, const dp_graph *g, const dp_devices *ds,
+                       int interrupted) {
+    const dp_run_state *s = dp_optimize_state(op);
+    const dp_reference *rt = dp_optimize_reference(op);
+    const dp_run_result *rr = dp_optimize_result(op);
+    dp_agent *agent = dp_optimize_agent(op);
+    dp_search *se = agent ? dp_optimize_search_after(op) : dp_optimize_search(op);
+    const dp_run_state *after = agent && se ? dp_search_get_state(se) : NULL;
+    const dp_agent_config *cfg = agent ? &o->set.agent : NULL;
+    json_t *j = json_object();
+    json_object_set_new(j, "graph", json_string(g->name));
+    json_object_set_new(j, "ops", json_integer(g->n_ops));
+    json_object_set_new(j, "device_set", json_string(ds->name));
+    char cbuf[4096];
+    if (cfg) dp_settings_format_target(DP_SETTING_AGENT, cfg, cbuf, sizeof cbuf);
+    else dp_settings_format_target(DP_SETTING_SEARCH, &o->set.search, cbuf, sizeof cbuf);
+    json_object_set_new(j, "agent", json_string(cfg ? cfg->preset : "search"));
+    json_object_set_new(j, "settings", json_string(cbuf));
+    if (se) {
+        const char *start = NULL;
+        dp_sim_result sr;
+        dp_search_stats x;
+        dp_search_get_stats(se, &x);
+        dp_search_start(se, &start, &sr);
+        json_object_set_new(j, "search_start", start ? json_string(start) : json_null());
+        json_object_set_new(j, "search_start_s", json_num(sr.step_time_s, start != NULL));
+        json_object_set_new(j, "search_moves_simulated", json_integer(x.simulated));
+        json_object_set_new(j, "search_moves_accepted", json_integer(x.accepted));
+        json_object_set_new(j, "search_oom_refused", json_integer(x.oom_rejected));
+    }
+    if (after) {
+        json_object_set_new(j, "search_after_step_time_s", json_num(after->best_s, 1));
+        json_object_set_new(j, "search_after_found_s", json_real(after->best_elapsed_s));
+    }
+    if (cfg && cfg->walks.moves > 0)
+        json_object_set_new(j, "elite_simulations", json_integer(dp_optimize_walk_simulations(op)));
+    json_object_set_new(j, "seed", json_integer(o->seed));
+    json_object_set_new(j, "updates", json_integer(s->updates));
+    json_object_set_new(j, "samples", json_integer(s->samples));
+    json_object_set_new(j, "groups", json_integer(s->n_groups));
+    json_object_set_new(j, "best_step_time_s", json_num(s->best_s, 1));
+    json_object_set_new(j, "best_update", json_integer(s->best_update));
+    json_object_set_new(j, "best_sample", json_integer(s->best_sample));
+    json_object_set_new(j, "best_found_s", json_real(s->best_elapsed_s));
+    json_object_set_new(j, "best_by", json_string(best_by_name(s->best_by, 0)));
+    json_object_set_new(j, "final_greedy_s", json_num(s->final_s, isfinite(s->final_s)));
+    json_object_set_new(j, "best_is_final_greedy", json_boolean(s->best_final));
+    json_object_set_new(j, "train_s", json_real(s->elapsed_s));
+    if (agent) {
+        const dp_agent_prep *p = dp_agent_get_prep(agent);
+        json_object_set_new(j, "pretrain_iters", json_integer(p->pretrain_done));
+        json_object_set_new(j, "pretrain_s", json_real(p->pretrain_s));
+        json_object_set_new(j, "pretrain_best_loss", json_num(p->pretrain_best, 1));
+        json_object_set_new(j, "warm_start_steps", json_integer(p->warm_done));
+        json_object_set_new(j, "warm_start_from", p->warm_from ? json_string(p->warm_from) : json_null());
+        json_object_set_new(j, "warm_start_target_s", json_num(p->warm_target_s, p->warm_from != NULL));
+    }
+    json_object_set_new(j, "policy_s", json_real(s->policy_s));
+    json_object_set_new(j, "eval_s", json_real(s->eval_s));
+    json_object_set_new(j, "cache_lookups", json_integer(s->cache_lookups));
+    json_object_set_new(j, "cache_hits", json_integer(s->cache_hits));
+    json_object_set_new(j, "single_gpu_s", json_num(rt->gpu_s, rt->gpu_valid));
+    json_object_set_new(j, "expert_s", json_num(rt->expert_s, rt->expert_valid));
+    json_object_set_new(j, "best_baseline", rt->best_name ? json_string(rt->best_name) : json_null());
+    json_object_set_new(j, "best_baseline_s", json_num(rt->best_s, rt->best >= 0));
+    json_object_set_new(j, "lower_bound_critical_path_s", json_real(rt->bound.critical_path_s));
+    json_object_set_new(j, "lower_bound_work_s", json_real(rt->bound.work_s));
+    json_object_set_new(j, "lower_bound_work_uniform_s", json_real(rt->bound.work_uniform_s));
+    json_object_set_new(j, "lower_bound_fanout_s", json_real(rt->bound.fanout_s));
+    json_object_set_new(j, "lower_bound_s", json_real(rt->bound.bound_s));
+    json_object_set_new(j, "first_tenth_mean_s", json_num(rr->first_mean_s, 1));
+    json_object_set_new(j, "last_tenth_mean_s", json_num(rr->last_mean_s, 1));
+    json_object_set_new(j, "tenth_updates", json_integer(rr->tenth));
+    json_object_set_new(j, "interrupted", json_boolean(interrupted));
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(j);
+}
+
+/* The header lines: graph, agent, training, elite walks, preparation. */
+static void print_header(const opt_args *o, const dp_optimize *op, const dp_graph *g, const dp_devices *ds) {
+    const dp_run_state *s = dp_optimize_state(op);
+    dp_agent *agent = dp_optimize_agent(op);
+    char t1[32];
+    opt_format_duration(s->elapsed_s, t1, sizeof t1);
+    printf("graph      %s: %d ops on %s (%d devices)\n", g->name, g->n_ops, ds->name, ds->n_devices);
+    if (!agent) {
+        print_search(o, dp_optimize_search(op), "agent      search:");
+        return;
+    }
+    const dp_agent_config *cfg = &o->set.agent;
+    if (cfg->encoder.kind == DP_AGENT_ENCODER_NONE)
+        printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg->preset,
+               dp_agent_grouper_kind_name(cfg->grouper.kind), (int)s->n_groups,
+               dp_agent_placer_kind_name(cfg->placer.kind), dp_agent_algo_name(cfg->train.algo),
+               (int)cfg->train.batch);
+    else
+        printf("agent      %s: encoder %s, placer %s over every op, %s, %d samples per update\n", cfg->preset,
+               dp_agent_encoder_name(cfg->encoder.kind), dp_agent_placer_kind_name(cfg->placer.kind),
+               dp_agent_algo_name(cfg->train.algo), (int)cfg->train.batch);
+    printf("trained    %lld updates, %lld placements in %s (policy %.0f%%, evaluator %.0f%%; cache hits %.1f%%)\n",
+           (long long)s->updates, (long long)s->samples, t1, s->elapsed_s > 0 ? 100 * s->policy_s / s->elapsed_s : 0,
+           s->elapsed_s > 0 ? 100 * s->eval_s / s->elapsed_s : 0,
+           s->cache_lookups ? 100.0 * s->cache_hits / s->cache_lookups : 0);
+    if (cfg->walks.moves > 0) {
+        char grown[64] = "";
+        if (cfg->walks.chain > 0)
+            snprintf(grown, sizeof grown, ", a slower move grown by up to %d elements", (int)cfg->walks.chain);
+        printf("walks      %d elite walk%s of %d moves per update from the best samples%s%s: %lld simulations "
+               "this run\n",
+               (int)cfg->walks.walks, cfg->walks.walks > 1 ? "s" : "", (int)cfg->walks.moves,
+               cfg->walks.keep ? " and one from the best elite" : "", grown,
+               (long long)dp_optimize_walk_simulations(op));
+    }
+    const dp_agent_prep *p = dp_agent_get_prep(agent);
+    if (p->warm_done > 0 && p->warm_from)
+        printf("warm start %lld steps imitating %s's placement (%.6f s); -log p of it %.4g after\n",
+               (long long)p->warm_done, p->warm_from, p->warm_target_s, p->warm_loss);
+    if (p->pretrain_done > 0 && isfinite(p->pretrain_best)) { /* not with --init: its encoder came trained */
+        char t3[32];
+        opt_format_duration(p->pretrain_s, t3, sizeof t3);
+        if (p->pretrain_done == p->pretrain_iters)
+            printf("pre-trained %lld Deep Graph Infomax iterations in %s (lowest loss %.4f, kept)\n",
+                   (long long)p->pretrain_done, t3, p->pretrain_best);
+        else
+            printf("pre-training: %lld of %lld Deep Graph Infomax iterations in %s (lowest loss %.4f so far)\n",
+                   (long long)p->pretrain_done, (long long)p->pretrain_iters, t3, p->pretrain_best);
+    }
+}
+
+/* Whether the policy improved: the mean sampled step time over the first
+ * and the last tenth of the updates. */
+static void print_learning(const dp_optimize *op) {
+    const dp_run_result *r = dp_optimize_result(op);
+    if (!dp_optimize_agent(op) || dp_optimize_state(op)->updates < 2 || !isfinite(r->first_mean_s) ||
+        !isfinite(r->last_mean_s))
+        return;
+    double change = 100.0 * (r->last_mean_s - r->first_mean_s) / r->first_mean_s;
+    printf("policy: mean sampled step time %.4f s over the first tenth of the updates (%lld), %.4f s over the "
+           "last: %s (%+.1f%%)\n",
+           r->first_mean_s, (long long)r->tenth, r->last_mean_s, change < 0 ? "improved" : "did not improve", change);
+}
+
+static void print_table(const opt_args *o, const dp_optimize *op, const dp_graph *g, const dp_devices *ds) {
+    const dp_run_state *s = dp_optimize_state(op);
+    const dp_reference *rt = dp_optimize_reference(op);
+    dp_agent *agent = dp_optimize_agent(op);
+    dp_search *after = dp_optimize_search_after(op);
+    print_header(o, op, g, ds);
+    if (o->measure)
+        printf("\n(the learned time was measured by --measure; single GPU, expert, the baselines and the bound are "
+               "simulated on the devices given)");
+    const char *who = agent ? "learned" : "search";
+    if (after) {
+        printf("\n");
+        print_search(o, after, "then:");
+    }
+    printf("\n%-26s %12s  %s vs it\n", "placement", "step time", after ? "searched" : who);
+    if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", who, s->best_s);
+    else printf("%-26s %12s  (no valid placement sampled)\n", who, "none");
+    if (isfinite(s->final_s))
+        printf("%-26s %10.6f s%s\n", "final policy, greedy", s->final_s, s->best_final ? "  (the best)" : "");
+    else if (isinf(s->final_s)) printf("%-26s %12s\n", "final policy, greedy", "not valid");
+    const dp_run_state *as = after ? dp_search_get_state(after) : NULL;
+    if (as && isfinite(as->best_s)) {
+        char t[32];
+        opt_format_duration(as->best_elapsed_s, t, sizeof t);
+        printf("%-26s %10.6f s  (found after %s of search)\n", "then searched", as->best_s, t);
+        s = as;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "best baseline (%s)", rt->best_name ? rt->best_name : "none");
+    struct {
+        const char *label;
+        double t;
+        int ok;
+    } rows[3] = {{"single GPU", rt->gpu_s, rt->gpu_valid}, {"expert", rt->expert_s, rt->expert_valid},
+                 {name, rt->best_s, rt->best >= 0}};
+    for (int k = 0; k < 3; k++) {
+        if (rows[k].ok && isfinite(s->best_s))
+            printf("%-26s %10.6f s  %+.1f%%\n", rows[k].label, rows[k].t, 100.0 * (s->best_s - rows[k].t) / rows[k].t);
+        else if (rows[k].ok) printf("%-26s %10.6f s\n", rows[k].label, rows[k].t);
+        else
+            printf("%-26s %12s\n", rows[k].label,
+                   o->baselines && !strcmp(o->baselines, "none") ? "not run" : "invalid or n/a");
+    }
+    printf("%-26s %10.6f s  (critical path %.6f s, work %.6f s, fan-out %.6f s)\n", "lower bound", rt->bound.bound_s,
+           rt->bound.critical_path_s, rt->bound.work_s, rt->bound.fanout_s);
+    double ref = NAN;
+    const char *ref_name = NULL;
+    if (rt->gpu_valid) ref = rt->gpu_s, ref_name = "single GPU";
+    if (rt->expert_valid && !(rt->expert_s >= ref)) ref = rt->expert_s, ref_name = "expert";
+    if (isfinite(s->best_s)) {
+        char t2[32];
+        opt_format_duration(s->best_elapsed_s, t2, sizeof t2);
+        if (s->best_final)
+            printf("\nbest: the final policy's greedy placement, after %lld updates (%lld placements) and %s\n",
+                   (long long)s->best_update, (long long)s->best_sample, t2);
+        else
+            printf("\nbest found at update %lld (placement %lld) after %s, by %s\n", (long long)s->best_update,
+                   (long long)s->best_sample + 1, t2, best_by_name(s->best_by, 1));
+    }
+    if (isfinite(s->best_s) && ref_name)
+        printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,
+               100.0 * (ref - s->best_s) / ref);
+    print_learning(op);
+    if (o->out && s->best_placement) printf("best placement written to %s\n", o->out);
+}
+
+void opt_report(const opt_args *o, const dp_optimize *op, const dp_graph *g, const dp_devices *ds, int interrupted) {
+    if (o->json) print_json(o, op, g, ds, interrupted);
+    else print_table(o, op, g, ds);
+}

@@ -1,0 +1,7 @@
+# One optimisation job for any caller (include/dplace/optimize.h): the
+# reference placements, an agent or the search through the run driver,
+# the search after a learned agent, the trace.
+dp_add_layer(optimize
+  SOURCES
+    src/optimize/optimize.c
+  BELOW agent search run place nn sim graph common)
