@@ -39,7 +39,7 @@ expect 0 "lr=0.5" -- "$D" optimize --set lr=0.5 --set help
 expect 0 "moves=32" -- "$D" optimize --agent search --set help
 grep -q 'lr=' "$T/out" && bad "--set help of the search lists an agent's settings" || ok
 expect 0 "moves=32" -- "$D" optimize --agent hp --search-after 30s --set help
-expect 0 "search-after=90s" -- "$D" optimize --agent dplace --set help
+expect 0 "search-after=180s" -- "$D" optimize --agent dplace --set help
 }
 
 # the old spellings of renamed options and settings still work, with one

@@ -193,14 +193,17 @@ static dp_status run_phase(dp_optimize *op, dp_method m, dp_optimize_phase phase
     return st;
 }
 
-/* Search-after: the search from the method's best placement. */
+/* Search-after: the search from its usual starts (the references') and
+ * the method's best placement, named "learned": its chains start from the
+ * best starts in turn, so the learned best is searched from beside the
+ * baselines' best, and the better basin wins. */
 static dp_status search_after(dp_optimize *op, const dp_optimize_hooks *h, dp_error *err) {
     const dp_optimize_options *o = &op->o;
     const dp_run_state *s = op->method.ops->state(op->method.self);
     if (o->search || o->settings.search_after_s <= 0 || !s->best_placement || (o->cancel && *o->cancel))
         return DP_STATUS_OK;
     if (!(op->after = dp_search_init(o->g, o->ds, op->sim, &o->settings.search, err))) return err->status;
-    dp_status st = dp_search_add_start(op->after, "learned", s->best_placement, err);
+    dp_status st = dp_search_add_starts(op->after, &op->ref, s->best_placement, "learned", err);
     if (st) return st;
     dp_run_result rr;
     return run_phase(op, dp_search_method(op->after), DP_OPTIMIZE_SEARCH_AFTER, h, &rr, err);

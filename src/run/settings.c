@@ -528,7 +528,8 @@ static const dp_preset_line post_lines[] = {
 };
 
 static const dp_preset_line dplace_lines[] = {
-    {"search-after", "90s", "dplace's: the learned placer's best, then dplace's search from it for 90 s"},
+    {"search-after", "3m", "dplace's: then dplace's search for 3 min from its usual starts and the learned best "
+                           "(docs/design/learn-then-search.md)"},
 };
 
 static const dp_preset_line mars_lines[] = {
