@@ -251,7 +251,7 @@ static void test_rewards_and_entropy(void) {
     dp_agent_config c = small("hp");
     dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
     CHECK(a);
-    agent_result ok = {4.0, 1, 0, 0.0, ""}, oom = {4.0, 0, 0, 1.5, "out of memory"}, bad = {NAN, 0, 0, 0.0, "x"};
+    agent_result ok = {4.0, 1, 0, 0.0, ""}, oom = {4.0, 0, 0, 0.5, "out of memory"}, bad = {NAN, 0, 0, 0.0, "x"};
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &ok), -2.0, 1e-12);
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &oom), -10.0, 1e-12);
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &bad), -10.0, 1e-12);
@@ -694,7 +694,7 @@ static void test_remote_evaluator(void) {
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_config c = small("hp");
-    CHECK(dp_agent_config_set(&c, "elite-moves", "0", &err) == 0); /* refinement needs the noiseless simulator */
+    CHECK(dp_agent_config_set(&c, "elite-moves", "0", &err) == 0); /* the walks need the noiseless simulator */
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.sim.noise_sigma = 0.05, eo.sim.steps = 3, eo.threads = 2;
     dp_agent_eval_options weo = eo; /* a worker's: no cache, no remote */
@@ -830,7 +830,7 @@ static void test_greedy_every(void) {
                 CHECK(s->best_s <= want);
                 evaluated++;
             }
-            /* eagle has no refinement: a new best is the greedy placement's or a sample's */
+            /* eagle has no elite walks: a new best is the greedy placement's or a sample's */
             if (p == 1 && s->best_s < best_before)
                 CHECK_INT_EQ(s->best_by, s->best_s == s->upd.greedy_s ? DP_RUN_BEST_BY_GREEDY : DP_RUN_BEST_BY_SAMPLE);
             CHECK(isnan(sb->upd.greedy_s));
@@ -934,17 +934,14 @@ static void test_final_greedy(void) {
     dp_devices_free(ds);
 }
 
-/* Elite refinement (refine > 0, dplace's expert iteration): each walk
+/* Elite walks (elite-moves > 0, dplace's expert iteration): each walk
  * starts from a distinct sample, the best first, and ends no worse than
  * it; its result is a full simulation's of its placement, which is the
  * expansion of its element devices; the ends join the elites, with PPO-CE
- * (Post) and REINFORCE (hp) alike, and the cross-entropy step runs; the
- * update log gets their figures; one thread and two give the same run; a
- * run resumed from a checkpoint ends as the uninterrupted one; a protocol
- * with noise is refused, naming the setting. With elite-keep one more
- * walk starts from the best elite, under its own grouping, and the best
- * elite never gets worse. */
-/* The score (agent_refine_score) of the best elite's placement under its
+ * (Post) and REINFORCE (hp) alike; the update log gets their figures. With
+ * elite-keep one more walk starts from the best elite, under its own
+ * grouping, and the best elite never gets worse. */
+/* The score (agent_walk_score) of the best elite's placement under its
  * own grouping, simulated in full; NAN when there is none yet. */
 static double best_elite_score(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp) {
     if (a->elites.n == 0) return NAN;
@@ -952,7 +949,7 @@ static double best_elite_score(const dp_graph *g, const dp_devices *ds, dp_agent
     dp_sim_result full = fixture_simulate(g, ds, tmp);
     agent_result r;
     agent_result_from_sim(&full, &r);
-    return agent_refine_score(&r);
+    return agent_walk_score(&r);
 }
 
 /* Checks the update's walks (kept_start: best_elite_score before the
@@ -961,27 +958,27 @@ static double best_elite_score(const dp_graph *g, const dp_devices *ds, dp_agent
 static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a, int32_t *tmp, double kept_start) {
     const dp_run_state *s = dp_agent_get_state(a);
     int32_t sims = 0, chained = 0, kept = 0;
-    double refined = INFINITY, prev = -INFINITY;
-    for (int32_t w = 0; w < a->refine.n_walks; w++) {
-        const agent_walk *r = &a->refine.walk[w];
+    double walked = INFINITY, prev = -INFINITY;
+    for (int32_t w = 0; w < a->walks.n_walks; w++) {
+        const agent_walk *r = &a->walks.walk[w];
         double start;
         if (r->from == AGENT_WALK_FROM_ELITE) { /* elite-keep's: the last, from the best elite */
-            CHECK(a->cfg.walks.keep && w == a->refine.n_walks - 1 && !isnan(kept_start));
-            CHECK(r->el == &a->refine.kept);
+            CHECK(a->cfg.walks.keep && w == a->walks.n_walks - 1 && !isnan(kept_start));
+            CHECK(r->el == &a->walks.kept);
             start = kept_start, kept = 1;
         } else if (r->from == -1) { /* elite-keep's before there is an elite */
-            CHECK(a->cfg.walks.keep && w == a->refine.n_walks - 1 && isnan(kept_start));
+            CHECK(a->cfg.walks.keep && w == a->walks.n_walks - 1 && isnan(kept_start));
             continue;
         } else {
             CHECK(r->from >= 0 && r->from < a->K);
-            CHECK(r->el == &a->refine.upd);
-            for (int32_t v = 0; v < w; v++) CHECK(a->refine.walk[v].from != r->from);
-            start = agent_refine_score(&a->res[r->from]);
+            CHECK(r->el == &a->walks.upd);
+            for (int32_t v = 0; v < w; v++) CHECK(a->walks.walk[v].from != r->from);
+            start = agent_walk_score(&a->res[r->from]);
             CHECK(start >= prev); /* walk w from the w-th best sample */
             prev = start;
         }
         CHECK(r->sims > 0 && r->sims <= a->cfg.walks.moves * (1 + a->cfg.walks.chain));
-        CHECK(agent_refine_score(&r->res) <= start);
+        CHECK(agent_walk_score(&r->res) <= start);
         dp_sim_result full = fixture_simulate(g, ds, r->place);
         CHECK(full.step_time_s == r->res.step_time_s);
         CHECK_INT_EQ(full.valid, r->res.valid);
@@ -990,7 +987,7 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
         sims += r->sims, chained += r->chained;
         CHECK(a->cfg.walks.chain > 0 || r->chained == 0);
         if (r->res.valid) {
-            refined = fmin(refined, r->res.step_time_s);
+            walked = fmin(walked, r->res.step_time_s);
             CHECK(s->best_s <= r->res.step_time_s);
         }
         int found = 0; /* the walk's end is an elite, or ce-elites better ones are */
@@ -1004,7 +1001,7 @@ static int32_t check_walks(const dp_graph *g, const dp_devices *ds, dp_agent *a,
                a->elites.reward[a->elites.n - 1] >= agent_reward(&a->cfg, a->fail_reward, &r->res)));
     }
     CHECK_INT_EQ(s->upd.elite_sims, sims);
-    CHECK(isinf(refined) ? isnan(s->upd.elite_s) : s->upd.elite_s == refined);
+    CHECK(isinf(walked) ? isnan(s->upd.elite_s) : s->upd.elite_s == walked);
     CHECK_INT_EQ(kept, a->cfg.walks.keep && !isnan(kept_start));
     /* with elite-keep the best elite never gets worse */
     if (a->cfg.walks.keep && !isnan(kept_start)) CHECK(best_elite_score(g, ds, a, tmp) <= kept_start);
@@ -1018,8 +1015,8 @@ static void check_best_by(const dp_agent *a) {
     int found = 0;
     if (a->st.best_by == DP_RUN_BEST_BY_SAMPLE)
         for (int32_t k = 0; k < a->K; k++) found |= a->last[k].valid && a->last[k].step_time_s == a->st.best_s;
-    for (int32_t w = 0; w < a->refine.n_walks; w++) {
-        const agent_walk *r = &a->refine.walk[w];
+    for (int32_t w = 0; w < a->walks.n_walks; w++) {
+        const agent_walk *r = &a->walks.walk[w];
         int by = r->from == AGENT_WALK_FROM_ELITE ? DP_RUN_BEST_BY_KEPT_WALK
                  : r->from >= 0                   ? DP_RUN_BEST_BY_WALK
                                                   : -1;
@@ -1029,48 +1026,109 @@ static void check_best_by(const dp_agent *a) {
     CHECK(found);
 }
 
-static void test_refine(void) {
+/* The elite walks' variants the tests run: post (PPO over one batch), hp
+ * (REINFORCE), eagle (PPO over two minibatches, B < K); some with
+ * elite-train, hp's moves grown into chains (elite-chain), and a walk from
+ * the best elite (elite-keep: under hp's learned grouping, which changes
+ * every update, and Post's fixed one). */
+typedef struct walk_variant {
+    const char *name, *preset;
+    int train, keep, minibatches, chain;
+} walk_variant;
+static const walk_variant walk_variants[] = {
+    {"post", "post", 0, 0, 0, 0},
+    {"hp, elite-chain", "hp", 0, 0, 0, 3},
+    {"post, elite-train", "post", 1, 0, 0, 0},
+    {"hp, elite-train, elite-chain", "hp", 1, 0, 0, 3},
+    {"eagle, 2 minibatches, elite-train", "eagle", 1, 0, 2, 0},
+    {"hp, elite-train, elite-keep", "hp", 1, 1, 0, 0},
+    {"post, elite-train, elite-keep", "post", 1, 1, 0, 0},
+};
+#define N_WALK_VARIANTS ((int)(sizeof walk_variants / sizeof walk_variants[0]))
+
+/* The small agent of a variant, with 2 walks of 20 moves per update. */
+static dp_agent_config walk_config(const walk_variant *v) {
+    dp_error err;
+    dp_agent_config c = small(v->preset);
+    char n[16];
+    if (v->train) CHECK(dp_agent_config_set(&c, "elite-train", "yes", &err) == 0);
+    if (v->keep) CHECK(dp_agent_config_set(&c, "elite-keep", "yes", &err) == 0);
+    snprintf(n, sizeof n, "%d", v->minibatches);
+    if (v->minibatches) CHECK(dp_agent_config_set(&c, "ppo-minibatches", n, &err) == 0);
+    snprintf(n, sizeof n, "%d", v->chain);
+    if (v->chain) CHECK(dp_agent_config_set(&c, "elite-chain", n, &err) == 0);
+    CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
+    CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
+    CHECK(dp_agent_config_set(&c, "elite-near", "0.5", &err) == 0);
+    CHECK(dp_agent_config_set(&c, "elite-critical", "0.3", &err) == 0);
+    CHECK(dp_agent_config_set(&c, "ce-every", "8", &err) == 0);
+    return c;
+}
+
+/* Each update's walks keep their promises (check_walks), a new best names
+ * what found it, and the cross-entropy step runs with REINFORCE too. */
+static void test_walks(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    for (int p = 0; p < N_WALK_VARIANTS; p++) {
+        TEST_CASE("%s", walk_variants[p].name);
+        dp_agent_config c = walk_config(&walk_variants[p]);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err);
+        CHECK(a);
+        int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N);
+        for (int u = 0; u < 6; u++) {
+            TEST_CASE("%s, update %d", walk_variants[p].name, u + 1);
+            double kept_start = best_elite_score(g, ds, a, tmp), best_before = a->st.best_s;
+            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+            check_walks(g, ds, a, tmp, kept_start);
+            if (a->st.best_s < best_before) check_best_by(a);
+        }
+        TEST_CASE("%s", walk_variants[p].name);
+        CHECK(a->st.best_by != DP_RUN_BEST_BY_NONE);
+        if (!walk_variants[p].keep) CHECK(a->st.best_by != DP_RUN_BEST_BY_KEPT_WALK);
+        CHECK(a->ce_updates > 0); /* with REINFORCE too */
+        free(tmp);
+        dp_agent_free(a);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The walks run on the evaluator's threads: one thread and two give the
+ * same run. */
+static void test_walks_threads(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default(), eo2 = eo;
     eo2.threads = 2;
-    /* post: PPO over one batch; hp: REINFORCE; eagle: PPO over two
-     * minibatches (B < K); from the third on with elite-train; hp's moves
-     * grown into chains (elite-chain); the last two with a walk from the
-     * best elite (elite-keep: under hp's learned grouping, which changes
-     * every update, and Post's fixed one) */
-    const char *presets[] = {"post", "hp", "post", "hp", "eagle", "hp", "post"};
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/dplace_test_refine_%d.ck", (int)getpid());
-    for (int p = 0; p < 7; p++) {
-        dp_agent_config c = small(presets[p]);
-        if (p >= 2) CHECK(dp_agent_config_set(&c, "elite-train", "yes", &err) == 0);
-        if (p >= 5) CHECK(dp_agent_config_set(&c, "elite-keep", "yes", &err) == 0);
-        if (p == 4) CHECK(dp_agent_config_set(&c, "ppo-minibatches", "2", &err) == 0);
-        if (p == 1 || p == 3) CHECK(dp_agent_config_set(&c, "elite-chain", "3", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "elite-moves", "20", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "elite-walks", "2", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "elite-near", "0.5", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "elite-critical", "0.3", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "ce-every", "8", &err) == 0);
+    for (int p = 0; p < N_WALK_VARIANTS; p++) {
+        TEST_CASE("%s", walk_variants[p].name);
+        dp_agent_config c = walk_config(&walk_variants[p]);
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 3, &err), *two = dp_agent_init(g, ds, &c, &eo2, 3, &err);
         CHECK(a && two);
-        int32_t *tmp = malloc(sizeof(int32_t) * (size_t)a->N);
-        for (int u = 0; u < 6; u++) {
-            double kept_start = best_elite_score(g, ds, a, tmp), best_before = a->st.best_s;
-            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK && dp_agent_update(two, &err) == DP_STATUS_OK);
-            check_walks(g, ds, a, tmp, kept_start);
-            if (a->st.best_s < best_before) check_best_by(a);
-        }
-        CHECK(a->st.best_by != DP_RUN_BEST_BY_NONE);
-        if (p < 5) CHECK(a->st.best_by != DP_RUN_BEST_BY_KEPT_WALK);
+        for (int u = 0; u < 6; u++) CHECK(dp_agent_update(a, &err) == 0 && dp_agent_update(two, &err) == 0);
         compare_agents(a, two);
-        CHECK(a->ce_updates > 0); /* with REINFORCE too */
-        free(tmp);
         dp_agent_free(a), dp_agent_free(two);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-        /* resumed from a checkpoint: as the uninterrupted run */
+/* A run with walks resumed from a checkpoint ends as the uninterrupted
+ * one (the elites and the kept walk's grouping are in the checkpoint). */
+static void test_walks_resume(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_walks_%d.ck", (int)getpid());
+    for (int p = 0; p < N_WALK_VARIANTS; p++) {
+        TEST_CASE("%s", walk_variants[p].name);
+        dp_agent_config c = walk_config(&walk_variants[p]);
         dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 4, &err), *first = dp_agent_init(g, ds, &c, &eo, 4, &err);
         dp_agent *second = dp_agent_init(g, ds, &c, &eo, 4, &err);
         CHECK(whole && first && second);
@@ -1082,10 +1140,22 @@ static void test_refine(void) {
         compare_agents(whole, second);
         remove(path);
         dp_agent_free(whole), dp_agent_free(first), dp_agent_free(second);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-        /* the simulator's noisy protocol: refused, naming the setting */
-        dp_agent_eval_options noisy = eo;
-        noisy.sim.noise_sigma = 0.05, noisy.sim.steps = 3;
+/* The walks need the simulator's noiseless protocol: a noisy one is
+ * refused, naming the setting. */
+static void test_walks_noise_refused(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options noisy = dp_agent_eval_options_default();
+    noisy.sim.noise_sigma = 0.05, noisy.sim.steps = 3;
+    for (int p = 0; p < N_WALK_VARIANTS; p++) {
+        TEST_CASE("%s", walk_variants[p].name);
+        dp_agent_config c = walk_config(&walk_variants[p]);
         CHECK(dp_agent_init(g, ds, &c, &noisy, 3, &err) == NULL);
         CHECK_INT_EQ(err.status, DP_STATUS_INVALID);
         CHECK_STR_CONTAINS(err.msg, "elite-moves");
@@ -1098,7 +1168,7 @@ static void test_refine(void) {
  * their ops (1 s), moving one element of a chain to the other GPU is
  * slower, while the whole chain there halves the step: the walks keep
  * grown moves only with elite-chain, exactly simulated. */
-static void test_refine_chain(void) {
+static void test_walks_chain(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e7);
     dp_graph *g = two_chains_bytes(0, 100000000);
     dp_error err;
@@ -1131,7 +1201,7 @@ static void test_refine_chain(void) {
  * sample it started from, and only the training: the samples, their
  * statistics and rewards, the baseline and the elites are those of the
  * same run without it, while the parameters move differently. */
-static void test_refine_train(void) {
+static void test_walks_train(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
@@ -1148,8 +1218,8 @@ static void test_refine_train(void) {
         CHECK(x && y);
         CHECK(dp_agent_update(x, &err) == DP_STATUS_OK && dp_agent_update(y, &err) == DP_STATUS_OK);
         int improved = 0; /* some walk ended faster than its start */
-        for (int32_t w = 0; w < y->refine.n_walks; w++) {
-            const agent_walk *r = &y->refine.walk[w];
+        for (int32_t w = 0; w < y->walks.n_walks; w++) {
+            const agent_walk *r = &y->walks.walk[w];
             if (r->from >= 0 && r->res.valid &&
                 (!y->res[r->from].valid || r->res.step_time_s < y->res[r->from].step_time_s))
                 improved++;
@@ -1173,46 +1243,47 @@ static void test_refine_train(void) {
     dp_devices_free(ds);
 }
 
-/* Settings: names, ranges, combinations, formatting; groupers as ablations. */
-static void test_config(void) {
+/* The presets hold their papers' values and dplace's walks where they
+ * say so. */
+static void test_config_presets(void) {
     dp_agent_config c;
-    dp_error err;
     CHECK(agent_preset("nope", &c) == -1);
     CHECK(agent_preset("hp", &c) == 0);
     CHECK(c.grouper.groups == 256 && c.grouper.hidden == 64 && c.placer.hidden == 256 && c.train.batch == 4);
-    CHECK_NEAR(c.train.lr, 0.001, 1e-7); /* the paper's 0.1 (and 0.01) collapse the placer here: docs/agents.md */
+    CHECK_NEAR(c.train.lr, 0.001, 1e-7); /* the paper's 0.1 (and 0.01) collapse the placer here */
     CHECK_NEAR(c.placer.tanh_c, 5.0, 0);
     CHECK_NEAR(c.placer.temperature, 10.0, 0);
-    /* dplace's refinement with a cross-entropy step on the best elite every
+    /* dplace's elite walks with a cross-entropy step on the best elite every
      * update, as ColocRL's; EAGLE and Mars keep their papers' */
     CHECK(c.walks.moves == 100 && c.walks.walks == 2 && c.ce.every == 4 && c.ce.elites == 1 && c.ce.steps == 2);
-    const char *seeds_own[] = {"eagle", "mars"};
+    const char *papers_own[] = {"eagle", "mars"};
     for (int p = 0; p < 2; p++) {
+        TEST_CASE("preset %s", papers_own[p]);
         dp_agent_config o;
-        CHECK(agent_preset(seeds_own[p], &o) == 0);
+        CHECK(agent_preset(papers_own[p], &o) == 0);
         CHECK(o.walks.moves == 0 && o.ce.every == 50 && o.ce.elites == 5 && o.ce.steps == 1);
     }
-    CHECK(dp_agent_config_set(&c, "grouper", "metis", &err) == 0 && c.grouper.kind == DP_AGENT_GROUPER_KIND_METIS);
-    CHECK(dp_agent_config_set(&c, "grouper", "nonsense", &err) == DP_STATUS_INVALID);
-    CHECK_STR_CONTAINS(err.msg, "learned, colocation, metis");
-    CHECK(dp_agent_config_set(&c, "lr", "-1", &err) == DP_STATUS_INVALID);
-    CHECK_STR_CONTAINS(err.msg, "lr");
-    CHECK(dp_agent_config_set(&c, "batch", "2.5", &err) == DP_STATUS_INVALID);
-    CHECK(dp_agent_config_set(&c, "bogus", "1", &err) == DP_STATUS_INVALID);
-    CHECK_STR_CONTAINS(err.msg, "unknown setting");
-    /* the new parts: every combination valid or refused by name */
+    TEST_CASE("preset eagle");
     dp_agent_config e;
     CHECK(agent_preset("eagle", &e) == 0);
-    CHECK(e.train.algo == DP_AGENT_ALGO_PPO && e.link.on && e.placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE && e.placer.hidden == 512);
-    CHECK(e.train.batch == 10 && e.ppo.epochs == 4 && e.ce.every == 50 && e.ce.elites == 5);
+    CHECK(e.train.algo == DP_AGENT_ALGO_PPO && e.link.on && e.placer.kind == DP_AGENT_PLACER_KIND_SEQ2SEQ_BEFORE);
+    CHECK(e.placer.hidden == 512 && e.train.batch == 10 && e.ppo.epochs == 4 && e.ce.every == 50 && e.ce.elites == 5);
     CHECK_NEAR(e.ppo.clip, 0.3, 1e-7);
     CHECK_NEAR(e.train.entropy, 0.01, 1e-7);
+}
+
+/* Every grouper, placer and algorithm of the groups' family combine. */
+static void test_config_combinations(void) {
+    dp_agent_config e;
+    dp_error err;
+    CHECK(agent_preset("eagle", &e) == 0);
     CHECK(dp_agent_config_check(&e, &err) == 0);
     const char *gr[] = {"learned", "metis", "fluid", "colocation"}, *pl[] = {"seq2seq-before", "seq2seq-after", "gcn", "table"};
     const char *algos[] = {"reinforce", "ppo", "ppo-ce"};
     for (int gi = 0; gi < 4; gi++)
         for (int pi = 0; pi < 4; pi++)
             for (int ai = 0; ai < 3; ai++) {
+                TEST_CASE("grouper %s, placer %s, algo %s", gr[gi], pl[pi], algos[ai]);
                 dp_agent_config x = e;
                 CHECK(dp_agent_config_set(&x, "grouper", gr[gi], &err) == 0);
                 CHECK(dp_agent_config_set(&x, "placer", pl[pi], &err) == 0);
@@ -1221,7 +1292,23 @@ static void test_config(void) {
                 if (pi == 3) CHECK(dp_agent_config_set(&x, "tanh-c", "0", &err) == 0);
                 CHECK(dp_agent_config_check(&x, &err) == 0);
             }
-    dp_agent_config x = e;
+}
+
+/* Combinations that cannot work are refused, naming the settings; a bad
+ * value is refused as it is set. */
+static void test_config_refusals(void) {
+    dp_agent_config e, c, x;
+    dp_error err;
+    CHECK(agent_preset("eagle", &e) == 0 && agent_preset("hp", &c) == 0);
+    CHECK(dp_agent_config_set(&c, "grouper", "metis", &err) == 0 && c.grouper.kind == DP_AGENT_GROUPER_KIND_METIS);
+    CHECK(dp_agent_config_set(&c, "grouper", "nonsense", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "learned, colocation, metis");
+    CHECK(dp_agent_config_set(&c, "lr", "-1", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "lr");
+    CHECK(dp_agent_config_set(&c, "batch", "2.5", &err) == DP_STATUS_INVALID);
+    CHECK(dp_agent_config_set(&c, "bogus", "1", &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "unknown setting");
+    x = e;
     CHECK(dp_agent_config_set(&x, "grouper", "metis", &err) == 0);
     CHECK(dp_agent_config_check(&x, &err) == DP_STATUS_INVALID); /* link needs the learned grouper */
     CHECK_STR_CONTAINS(err.msg, "link");
@@ -1240,23 +1327,32 @@ static void test_config(void) {
     CHECK(dp_agent_config_set(&c, "baseline-decay", "0", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "baseline");
-    char buf[4096];
-    CHECK(dp_settings_format_target(DP_SETTING_AGENT, &c, buf, sizeof buf) < sizeof buf);
-    CHECK_STR_CONTAINS(buf, "grouper=metis");
-    CHECK_STR_CONTAINS(buf, "lr=0.001");
+}
 
-    /* every heuristic grouper composes with the placer on a small graph */
+/* Every heuristic grouper composes with the placer on a small graph. */
+static void test_config_groupers(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
+    dp_error err;
     const char *groupers[] = {"colocation", "metis", "scotch", "fluid", "random", "scope", "none"};
     for (size_t k = 0; k < sizeof groupers / sizeof groupers[0]; k++) {
+        TEST_CASE("grouper %s", groupers[k]);
         dp_agent_config h = small("hp");
         CHECK(dp_agent_config_set(&h, "grouper", groupers[k], &err) == 0);
         CHECK(dp_agent_config_set(&h, "groups", "3", &err) == 0);
         double best = train(g, ds, &h, 1, 3);
         CHECK(isfinite(best));
     }
-    /* the scope grouper: colocation groups joined by scope (gradients/ stripped) */
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The scope grouper: TensorFlow's colocation groups joined by the layer
+ * scope cut to scope-depth components, "gradients/" stripped, so a layer's
+ * forward and gradient ops are one group. */
+static void test_config_scope_grouper(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_error err;
     dp_graph *sg = dp_graph_init("scopes");
     const char *scopes[] = {"a/x/1", "a/x/2", "a/y/1", "b", "gradients/a/x/3"};
     for (int k = 0; k < 5; k++) {
@@ -1269,6 +1365,7 @@ static void test_config(void) {
     int32_t grp[5], n = 0;
     const struct { const char *depth; int n; } want[] = {{"0", 5}, {"3", 5}, {"2", 3}, {"1", 2}};
     for (int k = 0; k < 4; k++) {
+        TEST_CASE("scope-depth %s", want[k].depth);
         CHECK(dp_agent_config_set(&sc, "scope-depth", want[k].depth, &err) == 0);
         CHECK(agent_group_fixed(sg, ds, &sc, 1, grp, &n, &err) == 0);
         CHECK_INT_EQ(n, want[k].n);
@@ -1278,13 +1375,16 @@ static void test_config(void) {
     CHECK(agent_group_fixed(sg, ds, &sc, 1, grp, &n, &err) == 0);
     CHECK(grp[0] == grp[1] && grp[1] == grp[4] && grp[2] != grp[0]); /* a/x with its gradient, a/y */
     dp_graph_free(sg);
-    dp_graph_free(g);
     dp_devices_free(ds);
 }
 
 int main(int argc, char **argv) {
     test_init(argc, argv);
-    TEST_RUN(test_config);
+    TEST_RUN(test_config_presets);
+    TEST_RUN(test_config_combinations);
+    TEST_RUN(test_config_refusals);
+    TEST_RUN(test_config_groupers);
+    TEST_RUN(test_config_scope_grouper);
     TEST_RUN(test_ppo_surrogate);
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);
@@ -1300,9 +1400,12 @@ int main(int argc, char **argv) {
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_final_greedy);
     TEST_RUN(test_greedy_every);
-    TEST_RUN(test_refine);
-    TEST_RUN(test_refine_chain);
-    TEST_RUN(test_refine_train);
+    TEST_RUN(test_walks);
+    TEST_RUN(test_walks_threads);
+    TEST_RUN(test_walks_resume);
+    TEST_RUN(test_walks_noise_refused);
+    TEST_RUN(test_walks_chain);
+    TEST_RUN(test_walks_train);
     TEST_RUN(test_presets_find_known_best);
     return test_end();
 }

@@ -61,8 +61,8 @@ typedef struct dp_agent_eval_result {
     double step_time_s;
     int valid;
     int cancelled;   /* stopped by the cancel flag: not a measurement        */
-    double overflow; /* out of memory in the simulator: worst peak / capacity
-                        (> 1); else 0                                        */
+    double overflow; /* out of memory in the simulator: the worst device's
+                        (peak - capacity) / capacity (> 0); else 0          */
     char reason[192];
 } dp_agent_eval_result;
 

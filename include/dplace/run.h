@@ -57,7 +57,7 @@ typedef struct dp_run_update {
     double kl;                /* estimated KL(before || after) of the policy over
                                  the step: the mean over the step's samples of
                                  log p_before - log p_after                    */
-    double elite_s;         /* elite refinement: the refined placement's step
+    double elite_s;         /* elite walks: the best walk's end's step
                                  time (NaN: none, or out of memory)            */
     int32_t elite_sims;      /* moves it simulated (beyond the samples)       */
     double greedy_s;         /* the policy's greedy placement before the step
@@ -69,7 +69,7 @@ typedef struct dp_run_update {
 typedef enum dp_run_best_by {
     DP_RUN_BEST_BY_NONE,      /* no valid placement yet                        */
     DP_RUN_BEST_BY_SAMPLE,    /* a placement sampled from the policy           */
-    DP_RUN_BEST_BY_WALK,      /* elite refinement: a walk from a sample        */
+    DP_RUN_BEST_BY_WALK,      /* an elite walk from a sample                   */
     DP_RUN_BEST_BY_KEPT_WALK, /* elite-keep: the walk from the best elite      */
     DP_RUN_BEST_BY_GREEDY,    /* the policy's greedy placement                 */
     DP_RUN_BEST_BY_START,     /* the search's start (a baseline, the expert,

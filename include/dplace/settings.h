@@ -223,8 +223,9 @@ typedef struct dp_agent_train_config {
                                -sqrt(10 * serial time on the first GPU)        */
     int32_t valid_only_after; /* from this update on, only valid samples train */
     int oom_shaped;         /* out-of-memory placements the simulator timed get
-                               -sqrt(t) (1.25 + 4 (r - 1)), r the worst device's
-                               peak / capacity, instead of the failing reward */
+                               -sqrt(t) (1.25 + 4 x), x the worst device's
+                               (peak - capacity) / capacity, instead of the
+                               failing reward                              */
     int32_t greedy_every;   /* > 0: before every greedy_every-th update (not the
                                first) the policy's greedy placement is
                                evaluated and offered as the best; not a

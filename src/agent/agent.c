@@ -184,7 +184,7 @@ void dp_agent_free(dp_agent *a) {
     placer_free(a->placer1);
     if (a->enc) a->enc->ops->free(a->enc);
     agent_features_free(&a->feat);
-    agent_refine_free(&a->refine); /* its delta evaluator reads the evaluator's simulator */
+    agent_walks_free(&a->walks); /* its delta evaluator reads the evaluator's simulator */
     agent_eval_free(a->eval);
     dp_nn_params_free(&a->params);
     dp_units_free(&a->units);
@@ -300,7 +300,7 @@ dp_agent *dp_agent_init(const dp_graph *g, const dp_devices *ds, const dp_agent_
     if (!(a->placer = placer_new(a, a->B))) goto nomem;
     if (params_init(a, err) || a->enc->ops->bind(a->enc, err) || a->placer->ops->bind(a->placer, err)) goto fail;
     if (!buffers_init(a)) goto nomem;
-    if (cfg->walks.moves > 0 && agent_refine_init(a, err)) goto fail;
+    if (cfg->walks.moves > 0 && agent_walks_init(a, err)) goto fail;
 
     a->fail_reward = cfg->train.fail_reward != 0.0 ? cfg->train.fail_reward : -sqrt(10.0 * serial_seconds(a));
     if (cfg->train.baseline_init_fail) {
@@ -748,7 +748,7 @@ static int32_t rewards(dp_agent *a, int64_t u, const int32_t *walk, double *adv)
         s->reward = agent_reward(c, a->fail_reward, r);
         s->used = !valid_only || r->valid || walk[k] >= 0;
         s->cached = a->cached[k] != 0;
-        double rt = walk[k] >= 0 ? agent_reward(c, a->fail_reward, &a->refine.walk[walk[k]].res) : s->reward;
+        double rt = walk[k] >= 0 ? agent_reward(c, a->fail_reward, &a->walks.walk[walk[k]].res) : s->reward;
         adv[k] = s->used ? rt - b : 0.0;
         if (s->used) n_used++;
     }
@@ -764,13 +764,13 @@ static void after_training(dp_agent *a) {
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].used) agent_baseline_add(&a->baseline, c, a->last[k].reward);
     a->st.baseline = a->baseline.value;
-    if (c->train.algo != DP_AGENT_ALGO_PPO_CE && c->walks.moves <= 0) return; /* refine brings the elites to any algorithm */
+    if (c->train.algo != DP_AGENT_ALGO_PPO_CE && c->walks.moves <= 0) return; /* the walks bring the elites to any algorithm */
     for (int32_t k = 0; k < K; k++)
         if (a->last[k].valid)
             agent_elites_offer(&a->elites, a->place + (int64_t)k * N, a->devs + (int64_t)k * T,
                                a->enc->n_rows ? a->enc->choice : NULL, a->last[k].reward);
-    for (int32_t w = 0; w < a->refine.n_walks; w++) {
-        const agent_walk *r = &a->refine.walk[w];
+    for (int32_t w = 0; w < a->walks.n_walks; w++) {
+        const agent_walk *r = &a->walks.walk[w];
         /* under the grouping it walked (the best elite's, for elite-keep's) */
         if (r->from != AGENT_WALK_FROM_NONE && r->res.valid)
             agent_elites_offer(&a->elites, r->place, r->devs, a->enc->n_rows ? r->el->choice : NULL,
@@ -824,13 +824,13 @@ static void train_swap_in(dp_agent *a, int32_t *walk) {
     int32_t K = a->K, T = a->T, n = 0;
     for (int32_t k = 0; k < K; k++) walk[k] = -1;
     if (!a->cfg.walks.train || !a->cfg.train.on) return;
-    for (int32_t w = 0; w < a->refine.n_walks; w++) {
-        const agent_walk *r = &a->refine.walk[w];
+    for (int32_t w = 0; w < a->walks.n_walks; w++) {
+        const agent_walk *r = &a->walks.walk[w];
         if (r->from < 0 || !r->res.valid) continue;
         const agent_result *s = &a->res[r->from];
         if (s->valid && !(r->res.step_time_s < s->step_time_s)) continue;
         walk[r->from] = w, n++;
-        swap_devs(a->devs + (int64_t)r->from * T, a->refine.walk[w].devs, T);
+        swap_devs(a->devs + (int64_t)r->from * T, a->walks.walk[w].devs, T);
     }
     if (n > 0) score_samples(a);
 }
@@ -838,7 +838,7 @@ static void train_swap_in(dp_agent *a, int32_t *walk) {
 /* Puts back the samples train_swap_in swapped (walk[K]). */
 static void train_swap_out(dp_agent *a, const int32_t *walk) {
     for (int32_t k = 0; k < a->K; k++)
-        if (walk[k] >= 0) swap_devs(a->devs + (int64_t)k * a->T, a->refine.walk[walk[k]].devs, a->T);
+        if (walk[k] >= 0) swap_devs(a->devs + (int64_t)k * a->T, a->walks.walk[walk[k]].devs, a->T);
 }
 
 static int cmp_double(const void *x, const void *y) {
@@ -867,8 +867,8 @@ static void update_stats(dp_agent *a, const double *adv) {
     d->grad_norm[0] = a->n_steps ? a->norm_sum[0] / a->n_steps : NAN;
     d->grad_norm[1] = a->n_steps ? a->norm_sum[1] / a->n_steps : NAN;
     d->elite_s = NAN, d->elite_sims = 0;
-    for (int32_t w = 0; w < a->refine.n_walks; w++) {
-        const agent_walk *r = &a->refine.walk[w];
+    for (int32_t w = 0; w < a->walks.n_walks; w++) {
+        const agent_walk *r = &a->walks.walk[w];
         d->elite_sims += r->sims;
         if (r->from != AGENT_WALK_FROM_NONE && r->res.valid && !(r->res.step_time_s >= d->elite_s))
             d->elite_s = r->res.step_time_s;
@@ -884,7 +884,7 @@ static void update_stats(dp_agent *a, const double *adv) {
 }
 
 /* Placement place [N] of update u, found from the update's sample k (its
- * own or refined from it) by `by`, becomes the best when valid and faster. */
+ * own or a walk's from it) by `by`, becomes the best when valid and faster. */
 static void best_offer(dp_agent *a, int64_t u, int32_t k, dp_run_best_by by, int valid, double step_s,
                        const int32_t *place) {
     if (!valid || !(step_s < a->st.best_s)) return;
@@ -910,8 +910,8 @@ static void bookkeeping(dp_agent *a, int64_t u, double t0, double te) {
         best_offer(a, u, 0, DP_RUN_BEST_BY_GREEDY, 1, a->st.upd.greedy_s, a->greedy_place);
     for (int32_t k = 0; k < K; k++)
         best_offer(a, u, k, DP_RUN_BEST_BY_SAMPLE, a->last[k].valid, a->last[k].step_time_s, a->place + (int64_t)k * N);
-    for (int32_t w = 0; w < a->refine.n_walks; w++) { /* found by refining sample `from` (or the best elite) */
-        const agent_walk *r = &a->refine.walk[w];
+    for (int32_t w = 0; w < a->walks.n_walks; w++) { /* found by refining sample `from` (or the best elite) */
+        const agent_walk *r = &a->walks.walk[w];
         if (r->from != AGENT_WALK_FROM_NONE)
             best_offer(a, u, r->from >= 0 ? r->from : 0,
                        r->from == AGENT_WALK_FROM_ELITE ? DP_RUN_BEST_BY_KEPT_WALK : DP_RUN_BEST_BY_WALK, r->res.valid,
@@ -979,7 +979,7 @@ dp_status dp_agent_update(dp_agent *a, dp_error *err) {
     dp_status st = agent_eval_run(a->eval, a->place, K, a->res, a->cached, &cancelled, err);
     if (st) return st;
     if (cancelled) return update_abandon(a, &undo);
-    if ((st = agent_refine_run(a, err))) return st;
+    if ((st = agent_walks_run(a, err))) return st;
     double te1 = dp_now_s();
     double adv[K];
     int32_t walk[K];

@@ -8,7 +8,7 @@ dp_add_layer(agent
     src/agent/agent.c
     src/agent/agent_train.c
     src/agent/agent_warm.c
-    src/agent/agent_refine.c
+    src/agent/agent_walks.c
     src/agent/encoder_groups.c
     src/agent/encoder_ops.c
     src/agent/placer_seq.c

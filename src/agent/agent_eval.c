@@ -150,11 +150,7 @@ void agent_result_from_sim(const dp_sim_result *sr, agent_result *r) {
     r->step_time_s = sr->step_time_s;
     r->valid = sr->valid;
     r->cancelled = 0;
-    r->overflow = 0.0;
-    if (sr->verdict == DP_SIM_VERDICT_OOM)
-        for (int32_t d = 0; d < sr->n_devices; d++)
-            if (sr->device[d].memory_bytes > 0)
-                r->overflow = fmax(r->overflow, (double)sr->device[d].peak_bytes / (double)sr->device[d].memory_bytes);
+    r->overflow = sr->verdict == DP_SIM_VERDICT_OOM ? dp_sim_result_excess(sr) : 0.0;
     snprintf(r->reason, sizeof r->reason, "%.190s", sr->valid ? "" : sr->reason);
 }
 

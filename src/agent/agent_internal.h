@@ -258,7 +258,7 @@ typedef struct agent_elites {
  * best distinct placements. */
 void agent_elites_offer(agent_elites *el, const int32_t *place, const int32_t *devs, const int32_t *choice, double r);
 
-/* Elite refinement (elite_moves > 0; agent_refine.c): greedy walks over
+/* Elite walks (elite_moves > 0; agent_walks.c): greedy walks over
  * element moves from the update's best samples, simulated by delta
  * evaluators, whose ends join the elites. */
 /* The ops each element moves under one choice of groups (CSR in at/ops;
@@ -292,14 +292,14 @@ typedef struct agent_walk {
     int32_t chained;       /* moves kept this update after growing (elite-chain) */
 } agent_walk;
 
-typedef struct agent_refine {
+typedef struct agent_walks {
     int32_t n_walks;       /* elite_walks, + 1 with elite_keep (run after the
                               samples' walks)                                  */
     agent_walk *walk;      /* [n_walks]                                         */
     agent_elements upd;    /* under the update's choice                         */
     agent_elements kept;   /* under the best elite's (elite_keep)               */
     int32_t *kept_choice;  /* [N] that choice, copied at the walk's start       */
-} agent_refine;
+} agent_walks;
 
 /* Parameters and Adam's state, saved before a training that may be
  * abandoned and put back when it is. */
@@ -372,7 +372,7 @@ struct dp_agent {
     agent_undo undo;
     agent_baseline baseline;
     agent_elites elites;
-    agent_refine refine;
+    agent_walks walks;      /* the elite walks' state                     */
     int64_t ce_updates;
     /* the encoder's Deep Graph Infomax pre-training */
     size_t enc_lo, enc_floats; /* the encoder's floats in the store            */
@@ -418,22 +418,21 @@ agent_placer *agent_placer_one(dp_agent *a);
 dp_status agent_warm_place(dp_agent *a, dp_error *err);
 void agent_warm_runs(const dp_agent *a, int32_t T, int32_t *choice, int32_t *devs);
 dp_status agent_warm_target(dp_agent *a, int32_t *choice, int32_t *devs, dp_error *err);
-/* Elite refinement (agent_refine.c). agent_refine_init makes the walks'
- * delta evaluators and arrays (by dp_agent_init when elite_moves > 0): INVALID
+/* Elite walks (agent_walks.c). agent_walks_init makes the walks' delta
+ * evaluators and arrays (by dp_agent_init when elite_moves > 0): INVALID
  * when placements are measured by a command or with noise (the walks'
  * moves are judged by the simulator's noiseless protocol), NOMEM.
- * agent_refine_run walks cfg.walks.moves element moves from each of the
- * update's elite_walks best samples (by agent_refine_score: a valid one's
- * step time, an out-of-memory one's times 4 + its overflow; none from a
- * sample that failed otherwise), on the evaluator's threads, each walk
- * with a generator seeded from the agent's in walk order, and with
- * elite_keep one more from the best elite (under its own grouping; from =
- * AGENT_WALK_FROM_ELITE); the ends stay in a->refine.walk (from =
- * AGENT_WALK_FROM_NONE: the walk did not run). */
-dp_status agent_refine_init(dp_agent *a, dp_error *err);
-double agent_refine_score(const agent_result *r);
-dp_status agent_refine_run(dp_agent *a, dp_error *err);
-void agent_refine_free(agent_refine *r);
+ * agent_walks_run walks cfg.walks.moves element moves from each of the
+ * update's elite_walks best samples (by agent_walk_score, the search's
+ * rule: dp_sim_score_parts; none from a sample that failed otherwise), on
+ * the evaluator's threads, each walk with a generator seeded from the
+ * agent's in walk order, and with elite_keep one more from the best elite
+ * (under its own grouping; from = AGENT_WALK_FROM_ELITE); the ends stay in
+ * a->walks.walk (from = AGENT_WALK_FROM_NONE: the walk did not run). */
+dp_status agent_walks_init(dp_agent *a, dp_error *err);
+double agent_walk_score(const agent_result *r);
+dp_status agent_walks_run(dp_agent *a, dp_error *err);
+void agent_walks_free(agent_walks *r);
 /* The DGI loss now, with a fixed corruption (tests). */
 float agent_dgi_loss(dp_agent *a);
 

@@ -12,8 +12,8 @@
 
 double agent_reward(const dp_agent_config *cfg, double fail_reward, const agent_result *r) {
     if (r->valid) return -sqrt(r->step_time_s);
-    if (cfg->train.oom_shaped && r->overflow > 1.0 && isfinite(r->step_time_s))
-        return -sqrt(r->step_time_s) * (1.25 + 4.0 * (r->overflow - 1.0));
+    if (cfg->train.oom_shaped && r->overflow > 0 && isfinite(r->step_time_s))
+        return -sqrt(r->step_time_s) * (1.25 + 4.0 * r->overflow);
     return fail_reward;
 }
 

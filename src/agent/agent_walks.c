@@ -1,20 +1,24 @@
-/* Elite refinement (elite-moves > 0): dplace's expert iteration. After an
+/* Elite walks (elite-moves > 0): dplace's expert iteration. After an
  * update's samples are evaluated, the best of them are improved by greedy
  * walks over element moves (one element of the policy's sequence to
  * another device; with elite-chain, grown along the data flow while it is
  * slower), each judged by the simulator through a delta evaluator and
- * kept when the placement is no slower; the walks' ends join the
- * elites that the cross-entropy step imitates. A walk changes element
- * devices only, under the update's grouping, so its end is a placement the
- * policy can sample and imitate exactly (an op-level search's result would
- * not project onto the elements without loss). Walk w starts from the
- * update's w-th best sample and draws from a generator seeded from the
- * agent's, so a run is deterministic whatever the threads, and resumable.
- * With elite-keep one more walk starts from the best elite, under the
- * grouping it was found with, so the refinement of the best so far goes
- * on from update to update (the elites are in the checkpoint).
- * The walks run on the evaluator's threads. docs/agents.md, "Elite
- * refinement". */
+ * kept when the placement is no slower; the walks' ends join the elites
+ * that the cross-entropy step imitates. A walk changes element devices
+ * only, under the update's grouping, so its end is a placement the policy
+ * can sample and imitate exactly (an op-level search's result would not
+ * project onto the elements without loss). It proposes its moves and
+ * compares placements as the search does (dp_sim_score, dp_sim_path_pick,
+ * dp_sim_path_hop_move, dp_graph_neighbour), over elements instead of the
+ * search's units, and keeps a move only when it is no slower.
+ *
+ * Walk w starts from the update's w-th best sample and draws from a
+ * generator seeded from the agent's, so a run is deterministic whatever
+ * the threads, and resumable. With elite-keep one more walk starts from the
+ * best elite, under the grouping it was found with, so the walk from the
+ * best so far goes on from update to update (the elites are in the
+ * checkpoint). The walks run on the evaluator's threads.
+ * docs/design/elite-walks.md. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +27,7 @@
 #include "common/util.h"
 
 /* e's arrays for N ops and T elements; 0 when out of memory (what was
- * allocated is freed by agent_refine_free). */
+ * allocated is freed by agent_walks_free). */
 static int elements_alloc(agent_elements *e, size_t N, size_t T) {
     e->at = malloc((T + 1) * sizeof(int32_t));
     e->ops = malloc(N * sizeof(int32_t));
@@ -34,7 +38,7 @@ static int elements_alloc(agent_elements *e, size_t N, size_t T) {
 /* Frees what elements_alloc allocated (NULLs are fine). */
 static void elements_free(agent_elements *e) { free(e->at), free(e->ops), free(e->nonempty); }
 
-void agent_refine_free(agent_refine *r) {
+void agent_walks_free(agent_walks *r) {
     for (int32_t w = 0; w < r->n_walks; w++) {
         agent_walk *k = &r->walk[w];
         dp_sim_delta_free(k->d);
@@ -45,14 +49,12 @@ void agent_refine_free(agent_refine *r) {
     memset(r, 0, sizeof *r);
 }
 
-double agent_refine_score(const agent_result *r) {
-    if (r->valid) return r->step_time_s;
-    if (r->overflow > 0 && isfinite(r->step_time_s)) return r->step_time_s * (4.0 + r->overflow);
-    return INFINITY;
+double agent_walk_score(const agent_result *r) {
+    return dp_sim_score_parts(r->step_time_s, r->valid, r->overflow > 0, r->overflow);
 }
 
-dp_status agent_refine_init(dp_agent *a, dp_error *err) {
-    agent_refine *r = &a->refine;
+dp_status agent_walks_init(dp_agent *a, dp_error *err) {
+    agent_walks *r = &a->walks;
     const dp_sim *sim = agent_eval_sim(a->eval);
     if (!sim || a->eo.measure_cmd || a->eo.sim.noise_sigma > 0)
         return dp_error_set(err, DP_STATUS_INVALID,
@@ -79,7 +81,7 @@ dp_status agent_refine_init(dp_agent *a, dp_error *err) {
     }
     return DP_STATUS_OK;
 nomem:
-    return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the elite refinement");
+    return dp_error_set(err, DP_STATUS_NOMEM, "agent: out of memory for the elite walks");
 }
 
 /* The element of op i under el's choice (the element of its unit's lowest op). */
@@ -90,7 +92,7 @@ static int32_t element_of(const dp_agent *a, const agent_elements *el, int32_t i
 /* r's ops of each element under r->choice (set by the caller; CSR in
  * at/ops; an op follows the element of its unit's lowest op, as
  * agent_expand places it) and the elements holding ops (n_nonempty). */
-static void refine_elements(const dp_agent *a, agent_elements *r) {
+static void walk_elements(const dp_agent *a, agent_elements *r) {
     int32_t N = a->N, T = a->T, n = 0;
     memset(r->at, 0, sizeof(int32_t) * ((size_t)T + 1));
     for (int32_t i = 0; i < N; i++) r->at[element_of(a, r, i) + 1]++;
@@ -107,7 +109,7 @@ static void refine_elements(const dp_agent *a, agent_elements *r) {
 /* The ops of element t that change device in walk k when t goes to device
  * d (each to d, or its unit's first allowed device) appended to k's
  * mv_op/mv_dev after the first n; returns the new count. */
-static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t d, int32_t n) {
+static int32_t walk_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t d, int32_t n) {
     const agent_elements *r = k->el;
     for (int32_t e = r->at[t]; e < r->at[t + 1]; e++) {
         int32_t i = r->ops[e];
@@ -118,16 +120,6 @@ static int32_t refine_move(const dp_agent *a, agent_walk *k, int32_t t, int32_t 
     return n;
 }
 
-/* An op that op i reads from or feeds, drawn by walk k; -1 when it has none. */
-static int32_t refine_neighbour(const dp_graph *g, agent_walk *k, int32_t i) {
-    const dp_op *o = &g->ops[i];
-    int64_t c0 = g->consumers_at[g->tensor_at[i]], c1 = g->consumers_at[g->tensor_at[i + 1]];
-    int64_t n = o->n_inputs + (c1 - c0);
-    if (n == 0) return -1;
-    int64_t e = (int64_t)dp_rng_below(&k->rng, (uint64_t)n);
-    return e < o->n_inputs ? g->inputs[o->inputs_at + e].op : g->consumers[c0 + e - o->n_inputs];
-}
-
 /* The element that grows walk k's move of chain[0..n_chain) to device d
  * (its n moved ops in mv_op): a moved op at random, then an op it reads
  * from or feeds; its element when that is not on d and not in the chain
@@ -135,7 +127,7 @@ static int32_t refine_neighbour(const dp_graph *g, agent_walk *k, int32_t i) {
 static int32_t chain_next(const dp_agent *a, agent_walk *k, int32_t n, int32_t d, const int32_t *chain,
                           int32_t n_chain) {
     for (int32_t draw = 0; draw < 8 && n > 0; draw++) {
-        int32_t j = refine_neighbour(a->g, k, k->mv_op[dp_rng_below(&k->rng, (uint64_t)n)]);
+        int32_t j = dp_graph_neighbour(a->g, k->mv_op[dp_rng_below(&k->rng, (uint64_t)n)], &k->rng);
         if (j < 0) continue;
         int32_t e = element_of(a, k->el, j), seen = k->devs[e] == d;
         for (int32_t c = 0; c < n_chain && !seen; c++) seen = chain[c] == e;
@@ -147,45 +139,35 @@ static int32_t chain_next(const dp_agent *a, agent_walk *k, int32_t n, int32_t d
 /* A neighbour's device for element t in walk k: an op of t at random, then
  * one of the ops it reads from or feeds at random; -1 when that op has none
  * or is on the element's device already. */
-static int32_t elite_near(const dp_agent *a, agent_walk *k, int32_t t) {
+static int32_t walk_near(const dp_agent *a, agent_walk *k, int32_t t) {
     const agent_elements *r = k->el;
     int32_t i = r->ops[r->at[t] + (int32_t)dp_rng_below(&k->rng, (uint64_t)(r->at[t + 1] - r->at[t]))];
-    int32_t j = refine_neighbour(a->g, k, i);
+    int32_t j = dp_graph_neighbour(a->g, i, &k->rng);
     return j < 0 || k->place[j] == k->devs[t] ? -1 : k->place[j];
 }
 
 /* A move read off walk k's critical path (the base's, simulated again with
- * a trace after each kept move): a transfer on it at random, then the op
- * that waited for it to the producer's device or the producer to the
- * consumer's, half the time each; without a transfer, an op of the path
- * (*d = -1: to another device at random). Sets *t and *d; returns 0 when
- * there is none, -1 with err. */
-static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
+ * a trace after each kept move), as the search reads one: a transfer on it
+ * (chosen by its duration) suggests the op that waited for it to the
+ * producer's device or the producer to the consumer's (dp_sim_path_hop_move);
+ * without a transfer, an op of the path (chosen by its duration; *d = -1: to
+ * another device at random). Sets *t (the op's element) and *d; returns 0
+ * when there is none or the element is there already, -1 with err. */
+static int walk_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t *d, dp_error *err) {
     if (!k->path_ok) {
         if (dp_sim_delta_critical_path_grow(k->d, &k->path, &k->path_cap, &k->path_n, err)) return -1;
         k->path_ok = 1;
     }
-    int32_t hops = 0, ops = 0;
-    for (int32_t i = 0; i < k->path_n; i++) {
-        ops += k->path[i].op >= 0;
-        hops += k->path[i].op < 0 && k->path[i].producer >= 0;
-    }
-    int want_hop = hops > 0;
-    if (!want_hop && ops == 0) return 0;
-    int32_t x = (int32_t)dp_rng_below(&k->rng, (uint64_t)(want_hop ? hops : ops)), i = 0;
-    for (;; i++) {
-        const dp_sim_path_step *p = &k->path[i];
-        if ((want_hop ? p->op < 0 && p->producer >= 0 : p->op >= 0) && x-- == 0) break;
-    }
-    const dp_sim_path_step *p = &k->path[i];
-    if (!want_hop) { /* the device: the caller's draw of another one */
-        *t = element_of(a, k->el, p->op), *d = -1;
+    int32_t hop = dp_sim_path_pick(k->path, k->path_n, 1, -1, &k->rng);
+    if (hop < 0) {
+        int32_t i = dp_sim_path_pick(k->path, k->path_n, 0, -1, &k->rng);
+        if (i < 0) return 0;
+        *t = element_of(a, k->el, k->path[i].op), *d = -1;
         return 1;
     }
-    int32_t consumer = -1;
-    for (int32_t j = i + 1; j < k->path_n && consumer < 0; j++) consumer = k->path[j].op;
-    if (consumer >= 0 && dp_rng_uniform(&k->rng) < 0.5) *t = element_of(a, k->el, consumer), *d = k->place[p->producer];
-    else *t = element_of(a, k->el, p->producer), *d = p->device;
+    int32_t op;
+    dp_sim_path_hop_move(k->path, k->path_n, hop, k->place, &k->rng, &op, d);
+    *t = element_of(a, k->el, op);
     return *d != k->devs[*t];
 }
 
@@ -193,7 +175,7 @@ static int elite_critical(const dp_agent *a, agent_walk *k, int32_t *t, int32_t 
  * when the score does not rise (a slower one first grown by up to
  * cfg.walks.chain neighbouring elements, one simulation each); the end's
  * evaluation in k->res. */
-static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
+static dp_status walk_run(const dp_agent *a, agent_walk *k, dp_error *err) {
     const agent_elements *r = k->el;
     int32_t D = a->D, n_el = r->n_nonempty;
     dp_sim_result sr;
@@ -201,24 +183,24 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
     if (st) return st;
     agent_result cur;
     agent_result_from_sim(&sr, &cur);
-    double cur_score = agent_refine_score(&cur);
+    double cur_score = dp_sim_score(&sr);
     k->path_ok = 0;
     for (int32_t m = 0; m < a->cfg.walks.moves && n_el > 0 && D > 1; m++) {
         int32_t t = -1, d = -1;
         if (a->cfg.walks.critical > 0 && dp_rng_uniform(&k->rng) < a->cfg.walks.critical) {
-            int got = elite_critical(a, k, &t, &d, err);
+            int got = walk_critical(a, k, &t, &d, err);
             if (got < 0) return err->status;
             if (!got) continue;
         } else {
             t = r->nonempty[dp_rng_below(&k->rng, (uint64_t)n_el)];
-            if (a->cfg.walks.near > 0 && dp_rng_uniform(&k->rng) < a->cfg.walks.near) d = elite_near(a, k, t);
+            if (a->cfg.walks.near > 0 && dp_rng_uniform(&k->rng) < a->cfg.walks.near) d = walk_near(a, k, t);
         }
         if (d < 0) { /* another device at random */
             d = (int32_t)dp_rng_below(&k->rng, (uint64_t)(D - 1));
             if (d >= k->devs[t]) d++;
         }
         /* the move of chain[0..n_chain) to d, grown while slower (elite-chain) */
-        int32_t chain[1 + DP_AGENT_CHAIN_MAX], n_chain = 1, n = refine_move(a, k, t, d, 0);
+        int32_t chain[1 + DP_AGENT_CHAIN_MAX], n_chain = 1, n = walk_move(a, k, t, d, 0);
         chain[0] = t;
         agent_result res;
         double s = INFINITY;
@@ -227,11 +209,11 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
             if ((st = dp_sim_delta_try(k->d, n, k->mv_op, k->mv_dev, &sr, err))) return st;
             k->sims++;
             agent_result_from_sim(&sr, &res);
-            s = agent_refine_score(&res);
+            s = dp_sim_score(&sr);
             if (s <= cur_score || n_chain > a->cfg.walks.chain) break;
             int32_t e = chain_next(a, k, n, d, chain, n_chain);
             if (e < 0) break;
-            chain[n_chain++] = e, n = refine_move(a, k, e, d, n);
+            chain[n_chain++] = e, n = walk_move(a, k, e, d, n);
         }
         if (!(s <= cur_score)) continue;
         if ((st = dp_sim_delta_accept(k->d, err))) return st;
@@ -246,14 +228,14 @@ static dp_status refine_walk(const dp_agent *a, agent_walk *k, dp_error *err) {
 /* The walks' starts: walk w from the sample of the w-th least score among
  * those with a finite one (distinct samples; fewer walks when fewer have
  * one); returns how many walks start. */
-static int32_t refine_starts(dp_agent *a) {
-    agent_refine *r = &a->refine;
+static int32_t walk_starts(dp_agent *a) {
+    agent_walks *r = &a->walks;
     int32_t n = 0;
     for (int32_t w = 0; w < a->cfg.walks.walks; w++) {
         int32_t best = -1;
         double bs = INFINITY;
         for (int32_t k = 0; k < a->K; k++) {
-            double s = agent_refine_score(&a->res[k]);
+            double s = agent_walk_score(&a->res[k]);
             int taken = 0;
             for (int32_t v = 0; v < n; v++) taken |= r->walk[v].from == k;
             if (!taken && s < bs) bs = s, best = k;
@@ -273,20 +255,20 @@ typedef struct walk_job {
 
 static void *walk_thread(void *arg) {
     walk_job *j = arg;
-    agent_walk *walk = j->a->refine.walk;
-    for (int32_t w = j->first; w < j->n && !j->st; w += j->step) j->st = refine_walk(j->a, &walk[w], &j->err);
+    agent_walk *walk = j->a->walks.walk;
+    for (int32_t w = j->first; w < j->n && !j->st; w += j->step) j->st = walk_run(j->a, &walk[w], &j->err);
     return NULL;
 }
 
-dp_status agent_refine_run(dp_agent *a, dp_error *err) {
-    agent_refine *r = &a->refine;
+dp_status agent_walks_run(dp_agent *a, dp_error *err) {
+    agent_walks *r = &a->walks;
     for (int32_t w = 0; w < r->n_walks; w++)
         r->walk[w].from = AGENT_WALK_FROM_NONE, r->walk[w].sims = 0, r->walk[w].chained = 0;
     if (a->cfg.walks.moves <= 0) return DP_STATUS_OK;
-    int32_t n = refine_starts(a), T = a->T;
+    int32_t n = walk_starts(a), T = a->T;
     if (n == 0) return DP_STATUS_OK;
     r->upd.choice = a->enc->choice;
-    refine_elements(a, &r->upd);
+    walk_elements(a, &r->upd);
     for (int32_t w = 0; w < n; w++) { /* starts and generators, in walk order */
         agent_walk *k = &r->walk[w];
         k->el = &r->upd;
@@ -299,7 +281,7 @@ dp_status agent_refine_run(dp_agent *a, dp_error *err) {
         const int32_t *choice = a->elites.choice ? a->elites.choice : a->enc->choice;
         memcpy(r->kept_choice, choice, sizeof(int32_t) * (size_t)a->N);
         r->kept.choice = r->kept_choice;
-        refine_elements(a, &r->kept);
+        walk_elements(a, &r->kept);
         k->el = &r->kept;
         k->from = AGENT_WALK_FROM_ELITE;
         memcpy(k->devs, a->elites.devs, sizeof(int32_t) * (size_t)T);
