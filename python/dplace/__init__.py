@@ -1,0 +1,326 @@
+"""dplace from Python: fast device placements for neural-network training graphs.
+
+The C library's graphs, device sets, simulator, baseline placers, groupers and
+optimisation jobs (every learned agent and dplace's search), with numpy arrays
+in and out, and placement environments with the Gymnasium API (dplace.envs).
+
+    import dplace
+    g = dplace.Graph.from_zoo("nmt4")
+    d = dplace.Devices.preset("k40x4")
+    sim = dplace.Simulator(g, d)
+    r = sim.simulate(g.expert_placement(d))        # r.step_time, r.valid, r.peak_bytes
+    b = dplace.baselines(g, d)                      # every baseline placer, simulated
+    best = dplace.optimize(g, d, agent="search", time=30)
+
+A placement is an int32 numpy array with one device index per op. Errors of the
+library raise dplace.Error carrying its one-line message; bad arguments raise
+TypeError or ValueError naming them. The GIL is released while the library runs.
+docs/python.md is the reference and a tutorial.
+"""
+import math
+import os
+import re
+import threading
+import warnings
+
+from . import _dplace
+from ._dplace import (MAX_DEVICES, Delta, Devices, Error, Graph, SimBatch, SimResult, Simulator, __version__,
+                      agents, device_presets, group, group_methods, place, place_methods, read_placement,
+                      resolve_placement, settings, unit_masks, units, write_placement, zoo_models)
+
+__all__ = [
+    "Error", "Graph", "Devices", "Simulator", "SimResult", "SimBatch", "Delta", "Baselines", "BaselineReport",
+    "OptimizeResult", "baselines", "optimize", "place", "group", "units", "unit_masks", "resolve_placement",
+    "read_placement", "write_placement", "zoo_models", "device_presets", "agents", "settings", "place_methods",
+    "group_methods", "as_graph", "as_devices", "MAX_DEVICES", "__version__",
+]
+
+
+def as_graph(graph):
+    """A Graph from a Graph, a zoo model's name ("nmt4") or a dplace-graph file's path."""
+    if isinstance(graph, Graph):
+        return graph
+    if isinstance(graph, (str, os.PathLike)):
+        name = os.fspath(graph)
+        if os.path.exists(name) or name.endswith(".json"):
+            return Graph.from_file(name)
+        return Graph.from_zoo(name)
+    raise TypeError(f"graph: a dplace.Graph, a zoo model's name or a graph file's path, not {type(graph).__name__}")
+
+
+def as_devices(devices):
+    """A Devices from a Devices, a preset's name ("k40x4") or a dplace-devices file's path."""
+    if isinstance(devices, Devices):
+        return devices
+    if isinstance(devices, (str, os.PathLike)):
+        return Devices.load(os.fspath(devices))
+    raise TypeError(f"devices: a dplace.Devices, a preset's name or a devices file's path, "
+                    f"not {type(devices).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The baseline placers
+
+
+class BaselineReport:
+    """One baseline placer's result: method, status ('ok', or why it could not apply: 'unsupported', ...),
+    reason, place_s (its wall-clock seconds), n_used (devices holding ops), result (a SimResult, None when
+    status is not 'ok') and placement (an int32 array, None likewise)."""
+
+    __slots__ = ("method", "status", "reason", "place_s", "n_used", "result", "placement")
+
+    def __init__(self, d):
+        for k in self.__slots__:
+            setattr(self, k, d[k])
+
+    @property
+    def ok(self):
+        """Whether the placer applied (its placement was simulated)."""
+        return self.status == "ok"
+
+    @property
+    def step_time(self):
+        """The simulated step time, None when the placer did not apply."""
+        return self.result.step_time if self.result is not None else None
+
+    def __repr__(self):
+        if not self.ok:
+            return f"<BaselineReport {self.method}: {self.status}: {self.reason}>"
+        r = self.result
+        return f"<BaselineReport {self.method}: {r.step_time:.6g} s{'' if r.valid else ', ' + r.verdict}>"
+
+
+class Baselines:
+    """Every baseline placer asked for, run and simulated (dplace.baselines): reports[name] (a BaselineReport
+    per placer, in the order run), single_gpu_s and expert_s (None when not run or not valid), best and best_s
+    (the fastest valid placer), bound (the lower bounds of any placement, a dict with bound_s)."""
+
+    def __init__(self, d):
+        self.reports = {r["method"]: BaselineReport(r) for r in d["reports"]}
+        self.single_gpu_s, self.expert_s = d["single_gpu_s"], d["expert_s"]
+        self.best, self.best_s, self.bound = d["best"], d["best_s"], d["bound"]
+
+    def __getitem__(self, method):
+        return self.reports[method]
+
+    def __iter__(self):
+        return iter(self.reports.values())
+
+    def __len__(self):
+        return len(self.reports)
+
+    def table(self):
+        """The reports as lines of text, as `dplace baseline` prints them."""
+        lines = [f"{'method':10s} {'step (s)':>12s}  {'valid':5s}  {'place (s)':>9s}  note"]
+        for r in self:
+            if r.ok:
+                res = r.result
+                lines.append(f"{r.method:10s} {res.step_time:12.6f}  {'yes' if res.valid else 'no':5s}  "
+                             f"{r.place_s:9.3f}  {res.reason}")
+            else:
+                lines.append(f"{r.method:10s} {'-':>12s}  {'-':5s}  {r.place_s:9.3f}  {r.status}: {r.reason}")
+        if self.bound and self.bound.get("bound_s"):
+            lines.append(f"{'bound':10s} {self.bound['bound_s']:12.6f}")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        best = f", best {self.best} {self.best_s:.6g} s" if self.best else ""
+        return f"<Baselines {len(self)} placers{best}>"
+
+
+def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, group=None, n_groups=256,
+              forward_only=True, bound=True):
+    """Runs the baseline placers on graph and devices and simulates their placements.
+
+    methods: None (every placer: cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct), a list of
+    names or a comma-separated str. seed, memory_fraction, group (a grouping step: 'none', 'colocation',
+    'metis', ...), n_groups and forward_only are the placers' options (docs/baselines.md). bound: compute the
+    lower bound. A placer that cannot apply is reported, not raised. Returns a Baselines.
+
+    The placers run one at a time in a process. METIS points the process's file descriptor 1 (stdout) at
+    /dev/null while it partitions (it prints on it): output other threads write to stdout meanwhile is lost.
+    """
+    if methods is not None and not isinstance(methods, str):
+        methods = list(methods)
+        for m in methods:
+            if not isinstance(m, str):
+                raise TypeError(f"methods: placer names (str), not {type(m).__name__}")
+    return Baselines(_dplace._baselines(as_graph(graph), as_devices(devices), methods, seed=seed,
+                                        memory_fraction=memory_fraction, group=group, n_groups=n_groups,
+                                        forward_only=forward_only, bound=bound))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Optimisation jobs
+
+
+class OptimizeResult:
+    """What dplace.optimize found.
+
+    placement     the best placement (int32 array; None when no valid placement was found)
+    result        its SimResult (one step, no noise)
+    best_s        its step time (None: none found)
+    best_by       what found it: 'sample', 'walk', 'kept-walk', 'greedy' (a learned agent's), 'start' or
+                  'search' (the search's)
+    best_phase    'train' (the agent or the search itself) or 'search-after'
+    best_update, best_sample, found_s   when it was found (updates, placements, seconds)
+    history       one dict per update (what the callback saw): phase, update, samples, best_s, best_by, n,
+                  valid, mean_s, median_s, elapsed_s, entropy, grouper_entropy, kl, elite_s, greedy_s, baseline
+    train         the method's own figures (updates, samples, best_s, train_s, policy_s, eval_s, ...)
+    references    single_gpu_s, expert_s, best_baseline, best_baseline_s, bound
+    search        the search's figures (the search, or search-after's), or None
+    first_tenth_mean_s, last_tenth_mean_s   the mean sampled step time over the first and last tenth of updates
+    interrupted   the run was stopped (Ctrl-C, or the callback); stopped_by_callback
+    agent, settings, seed, wall_s, warnings
+    """
+
+    def __init__(self, d):
+        self.__dict__.update(d)
+
+    def __repr__(self):
+        best = "no valid placement" if self.best_s is None else f"best {self.best_s:.6g} s by {self.best_by}"
+        return (f"<OptimizeResult agent {self.agent}: {best}, {self.train['updates']} updates"
+                f"{', interrupted' if self.interrupted else ''}>")
+
+    def summary(self):
+        """A few lines: the best beside single GPU, the expert, the best baseline and the bound."""
+        r = self.references
+        out = [f"agent {self.agent}: {self.train['updates']} updates, {self.train['samples']} placements in "
+               f"{self.wall_s:.1f} s"]
+        if self.best_s is not None:
+            out.append(f"{'best':<22s}{self.best_s:.6f} s  ({self.best_by}, {self.best_phase}, update "
+                       f"{self.best_update}, after {self.found_s:.1f} s)")
+        for label, v in (("single GPU", r["single_gpu_s"]), ("expert", r["expert_s"]),
+                         (f"baseline ({r['best_baseline']})", r["best_baseline_s"]),
+                         ("bound", r["bound"]["bound_s"])):
+            if v is not None:
+                ratio = f"  ({self.best_s / v:.3f} x)" if self.best_s is not None and v > 0 else ""
+                out.append(f"{label:<22s}{v:.6f} s{ratio}")
+        return "\n".join(out)
+
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([smh]?)\s*$")
+
+
+def _seconds(value, what):
+    """A duration: a number of seconds, or a str such as '90s', '2m', '1h'."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what}: seconds (a number) or a duration such as '90s', '2m', not a bool")
+    if isinstance(value, (int, float)):
+        v = float(value)
+    elif isinstance(value, str):
+        m = _DURATION.match(value)
+        if not m:
+            raise ValueError(f"{what}: {value!r} is not a duration (90, '90s', '2m', '1h')")
+        v = float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    else:
+        raise TypeError(f"{what}: seconds (a number) or a duration such as '90s', not {type(value).__name__}")
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{what}: {value!r} must be a positive duration")
+    return v
+
+
+def _setting_text(key, value):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"settings[{key!r}]: a str, number or bool, not {type(value).__name__}")
+
+
+def _budget(value, what, lo):
+    if value is None:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what}: an int or None, not {type(value).__name__}")
+    if value < lo:
+        raise ValueError(f"{what}: {value}, must be at least {lo}")
+    return value
+
+
+def _path(value, what):
+    if value is None:
+        return None
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what}: a path, not {type(value).__name__}")
+    return os.fsdecode(value)
+
+
+def optimize(graph, devices, agent="dplace", updates=None, placements=None, time=None, seed=1, threads=1,
+             settings=None, log=None, checkpoint=None, resume=None, callback=None, *, out=None, plot=None,
+             trace=None, checkpoint_every=50, baselines=None, init=None, init_placement=None, search_after=None,
+             noise=0.0, steps=1, warmup=0, mean=False, cache=True, measure=None, measure_timeout=600.0):
+    """Runs one optimisation job, as `dplace optimize` does, and returns an OptimizeResult.
+
+    agent         a learned agent's preset (dplace.agents(): 'dplace', 'hp', 'colocrl', 'eagle', 'post', 'mars',
+                  ...) or 'search', dplace's own search (docs/agents.md, docs/search.md)
+    updates, placements, time   the budget: policy updates (the search's steps), placements evaluated, or wall
+                  time (seconds, or '90s', '2m'); give at most one of updates and placements (none of the three:
+                  1,000 updates of an agent, 2,000 of the search); time includes search-after
+    seed, threads the run's seed and threads (the evaluations, the policy's products, the search's chains)
+    settings      a dict of settings by name (dplace.settings(agent) lists them; 'lr', 'batch', 'grouper',
+                  'groups', 'elite-moves', 'search-after', ...; '_' may stand for '-'): values are str, numbers
+                  or bools, set as `--set KEY=VALUE` sets them
+    log, checkpoint, resume, out, plot, trace   the outputs: the per-sample log (CSV, with X.updates.csv and
+                  X.search.csv beside it), the checkpoint (written every checkpoint_every updates, at the end
+                  and when stopped), a checkpoint to continue from, the best placement file, the training
+                  curve (SVG), the best placement's timeline (Chrome trace)
+    callback      called after each update with a dict (the history's entry); returning False stops the run as
+                  Ctrl-C does (None or True goes on); an exception it raises stops the run and is raised
+    baselines     the placers to compare with and start the search from (None: all; a list, a str, 'none')
+    init          a checkpoint whose networks a learned agent starts from; init_placement a start placement
+                  of the search (an array); search_after seconds of search after a learned agent
+    noise, steps, warmup, mean, cache, measure, measure_timeout   the evaluation (docs/measure.md)
+
+    The same arguments give the command line's numbers. Ctrl-C (on the main thread) stops the run cleanly:
+    the update in flight is abandoned, the checkpoint written, then KeyboardInterrupt is raised. Jobs run one
+    at a time in a process (the policy's thread pool is the process's: dp_nn_set_threads); the GIL is
+    released while the job runs, and taken back for each callback.
+    """
+    graph, devices = as_graph(graph), as_devices(devices)
+    if not isinstance(agent, str):
+        raise TypeError(f"agent: a preset's name or 'search', not {type(agent).__name__}")
+    updates = _budget(updates, "updates", 0)
+    placements = _budget(placements, "placements", 1)
+    if updates >= 0 and placements >= 0:
+        raise ValueError("optimize: give one of updates and placements")
+    seconds = -1.0 if time is None else _seconds(time, "time")
+    after = -1.0 if search_after is None else _seconds(search_after, "search_after")
+    if settings is None:
+        settings = {}
+    if not isinstance(settings, dict):
+        raise TypeError(f"settings: a dict of setting names to values, not {type(settings).__name__}")
+    sets = []
+    for k, v in settings.items():
+        if not isinstance(k, str):
+            raise TypeError(f"settings: keys are setting names (str), not {type(k).__name__}")
+        sets.append((k.replace("_", "-"), _setting_text(k, v)))
+    if baselines is not None and not isinstance(baselines, str):
+        baselines = ",".join(baselines)
+    for name, v in (("seed", seed), ("threads", threads), ("checkpoint_every", checkpoint_every), ("steps", steps),
+                    ("warmup", warmup)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name}: an int, not {type(v).__name__}")
+    if not 0 <= seed <= 2147483647:
+        raise ValueError(f"seed: {seed}, must be in 0..2147483647")
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every: {checkpoint_every}, must be at least 1")
+    if steps < 1 or not 0 <= warmup < steps:
+        raise ValueError(f"steps {steps} and warmup {warmup}: steps >= 1 and 0 <= warmup < steps")
+    if not (isinstance(noise, (int, float)) and 0 <= noise <= 10):
+        raise ValueError(f"noise: {noise!r}, a log-normal sigma in 0..10")
+    if not (isinstance(measure_timeout, (int, float)) and measure_timeout > 0):
+        raise ValueError(f"measure_timeout: {measure_timeout!r}, must be > 0 seconds")
+    if measure is not None and not isinstance(measure, str):
+        raise TypeError(f"measure: a shell command (str), not {type(measure).__name__}")
+    d = _dplace._optimize(
+        graph, devices, agent, sets, updates, placements, seconds, seed, threads, baselines, init_placement,
+        _path(init, "init"), _path(out, "out"), _path(log, "log"), _path(plot, "plot"), _path(trace, "trace"),
+        _path(checkpoint, "checkpoint"), checkpoint_every, _path(resume, "resume"), float(noise), steps, warmup,
+        bool(mean), bool(cache), measure, float(measure_timeout), after, callback,
+        threading.current_thread() is threading.main_thread())
+    for w in d["warnings"]:
+        warnings.warn(w, RuntimeWarning, stacklevel=2)
+    return OptimizeResult(d)
