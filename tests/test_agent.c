@@ -1378,6 +1378,83 @@ static void test_config_scope_grouper(void) {
     dp_devices_free(ds);
 }
 
+/* The preset a setting's row matters in: Mars's for its encoder and
+ * segments, its Transformer-XL's for txl-*, EAGLE's for the link and PPO,
+ * eagle-ppo-ce's for the cross-entropy step, Post's for post-mix; else the
+ * Hierarchical Planner's. */
+static const char *preset_for(const dp_setting *r) {
+    if (!strncmp(r->name, "txl-", 4)) return "mars-trfxl";
+    if (r->group == DP_SETTING_GROUP_ENCODER || !strncmp(r->name, "seg-", 4) || !strcmp(r->name, "op-order"))
+        return "mars";
+    if (r->group == DP_SETTING_GROUP_LINK || r->group == DP_SETTING_GROUP_PPO) return "eagle";
+    if (r->group == DP_SETTING_GROUP_CE) return "eagle-ppo-ce";
+    if (!strcmp(r->name, "post-mix")) return "post";
+    return "hp";
+}
+
+/* Another value of row r than the one in cfg, as text: a bool flipped, the
+ * next choice, a number one step or half way off within the row's range. */
+static void other_value(const dp_setting *r, const dp_agent_config *cfg, char *buf, size_t size) {
+    const void *f = (const char *)cfg + r->offset;
+    if (r->type == DP_SETTING_BOOL) snprintf(buf, size, "%s", *(const int *)f ? "no" : "yes");
+    else if (r->type == DP_SETTING_ENUM) snprintf(buf, size, "%s", r->choices[(*(const int *)f + 1) % r->n_choices]);
+    else if (r->type == DP_SETTING_INT) {
+        int32_t v = *(const int32_t *)f;
+        snprintf(buf, size, "%d", (int)(v + 1 <= r->max ? v + 1 : v - 1));
+    } else {
+        double v = r->type == DP_SETTING_FLOAT ? *(const float *)f : *(const double *)f;
+        double w = v != 0 ? v * 0.5 : fmin(0.1, r->max);
+        snprintf(buf, size, "%.9g", fmax(r->min, fmin(r->max, w)));
+    }
+}
+
+/* Every agent setting is exercised: set to another value on the preset it
+ * matters in, it is either refused by the configuration's check with a
+ * message naming a setting, or an agent with it runs an update (on a small
+ * graph, with small networks). */
+static void test_every_setting(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    int32_t n, ran = 0, refused = 0;
+    const dp_setting *t = dp_settings_table(&n);
+    for (int32_t k = 0; k < n; k++) {
+        const dp_setting *r = &t[k];
+        if (r->target != DP_SETTING_AGENT) continue;
+        const char *preset = preset_for(r);
+        dp_agent_config c = small(preset);
+        const char *small_mars[][2] = {{"gcn-hidden", "8"}, {"seg-len", "8"}, {"seg-keep", "1"},
+                                       {"pretrain-iters", "2"}, {"txl-heads", "2"}, {"txl-inner", "8"},
+                                       {"txl-mem", "8"}, {"warm-steps", "2"}};
+        if (c.encoder.kind == DP_AGENT_ENCODER_GCN)
+            for (size_t j = 0; j < sizeof small_mars / sizeof small_mars[0]; j++)
+                CHECK(dp_agent_config_set(&c, small_mars[j][0], small_mars[j][1], &err) == 0);
+        char v[64];
+        other_value(r, &c, v, sizeof v);
+        TEST_CASE("preset %s, setting %s=%s", preset, r->name, v);
+        CHECK(dp_agent_config_set(&c, r->name, v, &err) == 0);
+        if (dp_agent_config_check(&c, &err)) {
+            int names_one = 0;
+            for (int32_t j = 0; j < n && !names_one; j++) names_one = strstr(err.msg, t[j].name) != NULL;
+            CHECK(names_one);
+            refused++;
+            continue;
+        }
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
+        if (!a) printf("  %s: %s\n", test_case_, err.msg);
+        CHECK(a);
+        CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+        CHECK(dp_agent_get_state(a)->samples == c.train.batch);
+        dp_agent_free(a);
+        ran++;
+    }
+    printf("  %d settings ran an update with another value, %d were refused by name\n", (int)ran, (int)refused);
+    CHECK(ran > 50);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_config_presets);
@@ -1385,6 +1462,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_config_refusals);
     TEST_RUN(test_config_groupers);
     TEST_RUN(test_config_scope_grouper);
+    TEST_RUN(test_every_setting);
     TEST_RUN(test_ppo_surrogate);
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);

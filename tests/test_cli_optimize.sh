@@ -115,6 +115,21 @@ expect 2 "seed=" -- "$D" optimize $G $SMALL --agent colocrl --updates 9 --seed 6
 expect 2 "not a dplace agent checkpoint" -- "$D" optimize $G $SMALL --resume "$T/a.json" --quiet
 }
 
+# checkpoints of the versions before this one (tests/data: written by the
+# version-5 agent and version-2 search): --resume refuses them with their
+# version, --init still takes the old agent's networks (its tensors by name)
+# shellcheck disable=SC2086
+test_old_checkpoints() {
+H="$(cd "$(dirname "$0")" && pwd)/data"
+OLD="--set hidden=8 --set attn-dim=8 --set dev-emb=4 --set grouper-hidden=8 --set type-dim=4 --groups 8"
+expect 2 "agent checkpoint version 5; this dplace reads 6" -- "$D" optimize $G $OLD --agent hp --updates 3 \
+  --resume "$H/agent_v5.ck" -o "$T/old.json" --quiet
+absent "$T/old.json"
+expect 0 "networks from --init" -- "$D" optimize $G $OLD --agent hp --updates 1 --baselines none --init "$H/agent_v5.ck"
+expect 2 "search checkpoint version 2; this dplace reads 3" -- "$D" optimize --model synthetic-400 --devices k40x2 \
+  --agent search --updates 3 --resume "$H/search_v2.ck" --quiet
+}
+
 # the PPO presets too (the elites and cross-entropy updates are in the checkpoint),
 # with every output
 test_resume_ppo() {
@@ -224,6 +239,7 @@ test_run test_outputs
 test_run test_greedy
 test_run test_resume
 test_run test_resume_ppo
+test_run test_old_checkpoints
 test_run test_sigint
 test_run test_sigkill
 test_run test_measure

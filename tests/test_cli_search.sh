@@ -58,6 +58,8 @@ cut -d, -f1-8 "$T/a.csv" >"$T/a.cut"; cut -d, -f1-8 "$T/b.csv" >"$T/b.cut"
 cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "resumed log differs from the uninterrupted one"
 cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
 expect 2 "seed" -- "$D" optimize $G --agent search --updates 12 --threads 2 --seed 6 --resume "$T/b.ck" --quiet
+expect 2 "made with the search settings" -- "$D" optimize $G --agent search --updates 12 --threads 2 --seed 5 \
+  --set t0=0.01 --resume "$T/b.ck" --quiet
 expect 2 "not a dplace search checkpoint" -- "$D" optimize $G --agent search --resume "$T/a.json" --quiet
 }
 

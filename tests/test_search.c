@@ -338,6 +338,37 @@ static void test_typed_units(void) {
     fixture_close(&f);
 }
 
+/* Every search setting is exercised: set to another value in its range,
+ * the search runs steps with it from the usual starts. */
+static void test_every_setting(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    int32_t n;
+    const dp_setting *t = dp_settings_table(&n);
+    dp_error err;
+    int ran = 0;
+    for (int32_t k = 0; k < n; k++) {
+        if (t[k].target != DP_SETTING_SEARCH) continue;
+        dp_settings set;
+        dp_settings_base(&set);
+        char v[64], now[64];
+        dp_setting_format(&t[k], &set, now, sizeof now);
+        double x = strtod(now, NULL);
+        double w = t[k].type == DP_SETTING_INT ? (x + 1 <= t[k].max ? x + 1 : x - 1) : x * 0.5;
+        snprintf(v, sizeof v, "%.9g", w);
+        TEST_CASE("setting %s=%s", t[k].name, v);
+        CHECK(dp_settings_set(&set, t[k].name, v, &err) == DP_STATUS_OK);
+        dp_search *s = dp_search_init(f.g, f.ds, f.sim, &set.search, &err);
+        CHECK(s);
+        CHECK(dp_search_add_starts(s, NULL, NULL, NULL, &err) == DP_STATUS_OK);
+        search_run(s, &f, 3, NULL, 0);
+        CHECK(dp_search_get_state(s)->updates == 3);
+        dp_search_free(s);
+        ran++;
+    }
+    CHECK_INT_EQ(ran, 8);
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_improves_start);
@@ -348,5 +379,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_bad_input);
     TEST_RUN(test_offer_best);
     TEST_RUN(test_typed_units);
+    TEST_RUN(test_every_setting);
     return test_end();
 }

@@ -25,7 +25,11 @@
  *
  * Version 2 had no length before the state, no pre-training and no tensor
  * table; version 3 no warm start; version 4 not what found the best (the
- * i32 after groups_used). */
+ * i32 after groups_used); version 5 the settings of the table before it was
+ * nested by component (in the identity: other keys, samples for batch).
+ * A run resumes from its own version only; --init (dp_agent_load_policy)
+ * reads the tensors of any version from 3 on, whose layout up to the
+ * tensor table is the same. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +41,8 @@
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
-#define CK_VERSION 5u
+#define CK_VERSION 6u
+#define CK_POLICY_OLDEST 3u /* the first version with the tensor table --init reads */
 
 /* What must be the same for a checkpoint to apply. */
 static char *identity(const dp_agent *a) {
@@ -146,10 +151,10 @@ static void first_difference(const char *want, const char *have, char *buf, size
              w, wl > 80 ? "..." : "");
 }
 
-/* Reads path whole and checks its magic, version and checksum; on success
- * *text holds it (the caller frees it) and r is positioned after the
- * version, its end before the checksum. */
-static dp_status ck_open(const char *path, char **text, dp_bytes_reader *r, dp_error *err) {
+/* Reads path whole and checks its magic, version (from oldest to this
+ * dplace's) and checksum; on success *text holds it (the caller frees it)
+ * and r is positioned after the version, its end before the checksum. */
+static dp_status ck_open(const char *path, uint32_t oldest, char **text, dp_bytes_reader *r, dp_error *err) {
     size_t len = 0;
     *text = NULL;
     dp_status st = dp_read_file(path, (size_t)1 << 34, text, &len, err);
@@ -161,9 +166,13 @@ static dp_status ck_open(const char *path, char **text, dp_bytes_reader *r, dp_e
     if (r->short_read || memcmp(magic, CK_MAGIC, 16) != 0)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: not a dplace agent checkpoint", path);
     DP_BYTES_GET(r, version);
-    if (version != CK_VERSION)
-        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: agent checkpoint version %u; this dplace reads %u", path,
-                            version, CK_VERSION);
+    if (version < oldest || version > CK_VERSION) {
+        if (oldest == CK_VERSION)
+            return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: agent checkpoint version %u; this dplace reads %u",
+                                path, version, CK_VERSION);
+        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "%s: agent checkpoint version %u; this dplace reads %u to %u",
+                            path, version, oldest, CK_VERSION);
+    }
     uint64_t stored = 0;
     if (len >= 16 + 4 + 8) memcpy(&stored, r->p + len - 8, 8);
     if (len < 16 + 4 + 8 || dp_fnv1a(r->p, len - 8) != stored)
@@ -415,7 +424,7 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     dp_bytes_reader r;
     ck_state c;
     ck_tensors t;
-    dp_status st = ck_open(path, &text, &r, err);
+    dp_status st = ck_open(path, CK_VERSION, &text, &r, err);
     if (!st) st = check_identity(a, &r, path, err);
     if (st) goto out;
     /* read into a copy, apply only when everything is there */
@@ -436,7 +445,7 @@ dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err) {
     char *text = NULL;
     size_t *offset = NULL;
     dp_bytes_reader r;
-    dp_status st = ck_open(path, &text, &r, err);
+    dp_status st = ck_open(path, CK_POLICY_OLDEST, &text, &r, err);
     if (st) goto out;
     uint32_t idlen = 0;
     uint64_t state_bytes = 0;

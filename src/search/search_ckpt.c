@@ -3,7 +3,8 @@
  * Layout (native byte order, docs/search.md):
  *
  *   "DPLACE-SEARCH-CK" (16 bytes), u32 version
- *   identity: i32 ops, devices, chains, moves; u64 seed (must match)
+ *   identity: i32 ops, devices, chains, moves; u64 seed; u32 length + the
+ *       search's settings as the settings table formats them (must match)
  *   i32 begun, starts, next start; per start: f64 score, 64 bytes name,
  *       its result (its bytes, link pointer cleared), i32 [ops] placement
  *   the counters: i64 updates, samples, best update, best sample, restarts;
@@ -13,7 +14,8 @@
  *       f64 its best, i32 [ops] its best, i32 [ops] its current placement,
  *       its counters (dp_search_stats)
  *   u64 FNV-1a checksum of everything before it
- * Version 1 had no "what found the best". */
+ * Version 1 had no "what found the best"; version 2 no settings in the
+ * identity. A run resumes from its own version only. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +24,7 @@
 #include "search/search_internal.h"
 
 #define CK_MAGIC "DPLACE-SEARCH-CK"
-#define CK_VERSION 2u
+#define CK_VERSION 3u
 
 /* The identity that a checkpoint must match. */
 typedef struct ck_id {
@@ -46,6 +48,11 @@ static void serialise(const dp_search *s, dp_bytes_writer *b) {
     DP_BYTES_PUT(b, version);
     ck_id id = identity(s);
     DP_BYTES_PUT(b, id);
+    char settings[1024];
+    uint32_t slen = (uint32_t)dp_settings_format_target(DP_SETTING_SEARCH, &s->opt, settings, sizeof settings);
+    if (slen >= sizeof settings) slen = sizeof settings - 1;
+    DP_BYTES_PUT(b, slen);
+    dp_bytes_put(b, settings, slen);
     int32_t begun = s->begun, have_best = s->have_best;
     DP_BYTES_PUT(b, begun), DP_BYTES_PUT(b, s->n_starts), DP_BYTES_PUT(b, s->next_start);
     for (int32_t k = 0; k < s->n_starts; k++) {
@@ -127,6 +134,18 @@ static dp_status check_header(const dp_search *s, dp_bytes_reader *r, const char
                             path, (int)id.ops, (int)id.devices, (int)id.chains, (int)id.moves,
                             (unsigned long long)id.seed, (int)want.ops, (int)want.devices, (int)want.chains,
                             (int)want.moves, (unsigned long long)want.seed);
+    char have[1024], now[1024];
+    uint32_t hlen = 0, nlen = (uint32_t)dp_settings_format_target(DP_SETTING_SEARCH, &s->opt, now, sizeof now);
+    if (nlen >= sizeof now) nlen = sizeof now - 1;
+    DP_BYTES_GET(r, hlen);
+    if (r->short_read || hlen >= sizeof have)
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: search checkpoint is truncated or damaged", path);
+    dp_bytes_get(r, have, hlen);
+    have[hlen] = 0;
+    if (r->short_read || hlen != nlen || memcmp(have, now, nlen) != 0)
+        return dp_error_set(err, DP_STATUS_INVALID, "%s: made with the search settings \"%.200s\"; this run has "
+                                                    "\"%.200s\"",
+                            path, r->short_read ? "?" : have, now);
     return DP_STATUS_OK;
 }
 
