@@ -12,7 +12,7 @@
  *        defaults: 1000 (the paper's) hp inception_v3 resnet152 rnnlm nmt2 nmt4 nmt8
  *        AGENT colocrl runs rnnlm nmt2 inception_v3 on k40x2 and k40x4
  * Threads: DPLACE_THREADS (default 2). Not a test: run it by hand
- * (docs/benchmarks.md). */
+ * (bench/README.md; docs/results/bench_agent.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

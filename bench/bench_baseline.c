@@ -9,7 +9,7 @@
  *
  * usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] [--group METHOD [--groups N]]
  *                       [--forward-only yes|no]
- * A program, not a timed test (docs/benchmarks.md, docs/baselines.md). */
+ * A program, not a timed test (bench/README.md, docs/results/bench_baseline.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

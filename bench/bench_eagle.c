@@ -21,7 +21,7 @@
  *        defaults: 400 inception_v3 gnmt4 bert_base
  * DPLACE_THREADS (default 2): threads of the policy and the evaluator.
  * DPLACE_EAGLE_RUNS=hp,eagle,...: only these runs (names below).
- * Not a test: run it by hand (docs/benchmarks.md). */
+ * Not a test: run it by hand (bench/README.md; docs/results/bench_eagle.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -27,7 +27,7 @@
  *             --no-control on another process, a cell's two runs in parallel
  *   --set     applies to every cell's agent (a measurement with and without a change)
  * Mars's presets run at the documented smaller sizes (docs/agents.md).
- * Not a test: run it by hand (docs/benchmarks.md). */
+ * Not a test: run it by hand (bench/README.md; docs/results/bench_learn.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

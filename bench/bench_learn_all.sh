@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The full bench_learn table (every cell's training run and its control as
 # separate single-thread processes, P at a time), then one markdown table
-# merged from the rows. On 2 cores this takes hours; on a 16-core machine
-# about 27 minutes for all but Mars on gnmt4 (docs/benchmarks.md).
+# merged from the rows. On 2 cores this takes many hours (hp nmt8 alone
+# about two at one thread); its tables: docs/results/bench_learn.md.
 # usage: bench/bench_learn_all.sh [P [OUTDIR [BENCH]]]   (defaults: nproc, bench_learn_out, build/bench/bench_learn)
 #   extra bench_learn options (e.g. --set KEY=VALUE) go in $BENCH_LEARN_ARGS
 set -euo pipefail

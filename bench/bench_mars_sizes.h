@@ -1,5 +1,5 @@
-/* The smaller Mars networks the benchmarks run (docs/agents.md, "Mars
- * presets"; docs/benchmarks.md, bench_learn): one list for bench_learn and
+/* The smaller Mars networks the benchmarks run (docs/design/mars-warm-start.md;
+ * docs/results/bench_learn.md): one list for bench_learn and
  * bench_mars_tables. */
 #ifndef DPLACE_BENCH_MARS_SIZES_H
 #define DPLACE_BENCH_MARS_SIZES_H

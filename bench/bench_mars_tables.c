@@ -42,7 +42,7 @@
  * DPLACE_THREADS (default 2): threads of the policy and the evaluator.
  * DPLACE_MARS_RUNS=t1-seq2seq,t1-trfxl,...: only these runs (names below).
  * DPLACE_MARS_FINETUNE (default 3): Table 3's fine-tuning updates.
- * Not a test: run it by hand (docs/benchmarks.md). */
+ * Not a test: run it by hand (bench/README.md; docs/results/bench_mars_tables.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

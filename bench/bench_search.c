@@ -6,7 +6,7 @@
  * set for it (met: also faster than single GPU and the expert).
  * usage: bench_search [SECONDS [THREADS [NAME...]]]   (default 120 s, 2 threads, every benchmark)
  * The search starts from every baseline's placement, as `dplace optimize
- * --agent search` does. docs/benchmarks.md records a run. */
+ * --agent search` does. docs/results/bench_search.md records runs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
