@@ -13,7 +13,7 @@ typedef struct dp_py_delta {
     dp_py_sim *sim; /* strong reference: the context outlives the evaluator */
     dp_sim_delta *d;
     int busy;       /* a call is running with the GIL released */
-    int32_t *devs;  /* [n_ops] scratch for moves to one device */
+    int32_t *devs;  /* [n_ops] scratch for moves to one device (a longer move allocates its own) */
 } dp_py_delta;
 
 static PyObject *delta_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -194,10 +194,18 @@ static PyObject *delta_oom_devices(dp_py_delta *self, PyObject *arg) {
         return NULL;
     }
     npy_bool *m = PyArray_DATA((PyArrayObject *)a);
-    for (npy_intp d = 0; d < nd; d++) {
-        for (npy_intp i = 0; i < n; i++) self->devs[i] = (int32_t)d;
-        m[d] = (npy_bool)dp_sim_delta_surely_oom(self->d, (int32_t)n, PyArray_DATA(ops), self->devs);
+    int32_t *devs = n <= self->sim->graph->g->n_ops ? self->devs : malloc(sizeof(int32_t) * (size_t)n);
+    if (!devs) {
+        self->busy = 0;
+        Py_DECREF(a);
+        Py_DECREF(ops);
+        return PyErr_NoMemory();
     }
+    for (npy_intp d = 0; d < nd; d++) {
+        for (npy_intp i = 0; i < n; i++) devs[i] = (int32_t)d;
+        m[d] = (npy_bool)dp_sim_delta_surely_oom(self->d, (int32_t)n, PyArray_DATA(ops), devs);
+    }
+    if (devs != self->devs) free(devs);
     self->busy = 0;
     Py_DECREF(ops);
     return a;

@@ -92,6 +92,19 @@ PyArrayObject *dp_py_placements(PyObject *obj, int rank, int32_t n_ops, int32_t 
         Py_DECREF(a);
         return NULL;
     }
+    if (PyArray_TYPE(a) == NPY_INT32 && PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a) &&
+        PyArray_ISNOTSWAPPED(a)) {
+        /* the caller's own int32 array, used as it is: one pass for the range (min and max, which the
+         * compiler vectorizes), a second only to name the first bad index */
+        const int32_t *v = PyArray_DATA(a);
+        npy_intp n = PyArray_SIZE(a);
+        int32_t lo = 0, hi = 0;
+        for (npy_intp i = 0; i < n; i++) {
+            lo = v[i] < lo ? v[i] : lo;
+            hi = v[i] > hi ? v[i] : hi;
+        }
+        if (lo >= 0 && hi < n_devices) return a;
+    }
     /* checked in int64, so that no value wraps into range by the cast */
     PyArrayObject *wide =
         (PyArrayObject *)PyArray_FROM_OTF((PyObject *)a, NPY_INT64, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);

@@ -88,6 +88,7 @@ def test_random_arrays_never_crash():
     def one(a, threads):
         for call in (lambda: sim.simulate(a), lambda: sim.simulate_many(a, threads=threads),
                      lambda: delta.try_move(a, 1), lambda: delta.surely_oom(a, a),
+                     lambda: delta.oom_devices(np.concatenate([a.ravel(), a.ravel()]) if a.ndim else a),
                      lambda: dplace.unit_masks(g, d, a, 3)):
             try:
                 call()
