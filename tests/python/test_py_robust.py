@@ -14,6 +14,8 @@ dplace = pyt.import_dplace()
 import numpy as np  # noqa: E402
 
 ALLOWED = (dplace.Error, ValueError, TypeError)
+# hypothesis keeps its caches in a temporary folder, not in the source tree
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(pyt.tmpdir(), "hypothesis"))
 
 
 def small():
