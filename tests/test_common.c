@@ -60,15 +60,19 @@ static void test_rng_expected(void) {
     for (int i = 0; i < 4; i++) CHECK_NEAR(dp_rng_normal(&a), ref_normal42[i], 1e-13);
 }
 
-/* Same seed, same sequence; other seed, other sequence; the distributions
- * have the right moments. */
-static void test_rng(void) {
+/* Same seed, same sequence; other seed, other sequence. */
+static void test_rng_same_seed_same_sequence(void) {
     dp_rng a, b;
     dp_rng_seed(&a, 123);
     dp_rng_seed(&b, 123);
     for (int i = 0; i < 1000; i++) CHECK(dp_rng_next_u64(&a) == dp_rng_next_u64(&b));
     dp_rng_seed(&b, 124);
     CHECK(dp_rng_next_u64(&a) != dp_rng_next_u64(&b));
+}
+
+/* Uniform, below and normal draws have the right range and moments. */
+static void test_rng_moments(void) {
+    dp_rng a;
     dp_rng_seed(&a, 0);
     double sum = 0, sq = 0;
     int counts[7] = {0};
@@ -85,25 +89,28 @@ static void test_rng(void) {
     CHECK_NEAR(sq / 70000, 1.0, 0.03);
 }
 
-static void test_error(void) {
+/* An error record keeps its status, a prefix goes before the message, and
+ * the statuses have names. */
+static void test_error_prefix(void) {
     dp_error e;
     dp_error_clear(&e);
     CHECK_INT_EQ(dp_error_set(&e, DP_STATUS_PARSE, "op %d bad", 3), DP_STATUS_PARSE);
     dp_error_prefix(&e, "file.json");
     CHECK(strcmp(e.msg, "file.json: op 3 bad") == 0);
     CHECK(strcmp(dp_status_name(DP_STATUS_NOMEM), "nomem") == 0);
-    /* a very long prefix truncates, never overflows */
+}
+
+/* A very long prefix, or a message whose escapes outgrow the record, is
+ * cut to fit the record, never overflows it. */
+static void test_error_long_message_truncated(void) {
+    dp_error e;
+    dp_error_clear(&e);
+    dp_error_set(&e, DP_STATUS_PARSE, "op %d bad", 3);
     char big[3000];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = 0;
     dp_error_prefix(&e, big);
     CHECK(strlen(e.msg) < sizeof e.msg);
-    /* control characters from the input are escaped */
-    dp_error_set(&e, DP_STATUS_PARSE, "x.json:1:2: JSON syntax error: near '%s'", "\033[31m\n\t\177");
-    CHECK_STR_CONTAINS(e.msg, "near '\\x1b[31m\\x0a\\x09\\x7f'");
-    dp_error_prefix(&e, "we\rird");
-    CHECK_STR_CONTAINS(e.msg, "we\\x0dird: x.json");
-    for (const char *p = e.msg; *p; p++) CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
     /* a message full of control bytes still ends inside the record */
     memset(big, '\001', sizeof big - 1);
     dp_error_set(&e, DP_STATUS_PARSE, "%s", big);
@@ -111,6 +118,18 @@ static void test_error(void) {
     CHECK_STR_CONTAINS(e.msg, "\\x01\\x01");
 }
 
+/* Control characters from the input, in the message or the prefix, are
+ * escaped. */
+static void test_error_control_characters_escaped(void) {
+    dp_error e;
+    dp_error_set(&e, DP_STATUS_PARSE, "x.json:1:2: JSON syntax error: near '%s'", "\033[31m\n\t\177");
+    CHECK_STR_CONTAINS(e.msg, "near '\\x1b[31m\\x0a\\x09\\x7f'");
+    dp_error_prefix(&e, "we\rird");
+    CHECK_STR_CONTAINS(e.msg, "we\\x0dird: x.json");
+    for (const char *p = e.msg; *p; p++) CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
+}
+
+/* Interned strings get dense ids in order, found again by name. */
 static void test_strtab(void) {
     dp_strtab *t = dp_strtab_init();
     char buf[32];
@@ -127,48 +146,73 @@ static void test_strtab(void) {
     dp_strtab_free(t);
 }
 
-/* The checkpoints' byte codec: values put are got back in order, a read
- * past the end zeroes and sticks, FNV-1a matches its published vectors. */
-static void test_bytes(void) {
-    dp_bytes_writer w = {0};
+/* 1000 int32 (past the writer's first 4096 bytes) and a double, put into w. */
+static void put_values(dp_bytes_writer *w) {
     int32_t a = -7;
     double x = 2.5;
-    for (int i = 0; i < 1000; i++) DP_BYTES_PUT(&w, a); /* grows past the first 4096 bytes */
-    DP_BYTES_PUT(&w, x);
-    CHECK(!w.oom);
-    CHECK_INT_EQ((long long)w.n, 4008);
-    dp_bytes_reader r = {w.p, w.n, 0, 0};
+    for (int i = 0; i < 1000; i++) DP_BYTES_PUT(w, a); /* grows past the first 4096 bytes */
+    DP_BYTES_PUT(w, x);
+}
+
+/* Reads back what put_values wrote, checking each value. */
+static void get_values(dp_bytes_reader *r) {
     int32_t b = 0;
     for (int i = 0; i < 1000; i++) {
-        DP_BYTES_GET(&r, b);
+        DP_BYTES_GET(r, b);
         CHECK_INT_EQ(b, -7);
     }
     double y = 0;
-    DP_BYTES_GET(&r, y);
+    DP_BYTES_GET(r, y);
     CHECK_NEAR(y, 2.5, 0.0);
+}
+
+/* The checkpoints' byte codec: values put are got back in order. */
+static void test_bytes_round_trip(void) {
+    dp_bytes_writer w = {0};
+    put_values(&w);
+    CHECK(!w.oom);
+    CHECK_INT_EQ((long long)w.n, 4008);
+    dp_bytes_reader r = {w.p, w.n, 0, 0};
+    get_values(&r);
     CHECK(!r.short_read);
-    y = 1;
-    DP_BYTES_GET(&r, y);
-    CHECK(r.short_read);
-    CHECK_NEAR(y, 0.0, 0.0);
-    CHECK(dp_fnv1a((const unsigned char *)"", 0) == 0xcbf29ce484222325ULL);
-    CHECK(dp_fnv1a((const unsigned char *)"a", 1) == 0xaf63dc4c8601ec8cULL);
     free(w.p);
 }
 
-static void test_atomic(void) {
-    char path[64];
+/* A read past the end zeroes its value and sticks. */
+static void test_bytes_short_read(void) {
+    dp_bytes_writer w = {0};
+    put_values(&w);
+    dp_bytes_reader r = {w.p, w.n, 0, 0};
+    get_values(&r);
+    double y = 1;
+    DP_BYTES_GET(&r, y);
+    CHECK(r.short_read);
+    CHECK_NEAR(y, 0.0, 0.0);
+    free(w.p);
+}
+
+/* FNV-1a matches its published vectors. */
+static void test_fnv1a_vectors(void) {
+    CHECK(dp_fnv1a((const unsigned char *)"", 0) == 0xcbf29ce484222325ULL);
+    CHECK(dp_fnv1a((const unsigned char *)"a", 1) == 0xaf63dc4c8601ec8cULL);
+}
+
+/* /tmp/dplace_atomic_PID, removed. */
+static const char *atomic_path(void) {
+    static char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_atomic_%d", (int)getpid());
     remove(path);
+    return path;
+}
+
+/* An atomic file is visible only after its commit, with the whole text. */
+static void test_atomic_commit(void) {
+    const char *path = atomic_path();
     dp_atomic_file af;
     dp_error err;
     CHECK_INT_EQ(dp_atomic_open(&af, path, &err), DP_STATUS_OK);
-    fputs("half", af.f);
-    CHECK(access(path, F_OK) != 0); /* nothing visible before commit */
-    dp_atomic_abort(&af);
-    CHECK(access(path, F_OK) != 0);
-    CHECK_INT_EQ(dp_atomic_open(&af, path, &err), DP_STATUS_OK);
     fputs("whole", af.f);
+    CHECK(access(path, F_OK) != 0); /* nothing visible before commit */
     CHECK_INT_EQ(dp_atomic_commit(&af, &err), DP_STATUS_OK);
     FILE *f = fopen(path, "r");
     CHECK(f);
@@ -177,6 +221,24 @@ static void test_atomic(void) {
     fclose(f);
     CHECK(strcmp(got, "whole") == 0);
     remove(path);
+}
+
+/* An aborted atomic file leaves nothing behind. */
+static void test_atomic_abort(void) {
+    const char *path = atomic_path();
+    dp_atomic_file af;
+    dp_error err;
+    CHECK_INT_EQ(dp_atomic_open(&af, path, &err), DP_STATUS_OK);
+    fputs("half", af.f);
+    CHECK(access(path, F_OK) != 0); /* nothing visible before commit */
+    dp_atomic_abort(&af);
+    CHECK(access(path, F_OK) != 0);
+}
+
+/* Opening in a missing directory is an I/O error naming the path. */
+static void test_atomic_missing_directory(void) {
+    dp_atomic_file af;
+    dp_error err;
     CHECK_INT_EQ(dp_atomic_open(&af, "/nonexistent-dir/x.json", &err), DP_STATUS_IO);
     CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/x.json: cannot write");
 }
@@ -218,11 +280,18 @@ static void test_atomic_stale(void) {
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_rng_expected);
-    TEST_RUN(test_rng);
-    TEST_RUN(test_error);
+    TEST_RUN(test_rng_same_seed_same_sequence);
+    TEST_RUN(test_rng_moments);
+    TEST_RUN(test_error_prefix);
+    TEST_RUN(test_error_long_message_truncated);
+    TEST_RUN(test_error_control_characters_escaped);
     TEST_RUN(test_strtab);
-    TEST_RUN(test_bytes);
-    TEST_RUN(test_atomic);
+    TEST_RUN(test_bytes_round_trip);
+    TEST_RUN(test_bytes_short_read);
+    TEST_RUN(test_fnv1a_vectors);
+    TEST_RUN(test_atomic_commit);
+    TEST_RUN(test_atomic_abort);
+    TEST_RUN(test_atomic_missing_directory);
     TEST_RUN(test_atomic_stale);
     return test_end();
 }

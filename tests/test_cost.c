@@ -7,7 +7,8 @@
     do {                                                                                           \
         const char *sa_ = (a), *sb_ = (b);                                                         \
         if (strcmp(sa_, sb_) != 0) {                                                               \
-            fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b, sa_, sb_); \
+            TEST_WHERE_();                                                                         \
+            fprintf(stderr, "%s == %s failed: \"%s\" != \"%s\"\n", #a, #b, sa_, sb_);               \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -26,48 +27,94 @@ static const char *graph =
     "{\"name\":\"sum1\",\"type\":\"Sum\",\"inputs\":[2],\"outputs\":[{\"shape\":[1000],\"dtype\":\"float32\"}],"
     "\"flops\":1e6}]}";
 
-static void test_cost_model(void) {
+/* The cost graph on k40x1 (cpu:0, gpu:0), for the tests below. */
+typedef struct cost_fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    const dp_device *cpu, *gpu;
+} cost_fixture;
+
+static cost_fixture cost_open(void) {
+    cost_fixture f;
     dp_error err;
-    dp_graph *g = dp_graph_read_string(graph, "cost", &err);
-    CHECK(g);
-    dp_devices *ds = dp_devices_preset("k40x1", &err);
-    CHECK(ds);
-    const dp_device *cpu = &ds->devices[0], *gpu = &ds->devices[1];
-    /* meta: a quarter of the launch overhead (host-side, no kernel) */
-    CHECK_NEAR(dp_cost_op_seconds(g, 0, gpu), 0.25 * gpu->launch_overhead_s, 1e-15);
-    /* matmul on the K40: compute bound, 2e9 / (4.29e12 x e_c) + overhead */
-    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_MATMUL, DP_DEVKIND_GPU);
-    double want = 2e9 / (4.29e12 * e.compute) + gpu->launch_overhead_s;
-    CHECK_NEAR(dp_cost_op_seconds(g, 1, gpu), want, 1e-12);
-    /* relu: memory bound, 8 MB moved */
-    CHECK_NEAR(dp_cost_op_bytes(g, 2), 8e6, 1e-12);
-    e = dp_cost_efficiency(DP_OPCLASS_ELEMENTWISE, DP_DEVKIND_GPU);
-    want = 8e6 / (288e9 * e.memory) + gpu->launch_overhead_s;
-    CHECK_NEAR(dp_cost_op_seconds(g, 2, gpu), want, 1e-12);
-    /* the CPU is slower than the GPU on the matmul */
-    CHECK(dp_cost_op_seconds(g, 1, cpu) > 2 * dp_cost_op_seconds(g, 1, gpu));
-    /* measured: the model key beats the kind key */
-    CHECK_NEAR(dp_cost_op_seconds(g, 3, gpu), 0.25, 1e-15);
-    CHECK_NEAR(dp_cost_op_seconds(g, 3, cpu), 3.0, 1e-15);
-    /* a Sum over no axes (output as large as its input) forwards the buffer:
-     * the meta cost; a real reduction pays for the bytes it reads */
-    CHECK_NEAR(dp_cost_op_seconds(g, 4, gpu), 0.25 * gpu->launch_overhead_s, 1e-15);
-    e = dp_cost_efficiency(DP_OPCLASS_REDUCTION, DP_DEVKIND_GPU);
-    want = 4.004e6 / (288e9 * e.memory) + gpu->launch_overhead_s;
-    CHECK_NEAR(dp_cost_op_seconds(g, 5, gpu), want, 1e-12);
-    CHECK_INT_EQ(dp_opclass_of_type("Conv2DBackpropFilter"), DP_OPCLASS_CONV);
-    CHECK_INT_EQ(dp_opclass_of_type("SomethingNew"), DP_OPCLASS_ELEMENTWISE);
-    dp_devices_free(ds);
-    dp_graph_free(g);
+    f.g = dp_graph_read_string(graph, "cost", &err);
+    CHECK(f.g);
+    f.ds = dp_devices_preset("k40x1", &err);
+    CHECK(f.ds);
+    f.cpu = &f.ds->devices[0], f.gpu = &f.ds->devices[1];
+    return f;
 }
 
-/* The type tables: sorted, disjoint, and the names of each framework land
- * in their class (TensorFlow, aten as the PyTorch exporter writes them,
- * ONNX); aten's in-place variants and qualified names find their op. */
-static void test_type_tables(void) {
+static void cost_close(cost_fixture *f) {
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
+/* A meta op costs a quarter of the launch overhead (host-side, no kernel). */
+static void test_meta_op_cost(void) {
+    cost_fixture f = cost_open();
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 0, f.gpu), 0.25 * f.gpu->launch_overhead_s, 1e-15);
+    cost_close(&f);
+}
+
+/* A matmul on the K40 is compute bound: 2e9 / (4.29e12 x e_c) + overhead;
+ * the CPU is slower on it than the GPU. */
+static void test_matmul_compute_bound(void) {
+    cost_fixture f = cost_open();
+    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_MATMUL, DP_DEVKIND_GPU);
+    double want = 2e9 / (4.29e12 * e.compute) + f.gpu->launch_overhead_s;
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 1, f.gpu), want, 1e-12);
+    CHECK(dp_cost_op_seconds(f.g, 1, f.cpu) > 2 * dp_cost_op_seconds(f.g, 1, f.gpu));
+    cost_close(&f);
+}
+
+/* An element-wise op is memory bound: relu moves 8 MB. */
+static void test_elementwise_memory_bound(void) {
+    cost_fixture f = cost_open();
+    CHECK_NEAR(dp_cost_op_bytes(f.g, 2), 8e6, 1e-12);
+    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_ELEMENTWISE, DP_DEVKIND_GPU);
+    double want = 8e6 / (288e9 * e.memory) + f.gpu->launch_overhead_s;
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 2, f.gpu), want, 1e-12);
+    cost_close(&f);
+}
+
+/* Measured costs win over the roofline, the model key over the kind key. */
+static void test_measured_cost_wins(void) {
+    cost_fixture f = cost_open();
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 3, f.gpu), 0.25, 1e-15);
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 3, f.cpu), 3.0, 1e-15);
+    cost_close(&f);
+}
+
+/* A Sum over no axes (output as large as its input) forwards the buffer:
+ * the meta cost; a real reduction pays for the bytes it reads. */
+static void test_reductions(void) {
+    cost_fixture f = cost_open();
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 4, f.gpu), 0.25 * f.gpu->launch_overhead_s, 1e-15);
+    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_REDUCTION, DP_DEVKIND_GPU);
+    double want = 4.004e6 / (288e9 * e.memory) + f.gpu->launch_overhead_s;
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 5, f.gpu), want, 1e-12);
+    cost_close(&f);
+}
+
+/* A type's class: a gradient of a convolution is a convolution; an
+ * unknown type is priced as element-wise. */
+static void test_opclass_of_type(void) {
+    CHECK_INT_EQ(dp_opclass_of_type("Conv2DBackpropFilter"), DP_OPCLASS_CONV);
+    CHECK_INT_EQ(dp_opclass_of_type("SomethingNew"), DP_OPCLASS_ELEMENTWISE);
+}
+
+/* The type tables are sorted and disjoint. */
+static void test_type_tables_sorted(void) {
     dp_error err;
     dp_error_clear(&err);
     CHECK_INT_EQ(dp_cost_check_tables(&err), DP_STATUS_OK);
+}
+
+/* The names of each framework land in their class (TensorFlow, aten as the
+ * PyTorch exporter writes them, ONNX); aten's in-place variants and
+ * qualified names find their op. */
+static void test_framework_types_classified(void) {
     static const struct {
         const char *type;
         dp_opclass cls;
@@ -99,15 +146,25 @@ static void test_type_tables(void) {
         {"Unsqueeze", DP_OPCLASS_META},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TEST_CASE("type \"%s\"", cases[i].type);
         CHECK_STR_EQ(dp_opclass_name(dp_opclass_of_type(cases[i].type)), dp_opclass_name(cases[i].cls));
         CHECK_INT_EQ(dp_cost_type_known(cases[i].type), 1);
     }
+}
+
+/* Unknown names, overload suffixes outside aten and empty names are not
+ * known types; aten's qualified in-place names are. */
+static void test_type_known_edge_cases(void) {
     CHECK(!dp_cost_type_known("SomethingNew"));
     CHECK(!dp_cost_type_known("MatMul.v2")); /* overload suffixes only after "aten." */
     CHECK(dp_cost_type_known("aten::add_") && dp_cost_type_known("aten.relu_.default"));
     CHECK(!dp_cost_type_known("__"));
     CHECK(!dp_cost_type_known("aten::"));
     CHECK(!dp_cost_type_known(""));
+}
+
+/* Views and variables are told apart from their look-alikes. */
+static void test_view_and_variable_types(void) {
     CHECK(dp_cost_type_is_view("t") && dp_cost_type_is_view("Identity") && !dp_cost_type_is_view("Reshape"));
     CHECK(dp_cost_type_is_variable("Parameter") && dp_cost_type_is_variable("VariableV2") &&
           !dp_cost_type_is_variable("Placeholder"));
@@ -136,11 +193,10 @@ static void test_unknown_types(void) {
     dp_graph_free(g);
 }
 
-/* Winograd's convolutions: 3x3, stride 1, ungrouped, in TensorFlow's NHWC
- * and aten's NCHW layouts, the forward op and its gradients; the others are
- * plain convolutions. */
-static void test_winograd(void) {
-    static const char *text =
+/* Convolutions of every kind: 3x3 stride 1 in TensorFlow's NHWC and
+ * aten's NCHW layouts, forward and gradients; strided, depthwise,
+ * pointwise and shapeless ones. */
+static const char *winograd_graph =
         "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
         /* 0 */ "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[8,32,32,16],\"dtype\":\"float32\"}]},"
         /* 1 */ "{\"name\":\"w\",\"type\":\"VariableV2\",\"outputs\":[{\"shape\":[3,3,16,16],\"dtype\":\"float32\"}]},"
@@ -168,15 +224,28 @@ static void test_winograd(void) {
         "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}],\"flops\":4194304},"
         /* 15 */ "{\"name\":\"opaque\",\"type\":\"convolution\",\"inputs\":[7,8],\"outputs\":[{\"bytes\":491520}],"
         "\"flops\":33177600}]}";
+
+/* Winograd's convolutions: 3x3, stride 1, ungrouped, in TensorFlow's NHWC
+ * and aten's NCHW layouts, the forward op and its gradients; the others are
+ * plain convolutions. */
+static void test_winograd_convolutions(void) {
     dp_error err;
-    dp_graph *g = dp_graph_read_string(text, "winograd", &err);
+    dp_graph *g = dp_graph_read_string(winograd_graph, "winograd", &err);
     CHECK(g);
     static const int want[16] = {0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0};
     for (int32_t i = 0; i < g->n_ops; i++) {
-        if (dp_cost_conv_winograd(g, i) != want[i]) fprintf(stderr, "op %d \"%s\"\n", i, g->ops[i].name);
+        TEST_CASE("op %d \"%s\"", i, g->ops[i].name);
         CHECK_INT_EQ(dp_cost_conv_winograd(g, i), want[i]);
     }
-    /* priced with the Winograd row: compute-bound on the GPU */
+    dp_graph_free(g);
+}
+
+/* A Winograd convolution is priced with the Winograd row (compute-bound on
+ * the GPU); a strided one with the plain convolution row. */
+static void test_winograd_pricing(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(winograd_graph, "winograd", &err);
+    CHECK(g);
     dp_devices *ds = dp_devices_preset("p100x1", &err);
     CHECK(ds);
     const dp_device *gpu = &ds->devices[1];
@@ -192,9 +261,18 @@ static void test_winograd(void) {
 
 int main(int argc, char **argv) {
     test_init(argc, argv);
-    TEST_RUN(test_cost_model);
-    TEST_RUN(test_type_tables);
+    TEST_RUN(test_meta_op_cost);
+    TEST_RUN(test_matmul_compute_bound);
+    TEST_RUN(test_elementwise_memory_bound);
+    TEST_RUN(test_measured_cost_wins);
+    TEST_RUN(test_reductions);
+    TEST_RUN(test_opclass_of_type);
+    TEST_RUN(test_type_tables_sorted);
+    TEST_RUN(test_framework_types_classified);
+    TEST_RUN(test_type_known_edge_cases);
+    TEST_RUN(test_view_and_variable_types);
     TEST_RUN(test_unknown_types);
-    TEST_RUN(test_winograd);
+    TEST_RUN(test_winograd_convolutions);
+    TEST_RUN(test_winograd_pricing);
     return test_end();
 }

@@ -55,9 +55,11 @@ static const struct {
      "bad.json: unknown host_staging \"chunked\" (expected \"pipelined\" or \"store-and-forward\")"},
 };
 
+/* Each malformed device set is refused with its exact error. */
 static void test_bad_device_files(void) {
     size_t n = sizeof bad_devices / sizeof bad_devices[0];
     for (size_t i = 0; i < n; i++) {
+        TEST_CASE("device set %zu", i);
         dp_error err;
         dp_error_clear(&err);
         dp_devices *ds = dp_devices_read_string(bad_devices[i].text, "bad.json", &err);
@@ -70,10 +72,12 @@ static void test_bad_device_files(void) {
     printf("  %zu malformed device sets rejected with their exact errors\n", n);
 }
 
-static void test_presets(void) {
+/* Every preset loads, with the CPU as its host and one CPU. */
+static void test_every_preset_loads(void) {
     const char *const *names = dp_devices_preset_names();
     int count = 0;
     for (; *names; names++, count++) {
+        TEST_CASE("preset %s", *names);
         dp_error err;
         dp_devices *ds = dp_devices_preset(*names, &err);
         if (!ds) fprintf(stderr, "%s: %s\n", *names, err.msg);
@@ -82,7 +86,13 @@ static void test_presets(void) {
         CHECK(ds->kind_count[DP_DEVKIND_CPU] == 1);
         dp_devices_free(ds);
     }
+    test_case_[0] = '\0'; /* the count is no preset's */
     CHECK(count >= 4);
+}
+
+/* k40x4: four K40s, PCIe both ways for each, gpu:0 -> gpu:3 through the
+ * host in two hops. */
+static void test_k40x4_preset(void) {
     dp_error err;
     dp_devices *ds = dp_devices_preset("k40x4", &err);
     CHECK(ds);
@@ -95,8 +105,15 @@ static void test_presets(void) {
     /* gpu:0 -> gpu:3 goes through the host: 2 hops */
     CHECK_INT_EQ(ds->route_len[1 * 5 + 4], 2);
     CHECK_INT_EQ(ds->route_len[0 * 5 + 4], 1);
-    /* without a transfer in the way: 40 us a hop; through the host pipelined,
-     * the bytes once at 15.75 GB/s */
+    dp_devices_free(ds);
+}
+
+/* Without a transfer in the way: 40 us a hop; through the host pipelined,
+ * the bytes once at 15.75 GB/s; stored and forwarded, twice. */
+static void test_k40x4_transfer_times(void) {
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
     CHECK_INT_EQ(ds->staging, DP_STAGING_PIPELINED);
     double bw = 8e9 * 16 * 128.0 / 130.0 / 8.0;
     CHECK_NEAR(dp_devices_transfer_seconds(ds, 1, 4, 1e6), 80e-6 + 1e6 / bw, 1e-15);
@@ -105,17 +122,29 @@ static void test_presets(void) {
     ds->staging = DP_STAGING_STORE_AND_FORWARD;
     CHECK_NEAR(dp_devices_transfer_seconds(ds, 1, 4, 1e6), 80e-6 + 2e6 / bw, 1e-15);
     dp_devices_free(ds);
-    ds = dp_devices_preset("p100x4", &err);
+}
+
+/* p100x4: the P100's speed and memory. */
+static void test_p100x4_preset(void) {
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("p100x4", &err);
     CHECK(ds);
     CHECK_NEAR(ds->devices[2].peak_flops, 9.3e12, 1e-12);
     CHECK_INT_EQ(ds->devices[2].memory_bytes, 12193ULL * 1024 * 1024);
     dp_devices_free(ds);
+}
+
+/* An unknown preset, or a name that is neither a preset nor a file, is
+ * refused by name. */
+static void test_unknown_preset_refused(void) {
+    dp_error err;
     CHECK(!dp_devices_preset("k40x9", &err));
     CHECK_STR_CONTAINS(err.msg, "unknown device set \"k40x9\"");
     CHECK(!dp_devices_load("tpu_pod", &err));
     CHECK_STR_CONTAINS(err.msg, "unknown device set \"tpu_pod\"");
 }
 
+/* A device set written and read back is the same, field by field. */
 static void test_roundtrip(void) {
     dp_error err;
     dp_devices *a = dp_devices_preset("k40x2", &err);
@@ -130,6 +159,7 @@ static void test_roundtrip(void) {
     CHECK_INT_EQ(a->n_links, b->n_links);
     CHECK_INT_EQ(b->staging, DP_STAGING_STORE_AND_FORWARD);
     for (int32_t d = 0; d < a->n_devices; d++) {
+        TEST_CASE("device %d", (int)d);
         CHECK(strcmp(a->devices[d].name, b->devices[d].name) == 0);
         CHECK(strcmp(a->devices[d].model, b->devices[d].model) == 0);
         CHECK(a->devices[d].peak_flops == b->devices[d].peak_flops);
@@ -139,6 +169,7 @@ static void test_roundtrip(void) {
         CHECK_INT_EQ(a->devices[d].streams, b->devices[d].streams);
     }
     for (int32_t l = 0; l < a->n_links; l++) {
+        TEST_CASE("link %d", (int)l);
         CHECK_INT_EQ(a->links[l].from, b->links[l].from);
         CHECK_INT_EQ(a->links[l].to, b->links[l].to);
         CHECK(a->links[l].bandwidth == b->links[l].bandwidth);
@@ -152,7 +183,11 @@ static void test_roundtrip(void) {
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_bad_device_files);
-    TEST_RUN(test_presets);
+    TEST_RUN(test_every_preset_loads);
+    TEST_RUN(test_k40x4_preset);
+    TEST_RUN(test_k40x4_transfer_times);
+    TEST_RUN(test_p100x4_preset);
+    TEST_RUN(test_unknown_preset_refused);
     TEST_RUN(test_roundtrip);
     return test_end();
 }

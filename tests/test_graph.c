@@ -74,7 +74,8 @@ static const bad_case bad_graphs[] = {
 };
 
 /* Names longer than DP_GRAPH_NAME_MAX bytes are refused
- * with a message that quotes only their start. */
+ * with a message that quotes only their start; a name of exactly the
+ * limit is accepted. */
 static void test_long_names(void) {
     size_t n = DP_GRAPH_NAME_MAX + 1;
     char *name = malloc(n + 1);
@@ -83,9 +84,11 @@ static void test_long_names(void) {
     const char *fmt[2] = {"{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"%s\",\"ops\":[" A "]}",
                           HDR "{\"name\":\"%s\",\"type\":\"Const\"}]}"};
     const char *expect[2] = {"bad.json: graph name \"nnnn", "bad.json: op 0: name \"nnnn"};
+    const char *what[2] = {"graph name", "op name"};
     char *text = malloc(n + 200);
     for (int k = 0; k < 2; k++) {
         for (size_t len = n - 1; len <= n; len++) {
+            TEST_CASE("%s of %zu bytes", what[k], len);
             name[len] = '\0';
             snprintf(text, n + 200, fmt[k], name);
             dp_error err;
@@ -105,7 +108,11 @@ static void test_long_names(void) {
     }
     free(text);
     free(name);
-    /* nesting deeper than jansson's 2048 levels: a syntax error, no stack overflow */
+}
+
+/* Nesting deeper than jansson's 2048 levels: a syntax error, no stack
+ * overflow. */
+static void test_deep_nesting_refused(void) {
     size_t depth = 100000;
     char *deep = malloc(depth + 200);
     int at = snprintf(deep, depth + 200, "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":[],\"x\":");
@@ -118,10 +125,12 @@ static void test_long_names(void) {
     free(deep);
 }
 
+/* Each malformed graph is refused with its exact error, in one line. */
 static void test_bad_graphs(void) {
     size_t n = sizeof bad_graphs / sizeof bad_graphs[0];
     CHECK(n >= 15);
     for (size_t i = 0; i < n; i++) {
+        TEST_CASE("bad graph %zu", i);
         dp_error err;
         dp_error_clear(&err);
         dp_graph *g = dp_graph_read_string(bad_graphs[i].text, "bad.json", &err);
@@ -136,6 +145,8 @@ static void test_bad_graphs(void) {
     printf("  %zu malformed graphs rejected with their exact errors\n", n);
 }
 
+/* An empty, a truncated and a missing file are refused, naming the file
+ * (and the line of the syntax error). */
 static void test_bad_files(void) {
     dp_error err;
     CHECK(!dp_graph_read_file("data/empty.json", &err));
@@ -148,6 +159,8 @@ static void test_bad_files(void) {
     CHECK_STR_CONTAINS(err.msg, "data/no-such-file.json: cannot open: No such file or directory");
 }
 
+/* tests/data/tiny.json reads to its ops, outputs, constraints, groups,
+ * scopes, costs, consumers and a topological order. */
 static void test_read_tiny(void) {
     dp_error err;
     dp_graph *g = dp_graph_read_file("data/tiny.json", &err);
@@ -242,20 +255,24 @@ static void roundtrip(dp_graph *g) {
     dp_graph_free(h);
 }
 
+/* A graph written and read back is equivalent, and written again gives the
+ * same bytes: tiny.json and a synthetic graph. */
 static void test_roundtrip(void) {
     dp_error err;
+    TEST_CASE("tiny.json");
     dp_graph *g = dp_graph_read_file("data/tiny.json", &err);
     CHECK(g);
     roundtrip(g);
     dp_graph_free(g);
+    TEST_CASE("synthetic, 2000 ops");
     g = dp_graph_synth(2000, 5, &err);
     CHECK(g);
     roundtrip(g);
     dp_graph_free(g);
 }
 
-static void test_any_order_and_builder(void) {
-    /* consumers may come before producers in the file */
+/* Consumers may come before producers in the file. */
+static void test_consumers_before_producers(void) {
     dp_error err;
     dp_graph *g = dp_graph_read_string(HDR "{\"name\":\"b\",\"type\":\"Neg\",\"inputs\":[1],\"outputs\":[{\"bytes\":4}]},"
                                            A "]}",
@@ -264,8 +281,13 @@ static void test_any_order_and_builder(void) {
     CHECK_INT_EQ(g->topo[0], 1);
     CHECK_INT_EQ(g->topo[1], 0);
     dp_graph_free(g);
-    /* builder misuse is an error, not a crash */
-    g = dp_graph_init("b");
+}
+
+/* Builder misuse (an input from a later op, a negative cost) is an error,
+ * not a crash. */
+static void test_builder_misuse_refused(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_init("b");
     CHECK(dp_graph_add_op(g, "x", "T", NULL, NULL, &err) == 0);
     CHECK(dp_graph_add_op(g, "y", "T", NULL, NULL, &err) == 1);
     CHECK_INT_EQ(dp_graph_add_input(g, 0, 1, 0, &err), DP_STATUS_INVALID);
@@ -297,6 +319,8 @@ static void test_topo_depth_first(void) {
     dp_graph_free(g);
 }
 
+/* Device constraints parse from dplace's and TensorFlow's spellings;
+ * malformed ones are refused. */
 static void test_devcon_parse(void) {
     dp_devcon c;
     CHECK(dp_devcon_parse("cpu", &c) == 0 && c.kind == DP_DEVCON_CPU && c.index == -1);
@@ -322,10 +346,12 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_bad_graphs);
     TEST_RUN(test_long_names);
+    TEST_RUN(test_deep_nesting_refused);
     TEST_RUN(test_bad_files);
     TEST_RUN(test_read_tiny);
     TEST_RUN(test_roundtrip);
-    TEST_RUN(test_any_order_and_builder);
+    TEST_RUN(test_consumers_before_producers);
+    TEST_RUN(test_builder_misuse_refused);
     TEST_RUN(test_devcon_parse);
     TEST_RUN(test_topo_depth_first);
     TEST_RUN(test_forward_scope);

@@ -25,6 +25,7 @@ static void test_fields(void) {
     CHECK_INT_EQ(dp_heap_init(&h, 0, NULL), DP_STATUS_OK);
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         for (size_t p = 0; p < sizeof payloads / sizeof payloads[0]; p++) {
+            TEST_CASE("key %g, payload %d", keys[k], (int)payloads[p]);
             dp_heap_clear(&h);
             CHECK_INT_EQ(dp_heap_push_tie(&h, keys[k], 0xdeadbeefu, payloads[p]), 0);
             dp_heap_entry e = dp_heap_pop(&h);
@@ -37,7 +38,7 @@ static void test_fields(void) {
 }
 
 /* Random keys (many equal, both signs) with insertion-counter ties come out
- * as a stable sort of what went in, interleaved pushes and pops included. */
+ * as a stable sort of what went in. */
 static void test_fifo_ties(void) {
     enum { N = 5000 };
     static item in[N], out[N];
@@ -63,8 +64,18 @@ static void test_fifo_ties(void) {
         CHECK_INT_EQ(out[i].payload, in[i].payload);
     }
     CHECK_INT_EQ(h.n, 0);
+    dp_heap_free(&h);
+}
 
-    /* interleaved: a discrete-event loop scheduling later events as it goes */
+/* Interleaved pushes and pops, as a discrete-event loop scheduling later
+ * events as it goes, after a clear restarted the insertion counter: times
+ * never go back, and equal times come out first in, first out. */
+static void test_fifo_ties_interleaved(void) {
+    dp_rng rng;
+    dp_rng_seed(&rng, 42);
+    dp_heap h;
+    CHECK_INT_EQ(dp_heap_init(&h, 0, NULL), DP_STATUS_OK);
+    for (int32_t i = 0; i < 10; i++) CHECK_INT_EQ(dp_heap_push(&h, (double)i, i), 0);
     dp_heap_clear(&h);
     CHECK_INT_EQ(h.seq, 0);
     double now = 0;
@@ -136,7 +147,8 @@ static void test_nonneg(void) {
     dp_heap_free(&b);
 }
 
-/* Room reserved up front is used without reallocating. */
+/* Room reserved up front is used without reallocating; freeing empties
+ * the heap. */
 static void test_reserved(void) {
     dp_heap h;
     CHECK_INT_EQ(dp_heap_init(&h, 100, NULL), DP_STATUS_OK);
@@ -151,6 +163,11 @@ static void test_reserved(void) {
     dp_heap_free(&h);
     CHECK(h.a == NULL);
     CHECK_INT_EQ(h.cap, 0);
+}
+
+/* Reserving more room than memory holds is an error naming the heap. */
+static void test_too_large_refused(void) {
+    dp_heap h;
     dp_error err;
     CHECK_INT_EQ(dp_heap_init(&h, INT64_MAX / 4, &err), DP_STATUS_NOMEM);
     CHECK_STR_CONTAINS(err.msg, "heap");
@@ -161,8 +178,10 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_fields);
     TEST_RUN(test_fifo_ties);
+    TEST_RUN(test_fifo_ties_interleaved);
     TEST_RUN(test_caller_ties);
     TEST_RUN(test_nonneg);
     TEST_RUN(test_reserved);
+    TEST_RUN(test_too_large_refused);
     return test_end();
 }
