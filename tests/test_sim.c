@@ -77,6 +77,8 @@ static const char *chain =
     "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"chain\",\"ops\":["
     OP("a", "[]", 100, 1, ",\"param_bytes\":10") "," OP("b", "[0]", 200, 2, "") "," OP("c", "[[1,0]]", 50, 3, "") "]}";
 
+/* The chain on one GPU: the ops' times in a row, memory by liveness, no
+ * transfer. */
 static void test_chain_one_device(void) {
     fixture f = setup(chain);
     int32_t p[3] = {G0, G0, G0};
@@ -92,6 +94,8 @@ static void test_chain_one_device(void) {
     teardown(&f);
 }
 
+/* The chain split over two GPUs with a direct link: two transfers over it,
+ * timed by hand. */
 static void test_chain_split_direct_link(void) {
     fixture f = setup(chain);
     /* a on gpu:0 [0,1]; 100 B to gpu:1 over the direct link: 0.5 + 0.1 = 0.6 -> [1,1.6];
@@ -122,12 +126,15 @@ static double link_busy(const fixture *f, int32_t from, int32_t to) {
     return 0;
 }
 
-static void test_route_through_host(void) {
+/* gpu:0 -> gpu:2 has no link: a copy pipelined through cpu:0, timed by
+ * hand, each of the four links carrying one transfer, the host keeping no
+ * copy. */
+static void test_route_through_host_pipelined(void) {
     fixture f = setup(chain);
-    /* gpu:0 -> gpu:2 has no link: a copy pipelined through cpu:0. a [0,1];
-     * first hop [1,1.6]; the second takes cpu -> gpu:2 at 1, starts at 1.5,
-     * ends at max(1.5 + 0.5 + 0.1, 1.6 + 0.5) = 2.1; b on gpu:2 [2.1,4.1];
-     * b's 200 B back: hops [4.1,4.8] and (4.6) -> 5.3; c [5.3,8.3]. */
+    /* a [0,1]; first hop [1,1.6]; the second takes cpu -> gpu:2 at 1,
+     * starts at 1.5, ends at max(1.5 + 0.5 + 0.1, 1.6 + 0.5) = 2.1; b on
+     * gpu:2 [2.1,4.1]; b's 200 B back: hops [4.1,4.8] and (4.6) -> 5.3; c
+     * [5.3,8.3]. */
     int32_t p[3] = {G0, G2, G0};
     run(&f, p);
     CHECK_NEAR(f.res.step_time_s, 8.3, 1e-12);
@@ -142,11 +149,15 @@ static void test_route_through_host(void) {
     CHECK_NEAR(link_busy(&f, G2, CPU), 0.7, 1e-12);
     CHECK_NEAR(link_busy(&f, CPU, G0), 1.2, 1e-12);
     teardown(&f);
+}
 
-    /* store and forward (the MSR model): two hops of 0.6 s, 0.7 s back.
-     * a [0,1]; hops [1,1.6], [1.6,2.2]; b [2.2,4.2]; back [4.2,4.9], [4.9,5.6];
-     * c [5.6,8.6]; the host holds each copy while forwarding it, never both */
-    f = setup_on(chain, hand_devices_saf);
+/* Store and forward (the MSR model): two hops of 0.6 s, 0.7 s back, the
+ * host holding each copy while forwarding it, never both. */
+static void test_route_through_host_store_and_forward(void) {
+    /* a [0,1]; hops [1,1.6], [1.6,2.2]; b [2.2,4.2]; back [4.2,4.9],
+     * [4.9,5.6]; c [5.6,8.6] */
+    int32_t p[3] = {G0, G2, G0};
+    fixture f = setup_on(chain, hand_devices_saf);
     run(&f, p);
     CHECK_NEAR(f.res.step_time_s, 8.6, 1e-12);
     CHECK_INT_EQ(f.res.device[CPU].peak_bytes, 200);
@@ -155,9 +166,10 @@ static void test_route_through_host(void) {
     teardown(&f);
 }
 
-/* The critical path of the chain through the host (test_route_through_host's
- * timeline): a, its copy's two hops (the second set by the first: it starts
- * a latency after it), b, b's copy back, c. */
+/* The critical path of the chain through the host
+ * (test_route_through_host_pipelined's timeline): a, its copy's two hops
+ * (the second set by the first: it starts a latency after it), b, b's copy
+ * back, c. */
 static void test_critical_path_by_hand(void) {
     fixture f = setup(chain);
     dp_error err;
@@ -174,6 +186,7 @@ static void test_critical_path_by_hand(void) {
     const double start[7] = {0, 1, 1, 2.1, 4.1, 4.1, 5.3}, end[7] = {1, 1.6, 2.1, 4.1, 4.8, 5.3, 8.3};
     const int32_t from[7] = {-1, G0, CPU, -1, G2, CPU, -1}, to[7] = {-1, CPU, G2, -1, CPU, G0, -1};
     for (int k = 0; k < 7; k++) {
+        TEST_CASE("path step %d", k);
         CHECK_INT_EQ(st[k].op, ops[k]);
         CHECK_NEAR(st[k].start_s, start[k], 1e-12);
         CHECK_NEAR(st[k].end_s, end[k], 1e-12);
@@ -186,7 +199,21 @@ static void test_critical_path_by_hand(void) {
         CHECK_INT_EQ(st[k].producer, k < 3 ? 0 : 1);
         CHECK_INT_EQ(st[k].device, k < 3 ? G2 : G0);
     }
-    /* moving b next to a and c: no transfer left, the path is the three ops */
+    dp_sim_delta_free(d);
+    teardown(&f);
+}
+
+/* Moving b next to a and c (an accepted move): no transfer left, the
+ * critical path is the three ops. */
+static void test_critical_path_after_accepted_move(void) {
+    fixture f = setup(chain);
+    dp_error err;
+    dp_sim_delta *d = dp_sim_delta_init(f.sim, &err);
+    CHECK(d);
+    int32_t p[3] = {G0, G2, G0};
+    CHECK_INT_EQ(dp_sim_delta_set_base(d, p, &f.res, &err), DP_STATUS_OK);
+    dp_sim_path_step st[8];
+    int32_t n = 0;
     int32_t op_b = 1, dev = G0;
     dp_sim_result res;
     CHECK_INT_EQ(dp_sim_delta_try(d, 1, &op_b, &dev, &res, &err), DP_STATUS_OK);
@@ -206,6 +233,8 @@ static const char *staged =
     OP("a", "[]", 300, 1, "") "," OP("c", "[]", 600, 0.5, "") "," OP("b", "[0]", 10, 1, "") ","
     OP("d", "[1]", 10, 1, "") "]}";
 
+/* Pipelined, the second hop of a's copy waits for the host's link to
+ * gpu:2, which c's copy holds. */
 static void test_staged_copy_waits_for_its_link(void) {
     int32_t p[4] = {G0, CPU, G2, G2};
     fixture f = setup(staged);
@@ -221,11 +250,16 @@ static void test_staged_copy_waits_for_its_link(void) {
     /* gpu:2 from 2.4 to 2.6: c's copy 600 (until d ends) + a's 300 + d's and b's outputs */
     CHECK_INT_EQ(f.res.device[G2].peak_bytes, 920);
     teardown(&f);
+}
 
-    /* store and forward: a's first hop [1,1.8] (the host's copy from 1), the
-     * second [1.8,2.6] (cpu -> gpu:2 is free from 1.6); b [2.6,3.6]. The host
-     * holds c's output (until its copy left at 1.6) and a's copy from 1. */
-    f = setup_on(staged, hand_devices_saf);
+/* Stored and forwarded, the second hop of a's copy starts when the first
+ * ends and the link is free; the host holds c's output and a's copy. */
+static void test_staged_copy_store_and_forward(void) {
+    int32_t p[4] = {G0, CPU, G2, G2};
+    /* a's first hop [1,1.8] (the host's copy from 1), the second [1.8,2.6]
+     * (cpu -> gpu:2 is free from 1.6); b [2.6,3.6]. The host holds c's
+     * output (until its copy left at 1.6) and a's copy from 1. */
+    fixture f = setup_on(staged, hand_devices_saf);
     run(&f, p);
     CHECK_NEAR(f.res.step_time_s, 3.6, 1e-12);
     CHECK_NEAR(link_busy(&f, G0, CPU), 0.8, 1e-12);
@@ -239,7 +273,9 @@ static const char *diamond =
     OP("a", "[]", 1000, 1, "") "," OP("b", "[0]", 100, 2, "") "," OP("c", "[0]", 100, 3, "") ","
     OP("d", "[1,2]", 10, 1, "") "]}";
 
-static void test_diamond(void) {
+/* The diamond on one GPU: b before c (the ready FIFO), a's output held
+ * until c ends, out of memory with the bytes named. */
+static void test_diamond_one_device_oom(void) {
     fixture f = setup(diamond);
     int32_t one[4] = {G0, G0, G0, G0};
     run(&f, one);
@@ -251,7 +287,13 @@ static void test_diamond(void) {
     CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_OOM);
     CHECK_STR_CONTAINS(f.res.reason, "out of memory on gpu:0");
     CHECK_STR_CONTAINS(f.res.reason, "1200 bytes");
+    teardown(&f);
+}
 
+/* The diamond with b on gpu:1: b's input crosses, c runs meanwhile, both
+ * GPUs' memory timed by hand. */
+static void test_diamond_split(void) {
+    fixture f = setup(diamond);
     /* b on gpu:1: a [0,1]; 1000 B to gpu:1 [1,2.5]; b [2.5,4.5]; c on gpu:0 [1,4];
      * b's 100 B back [4.5,5.1]; d [5.1,6.1] */
     int32_t two[4] = {G0, G1, G0, G0};
@@ -270,6 +312,7 @@ static const char *fanout =
     "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"fanout\",\"ops\":["
     OP("a", "[]", 400, 1, "") "," OP("b", "[0]", 10, 1, "") "," OP("c", "[0]", 10, 1, "") "]}";
 
+/* One output read by two ops on another GPU crosses once. */
 static void test_fanout_one_transfer(void) {
     fixture f = setup(fanout);
     int32_t p[3] = {G0, G1, G1};
@@ -292,6 +335,7 @@ static const char *contend =
     "{\"name\":\"a\",\"type\":\"T\",\"outputs\":[{\"bytes\":500},{\"bytes\":500}],\"cost\":{\"gpu\":1}},"
     OP("c", "[[0,0]]", 10, 1, "") "," OP("d", "[[0,1]]", 10, 1, "") "]}";
 
+/* Two copies wanting one link at once take it one after the other. */
 static void test_link_contention(void) {
     fixture f = setup(contend);
     int32_t p[3] = {G0, G1, G1};
@@ -317,6 +361,7 @@ static const char *long_chain =
     OP("a", "[]", 300, 1, "") "," OP("b", "[0]", 300, 1, "") "," OP("c", "[1]", 300, 1, "") ","
     OP("d", "[2]", 300, 1, ",\"temp_bytes\":350") "]}";
 
+/* Memory is what is alive at once, not the sum of the outputs. */
 static void test_oom_by_liveness_not_sum(void) {
     fixture f = setup(long_chain);
     int32_t p[4] = {G0, G0, G0, G0};
@@ -332,14 +377,21 @@ static const char *constrained =
     OP("reader", "[]", 10, 1, ",\"device\":\"cpu\"") "," OP("w", "[]", 10, 1, ",\"colocate\":\"v\"") ","
     OP("w_update", "[0,1]", 10, 1, ",\"colocate\":\"v\"") "]}";
 
-static void test_constraint_and_colocation(void) {
+/* The reader on the CPU and the variable's group on one GPU: valid. */
+static void test_valid_verdict(void) {
     fixture f = setup(constrained);
     int32_t ok[3] = {CPU, G1, G1};
     run(&f, ok);
     CHECK(f.res.valid);
     CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_VALID);
     CHECK_STR_CONTAINS(f.res.reason, "");
+    teardown(&f);
+}
 
+/* A CPU-only op on a GPU: the constraint verdict naming the op, still
+ * simulated. */
+static void test_constraint_verdict(void) {
+    fixture f = setup(constrained);
     int32_t bad[3] = {G0, G1, G1};
     run(&f, bad);
     CHECK(!f.res.valid);
@@ -347,26 +399,42 @@ static void test_constraint_and_colocation(void) {
     CHECK_STR_CONTAINS(f.res.reason, "op 0 \"reader\"");
     CHECK_STR_CONTAINS(f.res.reason, "must run on cpu but is placed on gpu:0");
     CHECK(f.res.step_time_s > 0); /* still simulated */
+    teardown(&f);
+}
 
+/* A colocation group over two GPUs: the colocation verdict naming it. */
+static void test_colocation_verdict(void) {
+    fixture f = setup(constrained);
     int32_t split[3] = {CPU, G0, G1};
     run(&f, split);
     CHECK_INT_EQ(f.res.verdict, DP_SIM_VERDICT_COLOCATION);
     CHECK_STR_CONTAINS(f.res.reason, "colocation group \"v\" is split");
+    teardown(&f);
+}
 
-    /* the shorthand honours the constraint */
+/* The one-device shorthand honours the constraint. */
+static void test_shorthand_honours_constraint(void) {
+    fixture f = setup(constrained);
     int32_t single[3];
     dp_error err;
     CHECK_INT_EQ(dp_placement_resolve("gpu:1", f.g, f.ds, single, &err), DP_STATUS_OK);
     CHECK_INT_EQ(single[0], CPU);
     CHECK_INT_EQ(single[1], G1);
+    teardown(&f);
+}
 
-    /* a malformed placement is an error, not a verdict */
+/* A malformed placement (a device out of range) is an error, not a
+ * verdict. */
+static void test_malformed_placement_refused(void) {
+    fixture f = setup(constrained);
+    dp_error err;
     int32_t out_of_range[3] = {CPU, 7, G1};
     CHECK_INT_EQ(dp_sim_run(f.sim, out_of_range, NULL, &f.res, &err), DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "op 1 \"w\" is device 7");
     teardown(&f);
 }
 
+/* A GPU with two streams runs two ready ops at once. */
 static void test_streams_run_concurrently(void) {
     fixture f = setup(diamond);
     /* gpu:2 has 2 streams: a [0,1]; b [1,3] and c [1,4] at once; d [4,5] */
@@ -377,6 +445,7 @@ static void test_streams_run_concurrently(void) {
     teardown(&f);
 }
 
+/* A graph that needs a device the set lacks is refused at init. */
 static void test_impossible_device_set(void) {
     dp_error err;
     dp_graph *g = dp_graph_read_string(
@@ -392,52 +461,106 @@ static void test_impossible_device_set(void) {
     dp_graph_free(g);
 }
 
-static void test_determinism_and_protocol(void) {
+/* A synthetic graph of 3000 ops on k40x4, its free ops on random GPUs. */
+typedef struct synth_fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    dp_sim *s;
+    int32_t *p;
+} synth_fixture;
+
+static synth_fixture synth_open(void) {
+    synth_fixture f;
     dp_error err;
-    dp_graph *g = dp_graph_synth(3000, 7, &err);
-    CHECK(g);
-    dp_devices *ds = dp_devices_preset("k40x4", &err);
-    dp_sim *s = dp_sim_init(g, ds, &err);
-    CHECK(s);
-    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    f.g = dp_graph_synth(3000, 7, &err);
+    CHECK(f.g);
+    f.ds = dp_devices_preset("k40x4", &err);
+    f.s = dp_sim_init(f.g, f.ds, &err);
+    CHECK(f.s);
+    f.p = malloc((size_t)f.g->n_ops * sizeof(int32_t));
     dp_rng rng;
     dp_rng_seed(&rng, 3);
-    for (int32_t i = 0; i < g->n_ops; i++) p[i] = 1 + (int32_t)dp_rng_below(&rng, 4);
-    CHECK_INT_EQ(dp_placement_single(g, ds, 1, p, &err), DP_STATUS_OK); /* keep constraints: start valid */
-    for (int32_t i = 0; i < g->n_ops; i++)
-        if (g->ops[i].device.kind == DP_DEVCON_NONE && g->ops[i].colocate < 0) p[i] = 1 + (int32_t)dp_rng_below(&rng, 4);
+    for (int32_t i = 0; i < f.g->n_ops; i++) f.p[i] = 1 + (int32_t)dp_rng_below(&rng, 4);
+    CHECK_INT_EQ(dp_placement_single(f.g, f.ds, 1, f.p, &err), DP_STATUS_OK); /* keep constraints: start valid */
+    for (int32_t i = 0; i < f.g->n_ops; i++)
+        if (f.g->ops[i].device.kind == DP_DEVCON_NONE && f.g->ops[i].colocate < 0)
+            f.p[i] = 1 + (int32_t)dp_rng_below(&rng, 4);
+    return f;
+}
+
+static void synth_close(synth_fixture *f) {
+    free(f->p);
+    dp_sim_free(f->s);
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
+/* The same placement simulated twice gives the same step time. */
+static void test_same_placement_same_time(void) {
+    synth_fixture f = synth_open();
+    dp_error err;
     dp_sim_result a, b;
-    CHECK_INT_EQ(dp_sim_run(s, p, NULL, &a, &err), 0);
-    CHECK_INT_EQ(dp_sim_run(s, p, NULL, &b, &err), 0);
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, NULL, &a, &err), 0);
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, NULL, &b, &err), 0);
     CHECK(a.step_time_s == b.step_time_s);
     CHECK(a.n_transfers > 0);
+    synth_close(&f);
+}
+
+/* The devices' busy time sums the ops' costs, and the step is no shorter
+ * than that work spread over the four GPUs. */
+static void test_busy_time_is_op_costs(void) {
+    synth_fixture f = synth_open();
+    dp_error err;
+    dp_sim_result a;
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, NULL, &a, &err), 0);
     double sum_busy = 0, sum_cost = 0;
-    for (int32_t d = 0; d < ds->n_devices; d++) sum_busy += a.device[d].busy_s;
-    for (int32_t i = 0; i < g->n_ops; i++) sum_cost += dp_sim_op_seconds(s, i, p[i]);
+    for (int32_t d = 0; d < f.ds->n_devices; d++) sum_busy += a.device[d].busy_s;
+    for (int32_t i = 0; i < f.g->n_ops; i++) sum_cost += dp_sim_op_seconds(f.s, i, f.p[i]);
     CHECK_NEAR(sum_busy, sum_cost, 1e-9);
     CHECK(a.step_time_s >= sum_busy / 4 - 1e-12);
+    synth_close(&f);
+}
 
+/* The noisy protocol: 9 steps, 2 of warm-up, sigma 0.1. */
+static dp_sim_options noisy_options(uint64_t seed) {
     dp_sim_options o = dp_sim_options_default();
     o.noise_sigma = 0.1;
     o.steps = 9;
     o.warmup = 2;
-    o.seed = 42;
-    CHECK_INT_EQ(dp_sim_run(s, p, &o, &a, &err), 0);
-    CHECK_INT_EQ(dp_sim_run(s, p, &o, &b, &err), 0);
+    o.seed = seed;
+    return o;
+}
+
+/* With noise, the same seed gives the same answer over the measured steps
+ * (all but the warm-up); another seed another answer, close to it
+ * (mean-one noise). */
+static void test_noise_seeded(void) {
+    synth_fixture f = synth_open();
+    dp_error err;
+    dp_sim_result a, b;
+    dp_sim_options o = noisy_options(42);
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, &o, &a, &err), 0);
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, &o, &b, &err), 0);
     CHECK(a.step_time_s == b.step_time_s); /* same seed, same answer */
     CHECK_INT_EQ(a.steps_measured, 7);
     o.seed = 43;
-    CHECK_INT_EQ(dp_sim_run(s, p, &o, &b, &err), 0);
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, &o, &b, &err), 0);
     CHECK(a.step_time_s != b.step_time_s);
     CHECK_NEAR(a.step_time_s, b.step_time_s, 0.1); /* mean-one noise: close */
-    o.warmup = 9;
-    CHECK_INT_EQ(dp_sim_run(s, p, &o, &b, &err), DP_STATUS_INVALID);
-    free(p);
-    dp_sim_free(s);
-    dp_devices_free(ds);
-    dp_graph_free(g);
+    synth_close(&f);
 }
 
+/* A warm-up of all the steps is refused. */
+static void test_warmup_of_every_step_refused(void) {
+    synth_fixture f = synth_open();
+    dp_error err;
+    dp_sim_result b;
+    dp_sim_options o = noisy_options(43);
+    o.warmup = 9;
+    CHECK_INT_EQ(dp_sim_run(f.s, f.p, &o, &b, &err), DP_STATUS_INVALID);
+    synth_close(&f);
+}
 
 /* A variable (params 100, output 100) read by an Identity and used by m:
  * neither the variable's output nor its read takes memory on its own device
@@ -450,6 +573,8 @@ static const char *variable =
     TOP("v", "VariableV2", "[]", 100, 1, ",\"param_bytes\":100") ","
     TOP("v/read", "Identity", "[0]", 100, 1, "") "," TOP("m", "MatMul", "[1]", 50, 1, "") "]}";
 
+/* A variable's output and its read take no memory of their own; a copy
+ * of them on another device does. */
 static void test_variable_outputs_are_references(void) {
     fixture f = setup(variable);
     int32_t p[3] = {G0, G0, G0};
@@ -584,6 +709,7 @@ static void test_threads_share_one_context(void) {
     char seq_trace[2][96], thr_trace[2][96];
     for (int t = 0; t < 2; t++) {
         for (int k = 0; k < N_OPTS; k++) {
+            TEST_CASE("sequential, placement %d, options %d", t, k);
             dp_sim_options o = opt[k];
             o.record_trace = k == (THREAD_RUNS - 1) % N_OPTS;
             dp_sim_result res;
@@ -594,6 +720,7 @@ static void test_threads_share_one_context(void) {
             CHECK_INT_EQ(dp_trace_write(s, seq_trace[t], &err), DP_STATUS_OK);
         }
     }
+    test_case_[0] = '\0';
     CHECK(expect[0].res.valid);
     CHECK(expect[N_OPTS].res.n_transfers > 100);
     CHECK(expect[0].res.step_time_s != expect[N_OPTS].res.step_time_s);
@@ -608,12 +735,14 @@ static void test_threads_share_one_context(void) {
     dp_sim_result own;
     kept_result kept;
     for (int r = 0; r < 10; r++) {
+        TEST_CASE("the context's own workspace, run %d", r);
         CHECK_INT_EQ(dp_sim_run(s, pl[r & 1], &opt[0], &own, &err), DP_STATUS_OK);
         keep(&kept, &own);
         CHECK(same_result(&kept, &expect[(r & 1) * N_OPTS]));
     }
     for (int t = 0; t < 2; t++) CHECK_INT_EQ(pthread_join(th[t], NULL), 0);
     for (int t = 0; t < 2; t++) {
+        TEST_CASE("thread %d", t);
         CHECK_INT_EQ(job[t].errors, 0);
         CHECK_INT_EQ(job[t].runs, THREAD_RUNS);
         CHECK_INT_EQ(job[t].mismatches, 0);
@@ -624,16 +753,8 @@ static void test_threads_share_one_context(void) {
         remove(thr_trace[t]);
     }
     /* the context's own workspace made no trace in its last run */
+    TEST_CASE("the context's own workspace");
     CHECK_INT_EQ(dp_trace_write(s, thr_trace[0], &err), DP_STATUS_INVALID);
-
-    /* a workspace serves the context it was made for only */
-    dp_sim *other = dp_sim_init(g, ds, &err);
-    CHECK(other);
-    dp_sim_result res;
-    CHECK_INT_EQ(dp_sim_run_ws(other, job[0].ws, pl[0], NULL, &res, &err), DP_STATUS_INVALID);
-    CHECK_STR_CONTAINS(err.msg, "another context");
-    CHECK_INT_EQ(dp_trace_write_ws(other, job[0].ws, thr_trace[0], &err), DP_STATUS_INVALID);
-    dp_sim_free(other);
 
     for (int t = 0; t < 2; t++) {
         dp_sim_workspace_free(job[t].ws);
@@ -645,22 +766,67 @@ static void test_threads_share_one_context(void) {
     dp_graph_free(g);
 }
 
+/* A workspace serves the context it was made for only: running or
+ * tracing it on another context of the same graph is refused. */
+static void test_workspace_serves_its_context_only(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_synth(4000, 5, &err);
+    CHECK(g);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    dp_sim *s = dp_sim_init(g, ds, &err), *other = dp_sim_init(g, ds, &err);
+    CHECK(s && other);
+    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    CHECK(p);
+    CHECK_INT_EQ(dp_placement_single(g, ds, 1, p, &err), DP_STATUS_OK);
+    dp_sim_workspace *ws = dp_sim_workspace_init(s, &err);
+    CHECK(ws);
+    dp_sim_options o = dp_sim_options_default();
+    o.record_trace = 1;
+    dp_sim_result res;
+    CHECK_INT_EQ(dp_sim_run_ws(s, ws, p, &o, &res, &err), DP_STATUS_OK);
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/dplace_ws_other_%d.json", (int)getpid());
+    CHECK_INT_EQ(dp_sim_run_ws(other, ws, p, NULL, &res, &err), DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "another context");
+    CHECK_INT_EQ(dp_trace_write_ws(other, ws, path, &err), DP_STATUS_INVALID);
+    remove(path);
+    dp_sim_workspace_free(ws);
+    free(p);
+    dp_sim_free(other);
+    dp_sim_free(s);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_chain_one_device);
     TEST_RUN(test_chain_split_direct_link);
-    TEST_RUN(test_route_through_host);
+    TEST_RUN(test_route_through_host_pipelined);
+    TEST_RUN(test_route_through_host_store_and_forward);
     TEST_RUN(test_critical_path_by_hand);
+    TEST_RUN(test_critical_path_after_accepted_move);
     TEST_RUN(test_staged_copy_waits_for_its_link);
-    TEST_RUN(test_diamond);
+    TEST_RUN(test_staged_copy_store_and_forward);
+    TEST_RUN(test_diamond_one_device_oom);
+    TEST_RUN(test_diamond_split);
     TEST_RUN(test_fanout_one_transfer);
     TEST_RUN(test_link_contention);
     TEST_RUN(test_oom_by_liveness_not_sum);
-    TEST_RUN(test_constraint_and_colocation);
+    TEST_RUN(test_valid_verdict);
+    TEST_RUN(test_constraint_verdict);
+    TEST_RUN(test_colocation_verdict);
+    TEST_RUN(test_shorthand_honours_constraint);
+    TEST_RUN(test_malformed_placement_refused);
     TEST_RUN(test_streams_run_concurrently);
     TEST_RUN(test_impossible_device_set);
-    TEST_RUN(test_determinism_and_protocol);
+    TEST_RUN(test_same_placement_same_time);
+    TEST_RUN(test_busy_time_is_op_costs);
+    TEST_RUN(test_noise_seeded);
+    TEST_RUN(test_warmup_of_every_step_refused);
     TEST_RUN(test_variable_outputs_are_references);
     TEST_RUN(test_threads_share_one_context);
+    TEST_RUN(test_workspace_serves_its_context_only);
     return test_end();
 }

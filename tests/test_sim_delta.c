@@ -198,10 +198,14 @@ static uint64_t run_case(const golden_case *c, dp_sim_verdict *verdict, double *
 
 static int print_golden = 0;
 
+/* Every golden case simulates to the checksum of the simulator before its
+ * speed-up. */
 static void test_full_matches_old_checksums(void) {
     size_t n = sizeof golden / sizeof golden[0];
     int bad = 0;
     for (size_t k = 0; k < n; k++) {
+        TEST_CASE("case %zu: %s on %s, kind %d, seed %llu", k, golden[k].graph, golden[k].devices, (int)golden[k].kind,
+                  (unsigned long long)golden[k].seed);
         dp_sim_verdict verdict;
         double step;
         uint64_t h = run_case(&golden[k], &verdict, &step);
@@ -217,6 +221,7 @@ static void test_full_matches_old_checksums(void) {
             bad++;
         }
     }
+    test_case_[0] = '\0'; /* the count is over every case */
     CHECK_INT_EQ(bad, 0);
 }
 
@@ -361,6 +366,9 @@ static void check_delta_case(const delta_case *c, uint64_t seed, int *verdicts, 
     dp_graph_free(g);
 }
 
+/* Delta evaluation equals the full simulation of the moved placement, bit
+ * for bit, over random moves (accepted or not) on zoo and synthetic graphs;
+ * its memory check is sound; the cases meet every verdict. */
 static void test_delta_equals_full_on_random_moves(void) {
     static const delta_case cases[] = {
         {"synthetic-500", "k40x4", PLACE_GPUS, 300},   {"synthetic-500", "mixed", PLACE_ANY, 300},
@@ -370,7 +378,11 @@ static void test_delta_equals_full_on_random_moves(void) {
         {"synthetic-2000", "tiny", PLACE_GPUS, 100},
     };
     int verdicts[DP_SIM_VERDICT_COUNT] = {0}, oom_flagged = 0;
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) check_delta_case(&cases[k], 100 + k, verdicts, &oom_flagged);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        TEST_CASE("%s on %s, kind %d", cases[k].graph, cases[k].devices, (int)cases[k].kind);
+        check_delta_case(&cases[k], 100 + k, verdicts, &oom_flagged);
+    }
+    test_case_[0] = '\0'; /* the counts are over every case */
     printf("  verdicts: valid %d, constraint %d, colocation %d, oom %d; surely_oom said yes %d times\n",
            verdicts[DP_SIM_VERDICT_VALID], verdicts[DP_SIM_VERDICT_CONSTRAINT], verdicts[DP_SIM_VERDICT_COLOCATION],
            verdicts[DP_SIM_VERDICT_OOM], oom_flagged);
@@ -378,46 +390,90 @@ static void test_delta_equals_full_on_random_moves(void) {
     CHECK(oom_flagged > 0);
 }
 
-/* Bad arguments change nothing. */
-static void test_delta_errors(void) {
-    dp_graph *g = graph_named("synthetic-500");
-    dp_devices *ds = devices_named("k40x4");
+/* synthetic-500 on k40x4 with a delta evaluator, for the error tests. */
+typedef struct delta_fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    dp_sim *sim;
+    dp_sim_delta *d;
+    int32_t *p; /* a placement of PLACE_GPUS */
+} delta_fixture;
+
+static delta_fixture delta_open(void) {
+    delta_fixture f;
+    f.g = graph_named("synthetic-500");
+    f.ds = devices_named("k40x4");
     dp_error err;
-    dp_sim *sim = dp_sim_init(g, ds, &err);
-    dp_sim_delta *d = dp_sim_delta_init(sim, &err);
-    CHECK(sim && d);
-    int32_t op = 3, dev = 1, bad_op = g->n_ops, bad_dev = ds->n_devices;
-    dp_sim_result res;
-    int32_t n_path = 1;
-    CHECK(dp_sim_delta_base(d) == NULL && dp_sim_delta_base_result(d) == NULL);
-    CHECK_INT_EQ(dp_sim_delta_try(d, 1, &op, &dev, &res, &err), DP_STATUS_INVALID);
-    CHECK_INT_EQ(dp_sim_delta_accept(d, &err), DP_STATUS_INVALID);
-    CHECK_INT_EQ(dp_sim_delta_critical_path(d, NULL, 0, &n_path, &err), DP_STATUS_INVALID);
-    CHECK_INT_EQ(n_path, 0);
-    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    f.sim = dp_sim_init(f.g, f.ds, &err);
+    f.d = dp_sim_delta_init(f.sim, &err);
+    CHECK(f.sim && f.d);
+    f.p = malloc((size_t)f.g->n_ops * sizeof(int32_t));
     dp_rng rng;
     dp_rng_seed(&rng, 1);
-    make_placement(PLACE_GPUS, g, ds, &rng, p);
-    p[5] = bad_dev;
-    CHECK_INT_EQ(dp_sim_delta_set_base(d, p, NULL, &err), DP_STATUS_INVALID);
+    make_placement(PLACE_GPUS, f.g, f.ds, &rng, f.p);
+    return f;
+}
+
+static void delta_close(delta_fixture *f) {
+    free(f->p);
+    dp_sim_delta_free(f->d);
+    dp_sim_free(f->sim);
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
+/* Before a base is set there is none, and trying, accepting and the
+ * critical path are refused. */
+static void test_delta_needs_a_base(void) {
+    delta_fixture f = delta_open();
+    dp_error err;
+    int32_t op = 3, dev = 1, n_path = 1;
+    dp_sim_result res;
+    CHECK(dp_sim_delta_base(f.d) == NULL && dp_sim_delta_base_result(f.d) == NULL);
+    CHECK_INT_EQ(dp_sim_delta_try(f.d, 1, &op, &dev, &res, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(dp_sim_delta_accept(f.d, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(dp_sim_delta_critical_path(f.d, NULL, 0, &n_path, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(n_path, 0);
+    delta_close(&f);
+}
+
+/* A base with a device out of range is refused, naming the op. */
+static void test_delta_bad_base_refused(void) {
+    delta_fixture f = delta_open();
+    dp_error err;
+    f.p[5] = f.ds->n_devices;
+    CHECK_INT_EQ(dp_sim_delta_set_base(f.d, f.p, NULL, &err), DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "device 5");
-    p[5] = 1;
-    CHECK_INT_EQ(dp_sim_delta_set_base(d, p, NULL, &err), DP_STATUS_OK);
-    dp_sim_result base = *dp_sim_delta_base_result(d);
-    CHECK_INT_EQ(dp_sim_delta_try(d, 1, &bad_op, &dev, &res, &err), DP_STATUS_INVALID);
-    CHECK_INT_EQ(dp_sim_delta_try(d, 1, &op, &bad_dev, &res, &err), DP_STATUS_INVALID);
-    CHECK_INT_EQ(dp_sim_delta_accept(d, &err), DP_STATUS_INVALID);
-    CHECK_INT_EQ(dp_sim_delta_surely_oom(d, 1, &bad_op, &dev), 0);
-    /* an empty move is the base */
-    CHECK_INT_EQ(dp_sim_delta_try(d, 0, NULL, NULL, &res, &err), DP_STATUS_OK);
+    delta_close(&f);
+}
+
+/* A move with an op or a device out of range is refused and leaves nothing
+ * to accept; the memory check says no to it. */
+static void test_delta_bad_move_refused(void) {
+    delta_fixture f = delta_open();
+    dp_error err;
+    int32_t op = 3, dev = 1, bad_op = f.g->n_ops, bad_dev = f.ds->n_devices;
+    dp_sim_result res;
+    CHECK_INT_EQ(dp_sim_delta_set_base(f.d, f.p, NULL, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_sim_delta_try(f.d, 1, &bad_op, &dev, &res, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(dp_sim_delta_try(f.d, 1, &op, &bad_dev, &res, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(dp_sim_delta_accept(f.d, &err), DP_STATUS_INVALID);
+    CHECK_INT_EQ(dp_sim_delta_surely_oom(f.d, 1, &bad_op, &dev), 0);
+    delta_close(&f);
+}
+
+/* An empty move is the base, and accepting it keeps the base. */
+static void test_delta_empty_move_is_the_base(void) {
+    delta_fixture f = delta_open();
+    dp_error err;
+    dp_sim_result res;
+    CHECK_INT_EQ(dp_sim_delta_set_base(f.d, f.p, NULL, &err), DP_STATUS_OK);
+    dp_sim_result base = *dp_sim_delta_base_result(f.d);
+    CHECK_INT_EQ(dp_sim_delta_try(f.d, 0, NULL, NULL, &res, &err), DP_STATUS_OK);
     CHECK(result_hash(&res) == result_hash(&base));
-    CHECK_INT_EQ(dp_sim_delta_accept(d, &err), DP_STATUS_OK);
-    CHECK(memcmp(dp_sim_delta_base(d), p, (size_t)g->n_ops * sizeof(int32_t)) == 0);
-    free(p);
-    dp_sim_delta_free(d);
-    dp_sim_free(sim);
-    dp_devices_free(ds);
-    dp_graph_free(g);
+    CHECK_INT_EQ(dp_sim_delta_accept(f.d, &err), DP_STATUS_OK);
+    CHECK(memcmp(dp_sim_delta_base(f.d), f.p, (size_t)f.g->n_ops * sizeof(int32_t)) == 0);
+    delta_close(&f);
 }
 
 /* The critical path: from time 0 to the step time, each step starting when
@@ -457,9 +513,13 @@ static void check_path(dp_sim_delta *d, const dp_sim *sim, const dp_devices *ds)
     free(st);
 }
 
+/* The critical path holds together (check_path) on synthetic-2000, after
+ * the base is set and after accepted moves, pipelined and stored and
+ * forwarded. */
 static void test_delta_critical_path(void) {
     static const char *const devs[] = {"k40x4", "mixed-saf"};
     for (int v = 0; v < 2; v++) {
+        TEST_CASE("synthetic-2000 on %s", devs[v]);
         dp_graph *g = graph_named("synthetic-2000");
         dp_devices *ds = devices_named(devs[v]);
         dp_error err;
@@ -480,6 +540,7 @@ static void test_delta_critical_path(void) {
             int32_t k = random_move(&u, dp_sim_delta_base(d), ds->n_devices, &rng, ops, mdevs);
             CHECK_INT_EQ(dp_sim_delta_try(d, k, ops, mdevs, &res, &err), DP_STATUS_OK);
             if (m % 4 == 0) {
+                TEST_CASE("synthetic-2000 on %s, after move %d", devs[v], m);
                 CHECK_INT_EQ(dp_sim_delta_accept(d, &err), DP_STATUS_OK);
                 check_path(d, sim, ds);
             }
@@ -549,7 +610,10 @@ static void test_delta_threads_share_one_context(void) {
     }
     for (int t = 0; t < N_THREADS; t++) CHECK_INT_EQ(pthread_create(&th[t], NULL, delta_thread, &together[t]), 0);
     for (int t = 0; t < N_THREADS; t++) CHECK_INT_EQ(pthread_join(th[t], NULL), 0);
-    for (int t = 0; t < N_THREADS; t++) CHECK(memcmp(alone[t].hashes, together[t].hashes, sizeof alone[t].hashes) == 0);
+    for (int t = 0; t < N_THREADS; t++) {
+        TEST_CASE("thread %d", t);
+        CHECK(memcmp(alone[t].hashes, together[t].hashes, sizeof alone[t].hashes) == 0);
+    }
     free_units(&u);
     dp_sim_free(sim);
     dp_devices_free(ds);
@@ -565,7 +629,10 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_full_matches_old_checksums);
     TEST_RUN(test_delta_equals_full_on_random_moves);
-    TEST_RUN(test_delta_errors);
+    TEST_RUN(test_delta_needs_a_base);
+    TEST_RUN(test_delta_bad_base_refused);
+    TEST_RUN(test_delta_bad_move_refused);
+    TEST_RUN(test_delta_empty_move_is_the_base);
     TEST_RUN(test_delta_critical_path);
     TEST_RUN(test_delta_threads_share_one_context);
     return test_end();
