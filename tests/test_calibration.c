@@ -79,6 +79,7 @@ static void test_every_cell(void) {
     int32_t *p = NULL;
     for (int i = 0; i < N_CELLS; i++) {
         const struct cell *c = &cells[i];
+        TEST_CASE("%s on %s, %s", c->model, c->devices, dp_zoo_calibration_placement_name(c->placement));
         if (!g || strcmp(g->name, c->model) || strcmp(ds->name, c->devices)) { /* the cells of one row share these */
             dp_error err;
             dp_sim_free(sim);
@@ -128,6 +129,8 @@ static void test_zoo_table_has_these_cells(void) {
         const double value[DP_ZOO_CALIBRATION_PLACEMENT_COUNT] = {row->cpu_s, row->gpu_s, row->expert_s};
         for (int k = 0; k < DP_ZOO_CALIBRATION_PLACEMENT_COUNT; k++) {
             if (value[k] == DP_ZOO_NONE) continue;
+            TEST_CASE("%s on %s, %s", row->model, row->devices,
+                      dp_zoo_calibration_placement_name((dp_zoo_calibration_placement)k));
             judged++;
             int found = 0;
             for (int i = 0; i < N_CELLS; i++) {
@@ -148,31 +151,41 @@ static void test_zoo_table_has_these_cells(void) {
             CHECK(found);
         }
     }
+    test_case_[0] = '\0'; /* the count is over every cell */
     CHECK_INT_EQ(judged, N_CELLS);
 }
 
-/* The zoo's judging (dp_zoo_check_calibration, what bench_zoo prints): a
- * cell off by more than the tolerance misses, an OOM cell that fits misses
- * (nmt2's GPU-only cell with the paper's OOM: dplace runs out of memory too;
- * with a tolerance of zero every measured cell misses, the OOM cells still
- * hold). */
-static void test_judging(void) {
+/* The zoo's table row of nmt2. */
+static const dp_zoo_paper_row *nmt2_row(void) {
     const dp_zoo_paper_row *nmt2 = NULL;
     for (const dp_zoo_paper_row *r = dp_zoo_paper_table(); r->model; r++)
         if (!strcmp(r->model, "nmt2")) nmt2 = r;
     CHECK(nmt2 != NULL);
+    return nmt2;
+}
+
+/* The zoo's judging (dp_zoo_check_calibration, what bench_zoo prints):
+ * with a tolerance of zero every measured cell misses, the OOM cells still
+ * hold (nmt2's GPU-only cell with the paper's OOM: dplace runs out of
+ * memory too). */
+static void test_judging_zero_tolerance(void) {
     dp_zoo_calibration_row row;
     dp_error err;
-    CHECK_INT_EQ(dp_zoo_check_calibration(nmt2, 0.0, &row, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_zoo_check_calibration(nmt2_row(), 0.0, &row, &err), DP_STATUS_OK);
     const dp_zoo_calibration_cell *cpu = &row.cell[DP_ZOO_CALIBRATION_PLACEMENT_CPU];
     const dp_zoo_calibration_cell *gpu = &row.cell[DP_ZOO_CALIBRATION_PLACEMENT_GPU];
     CHECK(cpu->judged && cpu->miss && cpu->ratio > 0);
     CHECK_STR_CONTAINS(cpu->note, "outside");
     CHECK(gpu->judged && !gpu->miss && gpu->dplace_oom);
     CHECK_INT_EQ(row.n_miss, 2);
-    /* a measured time where dplace runs out of memory misses; an OOM where
-     * dplace fits misses */
-    dp_zoo_paper_row fake = *nmt2;
+}
+
+/* A measured time where dplace runs out of memory misses; an OOM where
+ * dplace fits misses. */
+static void test_judging_oom_mismatch_misses(void) {
+    dp_zoo_calibration_row row;
+    dp_error err;
+    dp_zoo_paper_row fake = *nmt2_row();
     fake.gpu_s = 2.5;
     fake.expert_s = DP_ZOO_OOM;
     CHECK_INT_EQ(dp_zoo_check_calibration(&fake, 0.3, &row, &err), DP_STATUS_OK);
@@ -180,9 +193,14 @@ static void test_judging(void) {
     CHECK_STR_CONTAINS(row.cell[DP_ZOO_CALIBRATION_PLACEMENT_GPU].note, "dplace runs out of memory");
     CHECK(row.cell[DP_ZOO_CALIBRATION_PLACEMENT_EXPERT].miss);
     CHECK_STR_CONTAINS(row.cell[DP_ZOO_CALIBRATION_PLACEMENT_EXPERT].note, "the paper runs out of memory");
-    /* no expert placement for BERT: not simulated; a miss only where the
-     * paper has a value for it */
-    fake = *nmt2;
+}
+
+/* No expert placement for BERT: not simulated; a miss only where the
+ * paper has a value for it. */
+static void test_judging_without_expert_placement(void) {
+    dp_zoo_calibration_row row;
+    dp_error err;
+    dp_zoo_paper_row fake = *nmt2_row();
     fake.model = "bert_base";
     fake.devices = "p100x4";
     fake.cpu_s = fake.gpu_s = DP_ZOO_NONE;
@@ -192,8 +210,17 @@ static void test_judging(void) {
     CHECK(row.cell[DP_ZOO_CALIBRATION_PLACEMENT_EXPERT].miss);
     CHECK_STR_CONTAINS(row.cell[DP_ZOO_CALIBRATION_PLACEMENT_EXPERT].note, "no expert placement");
     CHECK_INT_EQ(row.n_miss, 1);
-    /* an unknown model is an error naming it, not a miss */
+}
+
+/* An unknown model is an error naming it, not a miss. */
+static void test_judging_unknown_model_refused(void) {
+    dp_zoo_calibration_row row;
+    dp_error err;
+    dp_zoo_paper_row fake = *nmt2_row();
     fake.model = "nmt3";
+    fake.devices = "p100x4";
+    fake.cpu_s = fake.gpu_s = DP_ZOO_NONE;
+    fake.expert_s = 1.0;
     CHECK_INT_EQ(dp_zoo_check_calibration(&fake, 0.3, &row, &err), DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "calibration of nmt3 on p100x4");
 }
@@ -202,6 +229,9 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_every_cell);
     TEST_RUN(test_zoo_table_has_these_cells);
-    TEST_RUN(test_judging);
+    TEST_RUN(test_judging_zero_tolerance);
+    TEST_RUN(test_judging_oom_mismatch_misses);
+    TEST_RUN(test_judging_without_expert_placement);
+    TEST_RUN(test_judging_unknown_model_refused);
     return test_end();
 }

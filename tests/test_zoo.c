@@ -48,12 +48,14 @@ static int count_type(const dp_graph *g, const char *type) {
 static void test_op_counts(void) {
     for (const dp_zoo_paper_row *r = dp_zoo_paper_table(); r->model; r++) {
         if (!r->paper_ops) continue;
+        TEST_CASE("%s", r->model);
         dp_graph *g = build(r->model, 0);
         double ratio = (double)g->n_ops / r->paper_ops;
         printf("  %-13s %6d ops, paper %6d, ratio %.2f\n", r->model, g->n_ops, r->paper_ops, ratio);
         CHECK(ratio >= 0.75 && ratio <= 1.25);
         dp_graph_free(g);
     }
+    TEST_CASE("bert_base");
     dp_graph *g = build("bert_base", 0);
     printf("  %-13s %6d ops (paper: over 10,000)\n", "bert_base", g->n_ops);
     CHECK(g->n_ops > 10000);
@@ -66,6 +68,7 @@ static void test_op_counts(void) {
 static void test_structure(void) {
     for (const dp_zoo_entry *e = dp_zoo_list(); e->name; e++) {
         if (!strncmp(e->name, "synthetic", 9)) continue;
+        TEST_CASE("%s", e->name);
         dp_graph *g = build(e->name, 0);
         int n_var = count_type(g, "VariableV2"), n_cpu = 0, n_grad = 0, n_noscope = 0;
         for (int32_t i = 0; i < g->n_ops; i++) {
@@ -107,14 +110,23 @@ static void test_structure(void) {
     }
 }
 
-/* Building is deterministic, and the file round trip keeps the step time. */
-static void test_deterministic_and_round_trip(void) {
+/* Building a model twice gives the same ops. */
+static void test_build_deterministic(void) {
     dp_graph *a = build("nmt2", 0), *b = build("nmt2", 0);
     CHECK_INT_EQ(a->n_ops, b->n_ops);
     for (int32_t i = 0; i < a->n_ops; i++) {
+        TEST_CASE("op %d", (int)i);
         CHECK(!strcmp(a->ops[i].name, b->ops[i].name));
         CHECK_NEAR(a->ops[i].flops, b->ops[i].flops, 0);
     }
+    dp_graph_free(a);
+    dp_graph_free(b);
+}
+
+/* A model written to a file and read back simulates to the same step time
+ * and memory. */
+static void test_round_trip_keeps_step_time(void) {
+    dp_graph *a = build("nmt2", 0);
     dp_error err;
     const char *path = "zoo_round_trip.json";
     CHECK_INT_EQ(dp_graph_write_file(a, path, &err), DP_STATUS_OK);
@@ -128,9 +140,11 @@ static void test_deterministic_and_round_trip(void) {
     CHECK_NEAR(rc.step_time_s, ra.step_time_s, 1e-12);
     CHECK_INT_EQ(rc.device[2].peak_bytes, ra.device[2].peak_bytes);
     dp_graph_free(a);
-    dp_graph_free(b);
     dp_graph_free(c);
-    /* --batch changes the graph's tensors, not its op count */
+}
+
+/* --batch changes the graph's tensors, not its op count. */
+static void test_batch_changes_tensors_not_ops(void) {
     dp_graph *d = build("rnnlm", 32), *e = build("rnnlm", 0);
     CHECK_INT_EQ(d->n_ops, e->n_ops);
     dp_graph_stats sd, se;
@@ -139,6 +153,11 @@ static void test_deterministic_and_round_trip(void) {
     CHECK(sd.total_flops < se.total_flops);
     dp_graph_free(d);
     dp_graph_free(e);
+}
+
+/* An unknown model is refused by name. */
+static void test_unknown_model_refused(void) {
+    dp_error err;
     CHECK(dp_zoo_build("nmt3", 0, &err) == NULL);
     CHECK_STR_CONTAINS(err.msg, "unknown model \"nmt3\"");
 }
@@ -147,6 +166,7 @@ static void test_deterministic_and_round_trip(void) {
  * placement is valid wherever the papers have one. */
 static void test_paper_verdicts(void) {
     for (const dp_zoo_paper_row *r = dp_zoo_paper_table(); r->model; r++) {
+        TEST_CASE("%s on %s, gpu", r->model, r->devices);
         dp_graph *g = build(r->model, 0);
         dp_sim_result res;
         int v = simulate(g, r->devices, "gpu", &res);
@@ -154,15 +174,21 @@ static void test_paper_verdicts(void) {
                v == DP_SIM_VERDICT_OOM ? "OOM" : "fits");
         if (r->gpu_s == DP_ZOO_OOM) CHECK_INT_EQ(v, DP_SIM_VERDICT_OOM);
         else CHECK_INT_EQ(v, DP_SIM_VERDICT_VALID);
+        TEST_CASE("%s on %s, cpu", r->model, r->devices);
         if (r->cpu_s > 0) CHECK_INT_EQ(simulate(g, r->devices, "cpu", &res), DP_SIM_VERDICT_VALID);
         if (r->expert_s > 0) {
+            TEST_CASE("%s on %s, expert", r->model, r->devices);
             v = simulate(g, r->devices, "expert", &res);
             printf("  %-13s %-7s expert   %.3f s %s\n", r->model, r->devices, res.step_time_s, res.reason);
             CHECK_INT_EQ(v, DP_SIM_VERDICT_VALID);
         }
         dp_graph_free(g);
     }
-    /* BERT has no expert placement, and says so */
+}
+
+/* BERT has no expert placement, and says so, through the zoo's resolver
+ * too. */
+static void test_bert_has_no_expert_placement(void) {
     dp_graph *g = build("bert_base", 0);
     dp_devices *ds = dp_devices_preset("p100x4", &(dp_error){0});
     int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
@@ -170,10 +196,20 @@ static void test_paper_verdicts(void) {
     CHECK_INT_EQ(dp_zoo_expert_placement(g, ds, p, &err), DP_STATUS_UNSUPPORTED);
     CHECK_STR_CONTAINS(err.msg, "no human-expert placement");
     CHECK_INT_EQ(dp_zoo_resolve_placement("expert", g, ds, p, &err), DP_STATUS_UNSUPPORTED);
-    /* the zoo's resolver defers the rest to the placement module's... */
+    free(p);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* The zoo's resolver defers the rest to the placement module's, which,
+ * below the zoo, knows no "expert" and says where it is. */
+static void test_resolver_defers_to_placement_module(void) {
+    dp_graph *g = build("bert_base", 0);
+    dp_devices *ds = dp_devices_preset("p100x4", &(dp_error){0});
+    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    dp_error err;
     CHECK_INT_EQ(dp_zoo_resolve_placement("gpu:2", g, ds, p, &err), DP_STATUS_OK);
     CHECK_INT_EQ(p[g->n_ops - 1], dp_devices_find(ds, "gpu:2"));
-    /* ...which, below the zoo, knows no "expert" */
     CHECK_INT_EQ(dp_placement_resolve("expert", g, ds, p, &err), DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "dp_zoo_resolve_placement");
     free(p);
@@ -187,11 +223,13 @@ static void test_every_preset(void) {
         if (!strncmp(e->name, "synthetic", 9)) continue;
         dp_graph *g = build(e->name, 0);
         for (const char *const *pr = dp_devices_preset_names(); *pr; pr++) {
+            TEST_CASE("%s on %s, gpu", e->name, *pr);
             dp_sim_result res;
             int v = simulate(g, *pr, "gpu", &res);
             CHECK(res.step_time_s > 0);
             CHECK(v == DP_SIM_VERDICT_VALID || v == DP_SIM_VERDICT_OOM);
             if (strncmp(e->name, "bert", 4)) {
+                TEST_CASE("%s on %s, expert", e->name, *pr);
                 v = simulate(g, *pr, "expert", &res);
                 CHECK(v == DP_SIM_VERDICT_VALID || v == DP_SIM_VERDICT_OOM);
             }
@@ -204,8 +242,13 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_op_counts);
     TEST_RUN(test_structure);
-    TEST_RUN(test_deterministic_and_round_trip);
+    TEST_RUN(test_build_deterministic);
+    TEST_RUN(test_round_trip_keeps_step_time);
+    TEST_RUN(test_batch_changes_tensors_not_ops);
+    TEST_RUN(test_unknown_model_refused);
     TEST_RUN(test_paper_verdicts);
+    TEST_RUN(test_bert_has_no_expert_placement);
+    TEST_RUN(test_resolver_defers_to_placement_module);
     TEST_RUN(test_every_preset);
     return test_end();
 }
