@@ -19,8 +19,8 @@
     do {                                                                                           \
         const char *sa_ = (a), *sb_ = (b);                                                         \
         if (strcmp(sa_, sb_) != 0) {                                                               \
-            fprintf(stderr, "%s:%d: %s == %s failed:\n  got      \"%s\"\n  expected \"%s\"\n", __FILE__, \
-                    __LINE__, #a, #b, sa_, sb_);                                                   \
+            TEST_WHERE_();                                                                         \
+            fprintf(stderr, "%s == %s failed:\n  got      \"%s\"\n  expected \"%s\"\n", #a, #b, sa_, sb_); \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -391,11 +391,14 @@ static void check_split(const char *split, const char *graph, int *n_ok, int *n_
     dp_import_msr_free(imp);
 }
 
-static void test_dataset(void) {
-    int nf = 0, n_graphs = 0, n_splits = 0, n_ops = 0, n_ok = 0, n_refused = 0;
+/* Every graph of the dataset imports to what its JSON says, simulates on
+ * one GPU and on the CPU to the sums of its latencies, and round-trips. */
+static void test_dataset_graphs(void) {
+    int nf = 0, n_graphs = 0, n_splits = 0, n_ops = 0;
     char **files = list_json(g_data, &nf);
     printf("graphs:\n");
     for (int i = 0; i < nf; i++) {
+        TEST_CASE("%s", files[i] + strlen(g_data) + 1);
         json_error_t je;
         json_t *root = json_load_file(files[i], 0, &je);
         CHECK(root != NULL);
@@ -408,16 +411,30 @@ static void test_dataset(void) {
         }
         json_decref(root);
     }
+    test_case_[0] = '\0'; /* the counts are over every file */
+    printf("%d graphs (%d nodes in all), %d splits\n", n_graphs, n_ops, n_splits);
+    CHECK_INT_EQ(n_graphs, 24);
+    CHECK_INT_EQ(n_splits, 6);
+    for (int i = 0; i < nf; i++) free(files[i]);
+    free(files);
+}
+
+/* Every human-expert split imports as a placement of the graphs it is for
+ * (simulated, written and read back), or is refused with the reason. */
+static void test_dataset_expert_splits(void) {
+    int nf = 0, n_ok = 0, n_refused = 0;
+    char **files = list_json(g_data, &nf);
     printf("expert splits:\n");
     for (int i = 0; i < nf; i++) {
         if (!strstr(files[i], "human-experts/")) continue;
         for (int j = 0; j < nf; j++)
-            if (split_applies(files[i], files[j], files, nf)) check_split(files[i], files[j], &n_ok, &n_refused);
+            if (split_applies(files[i], files[j], files, nf)) {
+                TEST_CASE("%s on %s", base_name(files[i]), files[j] + strlen(g_data) + 1);
+                check_split(files[i], files[j], &n_ok, &n_refused);
+            }
     }
-    printf("%d graphs (%d nodes in all), %d splits: %d placements imported, %d refused\n", n_graphs, n_ops, n_splits,
-           n_ok, n_refused);
-    CHECK_INT_EQ(n_graphs, 24);
-    CHECK_INT_EQ(n_splits, 6);
+    test_case_[0] = '\0'; /* the counts are over every split */
+    printf("%d placements imported, %d refused\n", n_ok, n_refused);
     CHECK_INT_EQ(n_ok, 11);
     CHECK_INT_EQ(n_refused, 4);
     for (int i = 0; i < nf; i++) free(files[i]);
@@ -428,6 +445,7 @@ static void test_dataset(void) {
 static void test_mismatched_splits(void) {
     char gpath[1200], spath[1200], want[4096];
     dp_error err;
+    TEST_CASE("bert24_inference_expert.json on gnmt_inference.json");
     snprintf(gpath, sizeof gpath, "%s/throughput-inputs/LayerGraphs/gnmt_inference.json", g_data);
     dp_import_msr *imp = dp_import_msr_read_file(gpath, NULL, &err);
     CHECK(imp != NULL);
@@ -441,6 +459,7 @@ static void test_mismatched_splits(void) {
     CHECK_STR_EQ(err.msg, want);
     dp_import_msr_free(imp);
 
+    TEST_CASE("gnmt_training_expert.json on bert24_inference.json");
     snprintf(gpath, sizeof gpath, "%s/throughput-inputs/LayerGraphs/bert24_inference.json", g_data);
     imp = dp_import_msr_read_file(gpath, NULL, &err);
     CHECK(imp != NULL);
@@ -467,13 +486,24 @@ static const char *small_graph =
     " \"edges\": [{\"sourceId\": 1, \"destId\": 5, \"cost\": 1, \"size\": 2000},"
     " {\"sourceId\": 1, \"destId\": 7, \"cost\": 1, \"size\": 2000}, {\"sourceId\": 5, \"destId\": 7, \"cost\": 0.5}]}\n";
 
-static void test_small_mapping(void) {
+/* small_graph, written to small.json and imported with opt (NULL: the
+ * defaults); *path gets the file's path. */
+static dp_import_msr *import_small(const dp_import_msr_options *opt, char **path) {
     dp_error err;
-    char *path = tmp_path("small.json");
-    write_text(path, small_graph);
-    dp_import_msr *imp = dp_import_msr_read_file(path, NULL, &err);
+    *path = tmp_path("small.json");
+    write_text(*path, small_graph);
+    dp_import_msr *imp = dp_import_msr_read_file(*path, opt, &err);
     if (!imp) fprintf(stderr, "%s\n", err.msg);
     CHECK(imp != NULL);
+    return imp;
+}
+
+/* A small graph's nodes become ops: names, scopes, colorClasses, CPU-only
+ * constraints, sizes rounded up, latencies in ms; edges become outputs
+ * sized from the file (or from cost and the bandwidth), one per size. */
+static void test_small_mapping(void) {
+    char *path;
+    dp_import_msr *imp = import_small(NULL, &path);
     const dp_graph *g = imp->graph;
     CHECK_STR_EQ(g->name, "small");
     CHECK_INT_EQ(g->n_ops, 3);
@@ -504,7 +534,15 @@ static void test_small_mapping(void) {
     CHECK_INT_EQ(out_bytes(g, 1, 0), 1000);
     CHECK_INT_EQ(g->ops[2].n_outputs, 0);
     CHECK_INT_EQ(g->ops[2].n_inputs, 2);
-    /* devices */
+    dp_import_msr_free(imp);
+    unlink(path);
+}
+
+/* The machine of a small graph: the CPU with maxCPUs streams, maxFPGAs
+ * accelerators of maxSizePerFPGA bytes, links both ways at the bandwidth. */
+static void test_small_devices(void) {
+    char *path;
+    dp_import_msr *imp = import_small(NULL, &path);
     const dp_devices *ds = imp->devices;
     CHECK_INT_EQ(ds->n_devices, 3);
     CHECK_STR_EQ(ds->devices[0].name, "cpu:0");
@@ -513,9 +551,17 @@ static void test_small_mapping(void) {
     CHECK_INT_EQ(ds->devices[1].memory_bytes, 1000);
     CHECK_INT_EQ(ds->n_links, 4);
     CHECK_NEAR(ds->links[0].bandwidth, 2e6, 1e-12);
-    /* the devices file round-trips */
+    dp_import_msr_free(imp);
+    unlink(path);
+}
+
+/* The imported machine's devices file round-trips. */
+static void test_small_devices_round_trip(void) {
+    char *path;
+    dp_import_msr *imp = import_small(NULL, &path);
+    dp_error err;
     char *dpath = tmp_path("small_devices.json");
-    CHECK(dp_devices_write_file(ds, dpath, &err) == DP_STATUS_OK);
+    CHECK(dp_devices_write_file(imp->devices, dpath, &err) == DP_STATUS_OK);
     dp_devices *back = dp_devices_read_file(dpath, &err);
     CHECK(back != NULL);
     CHECK_INT_EQ(back->n_devices, 3);
@@ -523,15 +569,20 @@ static void test_small_mapping(void) {
     CHECK_INT_EQ(back->devices[1].memory_bytes, 1000);
     dp_devices_free(back);
     unlink(dpath);
+    dp_import_msr_free(imp);
+    unlink(path);
+}
 
-    /* options: seconds, a given bandwidth, bytes from cost, a name */
+/* Options: times in seconds, a given bandwidth, edge bytes from cost, a
+ * name. */
+static void test_options(void) {
     dp_import_msr_options opt = dp_import_msr_options_default();
     opt.time_unit_s = 1.0;
     opt.bandwidth = 100;
     opt.edge_bytes = DP_IMPORT_EDGE_BYTES_COST;
     opt.name = "renamed";
-    dp_import_msr *imp2 = dp_import_msr_read_file(path, &opt, &err);
-    CHECK(imp2 != NULL);
+    char *path;
+    dp_import_msr *imp2 = import_small(&opt, &path);
     CHECK_STR_EQ(imp2->graph->name, "renamed");
     CHECK(cost_of(imp2->graph, 0, "cpu") == 2.0);
     CHECK_INT_EQ(out_bytes(imp2->graph, 0, 0), 100); /* 1 s x 100 B/s */
@@ -540,7 +591,6 @@ static void test_small_mapping(void) {
     CHECK_INT_EQ(imp2->info.n_edges_bytes_from_cost, 3);
     CHECK(imp2->devices->links[0].bandwidth == 100);
     dp_import_msr_free(imp2);
-    dp_import_msr_free(imp);
     unlink(path);
 }
 
@@ -608,6 +658,7 @@ static void test_names_and_slots(void) {
 
 /* Imports text from a file and expects exactly "PATH: tail". */
 static void expect_graph_error(const char *text, const char *tail) {
+    TEST_CASE("the graph refused with \"%.80s\"", tail);
     char *path = tmp_path("bad.json");
     write_text(path, text);
     dp_error err;
@@ -626,6 +677,8 @@ static void expect_graph_error(const char *text, const char *tail) {
     "}"
 #define EDGE(s, d, c) "{\"sourceId\": " #s ", \"destId\": " #d ", \"cost\": " #c "}"
 
+/* Each kind of malformed graph is refused with exactly its message,
+ * naming the file and the item. */
 static void test_bad_graphs(void) {
     expect_graph_error("", "file is empty");
     expect_graph_error("[1, 2]", "expected a JSON object at the top, got an array");
@@ -685,7 +738,10 @@ static void test_bad_graphs(void) {
                        NODE(7, "") ", " NODE(8, "") "], \"edges\": [" EDGE(8, 1, 1) ", " EDGE(1, 5, 1) ", "
                        EDGE(5, 7, 1) ", " EDGE(7, 1, 1) "]}",
                        "the edges form a cycle: node 1 \"a\" -> node 5 \"b\" -> node 7 -> node 1 \"a\"");
-    /* syntax errors carry line and column; a missing file names it */
+}
+
+/* A syntax error names the file, its line and column. */
+static void test_syntax_error_names_line(void) {
     char *path = tmp_path("trunc.json");
     write_text(path, "{\"maxFPGAs\": 1,\n \"nodes\": [");
     dp_error err;
@@ -695,6 +751,12 @@ static void test_bad_graphs(void) {
     CHECK(strncmp(err.msg, want, strlen(want)) == 0);
     CHECK_STR_CONTAINS(err.msg, "JSON syntax error");
     unlink(path);
+}
+
+/* A missing file is named. */
+static void test_missing_file_named(void) {
+    dp_error err;
+    char want[1024];
     CHECK(dp_import_msr_read_file(tmp_path("missing.json"), NULL, &err) == NULL);
     snprintf(want, sizeof want, "%s: cannot open: No such file or directory", tmp_path("missing.json"));
     CHECK_STR_EQ(err.msg, want);
@@ -720,6 +782,7 @@ static void close_small(void) {
 }
 
 static void expect_split_error(const char *text, const char *tail) {
+    TEST_CASE("the split refused with \"%.80s\"", tail);
     char *path = tmp_path("split.json");
     write_text(path, text);
     int32_t place[3];
@@ -732,6 +795,7 @@ static void expect_split_error(const char *text, const char *tail) {
     unlink(path);
 }
 
+/* A split places its listed nodes and the rest of their colorClass. */
 static void test_splits(void) {
     dp_error err;
     open_small();
@@ -751,6 +815,8 @@ static void test_splits(void) {
     close_small();
 }
 
+/* Each kind of malformed or mismatched split is refused with exactly its
+ * message. */
 static void test_split_errors(void) {
     open_small();
     char tail[2048];
@@ -794,12 +860,18 @@ int main(int argc, char **argv) {
     snprintf(g_tmp, sizeof g_tmp, "/tmp/dplace_test_import_XXXXXX");
     CHECK(mkdtemp(g_tmp) != NULL);
     TEST_RUN(test_small_mapping);
+    TEST_RUN(test_small_devices);
+    TEST_RUN(test_small_devices_round_trip);
+    TEST_RUN(test_options);
     TEST_RUN(test_transfer_times);
     TEST_RUN(test_names_and_slots);
     TEST_RUN(test_bad_graphs);
+    TEST_RUN(test_syntax_error_names_line);
+    TEST_RUN(test_missing_file_named);
     TEST_RUN(test_splits);
     TEST_RUN(test_split_errors);
-    TEST_RUN_DATASETS(test_dataset, "msr-dnn-partitioning");
+    TEST_RUN_DATASETS(test_dataset_graphs, "msr-dnn-partitioning");
+    TEST_RUN_DATASETS(test_dataset_expert_splits, "msr-dnn-partitioning");
     TEST_RUN_DATASETS(test_mismatched_splits, "msr-dnn-partitioning");
     rmdir(g_tmp);
     return test_end();
