@@ -130,6 +130,7 @@ static void free_case(lcase *c) {
  * tensor whose numeric gradient stays below REACH everywhere (the loss does
  * not depend on it, so the comparison would be 0 with 0); frees c. */
 static void run_case(const char *name, lcase *c) {
+    TEST_CASE("%s", name);
     dp_nn_check_tensor t[8];
     dp_nn_check_result r[8];
     check_case(c, t, r, 0.0);
@@ -163,6 +164,7 @@ static void linear_case(lcase *c) {
     c->fwd = linear_f, c->bwd = linear_b;
 }
 
+/* The linear layer's gradients. */
 static void test_linear(void) {
     lcase c = {0};
     linear_case(&c);
@@ -189,6 +191,7 @@ static void linear_b_dweight_dropped(lcase *c) {
  * an element whose analytic and numeric values differ; the other tensors
  * within TOL. */
 static void expect_flagged(void (*bwd)(lcase *), int bad, double kink, const char *label) {
+    TEST_CASE("%s", label);
     lcase c = {0};
     int N = 5, C = 7, OC = 4;
     c.s[0] = N, c.s[1] = C, c.s[2] = OC;
@@ -229,22 +232,31 @@ static void expect_flagged(void (*bwd)(lcase *), int bad, double kink, const cha
     free_case(&c);
 }
 
-static void test_checker_flags_wrong_gradients(void) {
-    /* control: the correct backward of the same layer passes */
+/* Control: the correct backward of the linear layer passes the checker. */
+static void test_checker_passes_correct_gradient(void) {
     lcase c = {0};
     linear_case(&c);
     run_case("linear(control)", &c);
-    for (int k = 0; k < 2; k++) {
-        double kink = k ? 0.5 : 0.0; /* with kink detection on, as test_nn_models uses it */
-        expect_flagged(linear_b_dinp_scaled, 0, kink, k ? "wrong dinp x1.05 (kink 0.5)" : "wrong dinp x1.05");
-        expect_flagged(linear_b_dweight_dropped, 1, kink,
-                       k ? "dweight drops a term (kink 0.5)" : "dweight drops a term");
-    }
+}
+
+/* An input gradient off by 5% is flagged, with and without kink
+ * detection (as test_nn_models uses it). */
+static void test_checker_flags_scaled_input_gradient(void) {
+    expect_flagged(linear_b_dinp_scaled, 0, 0.0, "wrong dinp x1.05");
+    expect_flagged(linear_b_dinp_scaled, 0, 0.5, "wrong dinp x1.05 (kink 0.5)");
+}
+
+/* A weight gradient that drops a term is flagged at that term, with and
+ * without kink detection. */
+static void test_checker_flags_dropped_weight_term(void) {
+    expect_flagged(linear_b_dweight_dropped, 1, 0.0, "dweight drops a term");
+    expect_flagged(linear_b_dweight_dropped, 1, 0.5, "dweight drops a term (kink 0.5)");
 }
 
 /* ---- embedding ---- */
 static void emb_f(lcase *c) { dp_nn_embedding_forward(c->out, c->idx[0], c->val[0], c->s[0], c->s[1], c->s[2]); }
 static void emb_b(lcase *c) { dp_nn_embedding_backward(c->grad[0], c->dout, c->idx[0], c->s[0], c->s[1], c->s[2]); }
+/* The embedding's gradients. */
 static void test_embedding(void) {
     lcase c = {0};
     int N = 9, V = 6, C = 5;
@@ -267,21 +279,26 @@ static void prelu_f(lcase *c) { dp_nn_prelu_forward(c->out, c->val[0], c->val[1]
 static void prelu_b(lcase *c) {
     dp_nn_prelu_backward(c->grad[0], c->grad[1], c->dout, c->val[0], c->val[1], c->s[0], c->s[1], c->s[2]);
 }
-static void test_activations(void) {
+/* The gradient check of an element-wise activation on the 40 values inp. */
+static void activation_case(const char *name, float *inp, void (*fwd)(lcase *), void (*bwd)(lcase *)) {
     lcase c = {0};
     size_t n = 40;
-    add_tensor(&c, "inp", frand_away(n), n);
+    add_tensor(&c, "inp", inp, n);
     set_out(&c, n);
-    c.fwd = relu_f, c.bwd = relu_b;
-    run_case("relu", &c);
-    add_tensor(&c, "inp", frand(n, -3, 3), n);
-    set_out(&c, n);
-    c.fwd = tanh_f, c.bwd = tanh_b;
-    run_case("tanh", &c);
-    add_tensor(&c, "inp", frand(n, -4, 4), n);
-    set_out(&c, n);
-    c.fwd = sigm_f, c.bwd = sigm_b;
-    run_case("sigmoid", &c);
+    c.fwd = fwd, c.bwd = bwd;
+    run_case(name, &c);
+}
+
+/* ReLU's gradient, away from its kink. */
+static void test_relu(void) { activation_case("relu", frand_away(40), relu_f, relu_b); }
+/* tanh's gradient. */
+static void test_tanh(void) { activation_case("tanh", frand(40, -3, 3), tanh_f, tanh_b); }
+/* The sigmoid's gradient. */
+static void test_sigmoid(void) { activation_case("sigmoid", frand(40, -4, 4), sigm_f, sigm_b); }
+
+/* PReLU's gradients, one slope per channel and one shared. */
+static void test_prelu(void) {
+    lcase c = {0};
     for (int shared = 0; shared < 2; shared++) {
         int N = 6, C = 5, S = shared ? 1 : C;
         c.s[0] = N, c.s[1] = C, c.s[2] = S;
@@ -291,7 +308,10 @@ static void test_activations(void) {
         c.fwd = prelu_f, c.bwd = prelu_b;
         run_case(shared ? "prelu(shared)" : "prelu(channel)", &c);
     }
-    /* the fast kernels against libm */
+}
+
+/* The fast exp and tanh kernels against libm. */
+static void test_fast_exp_tanh_accuracy(void) {
     double emax = 0.0, tmax = 0.0;
     for (float x = -80.0f; x < 80.0f; x += 0.013f) {
         double e = fabs(dp_nn_exp(x) - exp(x)) / exp(x);
@@ -301,11 +321,15 @@ static void test_activations(void) {
         double e = fabs(dp_nn_tanh(x) - tanh(x));
         tmax = e > tmax ? e : tmax;
     }
-    CHECK(isnan(dp_nn_exp(NAN)) && isnan(dp_nn_tanh(NAN))); /* NaN stays NaN (and is no undefined conversion) */
-    CHECK(dp_nn_exp(INFINITY) == dp_nn_exp(88.0f) && dp_nn_exp(-INFINITY) == dp_nn_exp(-87.0f));
     printf("  fast exp max rel err %.2e, fast tanh max abs err %.2e\n", emax, tmax);
     CHECK(emax < 1e-6);
     CHECK(tmax < 5e-7); /* rational tanh: 3.2e-7 without FMA contraction */
+}
+
+/* The fast exp and tanh keep NaN and saturate at the infinities. */
+static void test_fast_exp_tanh_nonfinite(void) {
+    CHECK(isnan(dp_nn_exp(NAN)) && isnan(dp_nn_tanh(NAN))); /* NaN stays NaN (and is no undefined conversion) */
+    CHECK(dp_nn_exp(INFINITY) == dp_nn_exp(88.0f) && dp_nn_exp(-INFINITY) == dp_nn_exp(-87.0f));
 }
 
 /* ---- concat ---- */
@@ -317,6 +341,7 @@ static void cat_b(lcase *c) {
     float *const d[3] = {c->grad[0], c->grad[1], c->grad[2]};
     dp_nn_concat_backward(d, c->dout, c->s + 1, 3, c->s[0]);
 }
+/* The concatenation's gradients. */
 static void test_concat(void) {
     lcase c = {0};
     int N = 4;
@@ -338,26 +363,46 @@ static void gmean_f(lcase *c) {
 static void gmean_b(lcase *c) {
     dp_nn_group_mean_backward(c->grad[0], c->dout, c->act[0], c->idx[0], c->s[0], c->s[1], c->s[2]);
 }
-static void test_aggregation(void) {
+/* A group sum or mean of 13 rows into 4 groups, the last empty. */
+static void group_case(int mean) {
     lcase c = {0};
     int N = 13, C = 3, G = 4;
-    for (int mean = 0; mean < 2; mean++) {
-        c.s[0] = N, c.s[1] = C, c.s[2] = G;
-        c.idx[0] = irand(N, G - 1); /* group G-1 stays empty */
-        c.act[0] = fbuf(G);
-        add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
-        set_out(&c, (size_t)G * C);
-        c.fwd = mean ? gmean_f : gsum_f, c.bwd = mean ? gmean_b : gsum_b;
-        run_case(mean ? "group_mean" : "group_sum", &c);
-    }
-    int group[6] = {0, 1, 1, 2, 0, 1}, cat[6] = {2, 0, 0, 1, 2, 1};
-    float cnt[3], hist[9], adj[9];
-    dp_nn_group_count_forward(cnt, group, 6, 3);
+    c.s[0] = N, c.s[1] = C, c.s[2] = G;
+    c.idx[0] = irand(N, G - 1); /* group G-1 stays empty */
+    c.act[0] = fbuf(G);
+    add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
+    set_out(&c, (size_t)G * C);
+    c.fwd = mean ? gmean_f : gsum_f, c.bwd = mean ? gmean_b : gsum_b;
+    run_case(mean ? "group_mean" : "group_sum", &c);
+}
+
+/* The group sum's gradient, an empty group included. */
+static void test_group_sum(void) { group_case(0); }
+/* The group mean's gradient, an empty group included. */
+static void test_group_mean(void) { group_case(1); }
+
+/* Group counts, histograms and adjacency by hand. */
+static const int agg_group[6] = {0, 1, 1, 2, 0, 1}, agg_cat[6] = {2, 0, 0, 1, 2, 1};
+
+/* The members of each group, counted. */
+static void test_group_count(void) {
+    float cnt[3];
+    dp_nn_group_count_forward(cnt, agg_group, 6, 3);
     CHECK(cnt[0] == 2 && cnt[1] == 3 && cnt[2] == 1);
-    dp_nn_group_histogram_forward(hist, group, cat, 6, 3, 3);
+}
+
+/* The members of each group by category. */
+static void test_group_histogram(void) {
+    float hist[9];
+    dp_nn_group_histogram_forward(hist, agg_group, agg_cat, 6, 3, 3);
     CHECK(hist[0 * 3 + 2] == 2 && hist[1 * 3 + 0] == 2 && hist[1 * 3 + 1] == 1 && hist[2 * 3 + 1] == 1);
+}
+
+/* The edges between groups, each group pair marked once. */
+static void test_group_adjacency(void) {
+    float adj[9];
     int src[3] = {0, 1, 4}, dst[3] = {3, 2, 5};
-    dp_nn_group_adjacency_forward(adj, group, src, dst, 3, 3);
+    dp_nn_group_adjacency_forward(adj, agg_group, src, dst, 3, 3);
     CHECK(adj[0 * 3 + 2] == 1 && adj[1 * 3 + 1] == 1 && adj[0 * 3 + 1] == 1);
     CHECK(adj[0] == 0 && adj[2 * 3 + 0] == 0);
 }
@@ -376,6 +421,7 @@ static void lstm_b(lcase *c) {
                         c->dout + bth, c->dout + bth + (size_t)B * H, c->out, c->act[0], c->act[1],
                         c->val[0], c->val[1], c->val[2], c->val[3], B, T, C, H, rev);
 }
+/* The LSTM's gradients over a sequence, forwards and reversed. */
 static void test_lstm(void) {
     for (int rev = 0; rev < 2; rev++) {
         lcase c = {0};
@@ -408,6 +454,7 @@ static void bilstm_b(lcase *c) {
                           c->dout + o, c->dout + o + (size_t)2 * B * H, c->act[0], c->val[0],
                           c->val[1], c->val[2], c->val[3], B, T, C, H);
 }
+/* The bidirectional LSTM's gradients. */
 static void test_bilstm(void) {
     lcase c = {0};
     int B = 2, T = 4, C = 3, H = 3;
@@ -435,6 +482,7 @@ static void cell_b(lcase *c) {
                              c->dout + (size_t)B * H, c->out + (size_t)B * H, c->act[0], c->val[0],
                              c->val[1], c->val[2], c->val[3], B, C, H);
 }
+/* One LSTM cell's gradients. */
 static void test_lstm_cell(void) {
     lcase c = {0};
     int B = 3, C = 4, H = 5;
@@ -462,6 +510,7 @@ static void dec_b(lcase *c) {
                                 c->dout, c->dout + (size_t)B * H, c->out + (size_t)B * H, c->act[0],
                                 c->act[1], c->idx[0], c->val[1], c->val[2], c->val[4], B, V, E, X, H);
 }
+/* One decoder step's gradients (embedding, extra input, LSTM cell). */
 static void test_decoder_step(void) {
     lcase c = {0};
     int B = 3, V = 4, E = 3, X = 2, H = 4;
@@ -493,6 +542,7 @@ static void att_b(lcase *c) {
                              c->dout, c->act[0], c->act[1], c->val[0], c->val[2], c->val[3],
                              c->val[4], B, T, Q, A, E);
 }
+/* Additive attention's gradients. */
 static void test_attention(void) {
     lcase c = {0};
     int B = 2, T = 5, Q = 3, A = 4, E = 6;
@@ -519,6 +569,7 @@ static void ln_b(lcase *c) {
     dp_nn_layernorm_backward(c->grad[0], c->grad[1], c->grad[2], c->dout, c->val[0], c->act[0], c->act[1],
                              c->val[1], c->s[0], c->s[1]);
 }
+/* Layer normalisation's gradients. */
 static void test_layernorm(void) {
     lcase c = {0};
     int N = 4, C = 6;
@@ -531,7 +582,10 @@ static void test_layernorm(void) {
     set_out(&c, (size_t)N * C);
     c.fwd = ln_f, c.bwd = ln_b;
     run_case("layernorm", &c);
-    /* the normalised rows have mean 0 and variance 1 before the affine map */
+}
+
+/* The normalised rows have mean 0 and variance 1 before the affine map. */
+static void test_layernorm_normalises(void) {
     float x[6] = {1, 2, 3, 4, 5, 6}, y[6], g[6] = {1, 1, 1, 1, 1, 1}, b[6] = {0}, mu, rs;
     dp_nn_layernorm_forward(y, &mu, &rs, x, g, b, 1, 6);
     CHECK_NEAR(mu, 3.5, 1e-6);
@@ -565,11 +619,17 @@ static void rel_case(int M, int causal, const char *name) {
     c.fwd = rel_f, c.bwd = rel_b;
     run_case(name, &c);
 }
+/* Relative multi-head attention's gradients: with a memory, causal, and
+ * without a memory. */
 static void test_rel_attention(void) {
     rel_case(3, 0, "rel_attention(mem 3)");
     rel_case(3, 1, "rel_attention(causal)");
     rel_case(0, 0, "rel_attention(no mem)");
-    /* causal: a query sees the memory and the queries before it, nothing after */
+}
+
+/* Causal: a query sees the memory and the queries before it, nothing
+ * after; each row of probabilities sums to one. */
+static void test_rel_attention_causal(void) {
     int T = 3, M = 2, d = 4, K = M + T, NR = M + 2 * T - 1;
     float q[12], k[20], v[20], rk[28], u[4] = {0}, vb[4] = {0}, out[12], prob[2 * 3 * 5];
     float *scr = fbuf(dp_nn_rel_attention_scratch_count(T, M, d));
@@ -588,9 +648,17 @@ static void test_rel_attention(void) {
             }
             CHECK_NEAR(sum, 1.0, 1e-6);
         }
-    /* the position term sees the distance M + i - j: with no content score
-     * (k = 0, u = vb = 0), q = 1 and rk row r = r / 10 in every column, key
-     * j is exp(sqrt(dh) / 10) times as likely as key j + 1, for every i */
+    free(scr);
+}
+
+/* The position term sees the distance M + i - j: with no content score
+ * (k = 0, u = vb = 0), q = 1 and rk row r = r / 10 in every column, key j
+ * is exp(sqrt(dh) / 10) times as likely as key j + 1, for every i. */
+static void test_rel_attention_position_term(void) {
+    int T = 3, M = 2, d = 4, K = M + T, NR = M + 2 * T - 1;
+    float q[12], k[20], v[20], rk[28], u[4] = {0}, vb[4] = {0}, out[12], prob[2 * 3 * 5];
+    float *scr = fbuf(dp_nn_rel_attention_scratch_count(T, M, d));
+    for (int i = 0; i < 20; i++) v[i] = (float)i;
     for (int i = 0; i < 12; i++) q[i] = 1.0f;
     for (int i = 0; i < 20; i++) k[i] = 0.0f;
     for (int r = 0; r < NR; r++)
@@ -603,7 +671,7 @@ static void test_rel_attention(void) {
     free(scr);
 }
 
-/* the sinusoids: sin and cos halves of the position times 10000^(-2k/d) */
+/* The sinusoids: sin and cos halves of the position times 10000^(-2k/d). */
 static void test_sinusoid(void) {
     float R[3 * 8];
     dp_nn_sinusoid_forward(R, -1, 3, 8);
@@ -623,21 +691,37 @@ static void gcn_b(lcase *c) {
     dp_nn_gcn_backward(c->grad[0], c->grad[1], c->grad[2], c->act[1], c->dout, c->val[0], &c->graph,
                        c->val[1], c->s[0], c->s[1], c->s[2]);
 }
+/* A small DAG with a duplicate edge, a reversed duplicate and a
+ * self-loop. */
+static const int gcn_src[] = {0, 0, 1, 2, 3, 4, 4, 5, 1, 6};
+static const int gcn_dst[] = {1, 2, 3, 3, 4, 5, 6, 6, 0, 6};
+
+/* The GCN's normalised adjacency of that graph: row 0 holds {0, 1, 2}
+ * (degree 3), entry (0, 1) is 1/sqrt(3 x 3). */
+static void test_gcn_graph_normalised(void) {
+    dp_nn_graph g;
+    dp_error err;
+    CHECK(dp_nn_graph_init(&g, 7, gcn_src, gcn_dst, 10, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(g.row[1] - g.row[0], 3);
+    CHECK_NEAR(g.val[1], 1.0 / 3.0, 1e-6);
+    dp_nn_graph_free(&g);
+}
+
+/* An edge to a node outside the graph is refused. */
+static void test_gcn_graph_refuses_outside_edges(void) {
+    int bad_src[] = {0}, bad_dst[] = {9};
+    dp_nn_graph g2;
+    dp_error err;
+    CHECK(dp_nn_graph_init(&g2, 7, bad_src, bad_dst, 1, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "outside");
+}
+
+/* The GCN layer's gradients on that graph. */
 static void test_gcn(void) {
     lcase c = {0};
     int N = 7, C = 4, OC = 3;
-    /* a small DAG with a duplicate edge, a reversed duplicate and a self-loop */
-    int src[] = {0, 0, 1, 2, 3, 4, 4, 5, 1, 6};
-    int dst[] = {1, 2, 3, 3, 4, 5, 6, 6, 0, 6};
     dp_error err;
-    CHECK(dp_nn_graph_init(&c.graph, N, src, dst, 10, &err) == DP_STATUS_OK);
-    /* row 0: {0,1,2}, degree 3; row 6: {4,5,6}; entry (0,1) = 1/sqrt(3*3) */
-    CHECK_INT_EQ(c.graph.row[1] - c.graph.row[0], 3);
-    CHECK_NEAR(c.graph.val[1], 1.0 / 3.0, 1e-6);
-    int bad_src[] = {0}, bad_dst[] = {9};
-    dp_nn_graph g2;
-    CHECK(dp_nn_graph_init(&g2, N, bad_src, bad_dst, 1, &err) == DP_STATUS_INVALID);
-    CHECK_STR_CONTAINS(err.msg, "outside");
+    CHECK(dp_nn_graph_init(&c.graph, N, gcn_src, gcn_dst, 10, &err) == DP_STATUS_OK);
     c.s[0] = N, c.s[1] = C, c.s[2] = OC;
     c.act[0] = fbuf((size_t)N * OC);
     c.act[1] = fbuf((size_t)N * OC);
@@ -662,7 +746,8 @@ static void bce_f(lcase *c) { c->out[0] = dp_nn_bce_logits_forward(c->val[0], c-
 static void bce_b(lcase *c) { dp_nn_bce_logits_backward(c->grad[0], c->dout[0], c->val[0], c->act[0], c->s[0]); }
 static void perm_f(lcase *c) { dp_nn_permute_rows_forward(c->out, c->val[0], c->idx[0], c->s[0], c->s[1]); }
 static void perm_b(lcase *c) { dp_nn_permute_rows_backward(c->grad[0], c->dout, c->idx[0], c->s[0], c->s[1]); }
-static void test_dgi_parts(void) {
+/* The readout's gradient. */
+static void test_readout(void) {
     lcase c = {0};
     int N = 6, C = 4;
     c.s[0] = N, c.s[1] = C;
@@ -670,7 +755,12 @@ static void test_dgi_parts(void) {
     set_out(&c, C);
     c.fwd = readout_f, c.bwd = readout_b;
     run_case("readout", &c);
+}
 
+/* The bilinear discriminator's gradients. */
+static void test_bilinear(void) {
+    lcase c = {0};
+    int N = 6, C = 4;
     c.s[0] = N, c.s[1] = C;
     c.act[0] = fbuf(C);
     c.act[1] = fbuf(C);
@@ -681,7 +771,12 @@ static void test_dgi_parts(void) {
     set_out(&c, N);
     c.fwd = bil_f, c.bwd = bil_b;
     run_case("bilinear", &c);
+}
 
+/* Binary cross-entropy on logits: its gradient. */
+static void test_bce_logits(void) {
+    lcase c = {0};
+    int N = 6;
     c.s[0] = 2 * N;
     c.act[0] = fbuf(2 * (size_t)N);
     for (int i = 0; i < N; i++) c.act[0][i] = 1.0f;
@@ -689,18 +784,34 @@ static void test_dgi_parts(void) {
     set_out(&c, 1);
     c.fwd = bce_f, c.bwd = bce_b;
     run_case("bce_logits", &c);
-    /* closed form at x = 0: log 2 */
+}
+
+/* Binary cross-entropy at logit 0: log 2. */
+static void test_bce_logits_at_zero(void) {
     float z = 0.0f, y = 1.0f;
     CHECK_NEAR(dp_nn_bce_logits_forward(&z, &y, 1), log(2.0), 1e-6);
+}
 
+/* A sampled permutation holds every index once. */
+static void test_permutation_sample(void) {
+    int N = 6, perm[6];
+    dp_rng r;
+    dp_rng_seed(&r, 3);
+    dp_nn_permutation_sample(perm, &r, N);
+    int seen[6] = {0};
+    for (int i = 0; i < N; i++) seen[perm[i]]++;
+    for (int i = 0; i < N; i++) CHECK_INT_EQ(seen[i], 1);
+}
+
+/* Rows permuted: the gradient. */
+static void test_permute_rows(void) {
+    lcase c = {0};
+    int N = 6, C = 4;
     c.s[0] = N, c.s[1] = C;
     c.idx[0] = malloc(sizeof(int) * N);
     dp_rng r;
     dp_rng_seed(&r, 3);
     dp_nn_permutation_sample(c.idx[0], &r, N);
-    int seen[6] = {0};
-    for (int i = 0; i < N; i++) seen[c.idx[0][i]]++;
-    for (int i = 0; i < N; i++) CHECK_INT_EQ(seen[i], 1);
     add_tensor(&c, "inp", frand((size_t)N * C, -1, 1), (size_t)N * C);
     set_out(&c, (size_t)N * C);
     c.fwd = perm_f, c.bwd = perm_b;
@@ -725,6 +836,9 @@ static void head_b(lcase *c) {
     dp_nn_log_softmax_backward(dlogits, dlogp, c->act[3], N, D);
     dp_nn_policy_logits_backward(c->grad[0], dlogits, c->act[1], N, D, c->f[0], c->f[1]);
 }
+/* The policy head's gradients (noisy logits, log-softmax, the actions'
+ * log-probabilities and the entropy), plain and squashed (tanh C = 5,
+ * temperature 10). */
 static void test_policy_head(void) {
     for (int squash = 0; squash < 2; squash++) {
         lcase c = {0};
@@ -735,9 +849,6 @@ static void test_policy_head(void) {
         dp_rng r;
         dp_rng_seed(&r, 11);
         dp_nn_noise_fill(c.act[2], &r, (size_t)N * D, 0.1f);
-        float mx = 0.0f;
-        for (int i = 0; i < N * D; i++) mx = fabsf(c.act[2][i]) > mx ? fabsf(c.act[2][i]) : mx;
-        CHECK_NEAR(mx, 0.1, 1e-6);
         c.idx[0] = irand(N, D);
         add_tensor(&c, "inp", frand((size_t)N * D, -8, 8), (size_t)N * D);
         set_out(&c, 2 * (size_t)N);
@@ -746,35 +857,84 @@ static void test_policy_head(void) {
     }
 }
 
-/* sampling follows the distribution, and the same seed gives the same draws */
-static void test_sampling(void) {
-    float l[4] = {0.0f, 1.0f, 2.0f, -1.0f}, logp[4];
+/* Noise filled with amplitude 0.1 reaches it. */
+static void test_noise_fill_amplitude(void) {
+    enum { N = 4, D = 5 };
+    float noise[N * D];
+    dp_rng r;
+    dp_rng_seed(&r, 11);
+    dp_nn_noise_fill(noise, &r, (size_t)N * D, 0.1f);
+    float mx = 0.0f;
+    for (int i = 0; i < N * D; i++) mx = fabsf(noise[i]) > mx ? fabsf(noise[i]) : mx;
+    CHECK_NEAR(mx, 0.1, 1e-6);
+}
+
+/* The log-probabilities of a row: log_softmax([0, 1, 2, -1]). */
+static void sample_logp(float *logp) {
+    float l[4] = {0.0f, 1.0f, 2.0f, -1.0f};
     dp_nn_log_softmax_forward(logp, l, 1, 4);
+}
+
+/* The log-softmax's probabilities sum to one. */
+static void test_log_softmax_normalised(void) {
+    float logp[4];
+    sample_logp(logp);
     double z = 0.0;
     for (int d = 0; d < 4; d++) z += exp(logp[d]);
     CHECK_NEAR(z, 1.0, 1e-6);
-    enum { DRAWS = 20000 };
-    int *a = malloc(sizeof(int) * DRAWS), *b = malloc(sizeof(int) * DRAWS);
+}
+
+enum { DRAWS = 20000 };
+
+/* DRAWS categorical samples of sample_logp's row, from seed 99, into a. */
+static void draw_samples(int *a) {
+    float logp[4];
+    sample_logp(logp);
     float *rows = malloc(sizeof(float) * 4 * DRAWS);
+    CHECK(rows != NULL);
     for (int i = 0; i < DRAWS; i++) memcpy(rows + 4 * i, logp, sizeof logp);
-    dp_rng r1, r2;
-    dp_rng_seed(&r1, 99);
-    dp_rng_seed(&r2, 99);
-    dp_nn_categorical_sample(a, rows, &r1, DRAWS, 4);
-    dp_nn_categorical_sample(b, rows, &r2, DRAWS, 4);
+    dp_rng r;
+    dp_rng_seed(&r, 99);
+    dp_nn_categorical_sample(a, rows, &r, DRAWS, 4);
+    free(rows);
+}
+
+/* The same seed gives the same draws. */
+static void test_sampling_same_seed_same_draws(void) {
+    int *a = malloc(sizeof(int) * DRAWS), *b = malloc(sizeof(int) * DRAWS);
+    CHECK(a && b);
+    draw_samples(a);
+    draw_samples(b);
     CHECK(memcmp(a, b, sizeof(int) * DRAWS) == 0);
+    free(a);
+    free(b);
+}
+
+/* Sampling follows the distribution: each device's frequency within five
+ * standard deviations of its probability. */
+static void test_sampling_follows_distribution(void) {
+    float logp[4];
+    sample_logp(logp);
+    int *a = malloc(sizeof(int) * DRAWS);
+    CHECK(a);
+    draw_samples(a);
     int cnt[4] = {0};
     for (int i = 0; i < DRAWS; i++) cnt[a[i]]++;
     for (int d = 0; d < 4; d++) {
+        TEST_CASE("device %d", d);
         double p = exp(logp[d]), sd = sqrt(p * (1 - p) / DRAWS);
         CHECK(fabs(cnt[d] / (double)DRAWS - p) < 5 * sd);
     }
+    free(a);
+}
+
+/* The argmax picks the most likely device. */
+static void test_argmax(void) {
+    float logp[4];
+    sample_logp(logp);
     int arg;
     dp_nn_categorical_argmax(&arg, logp, 1, 4);
     CHECK_INT_EQ(arg, 2);
-    free(a);
-    free(b);
-    free(rows);
 }
 
 int main(int argc, char **argv) {
@@ -782,23 +942,48 @@ int main(int argc, char **argv) {
     dp_rng_seed(&g_rng, 2024);
     dp_nn_set_threads(1);
     TEST_RUN(test_linear);
-    TEST_RUN(test_checker_flags_wrong_gradients);
+    TEST_RUN(test_checker_passes_correct_gradient);
+    TEST_RUN(test_checker_flags_scaled_input_gradient);
+    TEST_RUN(test_checker_flags_dropped_weight_term);
     TEST_RUN(test_embedding);
-    TEST_RUN(test_activations);
+    TEST_RUN(test_relu);
+    TEST_RUN(test_tanh);
+    TEST_RUN(test_sigmoid);
+    TEST_RUN(test_prelu);
+    TEST_RUN(test_fast_exp_tanh_accuracy);
+    TEST_RUN(test_fast_exp_tanh_nonfinite);
     TEST_RUN(test_concat);
-    TEST_RUN(test_aggregation);
+    TEST_RUN(test_group_sum);
+    TEST_RUN(test_group_mean);
+    TEST_RUN(test_group_count);
+    TEST_RUN(test_group_histogram);
+    TEST_RUN(test_group_adjacency);
     TEST_RUN(test_lstm);
     TEST_RUN(test_bilstm);
     TEST_RUN(test_lstm_cell);
     TEST_RUN(test_decoder_step);
     TEST_RUN(test_attention);
     TEST_RUN(test_layernorm);
+    TEST_RUN(test_layernorm_normalises);
     TEST_RUN(test_rel_attention);
+    TEST_RUN(test_rel_attention_causal);
+    TEST_RUN(test_rel_attention_position_term);
     TEST_RUN(test_sinusoid);
+    TEST_RUN(test_gcn_graph_normalised);
+    TEST_RUN(test_gcn_graph_refuses_outside_edges);
     TEST_RUN(test_gcn);
-    TEST_RUN(test_dgi_parts);
+    TEST_RUN(test_readout);
+    TEST_RUN(test_bilinear);
+    TEST_RUN(test_bce_logits);
+    TEST_RUN(test_bce_logits_at_zero);
+    TEST_RUN(test_permutation_sample);
+    TEST_RUN(test_permute_rows);
+    TEST_RUN(test_noise_fill_amplitude);
     TEST_RUN(test_policy_head);
-    TEST_RUN(test_sampling);
+    TEST_RUN(test_log_softmax_normalised);
+    TEST_RUN(test_sampling_same_seed_same_draws);
+    TEST_RUN(test_sampling_follows_distribution);
+    TEST_RUN(test_argmax);
     printf("largest relative error over all layers: %.2e (tolerance %.0e)\n", g_worst, TOL);
     return test_end();
 }

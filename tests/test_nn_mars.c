@@ -118,11 +118,12 @@ static void free_state(dp_nn_seq2seq_state *s) {
     free(s->enc_h), free(s->enc_c), free(s->dec_h), free(s->dec_c);
 }
 
-/* Checks every parameter, every segment's input and segment 0's start state
- * (so both the incoming and the outgoing state gradients are covered); the
- * T = 7 and after-attention cases with the previous device's logit bonus
- * (stick; after-attention: for devices 0 and 2 only). */
-static void check_segments(dp_nn_attention_mode mode, int join, int shared, int T, const char *label) {
+/* A chain of NSEG segments to check every parameter, every segment's input
+ * and segment 0's start state (so both the incoming and the outgoing state
+ * gradients are covered); the T = 7 and after-attention cases with the
+ * previous device's logit bonus (stick; after-attention: for devices 0 and
+ * 2 only). */
+static seg_ctx *seg_setup(dp_nn_attention_mode mode, int join, int shared, int T) {
     seg_ctx *c = calloc(1, sizeof *c);
     dp_nn_seq2seq_config sc = {.in_dim = SF, .hidden = SH, .devices = SD, .attn_dim = 4, .emb_dim = 3,
                                .mode = mode, .ctx_to_output = join, .tanh_c = 0.0f, .temperature = 1.0f,
@@ -154,7 +155,24 @@ static void check_segments(dp_nn_attention_mode mode, int join, int shared, int 
     c->start.prev = c->prev0;
     c->dstart = alloc_state(NULL, c->Be, 0.0f);
     for (int i = 0; i < 2; i++) c->dbuf[i] = alloc_state(NULL, c->Be, 0.0f);
+    return c;
+}
 
+static void seg_free(seg_ctx *c) {
+    for (int k = 0; k < NSEG; k++) {
+        dp_nn_seq2seq_free(&c->s[k]);
+        free(c->x[k]), free(c->dx[k]), free(c->act[k]), free(c->coef[k]), free(c->entc[k]), free(c->step[k]);
+    }
+    free_state(&c->start), free_state(&c->dstart), free_state(&c->dbuf[0]), free_state(&c->dbuf[1]);
+    dp_nn_params_free(&c->p);
+    free(c);
+}
+
+/* Checks every parameter, every segment's input and segment 0's start
+ * state of seg_setup's chain. */
+static void check_segments(dp_nn_attention_mode mode, int join, int shared, int T, const char *label) {
+    TEST_CASE("%s", label);
+    seg_ctx *c = seg_setup(mode, join, shared, T);
     dp_nn_check_tensor t[24];
     dp_nn_check_result r[24];
     int nt = 0;
@@ -171,18 +189,7 @@ static void check_segments(dp_nn_attention_mode mode, int join, int shared, int 
     t[nt++] = (dp_nn_check_tensor){"start.dec_c", c->start.dec_c, c->dstart.dec_c, nd};
     dp_nn_gradcheck(r, c, seg_loss, seg_grad, t, nt, EPS, FLOOR, 0.0, MAXPTS, 3);
     g_worst = fmax(g_worst, fixture_gradcheck_report(label, t, r, nt, TOL, REACH));
-
-    /* the second segment started from the first's final state */
-    CHECK(memcmp(c->s[1].h, c->s[0].last.dec_h, sizeof(float) * SB * SH) == 0);
-    CHECK(memcmp(c->s[1].enc_h0, c->s[0].last.enc_h, sizeof(float) * ne) == 0);
-    for (int b = 0; b < SB; b++) CHECK(c->s[1].prev[b] == c->act[0][b * T + T - 1]);
-    for (int k = 0; k < NSEG; k++) {
-        dp_nn_seq2seq_free(&c->s[k]);
-        free(c->x[k]), free(c->dx[k]), free(c->act[k]), free(c->coef[k]), free(c->entc[k]), free(c->step[k]);
-    }
-    free_state(&c->start), free_state(&c->dstart), free_state(&c->dbuf[0]), free_state(&c->dbuf[1]);
-    dp_nn_params_free(&c->p);
-    free(c);
+    seg_free(c);
 }
 
 /* Mars's placer: context before the cell, logits from h alone, one encoder
@@ -198,10 +205,40 @@ static void test_segments_join(void) {
 static void test_segments_long(void) {
     check_segments(DP_NN_ATTENTION_MODE_BEFORE, 0, 1, 7, "seg(before,shared,ctx)");
 }
-/* one encoder per sample, both attention placements */
-static void test_segments_unshared(void) {
+/* one encoder per sample, attention before the cell */
+static void test_segments_unshared_before(void) {
     check_segments(DP_NN_ATTENTION_MODE_BEFORE, 1, 0, 4, "seg(before,per-sample)");
+}
+/* one encoder per sample, attention after the cell */
+static void test_segments_unshared_after(void) {
     check_segments(DP_NN_ATTENTION_MODE_AFTER, 0, 0, 4, "seg(after,per-sample)");
+}
+
+/* The second segment starts from the first's final state (decoder and
+ * encoder states, the previous device), in each chain checked above. */
+static void test_segment_starts_from_previous_state(void) {
+    static const struct {
+        dp_nn_attention_mode mode;
+        int join, shared, T;
+        const char *label;
+    } chains[] = {
+        {DP_NN_ATTENTION_MODE_BEFORE, 0, 1, 4, "seg(before,shared,P)"},
+        {DP_NN_ATTENTION_MODE_BEFORE, 1, 1, 4, "seg(before,join,P)"},
+        {DP_NN_ATTENTION_MODE_BEFORE, 0, 1, 7, "seg(before,shared,ctx)"},
+        {DP_NN_ATTENTION_MODE_BEFORE, 1, 0, 4, "seg(before,per-sample)"},
+        {DP_NN_ATTENTION_MODE_AFTER, 0, 0, 4, "seg(after,per-sample)"},
+    };
+    for (size_t k = 0; k < sizeof chains / sizeof chains[0]; k++) {
+        TEST_CASE("%s", chains[k].label);
+        int T = chains[k].T;
+        seg_ctx *c = seg_setup(chains[k].mode, chains[k].join, chains[k].shared, T);
+        seg_loss(c);
+        size_t ne = (size_t)2 * c->Be * SH;
+        CHECK(memcmp(c->s[1].h, c->s[0].last.dec_h, sizeof(float) * SB * SH) == 0);
+        CHECK(memcmp(c->s[1].enc_h0, c->s[0].last.enc_h, sizeof(float) * ne) == 0);
+        for (int b = 0; b < SB; b++) CHECK(c->s[1].prev[b] == c->act[0][b * T + T - 1]);
+        seg_free(c);
+    }
 }
 
 /* A shared input gives what one encoder per sample gives on copies of it
@@ -209,6 +246,7 @@ static void test_segments_unshared(void) {
 static void test_shared_matches_copies(void) {
     enum { B = 3, T = 5 };
     for (int mode = 0; mode < DP_NN_ATTENTION_MODE_COUNT; mode++) {
+        TEST_CASE("attention %s", mode == DP_NN_ATTENTION_MODE_BEFORE ? "before" : "after");
         dp_nn_seq2seq_config sc = {.in_dim = SF, .hidden = 4, .devices = SD, .attn_dim = 5, .emb_dim = 3,
                                    .mode = (dp_nn_attention_mode)mode, .tanh_c = 5.0f, .temperature = 2.0f};
         dp_nn_tensor_spec specs[8];
@@ -378,9 +416,7 @@ static void test_mars_policy_gradients(void) {
     free(c);
 }
 
-/* Recomputing a segment gives the gradients of keeping it, bit for bit;
- * the per-decision weights equal per-sample weights spread over all
- * decisions. */
+/* Recomputing a segment gives the gradients of keeping it, bit for bit. */
 static void test_mars_recompute(void) {
     mars_ctx *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
     mars_setup(a, 1);
@@ -389,6 +425,17 @@ static void test_mars_recompute(void) {
     mars_grad(a);
     mars_grad(b);
     CHECK(memcmp(a->p.grad, b->p.grad, sizeof(float) * a->p.count) == 0);
+    mars_teardown(a);
+    mars_teardown(b);
+    free(a);
+    free(b);
+}
+
+/* The per-decision weights equal per-sample weights spread over all
+ * decisions. */
+static void test_mars_decision_weights(void) {
+    mars_ctx *b = calloc(1, sizeof *b);
+    mars_setup(b, 0);
     float lp[MB];
     dp_nn_params_zero_grad(&b->p);
     dp_nn_mars_forward(&b->pol, lp, NULL, b->act, DP_NN_DECODE_MODE_TEACHER, NULL);
@@ -402,9 +449,7 @@ static void test_mars_recompute(void) {
     dp_nn_mars_backward(&b->pol, b->coef, NULL, NULL, b->act);
     for (size_t i = 0; i < b->p.count; i++) CHECK_NEAR(g[i], b->p.grad[i], 1e-5);
     free(g);
-    mars_teardown(a);
     mars_teardown(b);
-    free(a);
     free(b);
 }
 
@@ -494,6 +539,7 @@ static void test_mars_save_load(void) {
     CHECK(memcmp(q.data, a->p.data, sizeof(float) * q.count) == 0 && q.step == a->p.step);
     CHECK(dp_nn_mars_init(&pol, &mc, &q, &a->g, a->x, MB, 1, NULL) == DP_STATUS_OK);
     for (int mode = 0; mode < 2; mode++) {
+        TEST_CASE("%s", mode ? "greedy" : "sampled");
         dp_nn_decode_mode dm = mode ? DP_NN_DECODE_MODE_GREEDY : DP_NN_DECODE_MODE_SAMPLE;
         int a1[MB * MN], a2[MB * MN];
         float l1[MB], l2[MB], e1[MB], e2[MB];
@@ -558,25 +604,31 @@ static void run_threads(int threads, int shared, int *acts, float *lp, float *gr
     dp_nn_params_free(&p);
 }
 
-static void test_threads_change_nothing(void) {
+/* Actions, log-probabilities and gradients at 2 and 3 threads against 1,
+ * for the Mars policy (shared) or the per-sample placer. */
+static void threads_change_nothing(int shared) {
     enum { B = 5, NA = 5 * 13 };
     static float g1[20000], g2[20000];
-    for (int shared = 0; shared < 2; shared++) {
-        int a1[NA], a2[NA];
-        float l1[B], l2[B];
-        size_t n1, n2;
-        run_threads(1, shared, a1, l1, g1, &n1);
-        CHECK(n1 <= 20000);
-        for (int th = 2; th <= 3; th++) {
-            run_threads(th, shared, a2, l2, g2, &n2);
-            CHECK(n1 == n2);
-            CHECK(memcmp(a1, a2, sizeof(int) * (shared ? B * MN : B * 6)) == 0);
-            CHECK(memcmp(l1, l2, sizeof l1) == 0);
-            CHECK(memcmp(g1, g2, sizeof(float) * n1) == 0);
-        }
+    int a1[NA], a2[NA];
+    float l1[B], l2[B];
+    size_t n1, n2;
+    run_threads(1, shared, a1, l1, g1, &n1);
+    CHECK(n1 <= 20000);
+    for (int th = 2; th <= 3; th++) {
+        TEST_CASE("%d threads", th);
+        run_threads(th, shared, a2, l2, g2, &n2);
+        CHECK(n1 == n2);
+        CHECK(memcmp(a1, a2, sizeof(int) * (shared ? B * MN : B * 6)) == 0);
+        CHECK(memcmp(l1, l2, sizeof l1) == 0);
+        CHECK(memcmp(g1, g2, sizeof(float) * n1) == 0);
     }
     dp_nn_set_threads(1);
 }
+
+/* The per-sample-encoder placer with noise: threads change nothing. */
+static void test_threads_change_nothing_seq2seq(void) { threads_change_nothing(0); }
+/* The Mars policy: threads change nothing. */
+static void test_threads_change_nothing_mars(void) { threads_change_nothing(1); }
 
 /* ---- the policy with the Transformer-XL placer ---- */
 
@@ -697,13 +749,17 @@ int main(int argc, char **argv) {
     TEST_RUN(test_segments_mars);
     TEST_RUN(test_segments_join);
     TEST_RUN(test_segments_long);
-    TEST_RUN(test_segments_unshared);
+    TEST_RUN(test_segments_unshared_before);
+    TEST_RUN(test_segments_unshared_after);
+    TEST_RUN(test_segment_starts_from_previous_state);
     TEST_RUN(test_shared_matches_copies);
     TEST_RUN(test_mars_policy_gradients);
     TEST_RUN(test_mars_recompute);
+    TEST_RUN(test_mars_decision_weights);
     TEST_RUN(test_dgi_pretraining);
     TEST_RUN(test_mars_save_load);
-    TEST_RUN(test_threads_change_nothing);
+    TEST_RUN(test_threads_change_nothing_seq2seq);
+    TEST_RUN(test_threads_change_nothing_mars);
     TEST_RUN(test_mars_txl_gradients);
     TEST_RUN(test_mars_txl_recompute);
     printf("largest relative error over the checks: %.2e (tolerance %.0e)\n", g_worst, TOL);

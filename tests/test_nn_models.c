@@ -134,8 +134,12 @@ static void check_hp(dp_nn_attention_mode mode, int ctx_to_output, int use_rows,
     free(c);
 }
 
+/* The Hierarchical Planner's model, attention before the cell, context
+ * joined to the output: every gradient. */
 static void test_hp_before(void) { check_hp(DP_NN_ATTENTION_MODE_BEFORE, 1, 0, "s2s(before)"); }
+/* The same with logits from h alone. */
 static void test_hp_before_plain(void) { check_hp(DP_NN_ATTENTION_MODE_BEFORE, 0, 0, "s2s(before,h)"); }
+/* Attention after the cell. */
 static void test_hp_after(void) { check_hp(DP_NN_ATTENTION_MODE_AFTER, 0, 0, "s2s(after)"); }
 /* the grouper's per-row weights (dp_nn_grouper_backward_rows), as PPO's
  * per-decision ratios use them */
@@ -183,7 +187,40 @@ typedef struct big_run {
     float lp, ent;
 } big_run;
 
-static void big_grouper(int threads, big_run *out) {
+/* The layer functions (noise, logits, prior, log-softmax forward; the
+ * entropy's gradient, the log-softmax and logits backward) applied one
+ * after another to the grouper gr's own l give the bits of its fused
+ * passes in out. */
+static void check_layer_functions(const dp_nn_grouper *gr, const dp_nn_tensor_spec *specs, int n, const big_run *out,
+                                  const int32_t *prior, const float *rows) {
+    /* the layer functions one after another, from the grouper's own l */
+    static float ref[BIG_N * BIG_G], tact[BIG_N * BIG_G], d1[BIG_N * BIG_G], d2[BIG_N * BIG_G];
+    dp_rng r2;
+    dp_rng_seed(&r2, 11);
+    dp_nn_params q;
+    CHECK(dp_nn_params_init(&q, specs, n, &r2, NULL) == DP_STATUS_OK); /* the same draws as above */
+    for (int i = 0; i < BIG_N * BIG_F; i++) (void)dp_rng_normal(&r2);
+    dp_nn_set_threads(1);
+    dp_nn_noise_fill(ref, &r2, (size_t)BIG_N * BIG_G, 0.1f);
+    CHECK(memcmp(ref, out->noise, sizeof ref) == 0);
+    dp_nn_policy_logits_forward(ref, tact, gr->l, out->noise, BIG_N, BIG_G, 5.0f, 10.0f);
+    for (int i = 0; i < BIG_N; i++) ref[(size_t)i * BIG_G + prior[i]] += 3.0f;
+    dp_nn_log_softmax_forward(ref, ref, BIG_N, BIG_G);
+    CHECK(memcmp(ref, out->logp, sizeof ref) == 0);
+    memset(d1, 0, sizeof d1);
+    for (int i = 0; i < BIG_N; i++) d1[(size_t)i * BIG_G + out->act[i]] += -0.7f + rows[i];
+    for (size_t i = 0; i < (size_t)BIG_N * BIG_G; i++) d1[i] -= 0.05f * nn_exp(ref[i]) * (1.0f + ref[i]);
+    memset(d2, 0, sizeof d2);
+    dp_nn_log_softmax_backward(d2, d1, ref, BIG_N, BIG_G);
+    memset(d1, 0, sizeof d1);
+    dp_nn_policy_logits_backward(d1, d2, tact, BIG_N, BIG_G, 5.0f, 10.0f);
+    CHECK(memcmp(d1, out->dl, sizeof d1) == 0);
+    dp_nn_params_free(&q);
+}
+
+/* One run of the big grouper at `threads` threads into out; with
+ * check_layers, against the layer functions (check_layer_functions). */
+static void big_grouper(int threads, big_run *out, int check_layers) {
     dp_nn_set_threads(threads);
     dp_nn_grouper_config gc = {BIG_F, 6, BIG_G, 5.0f, 10.0f};
     dp_nn_tensor_spec specs[8];
@@ -208,40 +245,29 @@ static void big_grouper(int threads, big_run *out) {
     memcpy(out->dl, gr.dlogp, sizeof out->dl);
     memcpy(out->dw1, gr.dw1, sizeof out->dw1);
     memcpy(out->dw2, gr.dw2, sizeof out->dw2);
-
-    /* the layer functions one after another, from the grouper's own l */
-    static float ref[BIG_N * BIG_G], tact[BIG_N * BIG_G], d1[BIG_N * BIG_G], d2[BIG_N * BIG_G];
-    dp_rng r2;
-    dp_rng_seed(&r2, 11);
-    dp_nn_params q;
-    CHECK(dp_nn_params_init(&q, specs, n, &r2, NULL) == DP_STATUS_OK); /* the same draws as above */
-    for (int i = 0; i < BIG_N * BIG_F; i++) (void)dp_rng_normal(&r2);
-    dp_nn_set_threads(1);
-    dp_nn_noise_fill(ref, &r2, (size_t)BIG_N * BIG_G, 0.1f);
-    CHECK(memcmp(ref, out->noise, sizeof ref) == 0);
-    dp_nn_policy_logits_forward(ref, tact, gr.l, out->noise, BIG_N, BIG_G, 5.0f, 10.0f);
-    for (int i = 0; i < BIG_N; i++) ref[(size_t)i * BIG_G + prior[i]] += 3.0f;
-    dp_nn_log_softmax_forward(ref, ref, BIG_N, BIG_G);
-    CHECK(memcmp(ref, out->logp, sizeof ref) == 0);
-    memset(d1, 0, sizeof d1);
-    for (int i = 0; i < BIG_N; i++) d1[(size_t)i * BIG_G + out->act[i]] += -0.7f + rows[i];
-    for (size_t i = 0; i < (size_t)BIG_N * BIG_G; i++) d1[i] -= 0.05f * nn_exp(ref[i]) * (1.0f + ref[i]);
-    memset(d2, 0, sizeof d2);
-    dp_nn_log_softmax_backward(d2, d1, ref, BIG_N, BIG_G);
-    memset(d1, 0, sizeof d1);
-    dp_nn_policy_logits_backward(d1, d2, tact, BIG_N, BIG_G, 5.0f, 10.0f);
-    CHECK(memcmp(d1, out->dl, sizeof d1) == 0);
-    dp_nn_params_free(&q);
+    if (check_layers) check_layer_functions(&gr, specs, n, out, prior, rows);
     dp_nn_grouper_free(&gr);
     dp_nn_params_free(&p);
     dp_nn_set_threads(1);
 }
 
+
+/* The grouper at 1 and 2 threads: the same bits. */
 static void test_grouper_threads(void) {
     static big_run one, two;
-    big_grouper(1, &one);
-    big_grouper(2, &two);
+    big_grouper(1, &one, 0);
+    big_grouper(2, &two, 0);
     CHECK(memcmp(&one, &two, sizeof one) == 0);
+}
+
+/* The grouper's fused passes give the bits of its layer functions applied
+ * one after another, at 1 and 2 threads. */
+static void test_grouper_matches_layer_functions(void) {
+    static big_run run;
+    for (int threads = 1; threads <= 2; threads++) {
+        TEST_CASE("%d threads", threads);
+        big_grouper(threads, &run, 1);
+    }
 }
 
 /* ---- GCN + readout + discriminator ---- */
@@ -315,7 +341,9 @@ static void check_dgi(int encode) {
     free(c);
 }
 
+/* The GCN encoder's gradients, node features included. */
 static void test_gcn_encode(void) { check_dgi(1); }
+/* The Deep Graph Infomax loss's gradients. */
 static void test_dgi(void) { check_dgi(0); }
 
 /* ---- determinism: a few sampled REINFORCE updates, twice ---- */
@@ -359,6 +387,8 @@ static void train_run(uint64_t seed, float *out_params, size_t *count, int *out_
     dp_nn_params_free(&p);
 }
 
+/* A few sampled REINFORCE updates: the same seed gives the same
+ * parameters and actions, another seed other parameters. */
 static void test_determinism(void) {
     static float a[4096], b[4096], c[4096];
     int da[BATCH * GROUPS], db[BATCH * GROUPS], dc[BATCH * GROUPS];
@@ -408,6 +438,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_hp_grouper_rows);
     TEST_RUN(test_grouper_prior);
     TEST_RUN(test_grouper_threads);
+    TEST_RUN(test_grouper_matches_layer_functions);
     TEST_RUN(test_gcn_encode);
     TEST_RUN(test_dgi);
     TEST_RUN(test_determinism);

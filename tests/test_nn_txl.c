@@ -109,54 +109,121 @@ static void check_txl(int causal, int with_memory, const char *label) {
     free(c);
 }
 
+/* A first segment (no memory): every gradient. */
 static void test_txl_first_segment(void) { check_txl(0, 0, "txl(first)"); }
+/* A later segment, the previous one's memory a constant: every gradient. */
 static void test_txl_with_memory(void) { check_txl(0, 1, "txl(memory)"); }
+/* The same, causal. */
 static void test_txl_causal(void) { check_txl(1, 1, "txl(causal,memory)"); }
 
-/* The memory: it changes the distributions, it holds the last mem_len
- * inputs of each layer, and continuing from m->last equals continuing from
- * a copy. Teacher forcing the sampled or greedy actions gives their
- * log-probabilities; the samples differ only in their draws. */
-static void test_txl_memory_and_modes(void) {
-    enum { TT = 5, MM = 7 };
+/* A Transformer-XL of 2 layers and a memory of 7 over segments of 5, two
+ * workspaces of 3 samples on one store, two segments' inputs. */
+enum { TT = 5, MM = 7 };
+typedef struct txl_mem {
+    dp_nn_params p;
+    dp_nn_txl m, m2;
+    float x1[TT * F], x2[TT * F];
+    dp_rng rng;
+} txl_mem;
+
+static void txl_mem_open(txl_mem *t) {
     dp_nn_txl_config cfg = {.in_dim = F, .d_model = 8, .heads = 2, .d_inner = 12, .layers = 2, .mem_len = MM,
                             .devices = D, .causal = 0};
     dp_nn_tensor_spec specs[40];
     int n = dp_nn_txl_specs(specs, &cfg);
-    dp_rng rng;
-    dp_rng_seed(&rng, 4);
-    dp_nn_params p;
-    dp_nn_txl m, m2;
-    CHECK(dp_nn_params_init(&p, specs, n, &rng, NULL) == DP_STATUS_OK);
-    CHECK(dp_nn_txl_init(&m, &cfg, &p, 3, TT, NULL) == DP_STATUS_OK);
-    CHECK(dp_nn_txl_init(&m2, &cfg, &p, 3, TT, NULL) == DP_STATUS_OK);
-    float x1[TT * F], x2[TT * F], lp[3], lp2[3], ent[3];
-    for (int i = 0; i < TT * F; i++) x1[i] = (float)dp_rng_normal(&rng), x2[i] = (float)dp_rng_normal(&rng);
-    int a[3 * TT], a2[3 * TT];
-    dp_nn_txl_segment_forward(&m, lp, NULL, a, x1, NULL, DP_NN_DECODE_MODE_GREEDY, NULL);
-    CHECK(m.last.len == TT);
+    dp_rng_seed(&t->rng, 4);
+    CHECK(dp_nn_params_init(&t->p, specs, n, &t->rng, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_txl_init(&t->m, &cfg, &t->p, 3, TT, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_txl_init(&t->m2, &cfg, &t->p, 3, TT, NULL) == DP_STATUS_OK);
+    for (int i = 0; i < TT * F; i++) t->x1[i] = (float)dp_rng_normal(&t->rng), t->x2[i] = (float)dp_rng_normal(&t->rng);
+}
+
+static void txl_mem_close(txl_mem *t) {
+    dp_nn_txl_free(&t->m);
+    dp_nn_txl_free(&t->m2);
+    dp_nn_params_free(&t->p);
+}
+
+/* Two segments, the second continuing from m->last, greedily: m holds the
+ * second's log-probabilities in lp and actions in a. */
+static void txl_two_segments(txl_mem *t, float *lp, int *a) {
+    dp_nn_txl_segment_forward(&t->m, lp, NULL, a, t->x1, NULL, DP_NN_DECODE_MODE_GREEDY, NULL);
+    dp_nn_txl_segment_forward(&t->m, lp, NULL, a, t->x2, &t->m.last, DP_NN_DECODE_MODE_GREEDY, NULL);
+}
+
+/* The memory holds the last mem_len inputs of each layer: after one
+ * segment its 5 rows, layer 0's being the projected features; after two,
+ * min(mem_len, 5 + 5) rows ending with the second segment's. */
+static void test_txl_memory_holds_layer_inputs(void) {
+    txl_mem t;
+    txl_mem_open(&t);
+    float lp[3];
+    int a[3 * TT];
+    dp_nn_txl_segment_forward(&t.m, lp, NULL, a, t.x1, NULL, DP_NN_DECODE_MODE_GREEDY, NULL);
+    CHECK(t.m.last.len == TT);
     /* layer 0's memory is the projected features: the input of layer 0 */
-    CHECK(memcmp(m.last.mem, m.h0, sizeof(float) * TT * 8) == 0);
-    float saved[2 * MM * 8];
-    memcpy(saved, m.last.mem, sizeof(float) * 2 * TT * 8);
-    dp_nn_txl_state copy = {saved, TT};
-    dp_nn_txl_segment_forward(&m2, lp2, NULL, a2, x2, &copy, DP_NN_DECODE_MODE_GREEDY, NULL);
-    dp_nn_txl_segment_forward(&m, lp, NULL, a, x2, &m.last, DP_NN_DECODE_MODE_GREEDY, NULL);
-    CHECK(memcmp(lp, lp2, sizeof lp) == 0 && memcmp(a, a2, sizeof a) == 0);
-    CHECK(m.last.len == MM); /* min(mem_len, 5 + 5) */
+    CHECK(memcmp(t.m.last.mem, t.m.h0, sizeof(float) * TT * 8) == 0);
+    dp_nn_txl_segment_forward(&t.m, lp, NULL, a, t.x2, &t.m.last, DP_NN_DECODE_MODE_GREEDY, NULL);
+    CHECK(t.m.last.len == MM); /* min(mem_len, 5 + 5) */
     /* the memory's last rows are this segment's layer inputs */
-    CHECK(memcmp(m.last.mem + (size_t)(MM - TT) * 8, m.h0, sizeof(float) * TT * 8) == 0);
-    dp_nn_txl_segment_forward(&m2, lp2, NULL, a2, x2, NULL, DP_NN_DECODE_MODE_GREEDY, NULL);
+    CHECK(memcmp(t.m.last.mem + (size_t)(MM - TT) * 8, t.m.h0, sizeof(float) * TT * 8) == 0);
+    txl_mem_close(&t);
+}
+
+/* Continuing from m->last equals continuing from a copy of it. */
+static void test_txl_continuing_from_a_copy(void) {
+    txl_mem t;
+    txl_mem_open(&t);
+    float lp[3], lp2[3];
+    int a[3 * TT], a2[3 * TT];
+    dp_nn_txl_segment_forward(&t.m, lp, NULL, a, t.x1, NULL, DP_NN_DECODE_MODE_GREEDY, NULL);
+    float saved[2 * MM * 8];
+    memcpy(saved, t.m.last.mem, sizeof(float) * 2 * TT * 8);
+    dp_nn_txl_state copy = {saved, TT};
+    dp_nn_txl_segment_forward(&t.m2, lp2, NULL, a2, t.x2, &copy, DP_NN_DECODE_MODE_GREEDY, NULL);
+    dp_nn_txl_segment_forward(&t.m, lp, NULL, a, t.x2, &t.m.last, DP_NN_DECODE_MODE_GREEDY, NULL);
+    CHECK(memcmp(lp, lp2, sizeof lp) == 0 && memcmp(a, a2, sizeof a) == 0);
+    txl_mem_close(&t);
+}
+
+/* The memory changes the distributions: the second segment without it
+ * has other log-probabilities. */
+static void test_txl_memory_changes_distributions(void) {
+    txl_mem t;
+    txl_mem_open(&t);
+    float lp[3], lp2[3];
+    int a[3 * TT], a2[3 * TT];
+    txl_two_segments(&t, lp, a);
+    dp_nn_txl_segment_forward(&t.m2, lp2, NULL, a2, t.x2, NULL, DP_NN_DECODE_MODE_GREEDY, NULL);
     CHECK(memcmp(lp, lp2, sizeof lp) != 0); /* without the memory: other distributions */
-    /* sampled actions, then teacher forced: the same log-probabilities */
-    dp_nn_txl_segment_forward(&m, lp, ent, a, x1, NULL, DP_NN_DECODE_MODE_SAMPLE, &rng);
+    txl_mem_close(&t);
+}
+
+/* Teacher forcing the sampled actions gives their log-probabilities. */
+static void test_txl_teacher_forcing_gives_sampled_logprobs(void) {
+    txl_mem t;
+    txl_mem_open(&t);
+    float lp[3], lp2[3], ent[3];
+    int a[3 * TT], a2[3 * TT];
+    txl_two_segments(&t, lp, a);
+    dp_nn_txl_segment_forward(&t.m, lp, ent, a, t.x1, NULL, DP_NN_DECODE_MODE_SAMPLE, &t.rng);
     memcpy(a2, a, sizeof a);
-    dp_nn_txl_segment_forward(&m2, lp2, NULL, a2, x1, NULL, DP_NN_DECODE_MODE_TEACHER, NULL);
+    dp_nn_txl_segment_forward(&t.m2, lp2, NULL, a2, t.x1, NULL, DP_NN_DECODE_MODE_TEACHER, NULL);
     CHECK(memcmp(lp, lp2, sizeof lp) == 0);
+    txl_mem_close(&t);
+}
+
+/* The samples of one input differ only in their draws: equal, positive
+ * entropies. */
+static void test_txl_samples_share_distributions(void) {
+    txl_mem t;
+    txl_mem_open(&t);
+    float lp[3], ent[3];
+    int a[3 * TT];
+    txl_two_segments(&t, lp, a);
+    dp_nn_txl_segment_forward(&t.m, lp, ent, a, t.x1, NULL, DP_NN_DECODE_MODE_SAMPLE, &t.rng);
     CHECK(ent[0] == ent[1] && ent[1] == ent[2] && ent[0] > 0.0f);
-    dp_nn_txl_free(&m);
-    dp_nn_txl_free(&m2);
-    dp_nn_params_free(&p);
+    txl_mem_close(&t);
 }
 
 int main(int argc, char **argv) {
@@ -165,7 +232,11 @@ int main(int argc, char **argv) {
     TEST_RUN(test_txl_first_segment);
     TEST_RUN(test_txl_with_memory);
     TEST_RUN(test_txl_causal);
-    TEST_RUN(test_txl_memory_and_modes);
+    TEST_RUN(test_txl_memory_holds_layer_inputs);
+    TEST_RUN(test_txl_continuing_from_a_copy);
+    TEST_RUN(test_txl_memory_changes_distributions);
+    TEST_RUN(test_txl_teacher_forcing_gives_sampled_logprobs);
+    TEST_RUN(test_txl_samples_share_distributions);
     printf("largest relative error over the checks: %.2e (tolerance %.0e)\n", g_worst, TOL);
     return test_end();
 }
