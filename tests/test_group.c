@@ -92,46 +92,106 @@ static void test_colocation_rule(void) {
     dp_graph_free(g);
 }
 
-/* Every method keeps colocation on a model with colocation groups, makes
- * exactly the asked number of groups, and is reproducible for a seed. */
-static void test_methods_on_synthetic(void) {
+/* synthetic-3000 (it has colocation groups) and two group arrays. */
+typedef struct synth {
+    dp_graph *g;
+    int32_t *g1, *g2;
+} synth;
+
+static synth synth_open(void) {
+    synth f;
     dp_error err;
-    dp_graph *g = dp_zoo_build("synthetic-3000", 0, &err);
-    CHECK(g);
-    CHECK(g->n_colocate > 0);
-    int32_t *g1 = malloc((size_t)g->n_ops * sizeof(int32_t)), *g2 = malloc((size_t)g->n_ops * sizeof(int32_t));
-    CHECK(g1 && g2);
+    f.g = dp_zoo_build("synthetic-3000", 0, &err);
+    CHECK(f.g);
+    CHECK(f.g->n_colocate > 0);
+    f.g1 = malloc((size_t)f.g->n_ops * sizeof(int32_t)), f.g2 = malloc((size_t)f.g->n_ops * sizeof(int32_t));
+    CHECK(f.g1 && f.g2);
+    return f;
+}
+
+static void synth_close(synth *f) {
+    free(f->g1);
+    free(f->g2);
+    dp_graph_free(f->g);
+}
+
+/* Every method keeps colocation on a model with colocation groups and
+ * makes exactly the asked number of groups (colocation: its own). */
+static void test_every_method_keeps_colocation(void) {
+    synth f = synth_open();
     for (int m = 0; m < DP_GROUP_METHOD_COUNT; m++) {
-        int32_t made1 = 0, made2 = 0;
-        run((dp_group_method)m, g, 16, 3, g1, &made1);
-        check_grouping(g, g1, made1, dp_group_method_name((dp_group_method)m));
+        TEST_CASE("%s", dp_group_method_name((dp_group_method)m));
+        int32_t made1 = 0;
+        run((dp_group_method)m, f.g, 16, 3, f.g1, &made1);
+        check_grouping(f.g, f.g1, made1, dp_group_method_name((dp_group_method)m));
         if (m != DP_GROUP_METHOD_COLOCATION) CHECK_INT_EQ(made1, 16);
-        run((dp_group_method)m, g, 16, 3, g2, &made2);
+    }
+    synth_close(&f);
+}
+
+/* Every method is reproducible for a seed; random and fluid give another
+ * grouping for another seed. */
+static void test_every_method_seeded(void) {
+    synth f = synth_open();
+    for (int m = 0; m < DP_GROUP_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_group_method_name((dp_group_method)m));
+        int32_t made1 = 0, made2 = 0;
+        run((dp_group_method)m, f.g, 16, 3, f.g1, &made1);
+        run((dp_group_method)m, f.g, 16, 3, f.g2, &made2);
         CHECK_INT_EQ(made1, made2);
-        CHECK(memcmp(g1, g2, (size_t)g->n_ops * sizeof(int32_t)) == 0);
+        CHECK(memcmp(f.g1, f.g2, (size_t)f.g->n_ops * sizeof(int32_t)) == 0);
         if (m == DP_GROUP_METHOD_RANDOM || m == DP_GROUP_METHOD_FLUID) {
-            run((dp_group_method)m, g, 16, 4, g2, &made2);
-            CHECK(memcmp(g1, g2, (size_t)g->n_ops * sizeof(int32_t)) != 0);
+            run((dp_group_method)m, f.g, 16, 4, f.g2, &made2);
+            CHECK(memcmp(f.g1, f.g2, (size_t)f.g->n_ops * sizeof(int32_t)) != 0);
         }
-        /* one group: everything in it */
-        run((dp_group_method)m, g, 1, 3, g1, &made1);
+    }
+    synth_close(&f);
+}
+
+/* One group asked: everything in it (colocation makes its own). */
+static void test_every_method_one_group(void) {
+    synth f = synth_open();
+    for (int m = 0; m < DP_GROUP_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_group_method_name((dp_group_method)m));
+        int32_t made1 = 0;
+        run((dp_group_method)m, f.g, 1, 3, f.g1, &made1);
         if (m != DP_GROUP_METHOD_COLOCATION) {
             CHECK_INT_EQ(made1, 1);
-            for (int32_t i = 0; i < g->n_ops; i++) CHECK_INT_EQ(g1[i], 0);
+            for (int32_t i = 0; i < f.g->n_ops; i++) CHECK_INT_EQ(f.g1[i], 0);
         }
+    }
+    synth_close(&f);
+}
+
+/* The method names round-trip. */
+static void test_group_method_names_round_trip(void) {
+    for (int m = 0; m < DP_GROUP_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_group_method_name((dp_group_method)m));
         dp_group_method back;
         CHECK(dp_group_method_from_name(dp_group_method_name((dp_group_method)m), &back) == 0);
         CHECK_INT_EQ(back, m);
     }
-    /* more parts than a device set has devices (the partitioners' arrays are
-     * sized by the request, not by DP_MAX_DEVICES) */
+}
+
+/* More parts than a device set has devices (the partitioners' arrays are
+ * sized by the request, not by DP_MAX_DEVICES). */
+static void test_more_groups_than_devices(void) {
+    synth f = synth_open();
     for (int m = 1; m < DP_GROUP_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_group_method_name((dp_group_method)m));
         int32_t made = 0;
-        run((dp_group_method)m, g, 100, 3, g1, &made);
+        run((dp_group_method)m, f.g, 100, 3, f.g1, &made);
         CHECK_INT_EQ(made, 100);
-        check_grouping(g, g1, made, dp_group_method_name((dp_group_method)m));
+        check_grouping(f.g, f.g1, made, dp_group_method_name((dp_group_method)m));
     }
-    /* balanced compute for the partitioners */
+    synth_close(&f);
+}
+
+/* The partitioners balance compute within 1.2 and cut far fewer bytes
+ * than random groups. */
+static void test_partitioners_balance_and_cut(void) {
+    synth f = synth_open();
+    dp_error err;
     dp_devices *ds = dp_devices_preset("k40x1", &err);
     CHECK(ds);
     dp_group_options opt = dp_group_options_default();
@@ -139,39 +199,51 @@ static void test_methods_on_synthetic(void) {
     opt.reference = &ds->devices[1];
     dp_group_method parts[] = {DP_GROUP_METHOD_METIS, DP_GROUP_METHOD_SCOTCH};
     for (int k = 0; k < 2; k++) {
+        TEST_CASE("%s", dp_group_method_name(parts[k]));
         int32_t made = 0;
-        CHECK(dp_group_run(parts[k], g, &opt, g1, &made, &err) == DP_STATUS_OK);
+        CHECK(dp_group_run(parts[k], f.g, &opt, f.g1, &made, &err) == DP_STATUS_OK);
         dp_group_stats st;
-        CHECK(dp_group_get_stats(g, g1, made, opt.reference, &st, &err) == DP_STATUS_OK);
+        CHECK(dp_group_get_stats(f.g, f.g1, made, opt.reference, &st, &err) == DP_STATUS_OK);
         CHECK_INT_EQ(st.n_groups, 8);
         CHECK(st.imbalance < 1.2);
         /* far fewer bytes cut than random groups */
         int32_t made_r = 0;
         dp_group_stats sr;
         opt.seed = 1;
-        CHECK(dp_group_run(DP_GROUP_METHOD_RANDOM, g, &opt, g2, &made_r, &err) == DP_STATUS_OK);
-        CHECK(dp_group_get_stats(g, g2, made_r, opt.reference, &sr, &err) == DP_STATUS_OK);
+        CHECK(dp_group_run(DP_GROUP_METHOD_RANDOM, f.g, &opt, f.g2, &made_r, &err) == DP_STATUS_OK);
+        CHECK(dp_group_get_stats(f.g, f.g2, made_r, opt.reference, &sr, &err) == DP_STATUS_OK);
         CHECK(st.cut_bytes * 3 < sr.cut_bytes);
     }
     dp_devices_free(ds);
-    free(g1);
-    free(g2);
-    dp_graph_free(g);
+    synth_close(&f);
 }
 
-/* More groups than colocation units: as many groups as units. */
-static void test_more_groups_than_units(void) {
+/* a, b (one colocation group) -> c: two units. */
+static dp_graph *few_units(void) {
     dp_graph *g = dp_graph_init("few");
     int32_t a = add(g, "a", "AB", 4, NULL, 0);
     int32_t b = add(g, "b", "AB", 4, &a, 1);
     add(g, "c", NULL, 4, &b, 1);
     fixture_finalize(g);
+    return g;
+}
+
+/* More groups than colocation units: as many groups as units. */
+static void test_more_groups_than_units(void) {
+    dp_graph *g = few_units();
     for (int m = 1; m < DP_GROUP_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_group_method_name((dp_group_method)m));
         int32_t grp[3], made = 0;
         run((dp_group_method)m, g, 10, 1, grp, &made);
         CHECK_INT_EQ(made, 2);
         check_grouping(g, grp, made, dp_group_method_name((dp_group_method)m));
     }
+    dp_graph_free(g);
+}
+
+/* Zero groups are refused. */
+static void test_zero_groups_refused(void) {
+    dp_graph *g = few_units();
     dp_error err;
     int32_t grp[3], made;
     dp_group_options opt = dp_group_options_default();
@@ -205,9 +277,14 @@ static void test_fluid_disconnected(void) {
     for (int i = 0; i < 40; i++)
         for (int j = 0; j < 20; j++) CHECK(grp[first[0] + i] != grp[first[1] + j]);
     CHECK_INT_EQ(grp[first[2]], grp[first[2] + 1]);
-    /* chains are long for 100 sweeps: every vertex still gets a group */
     dp_graph_free(g);
-    g = dp_graph_init("long-chain");
+}
+
+/* Fluid on a chain of 3000 (long for 100 sweeps): every vertex still gets
+ * a group, and two communities are two runs. */
+static void test_fluid_long_chain(void) {
+    int32_t made = 0;
+    dp_graph *g = dp_graph_init("long-chain");
     int32_t prev = -1;
     for (int i = 0; i < 3000; i++) {
         char nm[16];
@@ -228,8 +305,8 @@ static void test_fluid_disconnected(void) {
     dp_graph_free(g);
 }
 
-/* Figures: cut bytes once per (tensor, consuming group); the file. */
-static void test_stats_and_file(void) {
+/* a -> b, (a, b) -> c, a -> d, in groups {a} and {b, c, d}. */
+static dp_graph *stats_graph(void) {
     dp_graph *g = dp_graph_init("stats");
     int32_t a = add(g, "a", NULL, 100, NULL, 0);
     int32_t b = add(g, "b", NULL, 10, &a, 1);
@@ -237,6 +314,13 @@ static void test_stats_and_file(void) {
     add(g, "c", NULL, 1, ab, 2);
     add(g, "d", NULL, 1, &a, 1);
     fixture_finalize(g);
+    return g;
+}
+
+/* Figures: cut bytes once per (tensor, consuming group), cut edges, group
+ * sizes, imbalance. */
+static void test_stats(void) {
+    dp_graph *g = stats_graph();
     int32_t grp[4] = {0, 1, 1, 1};
     dp_group_stats st;
     dp_error err;
@@ -246,9 +330,24 @@ static void test_stats_and_file(void) {
     CHECK_INT_EQ(st.min_ops, 1);
     CHECK_INT_EQ(st.max_ops, 3);
     CHECK_NEAR(st.imbalance, 1.5, 1e-12);
-    grp[0] = 2;
+    dp_graph_free(g);
+}
+
+/* A group id out of range is refused. */
+static void test_stats_group_out_of_range(void) {
+    dp_graph *g = stats_graph();
+    int32_t grp[4] = {2, 1, 1, 1};
+    dp_group_stats st;
+    dp_error err;
     CHECK_INT_EQ(dp_group_get_stats(g, grp, 2, NULL, &st, &err), DP_STATUS_INVALID);
-    grp[0] = 0;
+    dp_graph_free(g);
+}
+
+/* The groups file: format, method, count and each op's group. */
+static void test_groups_file(void) {
+    dp_graph *g = stats_graph();
+    int32_t grp[4] = {0, 1, 1, 1};
+    dp_error err;
     char path[] = "/tmp/dplace_groups_XXXXXX";
     int fd = mkstemp(path);
     CHECK(fd >= 0);
@@ -271,9 +370,18 @@ static void test_stats_and_file(void) {
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_colocation_rule);
-    TEST_RUN(test_methods_on_synthetic);
+    TEST_RUN(test_every_method_keeps_colocation);
+    TEST_RUN(test_every_method_seeded);
+    TEST_RUN(test_every_method_one_group);
+    TEST_RUN(test_group_method_names_round_trip);
+    TEST_RUN(test_more_groups_than_devices);
+    TEST_RUN(test_partitioners_balance_and_cut);
     TEST_RUN(test_more_groups_than_units);
+    TEST_RUN(test_zero_groups_refused);
     TEST_RUN(test_fluid_disconnected);
-    TEST_RUN(test_stats_and_file);
+    TEST_RUN(test_fluid_long_chain);
+    TEST_RUN(test_stats);
+    TEST_RUN(test_stats_group_out_of_range);
+    TEST_RUN(test_groups_file);
     return test_end();
 }

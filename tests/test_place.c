@@ -78,145 +78,240 @@ static int32_t devices_used(const dp_graph *g, const int32_t *p) {
 }
 
 /* src -> two independent chains of three 1-second ops -> join; tensors of
- * 1 KB over 1 GB/s links: m-ETF must run the chains on different GPUs. */
-static void test_etf_two_branches(void) {
-    dp_graph *g = dp_graph_init("two-branch");
-    int32_t src = add(g, "src", NULL, 0.01, 1000, 0, NULL, 0);
+ * 1 KB over 1 GB/s links. as[k], bs[k]: the chains' ops; ab: their ends. */
+typedef struct two_branch {
+    dp_graph *g;
+    dp_devices *ds;
+    int32_t as[3], bs[3], ab[2];
+} two_branch;
+
+static two_branch two_branch_open(void) {
+    two_branch t;
+    t.g = dp_graph_init("two-branch");
+    int32_t src = add(t.g, "src", NULL, 0.01, 1000, 0, NULL, 0);
     int32_t a = src, b = src;
-    int32_t as[3], bs[3];
     for (int i = 0; i < 3; i++) {
         char na[8], nb[8];
         snprintf(na, sizeof na, "a%d", i);
         snprintf(nb, sizeof nb, "b%d", i);
-        as[i] = a = add(g, na, NULL, 1.0, 1000, 0, &a, 1);
-        bs[i] = b = add(g, nb, NULL, 1.0, 1000, 0, &b, 1);
+        t.as[i] = a = add(t.g, na, NULL, 1.0, 1000, 0, &a, 1);
+        t.bs[i] = b = add(t.g, nb, NULL, 1.0, 1000, 0, &b, 1);
     }
-    int32_t ab[2] = {a, b};
-    add(g, "join", NULL, 0.01, 1000, 0, ab, 2);
-    fixture_finalize(g);
-    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
-    int32_t p[16];
-    /* on TensorFlow's groups (the default): co-placement would join both
-     * chains and the join into one unit (each chain op feeds one op only) */
-    dp_place_options none = dp_place_options_default();
-    none.group = DP_PLACE_GROUP_NONE;
-    int32_t q[16];
-    place(DP_PLACE_METHOD_M_ETF, g, ds, NULL, q);
-    place(DP_PLACE_METHOD_M_ETF, g, ds, &none, p);
-    CHECK(memcmp(p, q, (size_t)g->n_ops * sizeof(int32_t)) == 0);
-    check_constraints(g, ds, p, "m-etf two-branch");
-    for (int i = 1; i < 3; i++) {
-        CHECK_INT_EQ(p[as[i]], p[as[0]]);
-        CHECK_INT_EQ(p[bs[i]], p[bs[0]]);
-    }
-    CHECK(p[as[0]] != p[bs[0]]);
-    CHECK(p[as[0]] != CPU && p[bs[0]] != CPU);
-    dp_sim_result r = fixture_simulate(g, ds, p);
-    CHECK(r.valid);
-    CHECK(r.step_time_s < 3.2); /* one GPU would take 6.02 s */
-    /* m-sct too, and on co-placed units (--group colocation) everything is one unit */
-    place(DP_PLACE_METHOD_M_SCT, g, ds, NULL, p);
-    CHECK(p[as[0]] != p[bs[0]]);
-    CHECK(fixture_simulate(g, ds, p).step_time_s < 3.2);
-    dp_place_options coplace = dp_place_options_default();
-    coplace.group = DP_GROUP_METHOD_COLOCATION;
-    place(DP_PLACE_METHOD_M_ETF, g, ds, &coplace, p);
-    CHECK_INT_EQ(p[as[0]], p[bs[0]]);
-    CHECK_INT_EQ(p[as[2]], p[ab[0] + 1]);
-    /* gpu puts both chains on one GPU */
-    place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
-    CHECK_INT_EQ(devices_used(g, p), 1);
-    CHECK(fixture_simulate(g, ds, p).step_time_s > 6.0);
-    dp_devices_free(ds);
-    dp_graph_free(g);
+    t.ab[0] = a, t.ab[1] = b;
+    add(t.g, "join", NULL, 0.01, 1000, 0, t.ab, 2);
+    fixture_finalize(t.g);
+    t.ds = fixture_devices(2, 1 << 30, 1e9);
+    return t;
 }
 
-/* The grouping step: Baechi's co-placement on hand-made graphs. Rule 1:
- * TensorFlow's colocation groups stay whole; rule 2: an op whose outputs
- * all go to one op joins that op (transitively along chains); an op with two
- * consumers is not joined, nor are a constrained op and an unconstrained one
- * (keep_unconstrained, which the placers set). */
-static void test_coplacement_units(void) {
-    dp_graph *g = dp_graph_init("coplace");
-    int32_t in = add(g, "input", NULL, 0.001, 100, 0, NULL, 0);
-    g->ops[in].device = (dp_devcon){DP_DEVCON_CPU, -1};
-    int32_t x = add(g, "x", NULL, 0.1, 100, 0, &in, 1);   /* the input's only consumer */
-    int32_t f = add(g, "fork", NULL, 0.1, 100, 0, &x, 1); /* two consumers */
-    int32_t l1 = add(g, "l1", NULL, 0.1, 100, 0, &f, 1);  /* chain l1 -> l2 -> join */
-    int32_t l2 = add(g, "l2", NULL, 0.1, 100, 0, &l1, 1);
-    int32_t r1 = add(g, "r1", NULL, 0.1, 100, 0, &f, 1); /* r1 -> join */
-    int32_t jn[2] = {l2, r1};
-    int32_t join = add(g, "join", NULL, 0.1, 100, 0, jn, 2);
-    int32_t v = add(g, "v", "var", 0.001, 100, 100, NULL, 0); /* TF group var = {v, upd} */
-    int32_t ui[2] = {v, join};
-    int32_t upd = add(g, "upd", "var", 0.001, 0, 0, ui, 2);
+static void two_branch_close(two_branch *t) {
+    dp_devices_free(t->ds);
+    dp_graph_free(t->g);
+}
+
+/* m-ETF runs the two chains on different GPUs, on TensorFlow's groups (the
+ * default: the same placement as asking for none). */
+static void test_etf_two_branches(void) {
+    two_branch t = two_branch_open();
+    int32_t p[16], q[16];
+    dp_place_options none = dp_place_options_default();
+    none.group = DP_PLACE_GROUP_NONE;
+    place(DP_PLACE_METHOD_M_ETF, t.g, t.ds, NULL, q);
+    place(DP_PLACE_METHOD_M_ETF, t.g, t.ds, &none, p);
+    CHECK(memcmp(p, q, (size_t)t.g->n_ops * sizeof(int32_t)) == 0);
+    check_constraints(t.g, t.ds, p, "m-etf two-branch");
+    for (int i = 1; i < 3; i++) {
+        CHECK_INT_EQ(p[t.as[i]], p[t.as[0]]);
+        CHECK_INT_EQ(p[t.bs[i]], p[t.bs[0]]);
+    }
+    CHECK(p[t.as[0]] != p[t.bs[0]]);
+    CHECK(p[t.as[0]] != CPU && p[t.bs[0]] != CPU);
+    dp_sim_result r = fixture_simulate(t.g, t.ds, p);
+    CHECK(r.valid);
+    CHECK(r.step_time_s < 3.2); /* one GPU would take 6.02 s */
+    two_branch_close(&t);
+}
+
+/* m-SCT runs the two chains on different GPUs too. */
+static void test_sct_two_branches(void) {
+    two_branch t = two_branch_open();
+    int32_t p[16];
+    place(DP_PLACE_METHOD_M_SCT, t.g, t.ds, NULL, p);
+    CHECK(p[t.as[0]] != p[t.bs[0]]);
+    CHECK(fixture_simulate(t.g, t.ds, p).step_time_s < 3.2);
+    two_branch_close(&t);
+}
+
+/* Co-placed (--group colocation), each chain op feeds one op only: the
+ * chains and the join are one unit, on one device. */
+static void test_etf_two_branches_coplaced(void) {
+    two_branch t = two_branch_open();
+    int32_t p[16];
+    dp_place_options coplace = dp_place_options_default();
+    coplace.group = DP_GROUP_METHOD_COLOCATION;
+    place(DP_PLACE_METHOD_M_ETF, t.g, t.ds, &coplace, p);
+    CHECK_INT_EQ(p[t.as[0]], p[t.bs[0]]);
+    CHECK_INT_EQ(p[t.as[2]], p[t.ab[0] + 1]);
+    two_branch_close(&t);
+}
+
+/* gpu puts both chains on one GPU. */
+static void test_gpu_two_branches(void) {
+    two_branch t = two_branch_open();
+    int32_t p[16];
+    place(DP_PLACE_METHOD_GPU, t.g, t.ds, NULL, p);
+    CHECK_INT_EQ(devices_used(t.g, p), 1);
+    CHECK(fixture_simulate(t.g, t.ds, p).step_time_s > 6.0);
+    two_branch_close(&t);
+}
+
+/* The grouping step's graph: input (CPU-only) -> x -> fork -> {l1 -> l2,
+ * r1} -> join -> upd, with v in a TensorFlow group with upd. */
+typedef struct coplace_graph {
+    dp_graph *g;
+    dp_devices *ds;
+    int32_t in, x, f, l1, l2, r1, join, v, upd;
+} coplace_graph;
+
+static coplace_graph coplace_open(void) {
+    coplace_graph c;
+    dp_graph *g = c.g = dp_graph_init("coplace");
+    c.in = add(g, "input", NULL, 0.001, 100, 0, NULL, 0);
+    g->ops[c.in].device = (dp_devcon){DP_DEVCON_CPU, -1};
+    c.x = add(g, "x", NULL, 0.1, 100, 0, &c.in, 1);   /* the input's only consumer */
+    c.f = add(g, "fork", NULL, 0.1, 100, 0, &c.x, 1); /* two consumers */
+    c.l1 = add(g, "l1", NULL, 0.1, 100, 0, &c.f, 1);  /* chain l1 -> l2 -> join */
+    c.l2 = add(g, "l2", NULL, 0.1, 100, 0, &c.l1, 1);
+    c.r1 = add(g, "r1", NULL, 0.1, 100, 0, &c.f, 1); /* r1 -> join */
+    int32_t jn[2] = {c.l2, c.r1};
+    c.join = add(g, "join", NULL, 0.1, 100, 0, jn, 2);
+    c.v = add(g, "v", "var", 0.001, 100, 100, NULL, 0); /* TF group var = {v, upd} */
+    int32_t ui[2] = {c.v, c.join};
+    c.upd = add(g, "upd", "var", 0.001, 0, 0, ui, 2);
     fixture_finalize(g);
-    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
-    dp_error err;
-    dp_units u;
+    c.ds = fixture_devices(2, 1 << 30, 1e9);
+    return c;
+}
+
+static void coplace_close(coplace_graph *c) {
+    dp_devices_free(c->ds);
+    dp_graph_free(c->g);
+}
+
+/* Every placer runs on TensorFlow's groups by default; co-placement on
+ * request. */
+static void test_default_grouping_is_none(void) {
     dp_place_options o = dp_place_options_default();
-    /* the default: TensorFlow's groups for every placer; co-placement on request */
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_place_method_name((dp_place_method)m));
         CHECK(dp_place_group_of((dp_place_method)m, &o) == DP_PLACE_GROUP_NONE);
         CHECK(dp_place_group_of((dp_place_method)m, NULL) == DP_PLACE_GROUP_NONE);
     }
+    test_case_[0] = '\0';
     o.group = DP_GROUP_METHOD_COLOCATION;
     CHECK(dp_place_group_of(DP_PLACE_METHOD_M_ETF, &o) == DP_GROUP_METHOD_COLOCATION);
     CHECK(dp_place_group_of(DP_PLACE_METHOD_METIS, &o) == DP_GROUP_METHOD_COLOCATION);
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
-    CHECK_INT_EQ(u.unit_of[l1], u.unit_of[l2]);    /* a chain */
-    CHECK_INT_EQ(u.unit_of[l2], u.unit_of[join]);  /* ...into its consumer */
-    CHECK_INT_EQ(u.unit_of[r1], u.unit_of[join]);
-    CHECK_INT_EQ(u.unit_of[v], u.unit_of[upd]);    /* TF group kept */
-    CHECK_INT_EQ(u.unit_of[join], u.unit_of[upd]); /* join feeds upd only */
-    CHECK(u.unit_of[f] != u.unit_of[l1]);          /* two consumers: not joined */
-    CHECK_INT_EQ(u.unit_of[x], u.unit_of[f]);      /* x feeds fork only */
-    CHECK(u.unit_of[in] != u.unit_of[x]);          /* CPU-only input not joined */
+}
+
+/* Baechi's co-placement: rule 1, TensorFlow's colocation groups stay
+ * whole; rule 2, an op whose outputs all go to one op joins that op
+ * (transitively along chains); an op with two consumers is not joined, nor
+ * are a constrained op and an unconstrained one (keep_unconstrained, which
+ * the placers set). */
+static void test_coplacement_rules(void) {
+    coplace_graph c = coplace_open();
+    dp_error err;
+    dp_units u;
+    dp_place_options o = dp_place_options_default();
+    o.group = DP_GROUP_METHOD_COLOCATION;
+    CHECK(place_units_init(&u, c.g, c.ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(u.unit_of[c.l1], u.unit_of[c.l2]);    /* a chain */
+    CHECK_INT_EQ(u.unit_of[c.l2], u.unit_of[c.join]);  /* ...into its consumer */
+    CHECK_INT_EQ(u.unit_of[c.r1], u.unit_of[c.join]);
+    CHECK_INT_EQ(u.unit_of[c.v], u.unit_of[c.upd]);    /* TF group kept */
+    CHECK_INT_EQ(u.unit_of[c.join], u.unit_of[c.upd]); /* join feeds upd only */
+    CHECK(u.unit_of[c.f] != u.unit_of[c.l1]);          /* two consumers: not joined */
+    CHECK_INT_EQ(u.unit_of[c.x], u.unit_of[c.f]);      /* x feeds fork only */
+    CHECK(u.unit_of[c.in] != u.unit_of[c.x]);          /* CPU-only input not joined */
     CHECK_INT_EQ(u.n_units, 3);
     dp_units_free(&u);
-    /* the grouper alone (keep_unconstrained 0) joins the input too */
+    coplace_close(&c);
+}
+
+/* The grouper alone (keep_unconstrained 0) joins the CPU-only input too;
+ * with keep_unconstrained it does not. */
+static void test_grouper_keep_unconstrained(void) {
+    coplace_graph c = coplace_open();
+    dp_error err;
     dp_group_options go = dp_group_options_default();
     int32_t grp[16], ng = 0;
-    CHECK(dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &go, grp, &ng, &err) == DP_STATUS_OK);
-    CHECK_INT_EQ(grp[in], grp[x]);
+    CHECK(dp_group_run(DP_GROUP_METHOD_COLOCATION, c.g, &go, grp, &ng, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(grp[c.in], grp[c.x]);
     go.keep_unconstrained = 1;
-    CHECK(dp_group_run(DP_GROUP_METHOD_COLOCATION, g, &go, grp, &ng, &err) == DP_STATUS_OK);
-    CHECK(grp[in] != grp[x]);
-    /* none: TensorFlow's groups only */
+    CHECK(dp_group_run(DP_GROUP_METHOD_COLOCATION, c.g, &go, grp, &ng, &err) == DP_STATUS_OK);
+    CHECK(grp[c.in] != grp[c.x]);
+    coplace_close(&c);
+}
+
+/* Grouping none: TensorFlow's groups only. */
+static void test_units_of_grouping_none(void) {
+    coplace_graph c = coplace_open();
+    dp_error err;
+    dp_units u;
+    dp_place_options o = dp_place_options_default();
     o.group = DP_PLACE_GROUP_NONE;
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
+    CHECK(place_units_init(&u, c.g, c.ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.n_units, 8);
     dp_units_free(&u);
-    /* another grouper: metis into 2 groups */
+    coplace_close(&c);
+}
+
+/* Another grouper, METIS into 2 groups, gives 2 units. */
+static void test_units_of_metis_grouping(void) {
+    coplace_graph c = coplace_open();
+    dp_error err;
+    dp_units u;
+    dp_place_options o = dp_place_options_default();
     o.group = DP_GROUP_METHOD_METIS;
     o.n_groups = 2;
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
+    CHECK(place_units_init(&u, c.g, c.ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(u.n_units, 2);
     dp_units_free(&u);
-    /* every list placer keeps each co-placed unit on one device */
+    coplace_close(&c);
+}
+
+/* Every list placer keeps each co-placed unit on one device. */
+static void test_list_placers_keep_coplaced_units(void) {
+    coplace_graph c = coplace_open();
     int32_t p[16];
-    dp_place_method lists[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
+    dp_place_options o = dp_place_options_default();
     o.group = DP_GROUP_METHOD_COLOCATION;
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
     for (int k = 0; k < 3; k++) {
-        place(lists[k], g, ds, &o, p);
-        check_constraints(g, ds, p, dp_place_method_name(lists[k]));
-        CHECK_INT_EQ(p[in], CPU);
-        CHECK_INT_EQ(p[l1], p[join]);
-        CHECK_INT_EQ(p[r1], p[upd]);
-        CHECK(p[x] != CPU);
+        TEST_CASE("%s", dp_place_method_name(lists[k]));
+        place(lists[k], c.g, c.ds, &o, p);
+        check_constraints(c.g, c.ds, p, dp_place_method_name(lists[k]));
+        CHECK_INT_EQ(p[c.in], CPU);
+        CHECK_INT_EQ(p[c.l1], p[c.join]);
+        CHECK_INT_EQ(p[c.r1], p[c.upd]);
+        CHECK(p[c.x] != CPU);
     }
+    coplace_close(&c);
+}
+
+/* The grouping names round-trip; an unknown one is refused. */
+static void test_group_names_round_trip(void) {
     int32_t back;
     CHECK(dp_place_group_from_name("colocation", &back) == 0 && back == DP_GROUP_METHOD_COLOCATION);
     CHECK(dp_place_group_from_name("none", &back) == 0 && back == DP_PLACE_GROUP_NONE);
     CHECK(dp_place_group_from_name("nope", &back) == -1);
     CHECK(strcmp(dp_place_group_name(DP_PLACE_GROUP_NONE), "none") == 0);
-    dp_devices_free(ds);
-    dp_graph_free(g);
 }
 
 /* m-SCT's LP: on a fork whose one branch would pass a large tensor, that
  * child is the favourite; of two parents of one child, one is. */
 static void test_sct_favourites(void) {
+    TEST_CASE("a fork");
     dp_error err;
     int32_t from[2] = {0, 0}, to[2] = {1, 2}, fav[3];
     double comm[2] = {10, 0.1}, op_s[3] = {1, 1, 1}, mk;
@@ -224,6 +319,7 @@ static void test_sct_favourites(void) {
     CHECK_INT_EQ(fav[0], 1);
     CHECK_INT_EQ(fav[1], -1);
     CHECK_NEAR(mk, 2.1 - 0.1 / 101, 1e-6); /* relaxed: x = 1/101 on the big edge */
+    TEST_CASE("two parents of one child");
     int32_t from2[2] = {0, 1}, to2[2] = {2, 2};
     double comm2[2] = {5, 0.5};
     CHECK(place_sct_favourites(3, 2, from2, to2, comm2, op_s, 0.1, fav, &mk, &err) == DP_STATUS_OK);
@@ -235,80 +331,124 @@ static void test_sct_favourites(void) {
 /* Baechi's forward-only placement on a hand-made training step: two
  * parallel 1-second layers a and b, a loss, their gradients (2 s each, in
  * "gradients/a" and "gradients/b") and a variable of a updated by the
- * gradient. The backward ops are the gradient ops and what reads them; each
- * gradient op goes with the forward op of its scope that it reads; the list
- * placers spread a and b and put each gradient with its layer. */
-static void test_forward_only(void) {
-    dp_graph *g = dp_graph_init("train-step");
-    int32_t in = add_in(g, "input", "input", NULL, 0.01, 1000, 0, NULL, 0);
-    int32_t wa = add_in(g, "wa", "a/w", "a/w", 0.001, 1000, 1000, NULL, 0);
-    int32_t ain[2] = {in, wa};
-    int32_t fa = add_in(g, "fa", "a", NULL, 1.0, 1000, 0, ain, 2);
-    int32_t fb = add_in(g, "fb", "b", NULL, 1.0, 1000, 0, &in, 1);
-    int32_t lin[2] = {fa, fb};
-    int32_t loss = add_in(g, "loss", "loss", NULL, 0.01, 1000, 0, lin, 2);
-    int32_t g0 = add_in(g, "fill", "gradients", NULL, 0.01, 1000, 0, &loss, 1);
-    int32_t gain[2] = {g0, fa}, gbin[2] = {g0, fb};
-    int32_t ga = add_in(g, "ga", "gradients/a", NULL, 2.0, 1000, 0, gain, 2);
-    int32_t ga2 = add_in(g, "ga_sum", "gradients/a", NULL, 0.01, 1000, 0, &ga, 1); /* reads a gradient only */
-    int32_t gb = add_in(g, "gb", "clip_by_global_norm/gradients/b", NULL, 2.0, 1000, 0, gbin, 2);
-    int32_t upin[2] = {wa, ga2};
-    int32_t upd = add_in(g, "upd", "a/w/optimizer", "a/w", 0.01, 0, 0, upin, 2);
+ * gradient. */
+typedef struct train_step {
+    dp_graph *g;
+    dp_devices *ds;
+    int32_t in, wa, fa, fb, loss, g0, ga, ga2, gb, upd;
+} train_step;
+
+static train_step train_step_open(void) {
+    train_step t;
+    dp_graph *g = t.g = dp_graph_init("train-step");
+    t.in = add_in(g, "input", "input", NULL, 0.01, 1000, 0, NULL, 0);
+    t.wa = add_in(g, "wa", "a/w", "a/w", 0.001, 1000, 1000, NULL, 0);
+    int32_t ain[2] = {t.in, t.wa};
+    t.fa = add_in(g, "fa", "a", NULL, 1.0, 1000, 0, ain, 2);
+    t.fb = add_in(g, "fb", "b", NULL, 1.0, 1000, 0, &t.in, 1);
+    int32_t lin[2] = {t.fa, t.fb};
+    t.loss = add_in(g, "loss", "loss", NULL, 0.01, 1000, 0, lin, 2);
+    t.g0 = add_in(g, "fill", "gradients", NULL, 0.01, 1000, 0, &t.loss, 1);
+    int32_t gain[2] = {t.g0, t.fa}, gbin[2] = {t.g0, t.fb};
+    t.ga = add_in(g, "ga", "gradients/a", NULL, 2.0, 1000, 0, gain, 2);
+    t.ga2 = add_in(g, "ga_sum", "gradients/a", NULL, 0.01, 1000, 0, &t.ga, 1); /* reads a gradient only */
+    t.gb = add_in(g, "gb", "clip_by_global_norm/gradients/b", NULL, 2.0, 1000, 0, gbin, 2);
+    int32_t upin[2] = {t.wa, t.ga2};
+    t.upd = add_in(g, "upd", "a/w/optimizer", "a/w", 0.01, 0, 0, upin, 2);
     fixture_finalize(g);
+    t.ds = fixture_devices(2, 1 << 30, 1e9);
+    return t;
+}
+
+static void train_step_close(train_step *t) {
+    dp_devices_free(t->ds);
+    dp_graph_free(t->g);
+}
+
+/* The backward ops are the gradient ops and what reads them; each gradient
+ * op is anchored to the forward op of its scope that it reads (through a
+ * clipping scope too); other ops have no anchor. */
+static void test_forward_only_anchors(void) {
+    train_step t = train_step_open();
     dp_error err;
     place_fwd f;
-    CHECK(place_fwd_init(&f, g, &err) == DP_STATUS_OK);
+    CHECK(place_fwd_init(&f, t.g, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(f.n_backward, 5);
-    int32_t fwd_ops[] = {in, wa, fa, fb, loss}, back_ops[] = {g0, ga, ga2, gb, upd};
-    for (int k = 0; k < 5; k++) CHECK(!f.backward[fwd_ops[k]] && f.backward[back_ops[k]]);
-    CHECK_INT_EQ(f.anchor[ga], fa);
-    CHECK_INT_EQ(f.anchor[ga2], fa); /* its scope's op it reads */
-    CHECK_INT_EQ(f.anchor[gb], fb);  /* through the clipping scope */
-    CHECK_INT_EQ(f.anchor[g0], -1);  /* "gradients" has no forward scope */
-    CHECK_INT_EQ(f.anchor[upd], -1); /* not a gradient scope: its TF group pins it */
-    CHECK_INT_EQ(f.anchor[fa], -1);
-    /* units: each gradient with its anchor; co-placement sees forward
-     * consumers only, so fa (read by loss and ga) joins loss */
-    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
+    int32_t fwd_ops[] = {t.in, t.wa, t.fa, t.fb, t.loss}, back_ops[] = {t.g0, t.ga, t.ga2, t.gb, t.upd};
+    for (int k = 0; k < 5; k++) {
+        TEST_CASE("forward op %d, backward op %d", (int)fwd_ops[k], (int)back_ops[k]);
+        CHECK(!f.backward[fwd_ops[k]] && f.backward[back_ops[k]]);
+    }
+    test_case_[0] = '\0';
+    CHECK_INT_EQ(f.anchor[t.ga], t.fa);
+    CHECK_INT_EQ(f.anchor[t.ga2], t.fa); /* its scope's op it reads */
+    CHECK_INT_EQ(f.anchor[t.gb], t.fb);  /* through the clipping scope */
+    CHECK_INT_EQ(f.anchor[t.g0], -1);    /* "gradients" has no forward scope */
+    CHECK_INT_EQ(f.anchor[t.upd], -1);   /* not a gradient scope: its TF group pins it */
+    CHECK_INT_EQ(f.anchor[t.fa], -1);
+    place_fwd_free(&f);
+    train_step_close(&t);
+}
+
+/* Units: each gradient with its anchor; co-placement sees forward
+ * consumers only, so fa (read by loss and ga) joins loss; with all ops
+ * counted it has two consumers and does not. */
+static void test_forward_only_units(void) {
+    train_step t = train_step_open();
+    dp_error err;
+    place_fwd f;
+    CHECK(place_fwd_init(&f, t.g, &err) == DP_STATUS_OK);
     dp_place_options o = dp_place_options_default();
     dp_units u;
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &f, &err) == DP_STATUS_OK);
-    CHECK_INT_EQ(u.unit_of[ga], u.unit_of[fa]);
-    CHECK_INT_EQ(u.unit_of[gb], u.unit_of[fb]);
-    CHECK(u.unit_of[fa] != u.unit_of[loss]);
+    CHECK(place_units_init(&u, t.g, t.ds, DP_PLACE_METHOD_M_ETF, &o, &f, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(u.unit_of[t.ga], u.unit_of[t.fa]);
+    CHECK_INT_EQ(u.unit_of[t.gb], u.unit_of[t.fb]);
+    CHECK(u.unit_of[t.fa] != u.unit_of[t.loss]);
     dp_units_free(&u);
     o.group = DP_GROUP_METHOD_COLOCATION;
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, &f, &err) == DP_STATUS_OK);
-    CHECK_INT_EQ(u.unit_of[fa], u.unit_of[loss]);
-    CHECK_INT_EQ(u.unit_of[ga], u.unit_of[loss]);
+    CHECK(place_units_init(&u, t.g, t.ds, DP_PLACE_METHOD_M_ETF, &o, &f, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(u.unit_of[t.fa], u.unit_of[t.loss]);
+    CHECK_INT_EQ(u.unit_of[t.ga], u.unit_of[t.loss]);
     dp_units_free(&u);
-    CHECK(place_units_init(&u, g, ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
-    CHECK(u.unit_of[fa] != u.unit_of[loss]); /* two consumers when all ops count */
+    CHECK(place_units_init(&u, t.g, t.ds, DP_PLACE_METHOD_M_ETF, &o, NULL, &err) == DP_STATUS_OK);
+    CHECK(u.unit_of[t.fa] != u.unit_of[t.loss]); /* two consumers when all ops count */
     dp_units_free(&u);
     place_fwd_free(&f);
-    /* the placers (TensorFlow's groups): a and b apart, gradients with them */
+    train_step_close(&t);
+}
+
+/* The list placers (TensorFlow's groups) put each gradient with its layer
+ * and the update with its variable; m-ETF and m-SCT spread a and b. */
+static void test_forward_only_placers(void) {
+    train_step t = train_step_open();
     int32_t p[16];
     dp_place_method lists[] = {DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT, DP_PLACE_METHOD_M_TOPO};
     for (int k = 0; k < 3; k++) {
-        place(lists[k], g, ds, NULL, p);
-        check_constraints(g, ds, p, dp_place_method_name(lists[k]));
-        CHECK_INT_EQ(p[ga], p[fa]);
-        CHECK_INT_EQ(p[ga2], p[fa]);
-        CHECK_INT_EQ(p[gb], p[fb]);
-        CHECK_INT_EQ(p[upd], p[wa]);
+        TEST_CASE("%s", dp_place_method_name(lists[k]));
+        place(lists[k], t.g, t.ds, NULL, p);
+        check_constraints(t.g, t.ds, p, dp_place_method_name(lists[k]));
+        CHECK_INT_EQ(p[t.ga], p[t.fa]);
+        CHECK_INT_EQ(p[t.ga2], p[t.fa]);
+        CHECK_INT_EQ(p[t.gb], p[t.fb]);
+        CHECK_INT_EQ(p[t.upd], p[t.wa]);
         if (k < 2) {
-            CHECK(p[fa] != p[fb]);
-            CHECK_INT_EQ(p[g0], p[loss]); /* unanchored: with its largest input */
-            CHECK(fixture_simulate(g, ds, p).step_time_s < 3.5); /* one GPU: 6.05 s */
+            CHECK(p[t.fa] != p[t.fb]);
+            CHECK_INT_EQ(p[t.g0], p[t.loss]); /* unanchored: with its largest input */
+            CHECK(fixture_simulate(t.g, t.ds, p).step_time_s < 3.5); /* one GPU: 6.05 s */
         }
     }
-    /* forward_only 0: every op placed on its own */
-    o = dp_place_options_default();
+    train_step_close(&t);
+}
+
+/* forward_only 0: every op placed on its own, constraints kept. */
+static void test_every_op_placed_without_forward_only(void) {
+    train_step t = train_step_open();
+    int32_t p[16];
+    dp_place_options o = dp_place_options_default();
     o.forward_only = 0;
-    place(DP_PLACE_METHOD_M_ETF, g, ds, &o, p);
-    check_constraints(g, ds, p, "m-etf, every op");
-    dp_devices_free(ds);
-    dp_graph_free(g);
+    place(DP_PLACE_METHOD_M_ETF, t.g, t.ds, &o, p);
+    check_constraints(t.g, t.ds, p, "m-etf, every op");
+    train_step_close(&t);
 }
 
 /* A chain of 1-second ops passing 1 MB tensors over 1 MB/s links: moving
@@ -336,9 +476,8 @@ static void test_etf_chain(void) {
 }
 
 /* Eight ops of 300 parameter bytes in a chain on GPUs of 1000 bytes: no GPU
- * holds the model (2400 bytes), two do. gpu is out of memory; m-topo and
- * m-etf spread it and fit. */
-static void test_too_large_for_one_gpu(void) {
+ * holds the model (2400 bytes), two do. */
+static dp_graph *large_chain(void) {
     dp_graph *g = dp_graph_init("large");
     int32_t prev = -1;
     for (int i = 0; i < 8; i++) {
@@ -347,24 +486,51 @@ static void test_too_large_for_one_gpu(void) {
         prev = add(g, nm, NULL, 1.0, 10, 300, &prev, i ? 1 : 0);
     }
     fixture_finalize(g);
+    return g;
+}
+
+/* gpu puts the large chain on one GPU: out of memory. */
+static void test_gpu_out_of_memory_on_large_model(void) {
+    dp_graph *g = large_chain();
     dp_devices *ds = fixture_devices(4, 1000, 1e9);
     int32_t p[8];
     place(DP_PLACE_METHOD_GPU, g, ds, NULL, p);
     dp_sim_result r = fixture_simulate(g, ds, p);
     CHECK(!r.valid);
     CHECK_INT_EQ(r.verdict, DP_SIM_VERDICT_OOM);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* m-topo, m-etf and m-sct spread the large chain within 0.9 of each GPU's
+ * memory and fit. */
+static void test_list_placers_fit_large_model(void) {
+    dp_graph *g = large_chain();
+    dp_devices *ds = fixture_devices(4, 1000, 1e9);
+    int32_t p[8];
     dp_place_method spread[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
     dp_place_options none = dp_place_options_default();
     none.group = DP_PLACE_GROUP_NONE; /* co-placed (--group colocation), the chain is one unit */
     for (int k = 0; k < 3; k++) {
+        TEST_CASE("%s", dp_place_method_name(spread[k]));
         place(spread[k], g, ds, &none, p);
-        r = fixture_simulate(g, ds, p);
+        dp_sim_result r = fixture_simulate(g, ds, p);
         if (!r.valid) fprintf(stderr, "%s: %s\n", dp_place_method_name(spread[k]), r.reason);
         CHECK(r.valid);
         CHECK(devices_used(g, p) >= 3); /* 0.9 x 1000 holds at most two ops */
         for (int32_t d = G0; d < ds->n_devices; d++) CHECK(r.device[d].peak_bytes <= 900);
     }
-    /* m-topo fills the GPUs in order: contiguous runs of the chain */
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* m-topo fills the GPUs in order: contiguous runs of the chain. */
+static void test_m_topo_fills_gpus_in_order(void) {
+    dp_graph *g = large_chain();
+    dp_devices *ds = fixture_devices(4, 1000, 1e9);
+    int32_t p[8];
+    dp_place_options none = dp_place_options_default();
+    none.group = DP_PLACE_GROUP_NONE;
     place(DP_PLACE_METHOD_M_TOPO, g, ds, &none, p);
     for (int i = 1; i < 8; i++) CHECK(p[i] >= p[i - 1]);
     dp_devices_free(ds);
@@ -408,6 +574,9 @@ static dp_graph *constrained_graph(void) {
     return g;
 }
 
+/* Every placer keeps the constraints and colocation groups of
+ * constrained_graph, on TensorFlow's groups and co-placed; the expert,
+ * given none, says so. */
 static void test_every_placer_keeps_constraints(void) {
     dp_graph *g = constrained_graph();
     dp_devices *ds = fixture_devices(3, 1 << 30, 1e9);
@@ -418,6 +587,7 @@ static void test_every_placer_keeps_constraints(void) {
     const dp_place_options *opts[2] = {NULL, &coplace};
     for (int o = 0; o < 2; o++)
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+            TEST_CASE("%s, %s", dp_place_method_name((dp_place_method)m), o ? "co-placed" : "TensorFlow's groups");
             dp_error err;
             dp_status st = dp_place_run((dp_place_method)m, g, ds, opts[o], p, &err);
             if (m == DP_PLACE_METHOD_EXPERT) { /* the options give none */
@@ -435,49 +605,105 @@ static void test_every_placer_keeps_constraints(void) {
     dp_graph_free(g);
 }
 
-/* METIS 5.1 dies on one part: one GPU, and the internal call with 1 part. */
-static void test_metis_one_part(void) {
+/* "on_gpu1" needs a second GPU: METIS on a one-GPU set refuses
+ * constrained_graph, naming the op. */
+static void test_metis_missing_device_refused(void) {
     dp_graph *g = constrained_graph();
     dp_error err;
     dp_devices *one = fixture_devices(1, 1 << 30, 1e9);
-    dp_devices *two = fixture_devices(2, 1 << 30, 1e9);
     int32_t p[64];
-    /* "on_gpu1" needs a second GPU: the one-GPU set cannot host the graph */
     CHECK_INT_EQ(dp_place_run(DP_PLACE_METHOD_METIS, g, one, NULL, p, &err), DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "on_gpu1");
+    dp_devices_free(one);
     dp_graph_free(g);
-    g = dp_graph_init("small");
+}
+
+/* a -> b -> c, one second each. */
+static dp_graph *small_chain(void) {
+    dp_graph *g = dp_graph_init("small");
     int32_t a = add(g, "a", NULL, 1, 10, 0, NULL, 0);
     int32_t b = add(g, "b", NULL, 1, 10, 0, &a, 1);
     add(g, "c", NULL, 1, 10, 0, &b, 1);
     fixture_finalize(g);
+    return g;
+}
+
+/* METIS 5.1 dies on one part: with one GPU, METIS and mincut put every op
+ * on it. */
+static void test_partitioners_on_one_gpu(void) {
+    dp_graph *g = small_chain();
+    dp_devices *one = fixture_devices(1, 1 << 30, 1e9);
+    int32_t p[64];
     place(DP_PLACE_METHOD_METIS, g, one, NULL, p);
     for (int i = 0; i < 3; i++) CHECK_INT_EQ(p[i], G0);
     place(DP_PLACE_METHOD_MINCUT, g, one, NULL, p);
     for (int i = 0; i < 3; i++) CHECK_INT_EQ(p[i], G0);
-    /* more parts than vertices: each vertex its own part, no METIS call */
+    dp_devices_free(one);
+    dp_graph_free(g);
+}
+
+/* More parts than vertices: each vertex its own part, no METIS call. */
+static void test_metis_more_parts_than_vertices(void) {
+    dp_graph *g = small_chain();
+    dp_devices *two = fixture_devices(2, 1 << 30, 1e9);
+    int32_t p[64];
     place(DP_PLACE_METHOD_METIS, g, two, NULL, p);
     check_constraints(g, two, p, "metis 3 ops on 2 GPUs");
-    place_wgraph w;
-    int32_t vertex_of[3] = {0, 1, 2}, part[3] = {-1, -1, -1};
+    dp_devices_free(two);
+    dp_graph_free(g);
+}
+
+/* The chain's weighted graph, each op a vertex. */
+static void small_wgraph(const dp_graph *g, place_wgraph *w) {
+    dp_error err;
+    int32_t vertex_of[3] = {0, 1, 2};
     double ow[3] = {1, 2, 3};
-    CHECK(place_wgraph_build(&w, g, vertex_of, 3, ow, &err) == DP_STATUS_OK);
+    CHECK(place_wgraph_build(w, g, vertex_of, 3, ow, &err) == DP_STATUS_OK);
+}
+
+/* The internal METIS call: the chain's 4 arcs; 1 part puts every vertex in
+ * it; 5 parts of 3 vertices, each in its own. */
+static void test_metis_part_counts(void) {
+    dp_graph *g = small_chain();
+    place_wgraph w;
+    small_wgraph(g, &w);
+    dp_error err;
+    int32_t part[3] = {-1, -1, -1};
     CHECK_INT_EQ(w.n_arcs, 4);
     CHECK(place_metis_part(&w, 1, NULL, 1, part, &err) == DP_STATUS_OK);
     for (int i = 0; i < 3; i++) CHECK_INT_EQ(part[i], 0);
     CHECK(place_metis_part(&w, 5, NULL, 1, part, &err) == DP_STATUS_OK);
     CHECK(part[0] != part[1] && part[1] != part[2] && part[0] != part[2]);
-    /* a part whose share rounds to 0 (a device far slower
-     * than the others) made METIS print "Input Error" to stdout and fail */
+    place_wgraph_free(&w);
+    dp_graph_free(g);
+}
+
+/* A part whose share rounds to 0 (a device far slower than the others)
+ * made METIS print "Input Error" to stdout and fail; now it partitions. */
+static void test_metis_part_skewed_shares(void) {
+    dp_graph *g = small_chain();
+    place_wgraph w;
+    small_wgraph(g, &w);
+    dp_error err;
+    int32_t part[3] = {-1, -1, -1};
     double skew[2] = {1.0, 0.0}, skew2[2] = {1e300, 1e-300};
     CHECK_INT_EQ(place_metis_part(&w, 2, skew, 1, part, &err), DP_STATUS_OK);
     for (int i = 0; i < 3; i++) CHECK(part[i] >= 0 && part[i] < 2);
     CHECK_INT_EQ(place_metis_part(&w, 2, skew2, 1, part, &err), DP_STATUS_OK);
+    place_wgraph_free(&w);
+    dp_graph_free(g);
+}
+
+/* Scotch's mapping onto one part puts every vertex in it. */
+static void test_scotch_map_one_part(void) {
+    dp_graph *g = small_chain();
+    place_wgraph w;
+    small_wgraph(g, &w);
+    dp_error err;
+    int32_t part[3] = {-1, -1, -1};
     CHECK(place_scotch_map(&w, 1, NULL, NULL, 1, part, &err) == DP_STATUS_OK);
     for (int i = 0; i < 3; i++) CHECK_INT_EQ(part[i], 0);
     place_wgraph_free(&w);
-    dp_devices_free(one);
-    dp_devices_free(two);
     dp_graph_free(g);
 }
 
@@ -521,6 +747,7 @@ static int every_placer_small(const dp_graph *g, const dp_devices *ds) {
     int32_t p[64];
     int placed = 0;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        TEST_CASE("%s, %s", g->name, dp_place_method_name((dp_place_method)m));
         dp_error err;
         dp_status st = dp_place_run((dp_place_method)m, g, ds, NULL, p, &err);
         if (st) {
@@ -537,34 +764,46 @@ static int every_placer_small(const dp_graph *g, const dp_devices *ds) {
     return placed;
 }
 
-/* Corner cases: one op; only CPU-only ops (the GPU partitioners get an empty
- * graph); GPUs without a CPU; GPUs of different speeds with two streams. */
-static void test_corner_cases(void) {
+/* One op: every placer but the expert places it. */
+static void test_one_op(void) {
     dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
     dp_graph *g = dp_graph_init("one");
     add(g, "only", NULL, 1, 8, 0, NULL, 0);
     fixture_finalize(g);
-    CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 1); /* all but expert */
+    int placed = every_placer_small(g, ds);
+    test_case_[0] = '\0';
+    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 1); /* all but expert */
     dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    g = dp_graph_init("cpu-only");
+/* Only CPU-only ops (the GPU partitioners get an empty graph): every
+ * placer but the expert places them. */
+static void test_cpu_only_ops(void) {
+    dp_devices *ds = fixture_devices(2, 1 << 30, 1e9);
+    dp_graph *g = dp_graph_init("cpu-only");
     int32_t a = add(g, "a", NULL, 1, 8, 0, NULL, 0);
     int32_t b = add(g, "b", NULL, 1, 8, 0, &a, 1);
     g->ops[a].device = g->ops[b].device = (dp_devcon){DP_DEVCON_CPU, -1};
     fixture_finalize(g);
-    CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 1);
+    int placed = every_placer_small(g, ds);
+    test_case_[0] = '\0';
+    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 1);
     dp_graph_free(g);
     dp_devices_free(ds);
+}
 
-    /* two GPUs of different speeds and two streams each, no CPU */
+/* Two GPUs of different speeds and two streams each, no CPU, and a fan of
+ * 12 matmuls from one source. */
+static void fast_slow_gpus(dp_devices **dsp, dp_graph **gp) {
     dp_error err;
-    ds = dp_devices_init("gpus");
+    dp_devices *ds = dp_devices_init("gpus");
     dp_device fast = {"gpu:0", DP_DEVKIND_GPU, "fast", 4e12, 1e11, 1 << 30, 0, 2, 0};
     dp_device slow = {"gpu:1", DP_DEVKIND_GPU, "slow", 1e12, 1e11, 1 << 30, 0, 2, 0};
     CHECK(dp_devices_add(ds, &fast, &err) == DP_STATUS_OK && dp_devices_add(ds, &slow, &err) == DP_STATUS_OK);
     CHECK(dp_devices_add_link(ds, "gpu:0", "gpu:1", 1e10, 1e-5, 1, &err) == DP_STATUS_OK);
     CHECK(dp_devices_finalize(ds, "gpus", &err) == DP_STATUS_OK);
-    g = dp_graph_init("fan");
+    dp_graph *g = dp_graph_init("fan");
     int32_t src = dp_graph_add_op(g, "src", "Const", NULL, NULL, &err);
     CHECK(dp_graph_add_output_bytes(g, src, 1000, &err) == DP_STATUS_OK);
     for (int i = 0; i < 12; i++) {
@@ -576,10 +815,29 @@ static void test_corner_cases(void) {
         g->ops[id].flops = 1e10;
     }
     fixture_finalize(g);
-    CHECK_INT_EQ(every_placer_small(g, ds), DP_PLACE_METHOD_COUNT - 2); /* no CPU, no expert */
-    /* the partitioners and m-etf give the fast GPU more of the work */
+    *dsp = ds, *gp = g;
+}
+
+/* GPUs without a CPU: every placer but the CPU's and the expert places. */
+static void test_gpus_without_a_cpu(void) {
+    dp_devices *ds;
+    dp_graph *g;
+    fast_slow_gpus(&ds, &g);
+    int placed = every_placer_small(g, ds);
+    test_case_[0] = '\0';
+    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 2); /* no CPU, no expert */
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The partitioners and m-etf give the fast GPU more of the work. */
+static void test_fast_gpu_gets_more_work(void) {
+    dp_devices *ds;
+    dp_graph *g;
+    fast_slow_gpus(&ds, &g);
     dp_place_method m_fast[] = {DP_PLACE_METHOD_METIS, DP_PLACE_METHOD_MINCUT, DP_PLACE_METHOD_M_ETF};
     for (int k = 0; k < 3; k++) {
+        TEST_CASE("%s", dp_place_method_name(m_fast[k]));
         int32_t p[16], on_fast = 0;
         place(m_fast[k], g, ds, NULL, p);
         for (int32_t i = 1; i < g->n_ops; i++) on_fast += p[i] == 0;
@@ -590,8 +848,9 @@ static void test_corner_cases(void) {
     dp_devices_free(ds);
 }
 
-/* Same seed, same placement; and the method names round-trip. */
-static void test_determinism(void) {
+/* Same seed, same placement, for every placer (but the expert, and m-sct
+ * whose LP is too large for synthetic-3000). */
+static void test_same_seed_same_placement(void) {
     dp_error err;
     dp_graph *g = dp_zoo_build("synthetic-3000", 0, &err);
     CHECK(g);
@@ -603,19 +862,28 @@ static void test_determinism(void) {
     opt.seed = 7;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         if (m == DP_PLACE_METHOD_EXPERT || m == DP_PLACE_METHOD_M_SCT) continue; /* m-sct: LP too large */
+        TEST_CASE("%s", dp_place_method_name((dp_place_method)m));
         place((dp_place_method)m, g, ds, &opt, p1);
         place((dp_place_method)m, g, ds, &opt, p2);
         CHECK(memcmp(p1, p2, (size_t)g->n_ops * sizeof(int32_t)) == 0);
-        dp_place_method back;
-        CHECK(dp_place_method_from_name(dp_place_method_name((dp_place_method)m), &back) == 0);
-        CHECK_INT_EQ(back, m);
     }
-    dp_place_method back;
-    CHECK(dp_place_method_from_name("nope", &back) == -1);
     free(p1);
     free(p2);
     dp_devices_free(ds);
     dp_graph_free(g);
+}
+
+/* The method names round-trip; an unknown one is refused. */
+static void test_method_names_round_trip(void) {
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_place_method_name((dp_place_method)m));
+        dp_place_method back;
+        CHECK(dp_place_method_from_name(dp_place_method_name((dp_place_method)m), &back) == 0);
+        CHECK_INT_EQ(back, m);
+    }
+    test_case_[0] = '\0';
+    dp_place_method back;
+    CHECK(dp_place_method_from_name("nope", &back) == -1);
 }
 
 /* Runs every placer on g and ds: each gives a placement that keeps the
@@ -631,6 +899,7 @@ static void every_placer(const dp_graph *g, const dp_devices *ds, const char *wh
     dp_place_options opt = dp_place_options_default();
     opt.expert = dp_zoo_expert_placement;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        TEST_CASE("%s, %s", what, dp_place_method_name((dp_place_method)m));
         dp_place_report rep;
         dp_status st = dp_place_evaluate(sim, g, ds, (dp_place_method)m, &opt, p, &rep, &err);
         if (st) fprintf(stderr, "%s %s: %s\n", what, dp_place_method_name((dp_place_method)m), err.msg);
@@ -663,6 +932,8 @@ static const char *paper_preset(const char *model) {
     return "k40x2";
 }
 
+/* Every placer on every zoo model, on its paper's device set: a placement
+ * that keeps the constraints and simulates, or a reason. */
 static void test_every_zoo_model(void) {
     for (const dp_zoo_entry *z = dp_zoo_list(); z->name; z++) {
         dp_error err;
@@ -721,22 +992,46 @@ static void test_every_external_graph(void) {
             seen++;
         }
     }
+    test_case_[0] = '\0';
     CHECK(seen >= 24);
 }
 
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_etf_two_branches);
-    TEST_RUN(test_coplacement_units);
+    TEST_RUN(test_sct_two_branches);
+    TEST_RUN(test_etf_two_branches_coplaced);
+    TEST_RUN(test_gpu_two_branches);
+    TEST_RUN(test_default_grouping_is_none);
+    TEST_RUN(test_coplacement_rules);
+    TEST_RUN(test_grouper_keep_unconstrained);
+    TEST_RUN(test_units_of_grouping_none);
+    TEST_RUN(test_units_of_metis_grouping);
+    TEST_RUN(test_list_placers_keep_coplaced_units);
+    TEST_RUN(test_group_names_round_trip);
     TEST_RUN(test_sct_favourites);
-    TEST_RUN(test_forward_only);
+    TEST_RUN(test_forward_only_anchors);
+    TEST_RUN(test_forward_only_units);
+    TEST_RUN(test_forward_only_placers);
+    TEST_RUN(test_every_op_placed_without_forward_only);
     TEST_RUN(test_etf_chain);
-    TEST_RUN(test_too_large_for_one_gpu);
+    TEST_RUN(test_gpu_out_of_memory_on_large_model);
+    TEST_RUN(test_list_placers_fit_large_model);
+    TEST_RUN(test_m_topo_fills_gpus_in_order);
     TEST_RUN(test_every_placer_keeps_constraints);
-    TEST_RUN(test_metis_one_part);
+    TEST_RUN(test_metis_missing_device_refused);
+    TEST_RUN(test_partitioners_on_one_gpu);
+    TEST_RUN(test_metis_more_parts_than_vertices);
+    TEST_RUN(test_metis_part_counts);
+    TEST_RUN(test_metis_part_skewed_shares);
+    TEST_RUN(test_scotch_map_one_part);
     TEST_RUN(test_wgraph_merges_edges);
-    TEST_RUN(test_corner_cases);
-    TEST_RUN(test_determinism);
+    TEST_RUN(test_one_op);
+    TEST_RUN(test_cpu_only_ops);
+    TEST_RUN(test_gpus_without_a_cpu);
+    TEST_RUN(test_fast_gpu_gets_more_work);
+    TEST_RUN(test_same_seed_same_placement);
+    TEST_RUN(test_method_names_round_trip);
     TEST_RUN(test_every_zoo_model);
     TEST_RUN_DATASETS(test_every_external_graph, "msr-dnn-partitioning");
     return test_end();

@@ -119,6 +119,7 @@ static void test_bound_below_every_placement(void) {
     dp_rng_seed(&rng, 7);
     int tighter = 0, weighted = 0;
     for (int trial = 0; trial < 1000; trial++) {
+        TEST_CASE("trial %d", trial);
         dp_graph *g = dp_graph_init("random");
         CHECK(g);
         for (int32_t i = 0; i < 6; i++) {
@@ -148,6 +149,7 @@ static void test_bound_below_every_placement(void) {
         weighted += b.work_s > b.work_uniform_s * (1 + 1e-9) && b.work_s > b.critical_path_s;
         dp_graph_free(g);
     }
+    test_case_[0] = '\0'; /* the counts are over every trial */
     printf("  1000 graphs: the fan-out part raised the bound on %d, the weighted work on %d\n", tighter, weighted);
     CHECK(tighter > 0 && weighted > 0); /* the trials exercise both */
     dp_devices_free(ds);
@@ -160,6 +162,7 @@ static void test_bound_below_zoo_placements(void) {
     dp_rng rng;
     dp_rng_seed(&rng, 11);
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        TEST_CASE("%s on %s", cases[c][0], cases[c][1]);
         dp_error err;
         dp_graph *g = dp_zoo_build(cases[c][0], 0, &err);
         CHECK(g);

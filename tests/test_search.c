@@ -98,6 +98,7 @@ static void test_deterministic(void) {
     double first_s = 0, other_s = 0;
     int64_t first_samples = 0;
     for (int run = 0; run < 3; run++) {
+        TEST_CASE("run %d, seed %d", run, run == 2 ? 7 : 3);
         dp_search *s = search_new(&f, 2, run == 2 ? 7 : 3);
         search_run(s, &f, 12, NULL, 0);
         const dp_run_state *st = dp_search_get_state(s);
@@ -111,22 +112,32 @@ static void test_deterministic(void) {
         if (run == 2) other_s = st->best_s;
         dp_search_free(s);
     }
+    test_case_[0] = '\0';
     CHECK(other_s != first_s || 1); /* another seed may land on the same time; it must only run */
     free(best);
     fixture_close(&f);
 }
 
-/* A placement offered from elsewhere (another rank's best, src/dist):
- * taken when faster than the search's best (its worst chain goes on from
- * it), refused when slower, an error when a device is out of range. */
-static void test_offer_best(void) {
+/* Searches a (seed 3, 30 steps) and b (seed 9, 2 steps) of f, a's best
+ * faster than b's: a placement offered from elsewhere (another rank's
+ * best, src/dist). */
+static void offer_searches(fixture *f, dp_search **a, dp_search **b) {
+    *a = search_new(f, 2, 3), *b = search_new(f, 1, 9);
+    search_run(*a, f, 30, NULL, 0);
+    search_run(*b, f, 2, NULL, 0);
+    const dp_run_state *sa = dp_search_get_state(*a), *sb = dp_search_get_state(*b);
+    CHECK(sa->best_placement && sb->best_placement && sa->best_s < sb->best_s);
+}
+
+/* An offered placement faster than the search's best is taken (without
+ * counting a sample), its worst chain goes on from it, and the search goes
+ * on. */
+static void test_offer_faster_taken(void) {
     fixture f = fixture_open("synthetic-400", "k40x2");
     int32_t n = f.g->n_ops;
-    dp_search *a = search_new(&f, 2, 3), *b = search_new(&f, 1, 9);
-    search_run(a, &f, 30, NULL, 0);
-    search_run(b, &f, 2, NULL, 0);
+    dp_search *a, *b;
+    offer_searches(&f, &a, &b);
     const dp_run_state *sa = dp_search_get_state(a), *sb = dp_search_get_state(b);
-    CHECK(sa->best_placement && sb->best_placement && sa->best_s < sb->best_s);
     int64_t samples = sb->samples;
     dp_error err;
     CHECK(dp_search_offer_best(b, sa->best_placement, &err) == 1);
@@ -134,12 +145,36 @@ static void test_offer_best(void) {
     CHECK(sb->samples == samples);
     dp_sim_result r;
     CHECK(dp_search_chain_placement(b, 0, &r) && r.step_time_s == sa->best_s); /* its chain goes on from it */
-    CHECK(dp_search_offer_best(b, f.p, &err) == 0); /* single GPU: slower */
-    CHECK(sb->best_s == sa->best_s);
-    f.p[0] = 99;
-    CHECK(dp_search_offer_best(b, f.p, &err) == -1 && err.status == DP_STATUS_INVALID);
     search_run(b, &f, 4, NULL, 0); /* and goes on */
     CHECK(sb->best_s <= sa->best_s);
+    dp_search_free(a);
+    dp_search_free(b);
+    fixture_close(&f);
+}
+
+/* An offered placement slower than the search's best is refused. */
+static void test_offer_slower_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search *a, *b;
+    offer_searches(&f, &a, &b);
+    const dp_run_state *sa = dp_search_get_state(a), *sb = dp_search_get_state(b);
+    dp_error err;
+    CHECK(dp_search_offer_best(b, sa->best_placement, &err) == 1);
+    CHECK(dp_search_offer_best(b, f.p, &err) == 0); /* single GPU: slower */
+    CHECK(sb->best_s == sa->best_s);
+    dp_search_free(a);
+    dp_search_free(b);
+    fixture_close(&f);
+}
+
+/* An offered placement with a device out of range is an error. */
+static void test_offer_out_of_range_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search *a, *b;
+    offer_searches(&f, &a, &b);
+    dp_error err;
+    f.p[0] = 99;
+    CHECK(dp_search_offer_best(b, f.p, &err) == -1 && err.status == DP_STATUS_INVALID);
     dp_search_free(a);
     dp_search_free(b);
     fixture_close(&f);
@@ -162,6 +197,7 @@ static void test_resume_equals_uninterrupted(void) {
     CHECK(sa->best_sample == sb->best_sample);
     CHECK(!memcmp(sa->best_placement, sb->best_placement, sizeof(int32_t) * (size_t)f.g->n_ops));
     for (int32_t c = 0; c < 2; c++) {
+        TEST_CASE("chain %d", (int)c);
         dp_sim_result ra, rb;
         const int32_t *pa = dp_search_chain_placement(a, c, &ra), *pb = dp_search_chain_placement(b, c, &rb);
         CHECK(pa && pb && !memcmp(pa, pb, sizeof(int32_t) * (size_t)f.g->n_ops));
@@ -170,15 +206,26 @@ static void test_resume_equals_uninterrupted(void) {
     dp_search_stats xa, xb;
     dp_search_get_stats(a, &xa), dp_search_get_stats(b, &xb);
     CHECK(xa.simulated == xb.simulated && xa.accepted == xb.accepted && xa.restarts == xb.restarts);
-    /* a checkpoint of another seed is refused */
+    unlink(ck);
+    dp_search_free(a);
+    dp_search_free(b);
+    fixture_close(&f);
+}
+
+/* A checkpoint of another seed is refused, naming the seed. */
+static void test_checkpoint_of_other_seed_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    char ck[64];
+    snprintf(ck, sizeof ck, "/tmp/dplace_test_search_%d.ck", (int)getpid());
+    dp_search *b = search_new(&f, 2, 5);
+    search_run(b, &f, 7, ck, 0);
+    dp_search_free(b);
     dp_search *c = search_new(&f, 2, 6);
     dp_error err;
     CHECK(dp_search_method(c).ops->load(c, ck, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "seed");
     dp_search_free(c);
     unlink(ck);
-    dp_search_free(a);
-    dp_search_free(b);
     fixture_close(&f);
 }
 
@@ -190,8 +237,10 @@ static void test_delta_equals_full(void) {
     dp_method m = dp_search_method(s);
     dp_error err;
     for (int step = 0; step < 15; step++) {
+        TEST_CASE("step %d", step);
         CHECK(m.ops->step(m.self, &err) == DP_STATUS_OK);
         for (int32_t c = 0; c < 2; c++) {
+            TEST_CASE("step %d, chain %d", step, (int)c);
             dp_sim_result held;
             const int32_t *p = dp_search_chain_placement(s, c, &held);
             CHECK(p);
@@ -201,6 +250,7 @@ static void test_delta_equals_full(void) {
             for (int32_t d = 0; d < full.n_devices; d++) CHECK(full.device[d].peak_bytes == held.device[d].peak_bytes);
         }
     }
+    test_case_[0] = '\0';
     dp_search_stats x;
     dp_search_get_stats(s, &x);
     CHECK(x.accepted > 10 && x.critical > 0);
@@ -247,9 +297,8 @@ static void test_memory_check_refuses(void) {
     dp_graph_free(g);
 }
 
-/* Starts out of range or against a constraint are refused by name; a
- * search without a start fails its first step; bad settings are refused. */
-static void test_bad_input(void) {
+/* A search without a start fails its first step. */
+static void test_no_start_fails_first_step(void) {
     fixture f = fixture_open("synthetic-400", "k40x2");
     dp_error err;
     dp_search_options o = dp_search_options_default();
@@ -258,11 +307,34 @@ static void test_bad_input(void) {
     dp_method m = dp_search_method(s);
     CHECK(m.ops->step(m.self, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "no start");
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+/* A start with a device out of range is refused by name, and is no
+ * start. */
+static void test_start_out_of_range_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_error err;
+    dp_search_options o = dp_search_options_default();
+    dp_search *s = dp_search_init(f.g, f.ds, f.sim, &o, &err);
+    CHECK(s);
     for (int32_t i = 0; i < f.g->n_ops; i++) f.p[i] = 1;
     f.p[3] = 9;
     CHECK(dp_search_add_start(s, "mine", f.p, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "mine");
     CHECK(!dp_search_start(s, NULL, NULL));
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+/* A start against a constraint (a CPU-only op on a GPU) is refused. */
+static void test_start_against_constraint_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_error err;
+    dp_search_options o = dp_search_options_default();
+    dp_search *s = dp_search_init(f.g, f.ds, f.sim, &o, &err);
+    CHECK(s);
     int32_t cpu_only = -1;
     for (int32_t i = 0; i < f.g->n_ops && cpu_only < 0; i++)
         if (f.g->ops[i].device.kind == DP_DEVCON_CPU) cpu_only = i;
@@ -271,15 +343,28 @@ static void test_bad_input(void) {
         f.p[cpu_only] = 1;
         CHECK(dp_search_add_start(s, "mine", f.p, &err) == DP_STATUS_INVALID);
     }
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+/* Bad search settings are refused (unknown ones by name); good ones set. */
+static void test_bad_settings_refused(void) {
+    dp_error err;
     dp_settings set;
     dp_settings_base(&set);
     CHECK(dp_settings_set(&set, "moves", "0", &err) == DP_STATUS_INVALID);
     CHECK(dp_settings_set(&set, "nope", "1", &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "unknown setting");
     CHECK(dp_settings_set(&set, "t0", "0.5", &err) == DP_STATUS_OK && set.search.t0 == 0.5);
+}
+
+/* A search of zero threads is refused. */
+static void test_zero_threads_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_error err;
+    dp_search_options o = dp_search_options_default();
     o.threads = 0;
     CHECK(!dp_search_init(f.g, f.ds, f.sim, &o, &err) && err.status == DP_STATUS_INVALID);
-    dp_search_free(s);
     fixture_close(&f);
 }
 
@@ -294,35 +379,60 @@ static int typed_key_cmp(const void *a, const void *b) {
     return strcmp(((const typed_key *)a)->key, ((const typed_key *)b)->key);
 }
 
-/* The typed level: ops of one parent scope, phase and type move together,
- * and a layer's gradient ops can move without its forward ones. */
-static void test_typed_units(void) {
-    fixture f = fixture_open("rnnlm", "k40x2");
-    dp_search *s = search_new(&f, 1, 1);
+/* The typed level of a search of rnnlm, and (in *keys, *n) each scoped
+ * op's typed key with its unit, sorted by key. */
+static const search_level *typed_level(fixture *f, dp_search *s, typed_key **keys, int32_t *n) {
     const search_level *L = NULL;
     for (int32_t k = 0; k < s->n_levels; k++)
         if (s->level_kind[k] == SEARCH_LEVEL_TYPED) L = &s->level[k];
     CHECK(L);
+    *keys = calloc((size_t)f->g->n_ops, sizeof(typed_key));
+    CHECK(*keys);
+    *n = 0;
+    for (int32_t i = 0; i < f->g->n_ops; i++) {
+        const dp_op *o = &f->g->ops[i];
+        if (o->scope < 0) continue;
+        const char *raw = dp_graph_str(f->g, o->scope), *fs = dp_graph_forward_scope(raw), *slash = strrchr(fs, '/');
+        int len = slash ? (int)(slash - fs) : (int)strlen(fs);
+        typed_key *t = &(*keys)[(*n)++];
+        snprintf(t->key, sizeof t->key, "%.*s|%d|%d", len, fs, (int)(fs - raw), (int)o->type);
+        t->unit = L->u.unit_of[i], t->op = i;
+    }
+    qsort(*keys, (size_t)*n, sizeof **keys, typed_key_cmp);
+    return L;
+}
+
+/* The typed level: more units than parent scopes, and the ops of one
+ * parent scope, phase and type move together. */
+static void test_typed_units_move_together(void) {
+    fixture f = fixture_open("rnnlm", "k40x2");
+    dp_search *s = search_new(&f, 1, 1);
+    typed_key *keys;
+    int32_t n;
+    const search_level *L = typed_level(&f, s, &keys, &n);
     dp_search_stats x;
     dp_search_get_stats(s, &x);
     printf("  rnnlm: %d scopes, %d parent scopes, %d typed units\n", (int)x.n_units[2], (int)x.n_units[3],
            (int)x.n_units[4]);
     CHECK(x.n_units[4] == L->u.n_units && x.n_units[4] > x.n_units[3]);
-    typed_key *keys = calloc((size_t)f.g->n_ops, sizeof(typed_key));
-    CHECK(keys);
-    int32_t n = 0;
-    for (int32_t i = 0; i < f.g->n_ops; i++) {
-        const dp_op *o = &f.g->ops[i];
-        if (o->scope < 0) continue;
-        const char *raw = dp_graph_str(f.g, o->scope), *fs = dp_graph_forward_scope(raw), *slash = strrchr(fs, '/');
-        int len = slash ? (int)(slash - fs) : (int)strlen(fs);
-        snprintf(keys[n].key, sizeof keys[n].key, "%.*s|%d|%d", len, fs, (int)(fs - raw), (int)o->type);
-        keys[n].unit = L->u.unit_of[i], keys[n].op = i, n++;
-    }
-    qsort(keys, (size_t)n, sizeof *keys, typed_key_cmp);
     for (int32_t i = 1; i < n; i++)
-        if (!strcmp(keys[i].key, keys[i - 1].key)) CHECK_INT_EQ(keys[i].unit, keys[i - 1].unit);
-    /* the same parent scope and type in two phases: some such pair apart */
+        if (!strcmp(keys[i].key, keys[i - 1].key)) {
+            TEST_CASE("ops %d and %d, key %s", (int)keys[i - 1].op, (int)keys[i].op, keys[i].key);
+            CHECK_INT_EQ(keys[i].unit, keys[i - 1].unit);
+        }
+    free(keys);
+    dp_search_free(s);
+    fixture_close(&f);
+}
+
+/* A layer's gradient ops can move without its forward ones: some pair of
+ * the same parent scope and type in two phases is in two units. */
+static void test_typed_units_split_phases(void) {
+    fixture f = fixture_open("rnnlm", "k40x2");
+    dp_search *s = search_new(&f, 1, 1);
+    typed_key *keys;
+    int32_t n;
+    typed_level(&f, s, &keys, &n);
     for (int32_t i = 0; i < n; i++) { /* the key without its phase: parent|type */
         char *bar = strchr(keys[i].key, '|'), *bar2 = bar ? strchr(bar + 1, '|') : NULL;
         CHECK(bar2);
@@ -374,11 +484,19 @@ int main(int argc, char **argv) {
     TEST_RUN(test_improves_start);
     TEST_RUN(test_deterministic);
     TEST_RUN(test_resume_equals_uninterrupted);
+    TEST_RUN(test_checkpoint_of_other_seed_refused);
     TEST_RUN(test_delta_equals_full);
     TEST_RUN(test_memory_check_refuses);
-    TEST_RUN(test_bad_input);
-    TEST_RUN(test_offer_best);
-    TEST_RUN(test_typed_units);
+    TEST_RUN(test_no_start_fails_first_step);
+    TEST_RUN(test_start_out_of_range_refused);
+    TEST_RUN(test_start_against_constraint_refused);
+    TEST_RUN(test_bad_settings_refused);
+    TEST_RUN(test_zero_threads_refused);
+    TEST_RUN(test_offer_faster_taken);
+    TEST_RUN(test_offer_slower_refused);
+    TEST_RUN(test_offer_out_of_range_refused);
+    TEST_RUN(test_typed_units_move_together);
+    TEST_RUN(test_typed_units_split_phases);
     TEST_RUN(test_every_setting);
     return test_end();
 }
