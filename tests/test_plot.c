@@ -128,7 +128,7 @@ static const char *xml_problem(const char *s) {
     return root_seen ? NULL : "no root element";
 }
 
-static int have_python;
+static int have_python = -1; /* -1: not asked yet (python3 takes a while to start) */
 
 /* The file is well-formed XML with an <svg> root; returns its text. */
 static char *check_svg(const char *path) {
@@ -139,6 +139,10 @@ static char *check_svg(const char *path) {
     if (problem) fprintf(stderr, "%s: %s\n", path, problem);
     CHECK(!problem);
     CHECK_STR_CONTAINS(s, "<svg xmlns=\"http://www.w3.org/2000/svg\"");
+    if (have_python < 0) {
+        have_python = system("python3 -c 'import xml.dom.minidom' >/dev/null 2>&1") == 0;
+        if (!have_python) printf("note: no python3; only the built-in XML check runs\n");
+    }
     if (have_python) {
         char cmd[512];
         snprintf(cmd, sizeof cmd,
@@ -200,19 +204,29 @@ static const dp_plot_line ref_lines[] = {
     {"no such baseline", NAN},
 };
 
-static void test_curve(void) {
-    synth s = make_synth(2000, 7);
+/* The synthetic training curve of 2000 samples with its labels and
+ * reference lines, over s. */
+static dp_plot_curve synth_curve(const synth *s) {
     dp_plot_curve c = {0};
     c.title = "nmt4 on k40x4: Hierarchical Planner <seed 1> & friends";
     c.x_label = "sampled placements";
     c.y_label = "step time (s)";
-    c.n = s.n;
-    c.x = s.x;
-    c.y = s.y;
-    c.valid = s.valid;
-    c.best = s.best;
+    c.n = s->n;
+    c.x = s->x;
+    c.y = s->y;
+    c.valid = s->valid;
+    c.best = s->best;
     c.lines = ref_lines;
     c.n_lines = 5;
+    return c;
+}
+
+/* The training curve: labels escaped, reference lines listed (drawn when
+ * in view), outliers clipped to the top edge, invalid samples counted,
+ * the figures in the footer, no NaN or infinity. */
+static void test_curve(void) {
+    synth s = make_synth(2000, 7);
+    dp_plot_curve c = synth_curve(&s);
     const char *path = tmp_path("curve.svg");
     dp_error err;
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
@@ -236,16 +250,29 @@ static void test_curve(void) {
     CHECK(!strstr(svg, "text-anchor=\"end\">10<") && !strstr(svg, "text-anchor=\"end\">100<"));
     CHECK(!strstr(svg, "nan") && !strstr(svg, "inf"));
     free(svg);
-    /* writing again replaces the file */
+    remove(path);
+    free_synth(&s);
+}
+
+/* Writing again replaces the file. */
+static void test_rewrite_replaces_file(void) {
+    synth s = make_synth(2000, 7);
+    dp_plot_curve c = synth_curve(&s);
+    const char *path = tmp_path("curve.svg");
+    dp_error err;
+    CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
     c.title = "second";
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
-    svg = check_svg(path);
+    char *svg = check_svg(path);
     CHECK_STR_CONTAINS(svg, ">second<");
     free(svg);
     remove(path);
     free_synth(&s);
 }
 
+/* NaN and infinite points, x values, best values and reference lines are
+ * skipped (the lines listed as n/a); no number drawn is NaN or
+ * infinite. */
 static void test_nonfinite(void) {
     enum { N = 200 };
     double x[N], y[N], best[N];
@@ -286,10 +313,28 @@ static void test_nonfinite(void) {
     CHECK(!strstr(draw, "inf") || strstr(draw, "inf") > strstr(draw, "</g>"));
     free(svg);
     remove(path);
+}
 
-    /* nothing finite at all: empty axes */
-    for (int i = 0; i < N; i++) y[i] = NAN, best[i] = NAN;
+/* Nothing finite at all: empty axes, no best. */
+static void test_nothing_finite(void) {
+    enum { N = 200 };
+    double x[N], y[N], best[N];
+    unsigned char valid[N];
+    for (int i = 0; i < N; i++) x[i] = i, y[i] = NAN, best[i] = NAN, valid[i] = i % 17 != 0;
+    x[5] = NAN;
+    x[6] = INFINITY;
+    dp_plot_line lines[] = {{"inf", INFINITY}, {"-inf", -INFINITY}, {"nan", NAN}};
+    dp_plot_curve c = {0};
+    c.n = N;
+    c.x = x;
+    c.y = y;
+    c.valid = valid;
+    c.best = best;
+    c.lines = lines;
     c.n_lines = 3;
+    const char *path = tmp_path("nonfinite.svg");
+    dp_error err;
+    char *svg;
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
     svg = check_svg(path);
     CHECK(!strstr(svg, "best so far: "));
@@ -297,7 +342,8 @@ static void test_nonfinite(void) {
     remove(path);
 }
 
-static void test_small(void) {
+/* No points and nothing else: the default labels, "0 samples". */
+static void test_empty(void) {
     dp_plot_curve c = {0};
     const char *path = tmp_path("empty.svg");
     dp_error err;
@@ -307,37 +353,67 @@ static void test_small(void) {
     CHECK_STR_CONTAINS(svg, ">samples<");      /* default x label */
     CHECK_STR_CONTAINS(svg, ">step time (s)<"); /* default y label */
     free(svg);
-    /* only reference lines */
+    remove(path);
+}
+
+/* Only reference lines: listed. */
+static void test_only_reference_lines(void) {
+    dp_plot_curve c = {0};
+    const char *path = tmp_path("empty.svg");
+    dp_error err;
     dp_plot_line lines[] = {{"expert", 3.0}, {"single GPU", 4.0}};
     c.lines = lines;
     c.n_lines = 2;
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
-    svg = check_svg(path);
+    char *svg = check_svg(path);
     CHECK_STR_CONTAINS(svg, ">expert: 3<");
     free(svg);
-    /* one point */
+    remove(path);
+}
+
+/* One valid point: its figures in the footer. */
+static void test_one_point(void) {
+    dp_plot_curve c = {0};
+    const char *path = tmp_path("empty.svg");
+    dp_error err;
+    dp_plot_line lines[] = {{"expert", 3.0}, {"single GPU", 4.0}};
+    c.lines = lines;
+    c.n_lines = 2;
     double x = 1, y = 0.75, best = 0.75;
     c.n = 1;
     c.x = &x;
     c.y = &y;
     c.best = &best;
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
-    svg = check_svg(path);
+    char *svg = check_svg(path);
     CHECK_STR_CONTAINS(svg, ">1 sample, 1 valid (100.0%), best 0.75 found at 1<");
     free(svg);
-    /* one invalid point, no x array */
+    remove(path);
+}
+
+/* One invalid point and no x array: counted as invalid. */
+static void test_one_invalid_point(void) {
+    dp_plot_curve c = {0};
+    const char *path = tmp_path("empty.svg");
+    dp_error err;
+    dp_plot_line lines[] = {{"expert", 3.0}, {"single GPU", 4.0}};
+    c.lines = lines;
+    c.n_lines = 2;
+    double y = 0.75;
     unsigned char invalid = 0;
-    c.x = NULL;
+    c.n = 1;
+    c.y = &y;
     c.valid = &invalid;
-    c.best = NULL;
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_OK);
-    svg = check_svg(path);
+    char *svg = check_svg(path);
     CHECK_STR_CONTAINS(svg, ">1 sample, 0 valid (0.0%)<");
     CHECK_STR_CONTAINS(svg, "invalid (1)");
     free(svg);
     remove(path);
 }
 
+/* 100,000 points in a small file: at most 5000 dots drawn, x ticks in
+ * thousands. */
 static void test_many_points(void) {
     synth s = make_synth(100000, 11);
     dp_plot_curve c = {0};
@@ -367,8 +443,9 @@ static void test_many_points(void) {
     free_synth(&s);
 }
 
+/* Invalid UTF-8, control characters, a long label, a newline in the
+ * title: still well-formed, cut and replaced where they must be. */
 static void test_labels(void) {
-    /* invalid UTF-8, control characters, a long label: still well-formed */
     char long_label[200];
     memset(long_label, 'L', sizeof long_label - 1);
     long_label[sizeof long_label - 1] = '\0';
@@ -393,19 +470,27 @@ static void test_labels(void) {
     remove(path);
 }
 
-static void test_errors(void) {
+/* A directory that does not exist: an error naming the path, no file. */
+static void test_missing_directory_fails(void) {
     double y[3] = {1, 2, 3};
     dp_plot_curve c = {0};
     c.n = 3;
     c.y = y;
     dp_error err;
-    /* a directory that does not exist: an error naming the path, no file */
     const char *bad = "/nonexistent-dplace-dir/curve.svg";
     CHECK_INT_EQ(dp_plot_write_svg(bad, &c, &err), DP_STATUS_IO);
     CHECK_STR_CONTAINS(err.msg, bad);
     CHECK_STR_CONTAINS(err.msg, "cannot write");
     CHECK(access(bad, F_OK) != 0);
-    /* a parent that is a regular file */
+}
+
+/* A parent that is a regular file: an error naming the path. */
+static void test_parent_is_a_file_fails(void) {
+    double y[3] = {1, 2, 3};
+    dp_plot_curve c = {0};
+    c.n = 3;
+    c.y = y;
+    dp_error err;
     const char *file = tmp_path("plain");
     FILE *f = fopen(file, "w");
     CHECK(f);
@@ -415,16 +500,33 @@ static void test_errors(void) {
     CHECK_INT_EQ(dp_plot_write_svg(under, &c, &err), DP_STATUS_IO);
     CHECK_STR_CONTAINS(err.msg, under);
     remove(file);
-    /* a directory in the way of the rename: the temporary file is removed */
+}
+
+/* A directory in the way of the rename: an error naming it, the
+ * temporary file removed. */
+static void test_directory_in_the_way_fails(void) {
+    double y[3] = {1, 2, 3};
+    dp_plot_curve c = {0};
+    c.n = 3;
+    c.y = y;
+    dp_error err;
     const char *d = tmp_path("adir.svg");
     CHECK_INT_EQ(mkdir(d, 0700), 0);
     CHECK_INT_EQ(dp_plot_write_svg(d, &c, &err), DP_STATUS_IO);
     CHECK_STR_CONTAINS(err.msg, d);
     CHECK_INT_EQ(rmdir(d), 0);
     check_no_temporaries();
-    /* inconsistent input */
+}
+
+/* Inconsistent input is refused, saying what is wrong, and writes
+ * nothing. */
+static void test_inconsistent_input_refused(void) {
+    double y[3] = {1, 2, 3};
+    dp_plot_curve c = {0};
+    dp_error err;
     const char *path = tmp_path("never.svg");
     c.n = -1;
+    c.y = y;
     CHECK_INT_EQ(dp_plot_write_svg(path, &c, &err), DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "n is negative (-1)");
     c.n = 3;
@@ -444,16 +546,22 @@ static void test_errors(void) {
 
 int main(int argc, char **argv) {
     test_init(argc, argv);
-    have_python = system("python3 -c 'import xml.dom.minidom' >/dev/null 2>&1") == 0;
-    if (!have_python) printf("note: no python3; only the built-in XML check runs\n");
     snprintf(dir_path, sizeof dir_path, "/tmp/dplace_plot_%d", (int)getpid());
     CHECK_INT_EQ(mkdir(dir_path, 0700), 0);
     TEST_RUN(test_curve);
+    TEST_RUN(test_rewrite_replaces_file);
     TEST_RUN(test_nonfinite);
-    TEST_RUN(test_small);
+    TEST_RUN(test_nothing_finite);
+    TEST_RUN(test_empty);
+    TEST_RUN(test_only_reference_lines);
+    TEST_RUN(test_one_point);
+    TEST_RUN(test_one_invalid_point);
     TEST_RUN(test_many_points);
     TEST_RUN(test_labels);
-    TEST_RUN(test_errors);
+    TEST_RUN(test_missing_directory_fails);
+    TEST_RUN(test_parent_is_a_file_fails);
+    TEST_RUN(test_directory_in_the_way_fails);
+    TEST_RUN(test_inconsistent_input_refused);
     check_no_temporaries();
     CHECK_INT_EQ(rmdir(dir_path), 0); /* every output was removed: it is empty */
     return test_end();
