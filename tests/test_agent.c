@@ -136,6 +136,7 @@ static void test_presets_find_known_best(void) {
     CHECK_NEAR(t_chain, 8.0, 1e-9);
     const char *presets[] = {"hp", "colocrl", "eagle", "eagle-ppo-ce", "post"};
     for (int p = 0; p < 5; p++) {
+        TEST_CASE("preset %s", presets[p]);
         dp_agent_config c = small(presets[p]);
         int updates = p < 2 ? 200 : 80; /* 800 placements; the PPO presets sample 10 per update */
         /* Post places METIS groups, and the learned groupers start from them
@@ -157,10 +158,9 @@ static void test_presets_find_known_best(void) {
     dp_devices_free(big), dp_devices_free(tight);
 }
 
-/* The baseline: an exponential moving average started by the first
- * reward, a simple moving average over a window, or started at the
- * failing reward (ColocRL). */
-static void test_baseline(void) {
+/* The baseline of hp: an exponential moving average started by the first
+ * reward. */
+static void test_baseline_moving_average(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = heavy_chain();
     dp_error err;
@@ -173,9 +173,20 @@ static void test_baseline(void) {
     agent_baseline_add(&a->baseline, &a->cfg, -3.0);
     CHECK_NEAR(a->baseline.value, 0.9 * -2.0 + 0.1 * -3.0, 1e-6); /* decay 0.9f */
     dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    c = small("colocrl"); /* window 10, started at the failing reward */
-    a = dp_agent_init(g, ds, &c, &eo, 1, &err);
+/* The baseline of ColocRL: a simple moving average over a window of 10,
+ * started at the failing reward (automatic: -sqrt(10 x the serial time on
+ * gpu:0)). */
+static void test_baseline_window_from_failing_reward(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = heavy_chain();
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("colocrl"); /* window 10, started at the failing reward */
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
     CHECK(a);
     double f = a->fail_reward;
     CHECK_NEAR(f, -sqrt(10.0 * 8.0), 1e-9); /* automatic: -sqrt(10 x serial time on gpu:0) */
@@ -189,13 +200,9 @@ static void test_baseline(void) {
     dp_devices_free(ds);
 }
 
-/* An invalid placement gets the failing reward and is logged with its
- * reason; after valid_only_after updates, invalid samples neither train
- * nor move the baseline. */
-static void test_failing_signal_and_valid_only(void) {
-    dp_devices *ds = fixture_devices(2, 8 * GIB, 1e10);
-    /* one op that must run on a GPU and needs more than a GPU holds: every
-     * placement is out of memory */
+/* One op that must run on a GPU and needs more than a GPU holds (every
+ * placement is out of memory), then another. */
+static dp_graph *never_fits(void) {
     dp_graph *g = dp_graph_init("never_fits");
     dp_error err;
     int32_t a0 = dp_graph_add_op(g, "big", "MatMul", NULL, NULL, &err);
@@ -206,33 +213,68 @@ static void test_failing_signal_and_valid_only(void) {
     int32_t a1 = add(g, "next", NULL, 1.0, 1024, 0, a0);
     (void)a1;
     fixture_finalize(g);
+    return g;
+}
+
+/* An hp agent (valid-only-after 2) on never_fits, on GPUs of 8 GiB. */
+static dp_agent *never_fits_agent(const dp_graph *g, const dp_devices *ds) {
+    dp_error err;
     dp_agent_config c = small("hp");
     CHECK(dp_agent_config_set(&c, "valid-only-after", "2", &err) == 0);
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
     if (!a) fprintf(stderr, "%s\n", err.msg);
     CHECK(a);
+    return a;
+}
+
+/* An invalid placement gets the failing reward (the paper's -10) and is
+ * logged with its reason; there is no best. */
+static void test_invalid_sample_gets_failing_reward(void) {
+    dp_devices *ds = fixture_devices(2, 8 * GIB, 1e10);
+    dp_graph *g = never_fits();
+    dp_agent *a = never_fits_agent(g, ds);
+    dp_error err;
+    const dp_run_state *s = dp_agent_get_state(a);
+    for (int u = 0; u < 4; u++) {
+        TEST_CASE("update %d", u + 1);
+        CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+        for (int k = 0; k < s->n_last; k++) {
+            CHECK(!s->last[k].valid);
+            CHECK_NEAR(s->last[k].reward, -10.0, 1e-12); /* the paper's -10 */
+            CHECK_STR_CONTAINS(s->last[k].reason, "out of memory");
+        }
+    }
+    test_case_[0] = '\0';
+    CHECK(isinf(s->best_s) && !s->best_placement);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* After valid_only_after updates, invalid samples neither train nor move
+ * the baseline; before, they train. */
+static void test_valid_only_after(void) {
+    dp_devices *ds = fixture_devices(2, 8 * GIB, 1e10);
+    dp_graph *g = never_fits();
+    dp_agent *a = never_fits_agent(g, ds);
+    dp_error err;
     const dp_run_state *s = dp_agent_get_state(a);
     float *before = malloc(sizeof(float) * a->params.count);
     for (int u = 0; u < 4; u++) {
+        TEST_CASE("update %d", u + 1);
         memcpy(before, a->params.data, sizeof(float) * a->params.count);
         double b0 = s->baseline;
         CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
         int changed = memcmp(before, a->params.data, sizeof(float) * a->params.count) != 0;
         int stepped = a->params.step == u + 1; /* an Adam step was taken this update */
-        for (int k = 0; k < s->n_last; k++) {
-            CHECK(!s->last[k].valid);
-            CHECK_NEAR(s->last[k].reward, -10.0, 1e-12); /* the paper's -10 */
-            CHECK_STR_CONTAINS(s->last[k].reason, "out of memory");
-            CHECK_INT_EQ(s->last[k].used, u < 2);
-        }
+        for (int k = 0; k < s->n_last; k++) CHECK_INT_EQ(s->last[k].used, u < 2);
         if (u < 2) CHECK(stepped); /* early: invalid samples train (advantage 0 here: all equal) */
         else {
             CHECK(!changed && a->params.step == 2); /* later: they do not */
             CHECK_NEAR(s->baseline, b0, 0.0);   /* nor move the baseline */
         }
     }
-    CHECK(isinf(s->best_s) && !s->best_placement);
     free(before);
     dp_agent_free(a);
     dp_graph_free(g);
@@ -241,9 +283,8 @@ static void test_failing_signal_and_valid_only(void) {
 
 /* Rewards: -sqrt(t) when valid; the failing reward when not; with
  * oom-shaped, an out-of-memory placement the simulator timed gets
- * -sqrt(t) (1.25 + 4 (r - 1)). And the entropy bonus trains even when every
- * advantage is zero. */
-static void test_rewards_and_entropy(void) {
+ * -sqrt(t) (1.25 + 4 (r - 1)), one it could not time the failing reward. */
+static void test_rewards(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = heavy_chain();
     dp_error err;
@@ -259,15 +300,25 @@ static void test_rewards_and_entropy(void) {
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &oom), -2.0 * (1.25 + 4.0 * 0.5), 1e-12);
     CHECK_NEAR(agent_reward(&a->cfg, a->fail_reward, &bad), -10.0, 1e-12); /* no time: still the failing reward */
     dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    /* a one-op graph constrained to the GPUs: 1 s on either, so every
-     * placement has the same reward */
+/* The entropy bonus trains even when every advantage is zero: on a one-op
+ * graph constrained to the GPUs (1 s on either, so every placement has the
+ * same reward), the first update moves the weights with the bonus and not
+ * without it. */
+static void test_zero_advantages_train_with_entropy(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
     dp_graph *one = dp_graph_init("one");
     int32_t only = add(one, "only", NULL, 1.0, 16, 0, -1);
     one->ops[only].device.kind = DP_DEVCON_GPU;
     one->ops[only].device.index = -1;
     fixture_finalize(one);
     for (int e = 0; e < 2; e++) {
+        TEST_CASE("entropy %s", e ? "0.5" : "0");
         dp_agent_config h = small("hp");
         CHECK(dp_agent_config_set(&h, "entropy", e ? "0.5" : "0", &err) == 0);
         CHECK(dp_agent_config_set(&h, "noise-updates", "0", &err) == 0);
@@ -287,26 +338,32 @@ static void test_rewards_and_entropy(void) {
         dp_agent_free(b);
     }
     dp_graph_free(one);
-    dp_graph_free(g);
     dp_devices_free(ds);
+}
+
+/* Two tensors, "encoder" (3 of 1.0) and "placer" (2 of 2.0), and hp's
+ * settings (clipped per network). */
+static void optimizer_params(dp_nn_params *p, dp_agent_config *c) {
+    dp_nn_tensor_spec s[2] = {{"encoder", 3, DP_NN_INIT_CONST, 1.0f}, {"placer", 2, DP_NN_INIT_CONST, 2.0f}};
+    dp_rng rng;
+    dp_rng_seed(&rng, 1);
+    CHECK(dp_nn_params_init(p, s, 2, &rng, NULL) == DP_STATUS_OK);
+    CHECK(agent_preset("hp", c) == 0);
+    CHECK(c->train.clip > 0 && c->train.clip_per_network);
 }
 
 /* An optimiser step whose gradient norm is not finite (a backward that
  * overflowed) is skipped: parameters, Adam moments and step count stay as
- * they were; a finite one is taken and clipped per network. */
+ * they were. */
 static void test_optimizer_skips_nonfinite(void) {
-    dp_nn_tensor_spec s[2] = {{"encoder", 3, DP_NN_INIT_CONST, 1.0f}, {"placer", 2, DP_NN_INIT_CONST, 2.0f}};
     dp_nn_params p;
-    dp_rng rng;
-    dp_rng_seed(&rng, 1);
-    CHECK(dp_nn_params_init(&p, s, 2, &rng, NULL) == DP_STATUS_OK);
-    dp_nn_adam adam = dp_nn_adam_default();
     dp_agent_config c;
-    CHECK(agent_preset("hp", &c) == 0);
-    CHECK(c.train.clip > 0 && c.train.clip_per_network);
+    optimizer_params(&p, &c);
+    dp_nn_adam adam = dp_nn_adam_default();
     const float bad[3] = {NAN, INFINITY, -INFINITY};
     for (int b = 0; b < 3; b++)
         for (size_t at = 0; at < p.count; at++) {
+            TEST_CASE("gradient %g at %zu", bad[b], at);
             for (size_t i = 0; i < p.count; i++) p.grad[i] = 0.5f;
             p.grad[at] = bad[b];
             double norms[2];
@@ -319,6 +376,15 @@ static void test_optimizer_skips_nonfinite(void) {
                 CHECK_NEAR(p.v[i], 0.0, 0.0);
             }
         }
+    dp_nn_params_free(&p);
+}
+
+/* A finite step is taken and clipped per network. */
+static void test_optimizer_clips_per_network(void) {
+    dp_nn_params p;
+    dp_agent_config c;
+    optimizer_params(&p, &c);
+    dp_nn_adam adam = dp_nn_adam_default();
     for (size_t i = 0; i < p.count; i++) p.grad[i] = 100.0f; /* norms sqrt(3) 100 and sqrt(2) 100, clipped to 1 */
     double norms[2];
     CHECK_INT_EQ(agent_optimizer_step(&p, &adam, &c, 1, 0.1f, 0.1f, norms), 1);
@@ -361,6 +427,7 @@ static void test_ppo_surrogate(void) {
     CHECK_NEAR(agent_ppo_grad(old + log(1.2), old, -1.0, eps), -1.2, 1e-12);
     for (double d = -1.0; d <= 1.0; d += 0.0625)
         for (int s = -1; s <= 1; s += 2) {
+            TEST_CASE("log ratio %g, advantage %g", d, 0.8 * s);
             double A = 0.8 * s, h = 1e-6, r = exp(d);
             if (fabs(r - (1 + eps)) < 1e-3 || fabs(r - (1 - eps)) < 1e-3) continue; /* kinks */
             double up = exp(d + h), dn = exp(d - h);
@@ -422,6 +489,8 @@ static void test_ppo_gradient_fd(void) {
     const char *placers[] = {"table", "gcn", "seq2seq-before"};
     for (int p = 0; p < 9; p++) {
         int decision = p >= 3, masked = p >= 6; /* the memory mask on a machine where it bites */
+        TEST_CASE("%s placer, %s ratios%s", placers[p % 3], decision ? "decision" : "sequence",
+                  masked ? ", memory mask" : "");
         const dp_devices *ds = masked ? tight : roomy;
         dp_agent_config c = small("post");
         CHECK(dp_agent_config_set(&c, "placer", placers[p % 3], &err) == 0);
@@ -504,6 +573,7 @@ static void test_memory_mask(void) {
     for (int p = 0; p < 2; p++) {
         int invalid[2] = {0, 0};
         for (int mask = 0; mask < 2; mask++) {
+            TEST_CASE("%s placer, mem-mask %s", placers[p], mask ? "yes" : "no");
             dp_agent_config c = small("post");
             CHECK(dp_agent_config_set(&c, "placer", placers[p], &err) == 0);
             CHECK(dp_agent_config_set(&c, "grouper", "none", &err) == 0);
@@ -518,6 +588,7 @@ static void test_memory_mask(void) {
             dp_agent_free(a);
         }
         printf("  %s placer: %d invalid samples of 100 without the mask, %d with\n", placers[p], invalid[0], invalid[1]);
+        TEST_CASE("%s placer", placers[p]);
         CHECK(invalid[0] > 0);
         CHECK_INT_EQ(invalid[1], 0);
     }
@@ -526,9 +597,8 @@ static void test_memory_mask(void) {
 }
 
 /* The table placer reads no group sequence: it takes any number of groups
- * (an op each on a 5,000-op graph, beyond the sequence placers' 4,096),
- * and a sequence placer on the same grouping is refused by name. */
-static void test_table_many_groups(void) {
+ * (an op each on a 5,000-op graph, beyond the sequence placers' 4,096). */
+static void test_table_takes_many_groups(void) {
     dp_error err;
     dp_graph *g = dp_graph_synth(5000, 7, &err);
     CHECK(g);
@@ -544,6 +614,20 @@ static void test_table_many_groups(void) {
     CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
     CHECK(s->n_last > 0);
     dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* A sequence placer on that grouping (over 4,096 groups) is refused by
+ * name. */
+static void test_sequence_placer_refuses_many_groups(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_synth(5000, 7, &err);
+    CHECK(g);
+    dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("post");
+    CHECK(dp_agent_config_set(&c, "grouper", "none", &err) == 0);
     CHECK(dp_agent_config_set(&c, "placer", "seq2seq-after", &err) == 0);
     CHECK(dp_agent_init(g, ds, &c, &eo, 1, &err) == NULL);
     CHECK(strstr(err.msg, "4096") != NULL);
@@ -552,9 +636,8 @@ static void test_table_many_groups(void) {
 }
 
 /* grouper-prior: the learned grouper's sampled grouping at the start is
- * mostly the prior's (entropy far below uniform); the prior is a fixed
- * grouping, and fixed groupers ignore it. */
-static void test_grouper_prior(void) {
+ * mostly the prior's (entropy far below uniform). */
+static void test_grouper_prior_lowers_entropy(void) {
     dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
     dp_graph *g = two_chains(GIB);
     dp_error err;
@@ -570,22 +653,41 @@ static void test_grouper_prior(void) {
     printf("  entropy per op with the prior: %.3f (uniform: %.3f)\n", s->upd.entropy[0], log(4.0));
     CHECK(s->upd.entropy[0] < 0.5 * log(4.0));
     dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The prior is a fixed grouping: a learned one is refused by name. */
+static void test_grouper_prior_learned_refused(void) {
+    dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
+    dp_graph *g = two_chains(GIB);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("hp");
     CHECK(dp_agent_config_set(&c, "grouper-prior", "learned", &err) == 0);
     CHECK(dp_agent_init(g, ds, &c, &eo, 5, &err) == NULL);
     CHECK_STR_CONTAINS(err.msg, "grouper-prior=learned");
-    c = small("post"); /* a fixed grouper ignores the prior */
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* A fixed grouper ignores the prior. */
+static void test_fixed_grouper_ignores_prior(void) {
+    dp_devices *ds = fixture_devices(2, 64 * GIB, 1e10);
+    dp_graph *g = two_chains(GIB);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("post"); /* a fixed grouper ignores the prior */
     CHECK(dp_agent_config_set(&c, "grouper-prior", "metis", &err) == 0);
-    a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
     CHECK(a);
     dp_agent_free(a);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
 
-/* Post's table starts uniform; the cross-entropy update sets each group's
- * distribution to (1 - m) times the elites' frequencies plus m uniform; for
- * the neural placers it raises the elites' log-probability. */
-static void test_cross_entropy_and_post(void) {
+/* Post's table starts uniform: each group's device 1/3 (cpu + 2 GPUs). */
+static void test_post_table_starts_uniform(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10); /* cpu + 2 GPUs: D = 3 */
     dp_graph *g = two_chains(0);
     dp_error err;
@@ -598,6 +700,24 @@ static void test_cross_entropy_and_post(void) {
     float *lp = malloc(sizeof(float) * (size_t)G * D);
     element_logp(a, lp);
     for (int i = 0; i < G * D; i++) CHECK_NEAR(lp[i], -log(3.0), 1e-6);
+    free(lp);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The cross-entropy update sets each group's distribution of Post's table
+ * to (1 - m) times the elites' frequencies plus m uniform. */
+static void test_ce_update_sets_post_table(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10); /* cpu + 2 GPUs: D = 3 */
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("post");
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 2, &err);
+    CHECK(a);
+    int D = a->D, G = a->T;
+    float *lp = malloc(sizeof(float) * (size_t)G * D);
     /* three elites: group 0 on devices 1, 1, 2; every other group on 0 */
     a->elites.n = 3;
     for (int e = 0; e < 3; e++) {
@@ -615,11 +735,21 @@ static void test_cross_entropy_and_post(void) {
     free(lp);
     CHECK_INT_EQ(a->ce_updates, 1);
     dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    /* EAGLE (learned grouper, link RNN, seq2seq): the elites' log-probability rises */
-    c = small("eagle-ppo-ce");
+/* For the neural placers (EAGLE: learned grouper, link RNN, seq2seq) the
+ * cross-entropy update raises the elites' log-probability; the elites are
+ * kept best first. */
+static void test_ce_update_raises_elites_logprob(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent_config c = small("eagle-ppo-ce");
     CHECK(dp_agent_config_set(&c, "ce-steps", "3", &err) == 0);
-    a = dp_agent_init(g, ds, &c, &eo, 2, &err);
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 2, &err);
     CHECK(a);
     for (int u = 0; u < 2; u++) CHECK(dp_agent_update(a, &err) == 0);
     CHECK(a->elites.n == c.ce.elites);
@@ -684,19 +814,27 @@ static dp_status remote_eval(void *user, const int32_t *place, int32_t K, int32_
     return DP_STATUS_OK;
 }
 
+/* hp with no walks (they need the noiseless simulator) and the
+ * evaluation options of the remote tests: the simulator's noise on, 2
+ * threads. */
+static dp_agent_config remote_config(dp_agent_eval_options *eo) {
+    dp_error err;
+    dp_agent_config c = small("hp");
+    CHECK(dp_agent_config_set(&c, "elite-moves", "0", &err) == 0); /* the walks need the noiseless simulator */
+    *eo = dp_agent_eval_options_default();
+    eo->sim.noise_sigma = 0.05, eo->sim.steps = 3, eo->threads = 2;
+    return c;
+}
+
 /* An agent evaluating through the remote function equals the one
  * evaluating on its own threads, bit for bit (with the simulator's noise
- * on and the cache answering repeats locally); the parameter vector and
- * dp_agent_params_set / dp_agent_set_progress (an async run's exchange)
- * carry a policy and a run's progress over. */
+ * on and the cache answering repeats locally). */
 static void test_remote_evaluator(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
-    dp_agent_config c = small("hp");
-    CHECK(dp_agent_config_set(&c, "elite-moves", "0", &err) == 0); /* the walks need the noiseless simulator */
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
-    eo.sim.noise_sigma = 0.05, eo.sim.steps = 3, eo.threads = 2;
+    dp_agent_eval_options eo;
+    dp_agent_config c = remote_config(&eo);
     dp_agent_eval_options weo = eo; /* a worker's: no cache, no remote */
     weo.cache = 0, weo.threads = 1;
     remote_ctx r = {dp_agent_evaluator_init(g, ds, &weo, &err), 0, 0};
@@ -710,8 +848,25 @@ static void test_remote_evaluator(void) {
     const dp_run_state *s = dp_agent_get_state(remote);
     CHECK_INT_EQ(r.calls, 15);
     CHECK_INT_EQ(r.placements + s->cache_hits, s->samples); /* the cache stayed with the agent */
+    dp_agent_free(local);
+    dp_agent_free(remote);
+    dp_agent_evaluator_free(r.ev);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    /* the parameters of one into another, with the run's progress */
+/* The parameter vector and dp_agent_params_set / dp_agent_set_progress
+ * (an async run's exchange) carry a policy and a run's progress from one
+ * agent into another. */
+static void test_params_and_progress_carry_over(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo;
+    dp_agent_config c = remote_config(&eo);
+    dp_agent *local = dp_agent_init(g, ds, &c, &eo, 5, &err);
+    CHECK(local);
+    for (int u = 0; u < 15; u++) CHECK(dp_agent_update(local, &err) == 0);
     dp_agent *copy = dp_agent_init(g, ds, &c, &eo, 6, &err);
     CHECK(copy);
     size_t n1, n2;
@@ -728,46 +883,124 @@ static void test_remote_evaluator(void) {
     CHECK(memcmp(b->best_placement, a->best_placement, sizeof(int32_t) * (size_t)g->n_ops) == 0);
     dp_agent_free(copy);
     dp_agent_free(local);
-    dp_agent_free(remote);
-    dp_agent_evaluator_free(r.ev);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
 
-/* 12 updates in one go equal 5, save, load into a fresh agent, 7 more; the
- * same seed gives the same run; a checkpoint of another run is refused. */
-static void test_checkpoint_resume(void) {
+/* The presets of the checkpoint tests, and their small agent with
+ * cross-entropy updates, valid-only training and noise all changing
+ * within the first 12 updates. */
+static const char *const ck_presets[] = {"hp", "colocrl", "eagle-ppo-ce", "post"};
+
+static dp_agent_config ck_config(const char *preset) {
+    dp_error err;
+    dp_agent_config c = small(preset);
+    CHECK(dp_agent_config_set(&c, "ce-every", "20", &err) == 0); /* cross-entropy updates on both sides */
+    CHECK(dp_agent_config_set(&c, "valid-only-after", "6", &err) == 0);
+    CHECK(dp_agent_config_set(&c, "noise-updates", "4", &err) == 0);
+    return c;
+}
+
+/* The same seed gives the same run: 12 updates twice, for every preset. */
+static void test_same_seed_same_run(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    for (int p = 0; p < 4; p++) {
+        TEST_CASE("preset %s", ck_presets[p]);
+        dp_agent_config c = ck_config(ck_presets[p]);
+        dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 11, &err), *same = dp_agent_init(g, ds, &c, &eo, 11, &err);
+        CHECK(whole && same);
+        for (int u = 0; u < 12; u++) CHECK(dp_agent_update(whole, &err) == 0 && dp_agent_update(same, &err) == 0);
+        compare_agents(whole, same);
+        dp_agent_free(whole), dp_agent_free(same);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* 12 updates in one go equal 5, save, load into a fresh agent, 7 more,
+ * for every preset. */
+static void test_resume_equals_uninterrupted(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_agent_%d.ck", (int)getpid());
-    const char *presets[] = {"hp", "colocrl", "eagle-ppo-ce", "post"};
     for (int p = 0; p < 4; p++) {
-        dp_agent_config c = small(presets[p]);
-        CHECK(dp_agent_config_set(&c, "ce-every", "20", &err) == 0); /* cross-entropy updates on both sides */
-        CHECK(dp_agent_config_set(&c, "valid-only-after", "6", &err) == 0);
-        CHECK(dp_agent_config_set(&c, "noise-updates", "4", &err) == 0);
-        dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 11, &err), *same = dp_agent_init(g, ds, &c, &eo, 11, &err);
+        TEST_CASE("preset %s", ck_presets[p]);
+        dp_agent_config c = ck_config(ck_presets[p]);
+        dp_agent *whole = dp_agent_init(g, ds, &c, &eo, 11, &err);
         dp_agent *first = dp_agent_init(g, ds, &c, &eo, 11, &err), *second = dp_agent_init(g, ds, &c, &eo, 11, &err);
-        CHECK(whole && same && first && second);
-        for (int u = 0; u < 12; u++) CHECK(dp_agent_update(whole, &err) == 0 && dp_agent_update(same, &err) == 0);
-        compare_agents(whole, same);
+        CHECK(whole && first && second);
+        for (int u = 0; u < 12; u++) CHECK(dp_agent_update(whole, &err) == 0);
         for (int u = 0; u < 5; u++) CHECK(dp_agent_update(first, &err) == 0);
         CHECK(dp_agent_save(first, path, &err) == DP_STATUS_OK);
         CHECK(dp_agent_load(second, path, &err) == DP_STATUS_OK);
         for (int u = 0; u < 7; u++) CHECK(dp_agent_update(second, &err) == 0);
         compare_agents(whole, second);
+        remove(path);
+        dp_agent_free(whole), dp_agent_free(first), dp_agent_free(second);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-        /* another seed: refused, naming the difference, agent untouched */
+/* Saves a checkpoint of 5 updates of preset's agent (seed 11) to path. */
+static void save_five_updates(const dp_graph *g, const dp_devices *ds, const dp_agent_config *c, const char *path) {
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent *first = dp_agent_init(g, ds, c, &eo, 11, &err);
+    CHECK(first);
+    for (int u = 0; u < 5; u++) CHECK(dp_agent_update(first, &err) == 0);
+    CHECK(dp_agent_save(first, path, &err) == DP_STATUS_OK);
+    dp_agent_free(first);
+}
+
+/* A checkpoint of another seed is refused, naming the difference, the
+ * agent untouched. */
+static void test_checkpoint_of_other_seed_refused(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_agent_%d.ck", (int)getpid());
+    for (int p = 0; p < 4; p++) {
+        TEST_CASE("preset %s", ck_presets[p]);
+        dp_agent_config c = ck_config(ck_presets[p]);
+        save_five_updates(g, ds, &c, path);
         dp_agent *other = dp_agent_init(g, ds, &c, &eo, 12, &err);
         CHECK(other);
         CHECK(dp_agent_load(other, path, &err) == DP_STATUS_INVALID);
         CHECK_STR_CONTAINS(err.msg, "seed=");
         CHECK_INT_EQ(dp_agent_get_state(other)->updates, 0);
         dp_agent_free(other);
+        remove(path);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
+/* A corrupted byte (refused by the checksum), a truncated file and a
+ * foreign file are refused, and the failed loads change nothing. */
+static void test_bad_checkpoint_refused(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_agent_%d.ck", (int)getpid());
+    for (int p = 0; p < 4; p++) {
+        TEST_CASE("preset %s", ck_presets[p]);
+        dp_agent_config c = ck_config(ck_presets[p]);
+        save_five_updates(g, ds, &c, path);
+        dp_agent *second = dp_agent_init(g, ds, &c, &eo, 11, &err), *ref = dp_agent_init(g, ds, &c, &eo, 11, &err);
+        CHECK(second && ref);
+        CHECK(dp_agent_load(second, path, &err) == DP_STATUS_OK);
+        CHECK(dp_agent_load(ref, path, &err) == DP_STATUS_OK);
         /* a corrupted byte: refused by the checksum */
         FILE *f = fopen(path, "r+b");
         CHECK(f);
@@ -786,9 +1019,9 @@ static void test_checkpoint_resume(void) {
         fclose(f);
         CHECK(dp_agent_load(second, path, &err) == DP_STATUS_PARSE);
         CHECK_STR_CONTAINS(err.msg, "not a dplace agent checkpoint");
-        compare_agents(whole, second); /* failed loads changed nothing */
+        compare_agents(ref, second); /* failed loads changed nothing */
         remove(path);
-        dp_agent_free(whole), dp_agent_free(same), dp_agent_free(first), dp_agent_free(second);
+        dp_agent_free(second), dp_agent_free(ref);
     }
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -807,6 +1040,7 @@ static void test_greedy_every(void) {
     CHECK(greedy);
     const char *presets[] = {"hp", "eagle"};
     for (int p = 0; p < 2; p++) {
+        TEST_CASE("preset %s", presets[p]);
         dp_agent_config c = small(presets[p]), c0 = c;
         c.train.greedy_every = 2;
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 7, &err), *b = dp_agent_init(g, ds, &c0, &eo, 7, &err);
@@ -814,6 +1048,7 @@ static void test_greedy_every(void) {
         const dp_run_state *s = dp_agent_get_state(a), *sb = dp_agent_get_state(b);
         int evaluated = 0;
         for (int u = 0; u < 7; u++) {
+            TEST_CASE("preset %s, update %d", presets[p], u + 1);
             double want = NAN;
             if (u > 0 && u % 2 == 0) {
                 CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
@@ -841,6 +1076,7 @@ static void test_greedy_every(void) {
             CHECK(na == nb && memcmp(pa, pb, sizeof(float) * na) == 0);
             CHECK(s->best_s <= sb->best_s);
         }
+        TEST_CASE("preset %s", presets[p]);
         CHECK_INT_EQ(evaluated, 3);
         dp_agent_free(a);
         dp_agent_free(b);
@@ -850,26 +1086,23 @@ static void test_greedy_every(void) {
     dp_devices_free(ds);
 }
 
+/* The presets of the final-answer tests. */
+static const char *const final_presets[] = {"hp", "post"};
+
 /* The run driver's final answer (dp_method_ops.final): after the last
  * step, the policy's greedy placement is simulated once and offered as the
- * best. With no step at all it is the best (found after 0 updates and 0
- * placements); after training, final_s is the full simulation of
- * dp_agent_greedy's placement and the best is no slower; the checkpoint
- * written before it does not hold it, and resuming from that checkpoint
- * with the budget spent gives the same final answer and best; a cancelled
- * run evaluates nothing. */
-static void test_final_greedy(void) {
+ * best. With no step at all it is the best, found after 0 updates and 0
+ * placements. */
+static void test_final_without_updates_is_best(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/dplace_test_final_%d.ck", (int)getpid());
     int32_t *greedy = malloc(sizeof(int32_t) * (size_t)g->n_ops);
     CHECK(greedy);
-    const char *presets[] = {"hp", "post"};
     for (int p = 0; p < 2; p++) {
-        dp_agent_config c = small(presets[p]);
+        TEST_CASE("preset %s", final_presets[p]);
+        dp_agent_config c = small(final_presets[p]);
         dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
         CHECK(a);
         const dp_run_state *s = dp_agent_get_state(a);
@@ -888,19 +1121,71 @@ static void test_final_greedy(void) {
         CHECK_INT_EQ(s->samples, 0);
         CHECK(memcmp(s->best_placement, greedy, sizeof(int32_t) * (size_t)g->n_ops) == 0);
         dp_agent_free(a);
+    }
+    free(greedy);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-        /* trained, with a checkpoint after every update */
-        a = dp_agent_init(g, ds, &c, &eo, 5, &err);
-        CHECK(a);
-        s = dp_agent_get_state(a);
-        ro.max_updates = 4, ro.checkpoint_path = path, ro.checkpoint_every = 1;
-        CHECK(dp_run(dp_agent_method(a), &ro, NULL, NULL, &err) == DP_STATUS_OK);
-        CHECK_INT_EQ(s->updates, 4);
+/* Trains 4 updates of preset's agent (seed 5) through the run driver,
+ * checkpointing after each to path. */
+static dp_agent *train_four_with_checkpoints(const dp_graph *g, const dp_devices *ds, const dp_agent_config *c,
+                                             const char *path) {
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent *a = dp_agent_init(g, ds, c, &eo, 5, &err);
+    CHECK(a);
+    dp_run_options ro = dp_run_options_default();
+    ro.g = g, ro.ds = ds, ro.max_updates = 4, ro.checkpoint_path = path, ro.checkpoint_every = 1;
+    CHECK(dp_run(dp_agent_method(a), &ro, NULL, NULL, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(dp_agent_get_state(a)->updates, 4);
+    return a;
+}
+
+/* After training, final_s is the full simulation of dp_agent_greedy's
+ * placement, and the best is no slower (the greedy placement when it is
+ * the final one). */
+static void test_final_after_training_is_greedy(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_final_%d.ck", (int)getpid());
+    int32_t *greedy = malloc(sizeof(int32_t) * (size_t)g->n_ops);
+    CHECK(greedy);
+    for (int p = 0; p < 2; p++) {
+        TEST_CASE("preset %s", final_presets[p]);
+        dp_agent_config c = small(final_presets[p]);
+        dp_agent *a = train_four_with_checkpoints(g, ds, &c, path);
+        const dp_run_state *s = dp_agent_get_state(a);
         CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
-        r = fixture_simulate(g, ds, greedy);
+        dp_sim_result r = fixture_simulate(g, ds, greedy);
         CHECK_NEAR(s->final_s, r.valid ? r.step_time_s : INFINITY, 0.0);
         CHECK(s->best_s <= s->final_s);
         if (s->best_final) CHECK(memcmp(s->best_placement, greedy, sizeof(int32_t) * (size_t)g->n_ops) == 0);
+        dp_agent_free(a);
+        remove(path);
+    }
+    free(greedy);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* The checkpoint written before the final answer does not hold it, and
+ * resuming from it with the budget spent gives the same final answer and
+ * best. */
+static void test_resume_with_budget_spent_same_final(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_final_%d.ck", (int)getpid());
+    for (int p = 0; p < 2; p++) {
+        TEST_CASE("preset %s", final_presets[p]);
+        dp_agent_config c = small(final_presets[p]);
+        dp_agent *a = train_four_with_checkpoints(g, ds, &c, path);
+        const dp_run_state *s = dp_agent_get_state(a);
         double best = s->best_s, fin = s->final_s;
         int was_final = s->best_final;
         dp_agent *b = dp_agent_init(g, ds, &c, &eo, 5, &err);
@@ -909,6 +1194,8 @@ static void test_final_greedy(void) {
         CHECK(dp_agent_load(b, path, &err) == DP_STATUS_OK);
         CHECK(isnan(sb->final_s) && !sb->best_final);
         CHECK(was_final ? sb->best_s > best : sb->best_s == best); /* the samples' best only */
+        dp_run_options ro = dp_run_options_default();
+        ro.g = g, ro.ds = ds, ro.max_updates = 4, ro.checkpoint_path = path, ro.checkpoint_every = 1;
         ro.resume_path = path;
         CHECK(dp_run(dp_agent_method(b), &ro, NULL, NULL, &err) == DP_STATUS_OK); /* budget spent: no step */
         CHECK_INT_EQ(sb->updates, 4);
@@ -917,19 +1204,30 @@ static void test_final_greedy(void) {
         CHECK_INT_EQ(sb->best_final, was_final);
         dp_agent_free(b);
         dp_agent_free(a);
+        remove(path);
+    }
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-        /* cancelled: no final answer */
-        a = dp_agent_init(g, ds, &c, &eo, 5, &err);
+/* A cancelled run evaluates no final answer. */
+static void test_cancelled_run_has_no_final(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    for (int p = 0; p < 2; p++) {
+        TEST_CASE("preset %s", final_presets[p]);
+        dp_agent_config c = small(final_presets[p]);
+        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 5, &err);
         CHECK(a);
         volatile sig_atomic_t stop = 1;
-        ro = dp_run_options_default();
+        dp_run_options ro = dp_run_options_default();
         ro.g = g, ro.ds = ds, ro.max_updates = 2, ro.cancel = &stop;
         CHECK(dp_run(dp_agent_method(a), &ro, NULL, NULL, &err) == DP_STATUS_OK);
         CHECK(isnan(dp_agent_get_state(a)->final_s));
         dp_agent_free(a);
-        remove(path);
     }
-    free(greedy);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -1466,17 +1764,33 @@ int main(int argc, char **argv) {
     TEST_RUN(test_ppo_surrogate);
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);
-    TEST_RUN(test_table_many_groups);
+    TEST_RUN(test_table_takes_many_groups);
+    TEST_RUN(test_sequence_placer_refuses_many_groups);
     TEST_RUN(test_remote_evaluator);
-    TEST_RUN(test_grouper_prior);
-    TEST_RUN(test_cross_entropy_and_post);
+    TEST_RUN(test_params_and_progress_carry_over);
+    TEST_RUN(test_grouper_prior_lowers_entropy);
+    TEST_RUN(test_grouper_prior_learned_refused);
+    TEST_RUN(test_fixed_grouper_ignores_prior);
+    TEST_RUN(test_post_table_starts_uniform);
+    TEST_RUN(test_ce_update_sets_post_table);
+    TEST_RUN(test_ce_update_raises_elites_logprob);
     TEST_RUN(test_noise_schedule);
     TEST_RUN(test_optimizer_skips_nonfinite);
-    TEST_RUN(test_rewards_and_entropy);
-    TEST_RUN(test_baseline);
-    TEST_RUN(test_failing_signal_and_valid_only);
-    TEST_RUN(test_checkpoint_resume);
-    TEST_RUN(test_final_greedy);
+    TEST_RUN(test_optimizer_clips_per_network);
+    TEST_RUN(test_rewards);
+    TEST_RUN(test_zero_advantages_train_with_entropy);
+    TEST_RUN(test_baseline_moving_average);
+    TEST_RUN(test_baseline_window_from_failing_reward);
+    TEST_RUN(test_invalid_sample_gets_failing_reward);
+    TEST_RUN(test_valid_only_after);
+    TEST_RUN(test_same_seed_same_run);
+    TEST_RUN(test_resume_equals_uninterrupted);
+    TEST_RUN(test_checkpoint_of_other_seed_refused);
+    TEST_RUN(test_bad_checkpoint_refused);
+    TEST_RUN(test_final_without_updates_is_best);
+    TEST_RUN(test_final_after_training_is_greedy);
+    TEST_RUN(test_resume_with_budget_spent_same_final);
+    TEST_RUN(test_cancelled_run_has_no_final);
     TEST_RUN(test_greedy_every);
     TEST_RUN(test_walks);
     TEST_RUN(test_walks_threads);

@@ -137,6 +137,7 @@ static double batch_loss(dp_agent *a, const double *w, const double *v, const fl
  * for every tensor of the encoder and the placer, with three segments of
  * which two are recomputed (seg-keep 1); for both segment placers. */
 static void check_gradient(const char *preset) {
+    TEST_CASE("preset %s", preset);
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("fd");
     dp_agent_config c = small_mars(preset);
@@ -181,6 +182,7 @@ static void check_gradient(const char *preset) {
         int i = idx[t];
         CHECK(i >= 0);
         const char *tname = a->params.name[i];
+        TEST_CASE("preset %s, tensor %s", preset, tname);
         size_t off = a->params.offset[i], n = a->params.size[i], pick[10];
         int np = 0;
         /* 6 evenly spaced entries and the 4 largest analytic gradients (the
@@ -232,6 +234,7 @@ static void check_gradient(const char *preset) {
         if (max_num <= 1e-5) fprintf(stderr, "  %s: largest numeric gradient %.3g\n", tname, max_num);
         CHECK(max_num > 1e-5); /* the loss reaches every tensor checked (the attention query weights: ~3e-5) */
     }
+    TEST_CASE("preset %s", preset);
     printf("  %s: largest relative error %.2e over %d entries of the encoder and placer tensors (%d at a kink "
            "skipped)\n",
            dp_agent_placer_kind_name(a->cfg.placer.kind), worst, checked, skipped);
@@ -241,22 +244,30 @@ static void check_gradient(const char *preset) {
     dp_devices_free(ds);
 }
 
-static void test_policy_gradient_fd(void) {
-    check_gradient("mars-nopretrain"); /* the segment-level seq2seq */
-    check_gradient("mars-trfxl");      /* the Transformer-XL */
-}
+/* The gradient of the policy with the segment-level seq2seq placer. */
+static void test_policy_gradient_fd_seq2seq(void) { check_gradient("mars-nopretrain"); }
+/* The gradient of the policy with the Transformer-XL placer. */
+static void test_policy_gradient_fd_txl(void) { check_gradient("mars-trfxl"); }
 
-/* Pre-training lowers the DGI loss, keeps the parameters of the lowest
- * loss it saw, and leaves the optimiser fresh for training. */
-static void test_pretraining(void) {
-    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
-    dp_graph *g = two_chains("dgi");
+/* A Mars agent of 60 pre-training iterations (16 GCN units) on the toy
+ * graph, its DGI loss before pre-training in *before. */
+static dp_agent *pretrain_agent(const dp_graph *g, const dp_devices *ds, double *before) {
     dp_agent_config c = small_mars("mars");
     CHECK(dp_agent_config_set(&c, "pretrain-iters", "60", NULL) == 0);
     CHECK(dp_agent_config_set(&c, "gcn-hidden", "16", NULL) == 0);
     dp_agent *a = make(g, ds, &c, 5);
     CHECK(dp_agent_get_prep(a)->pretrain_iters == 60 && dp_agent_get_prep(a)->pretrain_done == 0);
-    double before = agent_dgi_loss(a);
+    *before = agent_dgi_loss(a);
+    return a;
+}
+
+/* Pre-training in two calls (25 iterations, then the rest) lowers the DGI
+ * loss; once done, it does nothing more. */
+static void test_pretraining_lowers_loss(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("dgi");
+    double before;
+    dp_agent *a = pretrain_agent(g, ds, &before);
     dp_error err;
     CHECK(dp_agent_pretrain(a, 25, &err) == 0);
     CHECK(dp_agent_get_prep(a)->pretrain_done == 25 && a->params.step == 0 && a->pretrain_step == 25);
@@ -265,12 +276,39 @@ static void test_pretraining(void) {
     double after = agent_dgi_loss(a);
     printf("  DGI loss %.4f -> %.4f (lowest seen %.4f)\n", before, after, dp_agent_get_prep(a)->pretrain_best);
     CHECK(after < before - 0.05);
+    CHECK(dp_agent_pretrain(a, -1, &err) == 0 && dp_agent_get_prep(a)->pretrain_done == 60); /* done: nothing more */
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* Pre-training keeps the encoder parameters of the lowest loss it saw. */
+static void test_pretraining_keeps_lowest(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("dgi");
+    double before;
+    dp_agent *a = pretrain_agent(g, ds, &before);
+    dp_error err;
+    CHECK(dp_agent_pretrain(a, -1, &err) == 0);
     CHECK(dp_agent_get_prep(a)->pretrain_best <= dp_agent_get_prep(a)->pretrain_loss);
     size_t lo = a->enc_lo;
     CHECK(memcmp(a->params.data + lo, a->pretrain_keep, sizeof(float) * a->enc_floats) == 0);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* Pre-training leaves the optimiser fresh for training: no step, zero
+ * moments. */
+static void test_pretraining_leaves_optimizer_fresh(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("dgi");
+    double before;
+    dp_agent *a = pretrain_agent(g, ds, &before);
+    dp_error err;
+    CHECK(dp_agent_pretrain(a, -1, &err) == 0);
     CHECK(a->params.step == 0);
     for (size_t i = 0; i < a->params.count; i++) CHECK(a->params.m[i] == 0.0f && a->params.v[i] == 0.0f);
-    CHECK(dp_agent_pretrain(a, -1, &err) == 0 && dp_agent_get_prep(a)->pretrain_done == 60); /* done: nothing more */
     dp_agent_free(a);
     dp_graph_free(g);
     dp_devices_free(ds);
@@ -282,7 +320,9 @@ static void test_pretraining(void) {
  * mars-dplace, whose sequence prior (depth-first order: a chain's ops
  * follow each other; the previous op's GPU favoured), and the preset's
  * own imitation warm start, each sampling better placements from the
- * start (the first update's best, the first 5 updates' mean). */
+ * start (the first update's best, the first 5 updates' mean). One test:
+ * the comparison with the paper's start needs its 40 updates, the most
+ * expensive run of this file, which a test of its own would repeat. */
 static void test_ppo_finds_known_best(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("ppo");
@@ -299,6 +339,7 @@ static void test_ppo_finds_known_best(void) {
     CHECK(t_split < 5.1);
     double plain_first = NAN, plain_mean = NAN;
     for (int v = 0; v < 3; v++) {
+    TEST_CASE("%s", v == 0 ? "mars" : v == 1 ? "mars-dplace" : "mars, warm start");
     dp_agent_config c = small_mars(v == 1 ? "mars-dplace" : "mars");
     if (v == 2) CHECK(dp_agent_config_set(&c, "warm-start", "best", &err) == 0); /* the preset's own start */
     dp_agent *a = make(g, ds, &c, 3);
@@ -356,7 +397,10 @@ static void test_checkpoint_resume(void) {
     dp_error err;
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_test_agent_mars_%d.ck", (int)getpid());
+    static const char *const variants[6] = {"mars", "mars, ppo-ce", "mars, sequence ratios", "mars, reinforce",
+                                            "mars-trfxl", "mars, warm start interrupted"};
     for (int v = 0; v < 6; v++) {
+        TEST_CASE("%s", variants[v]);
         dp_agent_config c = small_mars(v == 4 ? "mars-trfxl" : "mars");
         if (v == 4) CHECK(dp_agent_config_set(&c, "hidden", "8", &err) == 0);
         if (v == 5) { /* the preset's warm start, interrupted halfway through it */
@@ -467,9 +511,39 @@ static void cancel_progress(void *user, const char *phase, int64_t done, int64_t
     if (c->phase && !strcmp(phase, c->phase) && done == c->at) c->flag = 1;
 }
 
+/* The toy Mars agent (4 pre-training iterations, seed 5) reporting to ca,
+ * whose flag cancels it. */
+static dp_agent *cancel_agent(const dp_graph *g, const dp_devices *ds, cancel_at *ca) {
+    dp_error err;
+    dp_agent_config c = small_mars("mars");
+    CHECK(dp_agent_config_set(&c, "pretrain-iters", "4", &err) == 0);
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    eo.cancel = &ca->flag;
+    eo.progress = cancel_progress;
+    eo.progress_user = ca;
+    dp_agent *part = dp_agent_init(g, ds, &c, &eo, 5, &err);
+    CHECK(part != NULL);
+    return part;
+}
+
+/* Progress is reported for every phase of an update: per update, 5
+ * sampling, 2 evaluating and 13 training reports. */
+static void test_progress_of_every_phase(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("cancel");
+    dp_error err;
+    cancel_at ca = {0, NULL, 0, {0, 0, 0}};
+    dp_agent *part = cancel_agent(g, ds, &ca);
+    for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
+    CHECK(ca.calls[0] == 2 * 5 && ca.calls[1] == 2 * 2 && ca.calls[2] == 2 * 13);
+    dp_agent_free(part);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* An update cancelled between batches of sampling or minibatches of
  * training is abandoned: the agent is as before it, and the run goes on as
- * if it had not been tried; progress is reported for every phase. */
+ * if it had not been tried. */
 static void test_cancel_mid_update(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains("cancel");
@@ -477,18 +551,13 @@ static void test_cancel_mid_update(void) {
     const char *phases[] = {"sampling", "training", "training"};
     const int64_t ats[] = {5, 1, 11}; /* mars: batches of 5 samples; 3 epochs x 4 minibatches */
     for (int v = 0; v < 3; v++) {
+        TEST_CASE("cancelled at %s %lld", phases[v], (long long)ats[v]);
         dp_agent_config c = small_mars("mars");
         CHECK(dp_agent_config_set(&c, "pretrain-iters", "4", &err) == 0);
         cancel_at ca = {0, NULL, 0, {0, 0, 0}};
-        dp_agent_eval_options eo = dp_agent_eval_options_default();
-        eo.cancel = &ca.flag;
-        eo.progress = cancel_progress;
-        eo.progress_user = &ca;
-        dp_agent *whole = make(g, ds, &c, 5), *part = dp_agent_init(g, ds, &c, &eo, 5, &err);
-        CHECK(part != NULL);
+        dp_agent *whole = make(g, ds, &c, 5), *part = cancel_agent(g, ds, &ca);
         for (int u = 0; u < 4; u++) CHECK(dp_agent_update(whole, &err) == 0);
         for (int u = 0; u < 2; u++) CHECK(dp_agent_update(part, &err) == 0);
-        CHECK(ca.calls[0] == 2 * 5 && ca.calls[1] == 2 * 2 && ca.calls[2] == 2 * 13);
         ca.phase = phases[v], ca.at = ats[v];
         CHECK(dp_agent_update(part, &err) == 0); /* cancelled */
         CHECK(ca.flag == 1);
@@ -505,35 +574,59 @@ static void test_cancel_mid_update(void) {
     dp_devices_free(ds);
 }
 
-/* A pre-trained, trained agent saved and loaded places as before (greedy
- * placement, log-probabilities); its networks load into an agent of another
- * graph (--init: the policy is graph-independent with type-ids=fixed) and
- * into one of the same graph, which then places identically; files of other
- * networks are refused, naming the tensor, leaving the agent unchanged. */
-static void test_save_load_and_init(void) {
-    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
-    dp_graph *g = two_chains("src"), *other = heavy_chain();
+/* A pre-trained Mars agent of the toy graph trained 2 updates (seed 21),
+ * saved to path; its greedy placement in pa. */
+static dp_agent *saved_agent(const dp_graph *g, const dp_devices *ds, const char *path, int32_t *pa) {
     dp_error err;
-    char path[64], path2[64];
-    snprintf(path, sizeof path, "/tmp/dplace_test_agent_mars_%d.a.ck", (int)getpid());
-    snprintf(path2, sizeof path2, "/tmp/dplace_test_agent_mars_%d.b.ck", (int)getpid());
     dp_agent_config c = small_mars("mars");
     dp_agent *a = make(g, ds, &c, 21);
     for (int u = 0; u < 2; u++) CHECK(dp_agent_update(a, &err) == 0);
     CHECK(dp_agent_save(a, path, &err) == 0);
-    int32_t pa[22], pb[22];
     CHECK(dp_agent_greedy(a, pa, &err) == 0);
-    float lp = agent_logp_of(a, NULL, a->devs + 3 * a->N);
+    return a;
+}
 
+/* /tmp/dplace_test_agent_mars_PID.TAG.ck */
+static void mars_ck_path(char *path, size_t n, const char *tag) {
+    snprintf(path, n, "/tmp/dplace_test_agent_mars_%d.%s.ck", (int)getpid(), tag);
+}
+
+/* A pre-trained, trained agent saved and loaded places as before: the
+ * greedy placement, bit-identical log-probabilities. */
+static void test_save_load_places_as_before(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("src");
+    dp_error err;
+    char path[64];
+    mars_ck_path(path, sizeof path, "a");
+    int32_t pa[22], pb[22];
+    dp_agent *a = saved_agent(g, ds, path, pa);
+    float lp = agent_logp_of(a, NULL, a->devs + 3 * a->N);
+    dp_agent_config c = small_mars("mars");
     dp_agent *b = make(g, ds, &c, 21);
     CHECK(dp_agent_load(b, path, &err) == 0);
     CHECK(dp_agent_greedy(b, pb, &err) == 0);
     CHECK(memcmp(pa, pb, sizeof pa) == 0);
     CHECK(agent_logp_of(b, NULL, a->devs + 3 * a->N) == lp);
     dp_agent_free(b);
+    remove(path);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    /* --init on the same graph (another seed): the same networks, a fresh run */
-    b = make(g, ds, &c, 99);
+/* --init on the same graph (another seed): the same networks, a fresh run
+ * (not pre-trained again) that places identically and trains. */
+static void test_init_same_graph(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("src");
+    dp_error err;
+    char path[64];
+    mars_ck_path(path, sizeof path, "a");
+    int32_t pa[22], pb[22];
+    dp_agent *a = saved_agent(g, ds, path, pa);
+    dp_agent_config c = small_mars("mars");
+    dp_agent *b = make(g, ds, &c, 99);
     CHECK(dp_agent_load_policy(b, path, &err) == 0);
     CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
     CHECK(dp_agent_get_state(b)->updates == 0 && b->params.step == 0);
@@ -542,25 +635,58 @@ static void test_save_load_and_init(void) {
     CHECK(memcmp(pa, pb, sizeof pa) == 0);
     CHECK(dp_agent_update(b, &err) == 0);
     dp_agent_free(b);
+    remove(path);
+    dp_agent_free(a);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
 
-    /* --init on another graph: 12 ops, other types and shapes */
-    b = make(other, ds, &c, 99);
+/* --init on another graph (12 ops, other types and shapes): the policy is
+ * graph-independent with type-ids=fixed; it loads and trains. */
+static void test_init_other_graph(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("src"), *other = heavy_chain();
+    dp_error err;
+    char path[64];
+    mars_ck_path(path, sizeof path, "a");
+    int32_t pa[22];
+    dp_agent *a = saved_agent(g, ds, path, pa);
+    dp_agent_config c = small_mars("mars");
+    dp_agent *b = make(other, ds, &c, 99);
     CHECK(agent_op_feature_dim(&b->feat) == agent_op_feature_dim(&a->feat));
     CHECK(dp_agent_load_policy(b, path, &err) == 0);
     CHECK(memcmp(a->params.data, b->params.data, sizeof(float) * a->params.count) == 0);
     CHECK(dp_agent_update(b, &err) == 0);
     dp_agent_free(b);
+    remove(path);
+    dp_agent_free(a);
+    dp_graph_free(g), dp_graph_free(other);
+    dp_devices_free(ds);
+}
 
-    /* refused: other network sizes, another kind of agent; nothing changed */
+/* Files of other networks (other sizes, another kind of agent) and a
+ * missing file are refused, naming the tensor, leaving the agent
+ * unchanged. */
+static void test_init_other_networks_refused(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains("src");
+    dp_error err;
+    char path[64], path2[64];
+    mars_ck_path(path, sizeof path, "a");
+    mars_ck_path(path2, sizeof path2, "b");
+    int32_t pa[22];
+    dp_agent *a = saved_agent(g, ds, path, pa);
     dp_agent_config c2 = small_mars("mars");
     CHECK(dp_agent_config_set(&c2, "hidden", "12", &err) == 0);
-    b = make(g, ds, &c2, 21);
+    dp_agent *b = make(g, ds, &c2, 21);
     float *keep = malloc(sizeof(float) * b->params.count);
     memcpy(keep, b->params.data, sizeof(float) * b->params.count);
+    TEST_CASE("other network sizes");
     CHECK(dp_agent_load_policy(b, path, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "tensor placer.enc has");
     CHECK(memcmp(keep, b->params.data, sizeof(float) * b->params.count) == 0);
     CHECK(dp_agent_get_prep(b)->pretrain_done == 0);
+    TEST_CASE("another kind of agent");
     dp_agent_config h;
     CHECK(agent_preset("hp", &h) == 0);
     CHECK(dp_agent_config_set(&h, "hidden", "8", &err) == 0 && dp_agent_config_set(&h, "groups", "4", &err) == 0);
@@ -570,19 +696,21 @@ static void test_save_load_and_init(void) {
     dp_agent_free(hp);
     CHECK(dp_agent_load_policy(b, path2, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "has no tensor gcn0.weight");
+    TEST_CASE("a missing file");
     CHECK(dp_agent_load_policy(b, "/nonexistent/x.ck", &err) == DP_STATUS_IO);
     CHECK(memcmp(keep, b->params.data, sizeof(float) * b->params.count) == 0);
     free(keep);
     dp_agent_free(b);
     remove(path), remove(path2);
     dp_agent_free(a);
-    dp_graph_free(g), dp_graph_free(other);
+    dp_graph_free(g);
     dp_devices_free(ds);
 }
 
-/* Settings: the Mars presets' values; what the op-level path refuses;
- * type ids by name are the same on two graphs. */
-static void test_config(void) {
+/* The Mars presets hold their values: the paper's sizes and PPO, the
+ * variants without pre-training, with seq2seq, dplace's and the
+ * Transformer-XL; each passes the configuration's check. */
+static void test_config_presets(void) {
     dp_agent_config c;
     dp_error err;
     CHECK(agent_preset("mars", &c) == 0);
@@ -604,6 +732,17 @@ static void test_config(void) {
     CHECK_NEAR(c.warm.lr, 0.001, 1e-9); /* the paper's sizes; the benches' 32 units take 0.01 */
     CHECK(agent_preset("mars-trfxl", &c) == 0 && dp_agent_config_check(&c, &err) == 0);
     CHECK(c.placer.kind == DP_AGENT_PLACER_KIND_TRFXL && c.ppo.ratio == DP_AGENT_PPO_RATIO_DECISION);
+}
+
+/* What the op-level path cannot do is refused, naming the setting:
+ * txl-heads that do not divide the width, a grouper or a placer other than
+ * Mars's, minibatches that do not divide the samples, the segment placer
+ * or pre-training without the GCN encoder, logit noise. */
+static void test_config_refusals(void) {
+    dp_agent_config c;
+    dp_error err;
+    TEST_CASE("mars-trfxl, txl-heads=6");
+    CHECK(agent_preset("mars-trfxl", &c) == 0);
     CHECK(dp_agent_config_set(&c, "txl-heads", "6", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "multiple of txl-heads");
@@ -618,6 +757,7 @@ static void test_config(void) {
         {"hp", "pretrain-iters", "5", "needs encoder=gcn"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        TEST_CASE("%s, %s=%s", bad[k].preset, bad[k].key, bad[k].value);
         CHECK(agent_preset(bad[k].preset, &c) == 0);
         CHECK(dp_agent_config_set(&c, bad[k].key, bad[k].value, &err) == 0);
         dp_status st = dp_agent_config_check(&c, &err);
@@ -628,12 +768,15 @@ static void test_config(void) {
         CHECK(st == DP_STATUS_INVALID);
         CHECK_STR_CONTAINS(err.msg, bad[k].msg);
     }
+    TEST_CASE("mars, noise-amp=0.1, noise-updates=5");
     CHECK(agent_preset("mars", &c) == 0);
     CHECK(dp_agent_config_set(&c, "noise-amp", "0.1", &err) == 0 && dp_agent_config_set(&c, "noise-updates", "5", &err) == 0);
     CHECK(dp_agent_config_check(&c, &err) == DP_STATUS_INVALID);
     CHECK_STR_CONTAINS(err.msg, "noise");
+}
 
-    /* fixed ids: the same type, the same id, whatever the graph */
+/* Fixed type ids: the same type, the same id, whatever the graph. */
+static void test_fixed_type_ids(void) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g1 = two_chains("one"), *g2 = heavy_chain();
     dp_agent_config m = small_mars("mars-nopretrain");
@@ -645,7 +788,18 @@ static void test_config(void) {
     for (int i = 0; i < b->N; i++)
         if (!strcmp(dp_graph_str(g2, g2->ops[i].type), "MatMul")) matmul_b = b->feat.type_id[i];
     CHECK(matmul_a > 0 && matmul_a == matmul_b);
-    /* node features: one-hot type, shapes over the largest dimension */
+    dp_agent_free(a), dp_agent_free(b);
+    dp_graph_free(g1), dp_graph_free(g2);
+    dp_devices_free(ds);
+}
+
+/* Node features: a one-hot type, output shapes over the largest
+ * dimension; the first op in topological order first in the sequence. */
+static void test_node_features(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g1 = two_chains("one");
+    dp_agent_config m = small_mars("mars-nopretrain");
+    dp_agent *a = make(g1, ds, &m, 1);
     float *row = malloc(sizeof(float) * (size_t)a->N * agent_op_feature_dim(&a->feat));
     agent_op_features(&a->feat, g1, &m, g1->topo, row); /* the first op in topological order: "in" [64, 128] */
     CHECK_INT_EQ(a->enc->choice[0], 0);                 /* the first in the sequence */
@@ -656,20 +810,30 @@ static void test_config(void) {
     CHECK_NEAR(row[a->feat.V + a->feat.S + 1], 128.0 / 384.0, 1e-7);
     CHECK_NEAR(row[a->feat.V], 0.0, 0.0); /* no input */
     free(row);
-    dp_agent_free(a), dp_agent_free(b);
-    dp_graph_free(g1), dp_graph_free(g2);
+    dp_agent_free(a);
+    dp_graph_free(g1);
     dp_devices_free(ds);
 }
 
 int main(int argc, char **argv) {
     test_init(argc, argv);
-    TEST_RUN(test_config);
-    TEST_RUN(test_policy_gradient_fd);
-    TEST_RUN(test_pretraining);
-    TEST_RUN(test_save_load_and_init);
+    TEST_RUN(test_config_presets);
+    TEST_RUN(test_config_refusals);
+    TEST_RUN(test_fixed_type_ids);
+    TEST_RUN(test_node_features);
+    TEST_RUN(test_policy_gradient_fd_seq2seq);
+    TEST_RUN(test_policy_gradient_fd_txl);
+    TEST_RUN(test_pretraining_lowers_loss);
+    TEST_RUN(test_pretraining_keeps_lowest);
+    TEST_RUN(test_pretraining_leaves_optimizer_fresh);
+    TEST_RUN(test_save_load_places_as_before);
+    TEST_RUN(test_init_same_graph);
+    TEST_RUN(test_init_other_graph);
+    TEST_RUN(test_init_other_networks_refused);
     TEST_RUN(test_checkpoint_resume);
     TEST_RUN(test_warm_start_diverged);
     TEST_RUN(test_pretraining_diverged);
+    TEST_RUN(test_progress_of_every_phase);
     TEST_RUN(test_cancel_mid_update);
     TEST_RUN(test_ppo_finds_known_best);
     return test_end();
