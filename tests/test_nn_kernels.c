@@ -240,9 +240,9 @@ static void test_attention_kernels_base(void) { run_isa(NN_ISA_BASE, check_atten
 static void test_attention_kernels_avx2(void) { run_isa(NN_ISA_AVX2, check_attention_kernels); }
 static void test_attention_kernels_avx512(void) { run_isa(NN_ISA_AVX512, check_attention_kernels); }
 /* dot and axpy, per ISA path. */
-static void test_dot_axpy_base(void) { run_isa(NN_ISA_BASE, check_dot_axpy); }
-static void test_dot_axpy_avx2(void) { run_isa(NN_ISA_AVX2, check_dot_axpy); }
-static void test_dot_axpy_avx512(void) { run_isa(NN_ISA_AVX512, check_dot_axpy); }
+static void test_vector_ops_base(void) { run_isa(NN_ISA_BASE, check_dot_axpy); }
+static void test_vector_ops_avx2(void) { run_isa(NN_ISA_AVX2, check_dot_axpy); }
+static void test_vector_ops_avx512(void) { run_isa(NN_ISA_AVX512, check_dot_axpy); }
 
 int main(int argc, char **argv) {
     test_init(argc, argv);
@@ -254,8 +254,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_attention_kernels_base);
     TEST_RUN(test_attention_kernels_avx2);
     TEST_RUN(test_attention_kernels_avx512);
-    TEST_RUN(test_dot_axpy_base);
-    TEST_RUN(test_dot_axpy_avx2);
-    TEST_RUN(test_dot_axpy_avx512);
+    TEST_RUN(test_vector_ops_base);
+    TEST_RUN(test_vector_ops_avx2);
+    TEST_RUN(test_vector_ops_avx512);
     return test_end();
 }

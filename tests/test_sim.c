@@ -235,7 +235,7 @@ static const char *staged =
 
 /* Pipelined, the second hop of a's copy waits for the host's link to
  * gpu:2, which c's copy holds. */
-static void test_staged_copy_waits_for_its_link(void) {
+static void test_staged_hop_waits_for_its_link(void) {
     int32_t p[4] = {G0, CPU, G2, G2};
     fixture f = setup(staged);
     /* c [0,0.5]; c's copy cpu -> gpu:2 [0.5,1.6] (0.5 + 0.6). a [0,1]; a's
@@ -254,7 +254,7 @@ static void test_staged_copy_waits_for_its_link(void) {
 
 /* Stored and forwarded, the second hop of a's copy starts when the first
  * ends and the link is free; the host holds c's output and a's copy. */
-static void test_staged_copy_store_and_forward(void) {
+static void test_staged_hop_store_and_forward(void) {
     int32_t p[4] = {G0, CPU, G2, G2};
     /* a's first hop [1,1.8] (the host's copy from 1), the second [1.8,2.6]
      * (cpu -> gpu:2 is free from 1.6); b [2.6,3.6]. The host holds c's
@@ -807,8 +807,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_route_through_host_store_and_forward);
     TEST_RUN(test_critical_path_by_hand);
     TEST_RUN(test_critical_path_after_accepted_move);
-    TEST_RUN(test_staged_copy_waits_for_its_link);
-    TEST_RUN(test_staged_copy_store_and_forward);
+    TEST_RUN(test_staged_hop_waits_for_its_link);
+    TEST_RUN(test_staged_hop_store_and_forward);
     TEST_RUN(test_diamond_one_device_oom);
     TEST_RUN(test_diamond_split);
     TEST_RUN(test_fanout_one_transfer);
