@@ -6,12 +6,17 @@ set -u
 D="$1"
 . "$(dirname "$0")/cli_lib.sh"
 
+# --help names the commands, and simulate --help every option
 test_help() {
 expect 0 "simulate" -- "$D" --help
 expect 0 "--placement" -- "$D" simulate --help
 for flag in --graph --model --devices --placement --json --trace --steps --warmup --noise --seed; do
   expect 0 "$flag" -- "$D" simulate --help
 done
+}
+
+# an unknown command or option, or a missing --devices: exit 2, saying so
+test_usage_errors() {
 expect 2 "unknown command" -- "$D" frobnicate
 expect 2 "unknown option" -- "$D" simulate --bogus
 expect 2 "--devices SPEC is required" -- "$D" simulate --graph data/tiny.json --placement gpu
@@ -22,24 +27,32 @@ test_good_run() {
 expect 0 "step time" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu:1
 expect 0 '"step_time_s"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json
 for key in '"valid": true' '"reason"' '"busy_s"' '"peak_bytes"' '"memory_bytes"' '"name": "gpu:0"'; do
-  grep -q -- "$key" "$T/out" || bad "--json output lacks $key"
+  grep -q -- "$key" "$T/out" || bad "simulate --json of tiny.json on k40x2 lacks $key"
 done
 }
 
-# trace written, atomically and only on success
+# --trace writes the timeline
 test_trace() {
 expect 0 "timeline" -- "$D" simulate --model synthetic-2000 --devices k40x4 --placement gpu:0 --trace "$T/tl.json"
-[ -s "$T/tl.json" ] && grep -q traceEvents "$T/tl.json" && ok || bad "trace file missing"
+[ -s "$T/tl.json" ] && grep -q traceEvents "$T/tl.json" && ok || bad "synthetic-2000 on k40x4 --trace: no traceEvents in $T/tl.json"
+}
+
+# no trace after an error
+test_no_trace_after_error() {
 expect 2 "" -- "$D" simulate --graph data/empty.json --devices k40x2 --placement gpu --trace "$T/none.json"
-[ -e "$T/none.json" ] && bad "trace written after an error" || ok
+[ -e "$T/none.json" ] && bad "data/empty.json --trace: trace written after the error" || ok
+}
+
+# a trace into a missing folder: exit 2, no temporary file left
+test_trace_unwritable() {
 expect 2 "cannot write" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --trace "$T/no/dir/t.json"
-ls "$T" | grep -q '\.tmp\.' && bad "temporary file left behind" || ok
+ls "$T" | grep -q '\.tmp\.' && bad "--trace into a missing folder: temporary file left behind" || ok
 }
 
 # bad input: exit 2, one line naming the file and the problem
 test_bad_input() {
 expect 2 "data/empty.json: file is empty" -- "$D" simulate --graph data/empty.json --devices k40x2 --placement gpu
-[ "$(wc -l < "$T/err")" = 1 ] && ok || bad "error is not one line"
+[ "$(wc -l < "$T/err")" = 1 ] && ok || bad "data/empty.json: the error is not one line"
 expect 2 "data/truncated.json:3:" -- "$D" simulate --graph data/truncated.json --devices k40x2 --placement gpu
 expect 2 "no-such.json: cannot open" -- "$D" simulate --graph no-such.json --devices k40x2 --placement gpu
 expect 2 'unknown device set "k80x3"' -- "$D" simulate --graph data/tiny.json --devices k80x3 --placement gpu
@@ -62,25 +75,41 @@ expect 0 'does not know' -- "$D" baseline --graph "$T/unknown.json" --devices k4
 [ ! -s "$T/err" ] && grep -q '"unknown_op_types": \[\]' "$T/out" && ok || bad "tiny.json: unexpected unknown op types"
 }
 
-# placement files: good, wrong length, unknown device
-test_placement_files() {
+# a placement file simulates
+test_placement_file() {
 printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[0,1,1,1,1]}' > "$T/p.json"
 expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+}
+
+# a placement file against a constraint: the verdict, naming it
+test_placement_file_against_constraint() {
 printf '{"format":"dplace-placement","version":1,"devices":["cpu:0","gpu:0"],"placement":[1,1,1,1,1]}' > "$T/p.json"
 expect 0 "must run on cpu but is placed on gpu:0" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
+}
+
+# placement files of the wrong length or with an unknown device: exit 2
+test_bad_placement_files() {
 printf '{"format":"dplace-placement","version":1,"devices":["cpu:0"],"placement":[0,0]}' > "$T/p.json"
 expect 2 "placement has 2 entries but graph \"tiny\" has 5 ops" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
 printf '{"format":"dplace-placement","version":1,"devices":["gpu:9"],"placement":[0,0,0,0,0]}' > "$T/p.json"
 expect 2 'devices\[0\] "gpu:9" is not in device set' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement "$T/p.json"
 }
 
-# devices: show, export, re-read
+# devices: the presets listed, one shown
 test_devices() {
 expect 0 "p100x4" -- "$D" devices
 expect 0 "K40" -- "$D" devices k40x4
+}
+
+# devices: a preset exported, read back and simulated on
+test_devices_export() {
 expect 0 "wrote" -- "$D" devices p100x4 -o "$T/p100.json"
 expect 0 "P100" -- "$D" devices "$T/p100.json"
 expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices "$T/p100.json" --placement gpu:3
+}
+
+# devices: an unknown set is refused by name
+test_devices_unknown() {
 expect 2 'unknown device set "k40x99"' -- "$D" devices k40x99
 }
 
@@ -89,36 +118,65 @@ test_noise_seed() {
 "$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/a" 2>&1
 "$D" simulate --model synthetic-1000 --devices k40x2 --placement gpu --noise 0.2 --steps 7 --warmup 2 --seed 5 --json > "$T/b" 2>&1
 grep step_time_s "$T/a" > "$T/a1"; grep step_time_s "$T/b" > "$T/b1"
-cmp -s "$T/a1" "$T/b1" && ok || bad "same seed gave different step times"
+cmp -s "$T/a1" "$T/b1" && ok || bad "synthetic-1000 --noise 0.2 --seed 5: the same seed gave different step times"
 }
 
-# the model zoo
-test_zoo() {
+# the model zoo lists its models
+test_zoo_list() {
 expect 0 "nmt4" -- "$D" zoo list
 for m in inception_v3 resnet152 rnnlm nmt2 nmt8 gnmt4 bert_base; do
   grep -q "^$m " "$T/out" || bad "zoo list lacks $m"
 done
-expect 0 "" -- "$D" zoo build rnnlm --batch 16 -o "$T/rnnlm.json"
-expect 0 "rnnlm" -- "$D" simulate --graph "$T/rnnlm.json" --devices k40x2 --placement expert
-expect 2 'unknown model "nmt3"' -- "$D" zoo build nmt3 -o "$T/nmt3.json"
-[ -e "$T/nmt3.json" ] && bad "zoo build wrote a file for an unknown model"
-expect 2 "build needs -o FILE" -- "$D" zoo build nmt2
-expect 2 "--batch" -- "$D" zoo build nmt2 --batch 0 -o "$T/x.json"
-expect 2 "no human-expert placement" -- "$D" simulate --model bert_base --devices p100x4 --placement expert
-expect 2 "--batch applies to --model only" -- "$D" simulate --graph data/tiny.json --batch 4 --devices k40x2 --placement gpu
-expect 0 "OOM" -- "$D" simulate --model nmt2 --devices k40x2 --placement gpu
-expect 0 "valid" -- "$D" simulate --model nmt2 --devices k40x2 --placement expert
 }
 
-test_option_tables() {
-# option tables (src/cli/cli_opt.c): NAME=VALUE, messages naming option and value, "--", wrapped help
+# a zoo model built to a file simulates with its expert placement
+test_zoo_build() {
+expect 0 "" -- "$D" zoo build rnnlm --batch 16 -o "$T/rnnlm.json"
+expect 0 "rnnlm" -- "$D" simulate --graph "$T/rnnlm.json" --devices k40x2 --placement expert
+}
+
+# zoo build refuses an unknown model (writing nothing), no -o, --batch 0
+test_zoo_build_errors() {
+expect 2 'unknown model "nmt3"' -- "$D" zoo build nmt3 -o "$T/nmt3.json"
+[ -e "$T/nmt3.json" ] && bad "zoo build nmt3 wrote a file for the unknown model"
+expect 2 "build needs -o FILE" -- "$D" zoo build nmt2
+expect 2 "--batch" -- "$D" zoo build nmt2 --batch 0 -o "$T/x.json"
+}
+
+# the papers' verdicts: nmt2 on one GPU is out of memory, its expert
+# placement valid; BERT has no expert placement
+test_zoo_verdicts() {
+expect 0 "OOM" -- "$D" simulate --model nmt2 --devices k40x2 --placement gpu
+expect 0 "valid" -- "$D" simulate --model nmt2 --devices k40x2 --placement expert
+expect 2 "no human-expert placement" -- "$D" simulate --model bert_base --devices p100x4 --placement expert
+}
+
+# --batch applies to --model only
+test_batch_needs_model() {
+expect 2 "--batch applies to --model only" -- "$D" simulate --graph data/tiny.json --batch 4 --devices k40x2 --placement gpu
+}
+
+# option tables (src/cli/cli_opt.c): NAME=VALUE
+test_option_equals_value() {
 expect 0 "valid" -- "$D" simulate --graph=data/tiny.json --devices=k40x2 --placement=gpu:1 --seed=3
+}
+
+# option tables: messages naming the option and the value
+test_option_errors() {
 expect 2 '--seed must be >= 0, not "x"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --seed x
 expect 2 "--trace needs a value (FILE)" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --trace
 expect 2 "--json takes no value" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --json=yes
 expect 2 'unexpected argument "extra"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu extra
 expect 2 'unknown option "--bogus"' -- "$D" devices --bogus
+}
+
+# option tables: "--" ends the options
+test_double_dash() {
 expect 0 "K40" -- "$D" devices -- k40x4
+}
+
+# option tables: every command has -h, --help, its option lines within 79 columns
+test_command_help() {
 for c in simulate devices zoo baseline group import; do
   "$D" $c --help >"$T/help" 2>&1 && grep -q -- "-h, --help" "$T/help" && ok || bad "$c --help"
   awk '/^  -/ { opts = 1 } opts && length > 79 { exit 1 }' "$T/help" && ok || bad "$c --help has option lines over 79 columns"
@@ -126,13 +184,27 @@ done
 }
 
 test_run test_help
+test_run test_usage_errors
 test_run test_good_run
 test_run test_trace
+test_run test_no_trace_after_error
+test_run test_trace_unwritable
 test_run test_bad_input
 test_run test_unknown_op_types
-test_run test_placement_files
+test_run test_placement_file
+test_run test_placement_file_against_constraint
+test_run test_bad_placement_files
 test_run test_devices
+test_run test_devices_export
+test_run test_devices_unknown
 test_run test_noise_seed
-test_run test_zoo
-test_run test_option_tables
+test_run test_zoo_list
+test_run test_zoo_build
+test_run test_zoo_build_errors
+test_run test_zoo_verdicts
+test_run test_batch_needs_model
+test_run test_option_equals_value
+test_run test_option_errors
+test_run test_double_dash
+test_run test_command_help
 finish test_cli

@@ -24,28 +24,43 @@ expect 0 "step time" -- "$D" baseline --model synthetic-2000 --devices k40x2
 for m in cpu gpu expert scotch mincut metis m-topo m-etf m-sct; do
   grep -q "^$m " "$T/out" || bad "baseline table lacks a row for $m"
 done
-grep -q "^expert *cannot apply: " "$T/out" && ok || bad "expert row does not say why it cannot apply"
+grep -q "^expert *cannot apply: " "$T/out" && ok || bad "synthetic-2000 on k40x2: the expert row does not say why it cannot apply"
+}
+
+# baseline --json: the fields of every method asked for, and only those
+test_baseline_json() {
 expect 0 '"method": "m-etf"' -- "$D" baseline --model synthetic-2000 --devices k40x2 --json --methods gpu,m-etf
 for key in '"step_time_s"' '"valid"' '"oom_device"' '"transfer_bytes"' '"place_seconds"' '"peak_bytes"'; do
   grep -q -- "$key" "$T/out" || bad "baseline --json lacks $key"
 done
-grep -q '"method": "cpu"' "$T/out" && bad "--methods not honoured" || ok
+grep -q '"method": "cpu"' "$T/out" && bad "--methods gpu,m-etf: cpu placed too" || ok
 }
 
-# the grouping step: TensorFlow's groups (none) by default for every placer,
-# --group overrides (colocation: Baechi's co-placement)
-test_grouping_step() {
+# the grouping step: TensorFlow's groups (none) by default for every placer
+test_grouping_default() {
 expect 0 "m-etf    none" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-topo,m-etf,m-sct,metis
 for m in m-topo m-sct metis; do
   grep -q "^$m *none" "$T/out" && ok || bad "$m does not run on TensorFlow's groups by default"
 done
 grep -q "^[a-z-]* *colocation " "$T/out" && bad "a placer runs on co-placed units by default" || ok
+}
+
+# --group overrides the grouping (colocation: Baechi's co-placement; metis)
+test_group_option() {
 expect 0 "m-etf    colocation" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf,metis --group colocation
 grep -q "^metis    colocation" "$T/out" && ok || bad "--group colocation not applied to metis"
 expect 0 "m-sct    colocation" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-sct --group colocation
 expect 0 "m-topo   metis" -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-topo --group metis --groups 16
+}
+
+# --json says which units a placer ran on
+test_grouping_json() {
 expect 0 '"units": "none"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json
 expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json --group colocation
+}
+
+# an unknown --group method and a bad --sct-threshold are refused
+test_grouping_option_errors() {
 expect 2 "--group: unknown method" -- "$D" baseline --model synthetic-500 --devices k40x2 --group kmeans
 expect 2 "--sct-threshold" -- "$D" baseline --model synthetic-500 --devices k40x2 --sct-threshold 0
 }
@@ -54,6 +69,10 @@ expect 2 "--sct-threshold" -- "$D" baseline --model synthetic-500 --devices k40x
 test_forward_only() {
 expect 0 "m-sct    none" -- "$D" baseline --model rnnlm --devices k40x2 --methods m-etf,m-sct --forward-only yes
 expect 0 "m-etf    none" -- "$D" baseline --model rnnlm --devices k40x2 --methods m-etf --forward-only no
+}
+
+# --forward-only takes yes or no
+test_forward_only_refused() {
 expect 2 "--forward-only must be yes or no" -- "$D" baseline --model synthetic-500 --devices k40x2 --forward-only maybe
 }
 
@@ -61,10 +80,10 @@ expect 2 "--forward-only must be yes or no" -- "$D" baseline --model synthetic-5
 test_out_dir() {
 expect 0 "placements written" -- "$D" baseline --model synthetic-2000 --devices k40x2 --out-dir "$T/pl"
 for m in cpu gpu scotch mincut metis m-topo m-etf; do
-  [ -s "$T/pl/$m.json" ] && ok || bad "no placement file for $m"
+  [ -s "$T/pl/$m.json" ] && ok || bad "--out-dir: no placement file for $m"
 done
-[ -e "$T/pl/expert.json" ] && bad "placement file for a method that did not apply" || ok
-ls "$T/pl" | grep -q '\.tmp' && bad "temporary file left in --out-dir" || ok
+[ -e "$T/pl/expert.json" ] && bad "--out-dir: a placement file for expert, which did not apply" || ok
+ls "$T/pl" | grep -q '\.tmp' && bad "--out-dir: temporary file left behind" || ok
 expect 0 "valid" -- "$D" simulate --model synthetic-2000 --devices k40x2 --placement "$T/pl/m-etf.json"
 }
 
@@ -72,7 +91,8 @@ expect 0 "valid" -- "$D" simulate --model synthetic-2000 --devices k40x2 --place
 test_same_seed() {
 expect 0 "" -- "$D" baseline --model synthetic-2000 --devices k40x2 --methods scotch,metis --seed 3 --out-dir "$T/a"
 expect 0 "" -- "$D" baseline --model synthetic-2000 --devices k40x2 --methods scotch,metis --seed 3 --out-dir "$T/b"
-cmp -s "$T/a/scotch.json" "$T/b/scotch.json" && cmp -s "$T/a/metis.json" "$T/b/metis.json" && ok || bad "same seed, different placements"
+cmp -s "$T/a/scotch.json" "$T/b/scotch.json" && ok || bad "scotch --seed 3: same seed, different placements"
+cmp -s "$T/a/metis.json" "$T/b/metis.json" && ok || bad "metis --seed 3: same seed, different placements"
 }
 
 # a set without GPUs: the GPU methods say why
@@ -91,23 +111,38 @@ expect 2 "unknown model" -- "$D" baseline --model nope --devices k40x2
 expect 2 "cannot create the directory" -- "$D" baseline --model synthetic-500 --devices k40x2 --out-dir "$T/no/such/dir"
 }
 
-# group: figures, JSON, the file
+# group: the figures of every method
 test_group() {
 for m in metis scotch fluid random; do
   expect 0 "groups     8;" -- "$D" group --model synthetic-2000 --method $m --groups 8
 done
 expect 0 "groups" -- "$D" group --model synthetic-2000 --method colocation
+}
+
+# group --json: the figures' fields
+test_group_json() {
 expect 0 '"cut_bytes"' -- "$D" group --model synthetic-2000 --method fluid --groups 4 --json --seed 2
 for key in '"groups": 4' '"ops_per_group"' '"imbalance"' '"compute_total_s"'; do
   grep -q -- "$key" "$T/out" || bad "group --json lacks $key"
 done
+}
+
 # METIS printf()s "***Cannot bisect a graph with 0 vertices!" on stdout when
 # asked for many parts of a small graph: --json output must stay JSON
-"$D" group --model inception_v3 --method metis --groups 1000 --json >"$T/out" 2>"$T/err" && ok || bad "metis 1000 groups"
-python3 -m json.tool "$T/out" >/dev/null && ok || bad "group --json with METIS's complaints is not JSON"
-grep -q "Cannot bisect" "$T/out" && bad "METIS's complaints on stdout" || ok
+test_group_json_stays_json() {
+"$D" group --model inception_v3 --method metis --groups 1000 --json >"$T/out" 2>"$T/err" && ok || bad "inception_v3: metis 1000 groups failed"
+python3 -m json.tool "$T/out" >/dev/null && ok || bad "inception_v3, metis 1000 groups: group --json with METIS's complaints is not JSON"
+grep -q "Cannot bisect" "$T/out" && bad "inception_v3, metis 1000 groups: METIS's complaints on stdout" || ok
+}
+
+# group -o writes the groups file
+test_group_file() {
 expect 0 "written" -- "$D" group --model synthetic-2000 --method metis --groups 8 -o "$T/g.json"
-grep -q '"format": "dplace-groups"' "$T/g.json" && grep -q '"n_groups": 8' "$T/g.json" && ok || bad "groups file"
+grep -q '"format": "dplace-groups"' "$T/g.json" && grep -q '"n_groups": 8' "$T/g.json" && ok || bad "group -o: metis 8 groups file"
+}
+
+# group usage errors: exit 2, naming the option
+test_group_usage() {
 expect 2 "--groups N is required" -- "$D" group --model synthetic-500 --method metis
 expect 2 "unknown method" -- "$D" group --model synthetic-500 --method kmeans --groups 2
 expect 2 "--method NAME is required" -- "$D" group --model synthetic-500 --groups 2
@@ -125,12 +160,21 @@ expect 0 "groups" -- "$D" group --model rnnlm --batch 16 --method random --group
 
 test_run test_help
 test_run test_baseline_rows
-test_run test_grouping_step
+test_run test_baseline_json
+test_run test_grouping_default
+test_run test_group_option
+test_run test_grouping_json
+test_run test_grouping_option_errors
 test_run test_forward_only
+test_run test_forward_only_refused
 test_run test_out_dir
 test_run test_same_seed
 test_run test_no_gpus
 test_run test_baseline_usage
 test_run test_group
+test_run test_group_json
+test_run test_group_json_stays_json
+test_run test_group_file
+test_run test_group_usage
 test_run test_batch
 finish test_cli_place
