@@ -60,14 +60,23 @@ done
 test_sync_measure() {
 expect 0 "learned" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --updates 2 --measure "$M/good.sh \"\$1\"" --log "$T/m.csv" \
   --baselines none --mpi sync
-grep -q ',0.125,1,' "$T/m.csv" && ok || bad "measured time not in the log"
+grep -q ',0.125,1,' "$T/m.csv" && ok || bad "good.sh over 3 ranks: measured time not in the log"
 for cmd in fail.sh garbage.sh hang.sh; do
   expect 0 "no valid placement" -- $MPIRUN -n 3 "$D" optimize $G $SMALL --updates 1 --measure "$M/$cmd" \
     --measure-timeout 0.5 --log "$T/m.csv" --baselines none --mpi sync
-  grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd: failure reason not logged"
+  grep -q 'measure failed' "$T/m.csv" && ok || bad "$cmd over 3 ranks: failure reason not logged"
 done
-# a worker that cannot read the graph fails the run, naming its rank
+}
+
+# a worker that cannot read the graph fails the run
+# shellcheck disable=SC2086
+test_worker_error_fails_run() {
 expect 2 "" -- $MPIRUN -n 2 "$D" optimize --graph "$T/nope.json" --devices k40x2 --updates 1 --mpi sync
+}
+
+# an unknown --mpi mode, and --controllers without --mpi async, are refused
+# shellcheck disable=SC2086
+test_option_errors() {
 expect 2 "unknown mode" -- "$D" optimize $G --mpi bogus
 expect 2 "for --mpi async" -- "$D" optimize $G --controllers 2
 }
@@ -125,7 +134,13 @@ expect 0 "trained    16 updates, 64 placements" -- $MPIRUN -n 3 "$D" optimize $A
   -o "$T/x.json" --checkpoint "$T/x.ck" --resume "$T/x.ck" --mpi async --controllers 2
 [ "$(wc -l <"$T/x.csv")" = 65 ] && ok || bad "the resumed async log should have a header and 64 rows"
 expect 0 "trained    18 updates" -- "$D" optimize $A --updates 18 --checkpoint "$T/x.ck" --resume "$T/x.ck"
-expect 2 "needs at least 3 ranks" -- $MPIRUN -n 2 "$D" optimize $A --updates 1 --mpi async --controllers 2
+}
+
+# async with 2 controllers needs at least 3 ranks
+# shellcheck disable=SC2086
+test_async_needs_three_ranks() {
+expect 2 "needs at least 3 ranks" -- $MPIRUN -n 2 "$D" optimize $G $SMALL --seed 4 --baselines none --quiet --updates 1 \
+  --mpi async --controllers 2
 }
 
 # SIGUSR1 to mpirun (which forwards it to every rank) stops a run as SIGINT
@@ -176,7 +191,12 @@ expect 0 "" -- $MPIRUN -n 2 "$D" optimize $A --updates 40 --log "$T/s.csv" -o "$
   --resume "$T/s.ck" --json --mpi sync
 grep -q '"updates": 40' "$T/out" && ok || bad "the resumed search did not reach 40 steps"
 [ "$(wc -l <"$T/s.csv")" -gt $((rows + 1)) ] && ok || bad "the resumed search's log did not grow"
-expect 2 "not --mpi async" -- "$D" optimize $A --mpi async
+}
+
+# async mode refuses the search
+# shellcheck disable=SC2086
+test_async_refuses_search() {
+expect 2 "not --mpi async" -- "$D" optimize $G --agent search --seed 2 --baselines none --quiet --mpi async
 }
 
 # Launched by mpirun with more than one rank but without --mpi: one line
@@ -195,8 +215,12 @@ absent "$T/x.csv"
 test_run test_mpirun_without_mpi
 test_run test_sync_identical
 test_run test_sync_measure
+test_run test_worker_error_fails_run
+test_run test_option_errors
 test_run test_kill_worker
 test_run test_async
+test_run test_async_needs_three_ranks
 test_run test_stop_usr1
 test_run test_search
+test_run test_async_refuses_search
 finish test_cli_mpi

@@ -22,8 +22,8 @@ expect 0 "lr=0.001" -- "$D" optimize --set help
 expect 0 "Adam learning rate" -- "$D" optimize --set help
 }
 
-# --set help: the settings by component group, at most 45 of them; help=all
-# adds the experimental ones, marked, wherever it stands among the --set's
+# --set help: the settings by component group, at most 45 of them, none
+# experimental, none of the search's
 test_set_help() {
 expect 0 "elite walks:" -- "$D" optimize --set help
 keys=$(grep -c '^  [a-z-]*=' "$T/out")
@@ -31,11 +31,25 @@ keys=$(grep -c '^  [a-z-]*=' "$T/out")
 grep -q '^grouper:' "$T/out" && grep -q '^placer:' "$T/out" && ok || bad "--set help is not grouped by component"
 grep -q 'elite-keep=' "$T/out" && bad "--set help lists the experimental elite-keep" || ok
 grep -q 'moves=32' "$T/out" && bad "--set help of a learned agent lists the search's settings" || ok
+}
+
+# --set help=all adds the experimental settings, marked
+test_set_help_all() {
+expect 0 "elite walks:" -- "$D" optimize --set help
+keys=$(grep -c '^  [a-z-]*=' "$T/out")
 expect 0 "(experimental)" -- "$D" optimize --set help=all
 all=$(grep -c '^  [a-z-]*=' "$T/out")
 [ "$all" -gt "$keys" ] && grep -q 'elite-keep=no' "$T/out" && ok || bad "--set help=all does not list every setting"
+}
+
+# --set help shows the values set, wherever it stands among the --set's
+test_set_help_shows_values_set() {
 expect 0 "lr=0.5" -- "$D" optimize --set help=all --set lr=0.5
 expect 0 "lr=0.5" -- "$D" optimize --set lr=0.5 --set help
+}
+
+# --set help of the search, of --search-after and of dplace: the search's settings
+test_set_help_search() {
 expect 0 "moves=32" -- "$D" optimize --agent search --set help
 grep -q 'lr=' "$T/out" && bad "--set help of the search lists an agent's settings" || ok
 expect 0 "moves=32" -- "$D" optimize --agent hp --search-after 30s --set help
@@ -59,36 +73,50 @@ grep -q -- "--samples\|--refine" "$T/out" && bad "--help lists a renamed option"
 test_outputs() {
 expect 0 "best baseline" -- "$D" optimize $G $SMALL --updates 6 --seed 3 -o "$T/best.json" --log "$T/log.csv" \
   --plot "$T/curve.svg" --trace "$T/trace.json" --checkpoint "$T/ck" --quiet
-grep -q 'policy: mean sampled step time .* over the first tenth of the updates' "$T/out" && ok || bad "no learning summary"
+grep -q 'policy: mean sampled step time .* over the first tenth of the updates' "$T/out" && ok || bad "hp, 6 updates: no learning summary"
 grep -q '"format": "dplace-placement"' "$T/best.json" && ok || bad "-o is not a placement file"
 [ "$(wc -l <"$T/log.csv")" = 25 ] && ok || bad "log should have a header and 24 rows, has $(wc -l <"$T/log.csv") lines"
-head -1 "$T/log.csv" | grep -q '^update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s$' && ok || bad "log header"
+head -1 "$T/log.csv" | grep -q '^update,sample,step_time_s,valid,reason,reward,baseline,best_s,wall_s$' && ok || bad "--log: header"
 grep -q '<svg' "$T/curve.svg" && ok || bad "--plot wrote no SVG"
 grep -q 'mean per update' "$T/curve.svg" && ok || bad "--plot draws no mean per update"
 [ "$(wc -l <"$T/log.updates.csv")" = 7 ] && ok || bad "the updates log should have a header and 6 rows"
-head -1 "$T/log.updates.csv" | grep -q '^update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims,greedy_s$' && ok || bad "updates log header"
+head -1 "$T/log.updates.csv" | grep -q '^update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims,greedy_s$' && ok || bad "--log: the updates log's header"
 grep -q 'traceEvents' "$T/trace.json" && ok || bad "--trace wrote no trace"
-[ -s "$T/ck" ] && ok || bad "no checkpoint"
+[ -s "$T/ck" ] && ok || bad "--checkpoint: no checkpoint"
 expect 0 "step time" -- "$D" simulate $G --placement "$T/best.json"
+}
+
+# --json: the best, the single GPU's time, what found the best
 # shellcheck disable=SC2086
+test_json() {
 expect 0 '"best_step_time_s"' -- "$D" optimize $G $SMALL --updates 2 --json --baselines gpu,m-etf
 grep -q '"single_gpu_s"' "$T/out" && ok || bad "--json lacks single_gpu_s"
 grep -q '"best_by": "\(sample\|walk\|greedy\)"' "$T/out" && ok || bad "--json does not say what found the best"
 }
 
-# the final policy's greedy placement: evaluated after the last update and
-# offered as the best; --updates 0 gives it alone (after any preparation)
+# the final policy's greedy placement: --updates 0 gives it alone (after
+# any preparation), as the best
 # shellcheck disable=SC2086
 test_greedy() {
 expect 0 "final policy, greedy" -- "$D" optimize $G $SMALL --updates 0 --set train=no -o "$T/g.json" --log "$T/g.csv"
 grep -q "best: the final policy's greedy placement, after 0 updates (0 placements)" "$T/out" && ok || bad "the best is not the greedy placement"
 grep -q '"format": "dplace-placement"' "$T/g.json" && ok || bad "--updates 0 wrote no placement"
 [ "$(wc -l <"$T/g.csv")" = 1 ] && ok || bad "the log of --updates 0 should hold only its header"
+}
+
+# --json of the final greedy placement: the best with --updates 0, its time
+# after the last update
+# shellcheck disable=SC2086
+test_greedy_json() {
 expect 0 '"best_is_final_greedy": true' -- "$D" optimize $G $SMALL --updates 0 --json
 grep -q '"best_by": "greedy"' "$T/out" && ok || bad "--updates 0: the best is not said to be the greedy placement's"
 # shellcheck disable=SC2086
 expect 0 '"final_greedy_s": [0-9]' -- "$D" optimize $G $SMALL --updates 2 --json
+}
+
+# --updates 0 with --placements, or with the search: refused
 # shellcheck disable=SC2086
+test_updates_zero_refused() {
 expect 2 "give one of --updates and --placements" -- "$D" optimize $G $SMALL --updates 0 --placements 5
 expect 2 "needs at least one update" -- "$D" optimize $G --agent search --updates 0
 }
@@ -104,11 +132,18 @@ test_resume() {
 expect 0 "" -- "$D" optimize $G $SMALL --agent colocrl --updates 8 --seed 5 --log "$T/b.csv" -o "$T/b.json" \
   --checkpoint "$T/b.ck" --resume "$T/b.ck" --quiet
 cut -d, -f1-8 "$T/a.csv" >"$T/a.cut"; cut -d, -f1-8 "$T/b.csv" >"$T/b.cut"
-cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "resumed log differs from the uninterrupted one"
-cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
+cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "colocrl: resumed log differs from the uninterrupted one"
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "colocrl: resumed best placement differs"
 cut -d, -f1-14 "$T/a.updates.csv" >"$T/a.ucut"; cut -d, -f1-14 "$T/b.updates.csv" >"$T/b.ucut"
-cmp -s "$T/a.ucut" "$T/b.ucut" && ok || bad "resumed updates log differs from the uninterrupted one"
-# a checkpoint of another run is refused, naming the difference
+cmp -s "$T/a.ucut" "$T/b.ucut" && ok || bad "colocrl: resumed updates log differs from the uninterrupted one"
+}
+
+# a checkpoint of another run is refused, naming the difference; a file
+# that is none is refused as such
+# shellcheck disable=SC2086
+test_resume_refused() {
+"$D" optimize $G $SMALL --agent colocrl --updates 3 --seed 5 -o "$T/a.json" --checkpoint "$T/b.ck" \
+  --checkpoint-every 2 --quiet >/dev/null 2>&1
 # shellcheck disable=SC2086
 expect 2 "seed=" -- "$D" optimize $G $SMALL --agent colocrl --updates 9 --seed 6 --resume "$T/b.ck" --quiet
 # shellcheck disable=SC2086
@@ -116,16 +151,26 @@ expect 2 "not a dplace agent checkpoint" -- "$D" optimize $G $SMALL --resume "$T
 }
 
 # checkpoints of the versions before this one (tests/data: written by the
-# version-5 agent and version-2 search): --resume refuses them with their
-# version, --init still takes the old agent's networks (its tensors by name)
-# shellcheck disable=SC2086
-test_old_checkpoints() {
+# version-5 agent and version-2 search)
 H="$(cd "$(dirname "$0")" && pwd)/data"
 OLD="--set hidden=8 --set attn-dim=8 --set dev-emb=4 --set grouper-hidden=8 --set type-dim=4 --groups 8"
+
+# --resume refuses the old agent's checkpoint with its version, writing nothing
+# shellcheck disable=SC2086
+test_old_agent_checkpoint_refused() {
 expect 2 "agent checkpoint version 5; this dplace reads 6" -- "$D" optimize $G $OLD --agent hp --updates 3 \
   --resume "$H/agent_v5.ck" -o "$T/old.json" --quiet
 absent "$T/old.json"
+}
+
+# --init still takes the old agent's networks (its tensors by name)
+# shellcheck disable=SC2086
+test_old_agent_checkpoint_init() {
 expect 0 "networks from --init" -- "$D" optimize $G $OLD --agent hp --updates 1 --baselines none --init "$H/agent_v5.ck"
+}
+
+# --resume refuses the old search's checkpoint with its version
+test_old_search_checkpoint_refused() {
 expect 2 "search checkpoint version 2; this dplace reads 3" -- "$D" optimize --model synthetic-400 --devices k40x2 \
   --agent search --updates 3 --resume "$H/search_v2.ck" --quiet
 }
@@ -149,8 +194,11 @@ for agent in eagle-ppo-ce post; do
   cmp -s "$T/pa.json" "$T/pb.json" && ok || bad "$agent: resumed best placement differs"
   grep -q '<svg' "$T/pa.svg" && ok || bad "$agent: --plot wrote no SVG"
 done
+}
+
 # a refused combination names the setting
 # shellcheck disable=SC2086
+test_refused_combination() {
 expect 2 "link" -- "$D" optimize $G --agent eagle --grouper metis --updates 1
 }
 
@@ -162,8 +210,8 @@ pid=$!
 sleep 2
 kill -INT $pid
 wait $pid
-[ $? = 130 ] && ok || bad "SIGINT should exit 130"
-grep -q "resume with --resume" "$T/int.err" && ok || bad "SIGINT message"
+[ $? = 130 ] && ok || bad "hp, SIGINT: should exit 130"
+grep -q "resume with --resume" "$T/int.err" && ok || bad "hp, SIGINT: no message saying how to resume"
 # shellcheck disable=SC2086
 expect 0 "" -- "$D" optimize $G $SMALL --updates 1 --checkpoint "$T/int.ck" --resume "$T/int.ck" --quiet
 }
@@ -182,12 +230,17 @@ expect 0 "step time" -- "$D" simulate $G --placement "$T/kill.json"
 expect 0 "" -- "$D" optimize $G $SMALL --updates 1 --checkpoint "$T/kill.ck" --resume "$T/kill.ck" --quiet
 }
 
-# --measure: good, failing, hanging and garbage commands; failed samples are
-# logged with their reason, the run goes on
+# --measure: the command's time in the log
 # shellcheck disable=SC2086
 test_measure() {
 expect 0 "learned" -- "$D" optimize $G $SMALL --updates 2 --measure "$M/good.sh \"\$1\"" --log "$T/m.csv" --baselines none
-grep -q ',0.125,1,' "$T/m.csv" && ok || bad "measured time not in the log"
+grep -q ',0.125,1,' "$T/m.csv" && ok || bad "good.sh: measured time not in the log"
+}
+
+# --measure with failing, hanging and garbage commands: failed samples are
+# logged with their reason, the run goes on
+# shellcheck disable=SC2086
+test_measure_failures() {
 for cmd in fail.sh garbage.sh hang.sh; do
   # shellcheck disable=SC2086
   expect 0 "no valid placement" -- "$D" optimize $G $SMALL --updates 1 --measure "$M/$cmd" --measure-timeout 0.5 \
@@ -198,20 +251,26 @@ done
 
 # Mars (encoder=gcn): pre-training then training with a checkpoint; its
 # networks start a run on another graph (--init); a file of other networks
-# or --init with --resume is refused
-test_mars() {
+# or --init with --resume is refused. One test: --init and the refusals
+# read the checkpoint of the pre-training run, the most expensive run of
+# this file, which tests of their own would repeat.
 MARS="--agent mars --set gcn-hidden=8 --set hidden=8 --set attn-dim=8 --set dev-emb=4 --set seg-len=64 --set pretrain-iters=4"
 # shellcheck disable=SC2086
+test_mars() {
 expect 0 "pre-trained 4 Deep Graph Infomax iterations" -- "$D" optimize $G $MARS --updates 1 --checkpoint "$T/mars.ck" \
   --baselines none
 # shellcheck disable=SC2086
 expect 0 "encoder gcn, placer seq2seq-seg" -- "$D" optimize --model synthetic-300 --devices k40x2 $MARS --updates 1 \
   --init "$T/mars.ck" --baselines none
-grep -q "pre-trained" "$T/out" && bad "--init should not pre-train again" || ok
+grep -q "pre-trained" "$T/out" && bad "mars --init on synthetic-300: pre-trained again" || ok
 # shellcheck disable=SC2086
 expect 2 "tensor placer.enc has" -- "$D" optimize $G $MARS --set hidden=12 --updates 1 --init "$T/mars.ck"
 # shellcheck disable=SC2086
 expect 2 "give one of them" -- "$D" optimize $G $MARS --updates 1 --init "$T/mars.ck" --resume "$T/mars.ck"
+}
+
+# Mars's settings that cannot work are refused, naming why
+test_mars_settings_refused() {
 expect 2 "multiple of txl-heads" -- "$D" optimize $G --agent mars-trfxl --set txl-heads=3
 expect 2 "attention" -- "$D" optimize --model synthetic-12000 --devices k40x2 --agent mars-seq2seq --set gcn-hidden=8 \
   --set hidden=8 --set attn-dim=8 --set dev-emb=4 --baselines none
@@ -234,15 +293,27 @@ absent "$T/no.json"
 
 test_run test_help
 test_run test_set_help
+test_run test_set_help_all
+test_run test_set_help_shows_values_set
+test_run test_set_help_search
 test_run test_renamed
 test_run test_outputs
+test_run test_json
 test_run test_greedy
+test_run test_greedy_json
+test_run test_updates_zero_refused
 test_run test_resume
+test_run test_resume_refused
 test_run test_resume_ppo
-test_run test_old_checkpoints
+test_run test_refused_combination
+test_run test_old_agent_checkpoint_refused
+test_run test_old_agent_checkpoint_init
+test_run test_old_search_checkpoint_refused
 test_run test_sigint
 test_run test_sigkill
 test_run test_measure
+test_run test_measure_failures
 test_run test_mars
+test_run test_mars_settings_refused
 test_run test_bad_input
 finish test_cli_optimize

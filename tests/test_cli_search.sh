@@ -33,6 +33,11 @@ grep -q 'traceEvents' "$T/trace.json" && ok || bad "--trace wrote no trace"
 [ -s "$T/ck" ] && ok || bad "no checkpoint"
 best=$(sed -n 's/^search  *\([0-9.]*\) s.*/\1/p' "$T/out")
 expect 0 "$best" -- "$D" simulate $G --placement "$T/best.json"
+}
+
+# --json: the best, the start, what found the best
+# shellcheck disable=SC2086
+test_json() {
 expect 0 '"best_step_time_s"' -- "$D" optimize $G --agent search --updates 2 --json --baselines gpu,m-etf
 grep -q '"search_start": "m-etf"\|"search_start": "gpu"' "$T/out" && ok || bad "--json names no start"
 grep -q '"best_by": "\(start\|search\)"' "$T/out" && ok || bad "--json does not say what found the best"
@@ -43,7 +48,7 @@ grep -q '"best_by": "\(start\|search\)"' "$T/out" && ok || bad "--json does not 
 test_deterministic() {
 "$D" optimize $G --agent search --updates 8 --threads 2 --seed 4 -o "$T/a.json" --quiet >/dev/null 2>&1
 "$D" optimize $G --agent search --updates 8 --threads 2 --seed 4 -o "$T/b.json" --quiet >/dev/null 2>&1
-cmp -s "$T/a.json" "$T/b.json" && ok || bad "the same seed and threads gave different placements"
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "search, seed 4, 2 threads: the same seed and threads gave different placements"
 }
 
 # checkpoint + resume = the run in one go
@@ -55,8 +60,16 @@ test_resume() {
 expect 0 "" -- "$D" optimize $G --agent search --updates 10 --threads 2 --seed 5 --log "$T/b.csv" -o "$T/b.json" \
   --checkpoint "$T/b.ck" --resume "$T/b.ck" --quiet
 cut -d, -f1-8 "$T/a.csv" >"$T/a.cut"; cut -d, -f1-8 "$T/b.csv" >"$T/b.cut"
-cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "resumed log differs from the uninterrupted one"
-cmp -s "$T/a.json" "$T/b.json" && ok || bad "resumed best placement differs"
+cmp -s "$T/a.cut" "$T/b.cut" && ok || bad "search: resumed log differs from the uninterrupted one"
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "search: resumed best placement differs"
+}
+
+# a checkpoint of another seed or other search settings is refused, naming
+# the difference; a file that is none is refused as such
+# shellcheck disable=SC2086
+test_resume_refused() {
+"$D" optimize $G --agent search --updates 4 --threads 2 --seed 5 -o "$T/a.json" \
+  --checkpoint "$T/b.ck" --checkpoint-every 3 --quiet >/dev/null 2>&1
 expect 2 "seed" -- "$D" optimize $G --agent search --updates 12 --threads 2 --seed 6 --resume "$T/b.ck" --quiet
 expect 2 "made with the search settings" -- "$D" optimize $G --agent search --updates 12 --threads 2 --seed 5 \
   --set t0=0.01 --resume "$T/b.ck" --quiet
@@ -72,20 +85,25 @@ pid=$!
 sleep 2
 kill -INT $pid
 wait $pid
-[ $? = 130 ] && ok || bad "SIGINT should exit 130"
-grep -q "resume with --resume" "$T/int.err" && ok || bad "SIGINT message"
+[ $? = 130 ] && ok || bad "search, SIGINT: should exit 130"
+grep -q "resume with --resume" "$T/int.err" && ok || bad "search, SIGINT: no message saying how to resume"
 expect 0 "step time" -- "$D" simulate $G --placement "$T/int.json"
 expect 0 "" -- "$D" optimize $G --agent search --updates 1 --threads 2 --checkpoint "$T/int.ck" --resume "$T/int.ck" --quiet
 }
 
-# a start from a file, and a learned agent's best refined
+# a start from a file
 # shellcheck disable=SC2086
-test_init_and_refine() {
+test_init_placement() {
 "$D" optimize $G --agent search --updates 6 -o "$T/first.json" --quiet >/dev/null 2>&1
 expect 0 "start      --init-placement" -- "$D" optimize $G --agent search --updates 2 --init-placement "$T/first.json" --quiet
+}
+
+# a learned agent's best refined by the search (--search-after), its log beside --log
+# shellcheck disable=SC2086
+test_search_after() {
 expect 0 "then searched" -- "$D" optimize $G --agent colocrl --set hidden=8 --set attn-dim=8 --set dev-emb=4 \
   --updates 2 --search-after 2s -o "$T/ref.json" --log "$T/ref.csv" --quiet
-[ -s "$T/ref.search.csv" ] && ok || bad "--search-after wrote no search log beside --log"
+[ -s "$T/ref.search.csv" ] && ok || bad "colocrl --search-after 2s: no search log beside --log"
 expect 0 "step time" -- "$D" simulate $G --placement "$T/ref.json"
 }
 
@@ -110,9 +128,12 @@ expect 2 "--search-after" -- "$D" optimize $G --agent search --search-after 10s
 
 test_run test_help
 test_run test_outputs
+test_run test_json
 test_run test_deterministic
 test_run test_resume
+test_run test_resume_refused
 test_run test_sigint
-test_run test_init_and_refine
+test_run test_init_placement
+test_run test_search_after
 test_run test_bad_input
 finish test_cli_search
