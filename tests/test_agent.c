@@ -411,8 +411,7 @@ static void test_noise_schedule(void) {
 
 
 /* PPO's clipped surrogate: hand-worked values of its gradient with respect
- * to log p (eps 0.3), and finite differences of min(r A, clip(r) A) away
- * from the kinks. */
+ * to log p (eps 0.3). */
 static void test_ppo_surrogate(void) {
     const double eps = 0.3, old = -2.0;
     /* r = 1: the plain policy gradient A */
@@ -425,6 +424,12 @@ static void test_ppo_surrogate(void) {
     CHECK_NEAR(agent_ppo_grad(old + log(0.5), old, -2.0, eps), 0.0, 0.0);
     /* inside the trust region: r A */
     CHECK_NEAR(agent_ppo_grad(old + log(1.2), old, -1.0, eps), -1.2, 1e-12);
+}
+
+/* PPO's clipped surrogate: its gradient equals finite differences of
+ * min(r A, clip(r) A) away from the kinks. */
+static void test_ppo_surrogate_fd(void) {
+    const double eps = 0.3, old = -2.0;
     for (double d = -1.0; d <= 1.0; d += 0.0625)
         for (int s = -1; s <= 1; s += 2) {
             TEST_CASE("log ratio %g, advantage %g", d, 0.8 * s);
@@ -1027,37 +1032,36 @@ static void test_bad_checkpoint_refused(void) {
     dp_devices_free(ds);
 }
 
-/* greedy-every: before every second update after the first, the policy's
- * greedy placement is evaluated (the per-update greedy_s, NaN otherwise)
- * and offered as the best; training reads nothing of it, so the samples
- * and the parameters are those of the run without it, update by update. */
-static void test_greedy_every(void) {
+/* greedy-every 2 on preset: agent a with it, b without, 7 updates each,
+ * the policy's greedy placement simulated before the updates it is
+ * evaluated for. check_greedy: a's greedy_s is that placement's time when
+ * evaluated, NaN otherwise, and a new best names what found it;
+ * check_training: a's samples and parameters are b's, update by update. */
+static void greedy_every_run(const char *preset, int check_greedy, int check_training) {
     dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
     dp_graph *g = two_chains(0);
     dp_error err;
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     int32_t *greedy = malloc(sizeof(int32_t) * (size_t)g->n_ops);
     CHECK(greedy);
-    const char *presets[] = {"hp", "eagle"};
-    for (int p = 0; p < 2; p++) {
-        TEST_CASE("preset %s", presets[p]);
-        dp_agent_config c = small(presets[p]), c0 = c;
-        c.train.greedy_every = 2;
-        dp_agent *a = dp_agent_init(g, ds, &c, &eo, 7, &err), *b = dp_agent_init(g, ds, &c0, &eo, 7, &err);
-        CHECK(a && b);
-        const dp_run_state *s = dp_agent_get_state(a), *sb = dp_agent_get_state(b);
-        int evaluated = 0;
-        for (int u = 0; u < 7; u++) {
-            TEST_CASE("preset %s, update %d", presets[p], u + 1);
-            double want = NAN;
-            if (u > 0 && u % 2 == 0) {
-                CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
-                dp_sim_result r = fixture_simulate(g, ds, greedy);
-                want = r.valid ? r.step_time_s : INFINITY;
-            }
-            double best_before = s->best_s;
-            CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
-            CHECK(dp_agent_update(b, &err) == DP_STATUS_OK);
+    dp_agent_config c = small(preset), c0 = c;
+    c.train.greedy_every = 2;
+    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 7, &err), *b = dp_agent_init(g, ds, &c0, &eo, 7, &err);
+    CHECK(a && b);
+    const dp_run_state *s = dp_agent_get_state(a), *sb = dp_agent_get_state(b);
+    int evaluated = 0;
+    for (int u = 0; u < 7; u++) {
+        TEST_CASE("preset %s, update %d", preset, u + 1);
+        double want = NAN;
+        if (u > 0 && u % 2 == 0) {
+            CHECK(dp_agent_greedy(a, greedy, &err) == DP_STATUS_OK);
+            dp_sim_result r = fixture_simulate(g, ds, greedy);
+            want = r.valid ? r.step_time_s : INFINITY;
+        }
+        double best_before = s->best_s;
+        CHECK(dp_agent_update(a, &err) == DP_STATUS_OK);
+        CHECK(dp_agent_update(b, &err) == DP_STATUS_OK);
+        if (check_greedy) {
             if (isnan(want)) {
                 CHECK(isnan(s->upd.greedy_s));
             } else {
@@ -1066,8 +1070,10 @@ static void test_greedy_every(void) {
                 evaluated++;
             }
             /* eagle has no elite walks: a new best is the greedy placement's or a sample's */
-            if (p == 1 && s->best_s < best_before)
+            if (!strcmp(preset, "eagle") && s->best_s < best_before)
                 CHECK_INT_EQ(s->best_by, s->best_s == s->upd.greedy_s ? DP_RUN_BEST_BY_GREEDY : DP_RUN_BEST_BY_SAMPLE);
+        }
+        if (check_training) {
             CHECK(isnan(sb->upd.greedy_s));
             CHECK_INT_EQ(s->samples, sb->samples);
             for (int32_t k = 0; k < s->n_last; k++) CHECK_NEAR(s->last[k].step_time_s, sb->last[k].step_time_s, 0.0);
@@ -1076,14 +1082,30 @@ static void test_greedy_every(void) {
             CHECK(na == nb && memcmp(pa, pb, sizeof(float) * na) == 0);
             CHECK(s->best_s <= sb->best_s);
         }
-        TEST_CASE("preset %s", presets[p]);
-        CHECK_INT_EQ(evaluated, 3);
-        dp_agent_free(a);
-        dp_agent_free(b);
     }
+    TEST_CASE("preset %s", preset);
+    if (check_greedy) CHECK_INT_EQ(evaluated, 3);
+    dp_agent_free(a);
+    dp_agent_free(b);
     free(greedy);
     dp_graph_free(g);
     dp_devices_free(ds);
+}
+
+/* greedy-every: before every second update after the first, the policy's
+ * greedy placement is evaluated (the per-update greedy_s, NaN otherwise)
+ * and offered as the best; for hp and eagle. */
+static void test_greedy_every(void) {
+    greedy_every_run("hp", 1, 0);
+    greedy_every_run("eagle", 1, 0);
+}
+
+/* greedy-every: training reads nothing of the greedy placement, so the
+ * samples and the parameters are those of the run without it, update by
+ * update, and its best no slower; for hp and eagle. */
+static void test_greedy_every_leaves_training_alone(void) {
+    greedy_every_run("hp", 0, 1);
+    greedy_every_run("eagle", 0, 1);
 }
 
 /* The presets of the final-answer tests. */
@@ -1762,6 +1784,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_config_scope_grouper);
     TEST_RUN(test_every_setting);
     TEST_RUN(test_ppo_surrogate);
+    TEST_RUN(test_ppo_surrogate_fd);
     TEST_RUN(test_ppo_gradient_fd);
     TEST_RUN(test_memory_mask);
     TEST_RUN(test_table_takes_many_groups);
@@ -1792,6 +1815,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_resume_with_budget_spent_same_final);
     TEST_RUN(test_cancelled_run_has_no_final);
     TEST_RUN(test_greedy_every);
+    TEST_RUN(test_greedy_every_leaves_training_alone);
     TEST_RUN(test_walks);
     TEST_RUN(test_walks_threads);
     TEST_RUN(test_walks_resume);

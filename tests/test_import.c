@@ -621,9 +621,9 @@ static void test_transfer_times(void) {
     dp_import_msr_free(imp);
 }
 
-/* Duplicate names get "#id"; missing names become "node<id>"; several
- * outputs when one node's edges carry different sizes. */
-static void test_names_and_slots(void) {
+/* Three nodes, two named "x", one unnamed; node 3's edges carry 8 and 16
+ * bytes, node 9's 0; maxCPUs 0. */
+static dp_import_msr *names_graph(void) {
     const char *text = "{\"maxSizePerFPGA\": 1e9, \"maxFPGAs\": 1, \"maxCPUs\": 0, \"nodes\": [\n"
                        " {\"id\": 3, \"name\": \"x\", \"supportedOnFpga\": 1, \"cpuLatency\": 0, \"fpgaLatency\": 0,"
                        "  \"isBackwardNode\": 0},\n"
@@ -638,17 +638,44 @@ static void test_names_and_slots(void) {
     dp_import_msr *imp = dp_import_msr_read_string(text, "names", NULL, &err);
     if (!imp) fprintf(stderr, "%s\n", err.msg);
     CHECK(imp != NULL);
+    return imp;
+}
+
+/* Duplicate names get "#id"; missing names become "node<id>". */
+static void test_names(void) {
+    dp_import_msr *imp = names_graph();
     const dp_graph *g = imp->graph;
     CHECK_STR_EQ(g->ops[0].name, "x");
     CHECK_STR_EQ(g->ops[1].name, "x#9");
     CHECK_STR_EQ(g->ops[2].name, "node-2");
+    dp_import_msr_free(imp);
+}
+
+/* Several outputs when one node's edges carry different sizes, each
+ * consumer reading its own; the bandwidth is the median over the sized
+ * edges, so both are off it. */
+static void test_slots(void) {
+    dp_import_msr *imp = names_graph();
+    const dp_graph *g = imp->graph;
     CHECK_INT_EQ(g->ops[0].n_outputs, 2);
     CHECK_INT_EQ(out_bytes(g, 0, 0), 8);
     CHECK_INT_EQ(out_bytes(g, 0, 1), 16);
     CHECK_INT_EQ(g->inputs[g->ops[2].inputs_at].slot, 1);
-    CHECK_INT_EQ(imp->devices->devices[0].streams, 1); /* maxCPUs 0: still one stream */
     CHECK_NEAR(imp->info.bandwidth, 12000, 1e-12); /* median of 8 and 16 bytes per ms */
     CHECK_INT_EQ(imp->info.n_edges_off_bandwidth, 2); /* so both sized edges are off it */
+    dp_import_msr_free(imp);
+}
+
+/* maxCPUs 0: the CPU still has one stream. */
+static void test_zero_cpus_one_stream(void) {
+    dp_import_msr *imp = names_graph();
+    CHECK_INT_EQ(imp->devices->devices[0].streams, 1); /* maxCPUs 0: still one stream */
+    dp_import_msr_free(imp);
+}
+
+/* A node is found by its id; an unknown id is not. */
+static void test_find_node(void) {
+    dp_import_msr *imp = names_graph();
     CHECK_INT_EQ(dp_import_msr_find_node(imp, -2), 2);
     CHECK_INT_EQ(dp_import_msr_find_node(imp, 4), -1);
     dp_import_msr_free(imp);
@@ -864,7 +891,10 @@ int main(int argc, char **argv) {
     TEST_RUN(test_small_devices_round_trip);
     TEST_RUN(test_options);
     TEST_RUN(test_transfer_times);
-    TEST_RUN(test_names_and_slots);
+    TEST_RUN(test_names);
+    TEST_RUN(test_slots);
+    TEST_RUN(test_zero_cpus_one_stream);
+    TEST_RUN(test_find_node);
     TEST_RUN(test_bad_graphs);
     TEST_RUN(test_syntax_error_names_line);
     TEST_RUN(test_missing_file_named);

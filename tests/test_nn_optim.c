@@ -115,36 +115,47 @@ static void test_adam_weight_decay(void) {
     dp_nn_params_free(&p);
 }
 
-/* Two learning rates in one step: the tensors before `first` move at
- * lr_head, the rest at lr_tail (by hand, step 1 moves each weight by
- * lr * sign(g)); both moments and the step count advance for all, and
- * equal rates give exactly dp_nn_adam_update. */
-static void test_adam_split(void) {
+/* The store of the split tests: "enc" (2 of 1.0) and "placer" (1 of 1.0),
+ * gradients 0.5. */
+static void split_params(dp_nn_params *p) {
     dp_nn_tensor_spec s[2] = {{"enc", 2, DP_NN_INIT_CONST, 1.0f}, {"placer", 1, DP_NN_INIT_CONST, 1.0f}};
-    dp_nn_params p, q;
     dp_rng rng;
     dp_rng_seed(&rng, 1);
-    CHECK(dp_nn_params_init(&p, s, 2, &rng, NULL) == DP_STATUS_OK);
-    CHECK(dp_nn_params_init(&q, s, 2, &rng, NULL) == DP_STATUS_OK);
+    CHECK(dp_nn_params_init(p, s, 2, &rng, NULL) == DP_STATUS_OK);
+    for (int i = 0; i < 3; i++) p->grad[i] = 0.5f;
+}
+
+/* Two learning rates in one step: the tensors before `first` move at
+ * lr_head, the rest at lr_tail (by hand, step 1 moves each weight by
+ * lr * sign(g)); both moments and the step count advance for all. */
+static void test_adam_split(void) {
+    dp_nn_params p;
+    split_params(&p);
     dp_nn_adam cfg = dp_nn_adam_default();
-    for (int i = 0; i < 3; i++) p.grad[i] = q.grad[i] = 0.5f;
     dp_nn_adam_update_split(&p, &cfg, 1, 0.1f, 0.001f);
     CHECK_NEAR(p.data[0], 0.9, 1e-7);
     CHECK_NEAR(p.data[1], 0.9, 1e-7);
     CHECK_NEAR(p.data[2], 0.999, 1e-7);
     CHECK_INT_EQ(p.step, 1);
     CHECK_NEAR(p.m[2], 0.05, 5e-8);
+    dp_nn_params_free(&p);
+}
+
+/* Equal rates, or every tensor before `first`, give exactly
+ * dp_nn_adam_update. */
+static void test_adam_split_equal_rates(void) {
+    dp_nn_params q, r;
+    split_params(&q);
+    split_params(&r);
+    dp_nn_adam cfg = dp_nn_adam_default();
     dp_nn_adam_update_split(&q, &cfg, 1, 0.01f, 0.01f);
     dp_nn_adam_update_split(&q, &cfg, 2, 0.01f, 0.5f); /* first = ntensors: all at lr_head */
-    for (int i = 0; i < 3; i++) p.grad[i] = 0.5f;
-    dp_nn_params r;
-    CHECK(dp_nn_params_init(&r, s, 2, &rng, NULL) == DP_STATUS_OK);
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < 3; i++) r.grad[i] = 0.5f;
         dp_nn_adam_update(&r, &cfg, 0.01f);
     }
     for (int i = 0; i < 3; i++) CHECK_NEAR(q.data[i], r.data[i], 0.0);
-    dp_nn_params_free(&p), dp_nn_params_free(&q), dp_nn_params_free(&r);
+    dp_nn_params_free(&q), dp_nn_params_free(&r);
 }
 
 /* The gradient norm; clipping scales the gradients to the limit only when
@@ -505,6 +516,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_adam_by_hand);
     TEST_RUN(test_adam_weight_decay);
     TEST_RUN(test_adam_split);
+    TEST_RUN(test_adam_split_equal_rates);
     TEST_RUN(test_grad_clip);
     TEST_RUN(test_lr_schedules);
     TEST_RUN(test_checkpoint_round_trip);

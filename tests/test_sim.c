@@ -676,7 +676,10 @@ static int same_file(const char *a, const char *b) {
 
 /* Two threads, each running a different placement many times on one const
  * context with a workspace of its own, get exactly the sequential results
- * (with and without noise), and their traces are the sequential traces. */
+ * (with and without noise), and their traces are the sequential traces;
+ * the context's own workspace, running meanwhile, gets them too, and
+ * records no trace it was not asked for. One test: every check reads the
+ * same concurrent runs. */
 static void test_threads_share_one_context(void) {
     dp_error err;
     dp_graph *g = dp_graph_synth(4000, 5, &err);
