@@ -466,10 +466,6 @@ static double ppo_loss(dp_agent *a, const float *old, const float *old_step, con
     return L;
 }
 
-/* The gradient the agent takes for the PPO loss (agent_ppo_grad through
- * the placer's backward) equals finite differences of the loss, for the
- * table, GCN and seq2seq placers, with sequence and per-decision ratios,
- * parameter by parameter. */
 /* Elements of the sampled placements in a->devs whose device choice the
  * memory mask restricted (some device would have overflowed). */
 static int masked_choices(const dp_agent *a) {
@@ -486,6 +482,10 @@ static int masked_choices(const dp_agent *a) {
     return n;
 }
 
+/* The gradient the agent takes for the PPO loss (agent_ppo_grad through
+ * the placer's backward) equals finite differences of the loss, for the
+ * table, GCN and seq2seq placers, with sequence and per-decision ratios,
+ * with and without the memory mask, parameter by parameter. */
 static void test_ppo_gradient_fd(void) {
     dp_devices *roomy = fixture_devices(2, 16 * GIB, 1e10), *tight = fixture_devices(2, 5 * GIB, 1e10);
     dp_graph *g = two_chains(0), *heavy = two_chains(3 * GIB);

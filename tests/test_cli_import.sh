@@ -11,6 +11,7 @@ S="${DPLACE_SHARED:-../../shared}/datasets/msr-dnn-partitioning"
 
 G="$S/throughput-inputs/LayerGraphs/bert24_training.json"
 
+# --help names import, and import --help every option
 test_help() {
 expect 0 "import" -- "$D" --help
 for flag in --from -o --graph --devices-out --time-unit --bandwidth --edge-bytes --name; do

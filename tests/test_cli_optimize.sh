@@ -12,6 +12,7 @@ M="$(cd "$(dirname "$0")" && pwd)/data/measure"
 SMALL="--set hidden=16 --set attn-dim=16 --set dev-emb=8 --set grouper-hidden=16 --set type-dim=4 --groups 8"
 G="--model synthetic-600 --devices k40x2"
 
+# optimize --help names every option and preset; --set help the settings
 test_help() {
 expect 0 "optimize" -- "$D" --help
 for flag in --agent --grouper --placer --updates --placements --time --checkpoint --resume --init --measure --plot --log --trace \

@@ -7,6 +7,7 @@ set -u
 D="$1"
 . "$(dirname "$0")/cli_lib.sh"
 
+# --help names baseline and group, and their --help every option and method
 test_help() {
 expect 0 "baseline" -- "$D" --help
 expect 0 "group" -- "$D" --help

@@ -53,6 +53,7 @@ expect 0 'wrote' -- "$D" import --from msr "$G" -o "$T/g.json" --devices-out "$T
 [ -s "$T/g.json" ] && [ -s "$T/d.json" ] && ok || bad "import of bert24_inference: not both files written"
 }
 
+# fault 4: baseline --out-dir writes every placement or none
 test_baseline_all_or_nothing() {
 mkdir -p "$T/pl/metis.json" # a directory where one placement should go
 expect 2 'metis.json: cannot write' -- "$D" baseline --model synthetic-200 --devices k40x2 --methods gpu,cpu,metis --out-dir "$T/pl"

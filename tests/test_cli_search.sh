@@ -10,6 +10,7 @@ D="$1"
 . "$(dirname "$0")/cli_lib.sh"
 G="--model synthetic-600 --devices k40x2"
 
+# optimize --help names the search's options; --set help its settings
 test_help() {
 for flag in search --init-placement --search-after; do
   expect 0 "$flag" -- "$D" optimize --help

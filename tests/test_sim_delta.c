@@ -594,6 +594,8 @@ static void *delta_thread(void *arg) {
     return NULL;
 }
 
+/* Three threads' delta evaluators on one context give what each gives
+ * alone. */
 static void test_delta_threads_share_one_context(void) {
     dp_graph *g = graph_named("synthetic-2000");
     dp_devices *ds = devices_named("mixed");
