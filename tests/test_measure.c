@@ -400,7 +400,7 @@ static void test_background_process_killed(void) {
  * at most a second after the command exits. */
 static void test_setsid_process_waited_at_most_a_second(void) {
     if (system("command -v setsid >/dev/null 2>&1") != 0) {
-        printf("skip: no setsid\n");
+        test_skip("no setsid");
         return;
     }
     double t0 = dp_now_s();
@@ -517,11 +517,11 @@ static void test_threads(void) {
 static int example_available(void) {
     const char *bin = getenv("DPLACE_BIN");
     if (!bin || access(bin, X_OK) != 0) {
-        printf("skip: DPLACE_BIN is not set to the dplace binary\n");
+        test_skip("DPLACE_BIN is not set to the dplace binary");
         return 0;
     }
     if (system("command -v python3 >/dev/null 2>&1") != 0) {
-        printf("skip: no python3 for scripts/measure-example.sh\n");
+        test_skip("no python3 for scripts/measure-example.sh");
         return 0;
     }
     return 1;
