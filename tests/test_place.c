@@ -451,6 +451,196 @@ static void test_every_op_placed_without_forward_only(void) {
     train_step_close(&t);
 }
 
+/* ---- an exported PyTorch training step ---------------------------------- */
+
+/* Adds an op of aten type `type` as scripts/dplace-export-torch writes it:
+ * inputs ins[n_in] ((producer, slot) pairs), outputs of out[n_out] bytes,
+ * `secs` on a GPU (10x on the CPU), `params` parameter bytes. */
+static int32_t add_aten(dp_graph *g, const char *name, const char *type, const char *scope, const char *coloc,
+                        double secs, const uint64_t *out, int n_out, uint64_t params, const dp_input *ins, int n_in) {
+    dp_error err;
+    int32_t id = dp_graph_add_op(g, name, type, scope, coloc, &err);
+    CHECK(id >= 0);
+    for (int k = 0; k < n_in; k++) CHECK(dp_graph_add_input(g, id, ins[k].op, ins[k].slot, &err) == DP_STATUS_OK);
+    for (int k = 0; k < n_out; k++) CHECK(dp_graph_add_output_bytes(g, id, out[k], &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "gpu", secs, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "cpu", 10 * secs, &err) == DP_STATUS_OK);
+    g->ops[id].param_bytes = params;
+    return id;
+}
+
+/* One source of the step: a Parameter or Buffer of `bytes` (its colocation
+ * group `coloc`), or the batch (a Placeholder, no group). */
+static int32_t add_source(dp_graph *g, const char *name, const char *type, const char *scope, const char *coloc,
+                          uint64_t bytes) {
+    return add_aten(g, name, type, scope, coloc, 1e-6, &bytes, 1, strcmp(type, "Placeholder") ? bytes : 0, NULL,
+                    0);
+}
+
+enum { TORCH_LAYERS = 4 };
+
+/* One training step of a chain of TORCH_LAYERS convolutions with batch norm
+ * and ReLU, as scripts/dplace-export-torch exports a PyTorch CNN: Parameter
+ * and Buffer ops first, each batch norm colocated with its running
+ * statistics (it writes them in place), a detached view of each ReLU kept
+ * for the backward pass, the loss, the gradients in "gradients/..." scopes,
+ * and SGD with momentum updating each parameter in its colocation group.
+ * 8 MB activations, 2 ms convolutions, on four GPUs with 10 GB/s links: it
+ * fits on one GPU, and every activation sent elsewhere costs about as much
+ * as the op after it. conv[i], bn[i], kept[i]: each layer's convolution,
+ * batch norm and detached ReLU output. */
+typedef struct torch_step {
+    dp_graph *g;
+    dp_devices *ds;
+    int32_t conv[TORCH_LAYERS], bn[TORCH_LAYERS], kept[TORCH_LAYERS];
+} torch_step;
+
+/* The forward ops of layer i reading act; returns the layer's output and
+ * fills w[5] with its weight, momentum, bn weight and running statistics. */
+static int32_t torch_layer(torch_step *t, int i, int32_t act, int32_t *w) {
+    dp_graph *g = t->g;
+    const uint64_t big = 8000000, wb = 256000, bnb = 1000;
+    char sc[32], bs[32], rs[32], nm[64], cw[48], bw[48], rm[48];
+    snprintf(sc, sizeof sc, "layer%d/conv", i), snprintf(bs, sizeof bs, "layer%d/bn", i);
+    snprintf(rs, sizeof rs, "layer%d/relu", i);
+    snprintf(cw, sizeof cw, "%s/weight", sc), snprintf(bw, sizeof bw, "%s/weight", bs);
+    snprintf(rm, sizeof rm, "%s/running_mean", bs);
+    w[0] = add_source(g, cw, "Parameter", sc, cw, wb);
+    snprintf(nm, sizeof nm, "%s/momentum_buffer", cw);
+    w[1] = add_source(g, nm, "Buffer", sc, cw, wb);
+    w[2] = add_source(g, bw, "Parameter", bs, bw, bnb);
+    w[3] = add_source(g, rm, "Buffer", bs, rm, bnb);
+    snprintf(nm, sizeof nm, "%s/running_var", bs);
+    w[4] = add_source(g, nm, "Buffer", bs, rm, bnb);
+    snprintf(nm, sizeof nm, "%s/convolution", sc);
+    dp_input cin[2] = {{act, 0}, {w[0], 0}};
+    t->conv[i] = add_aten(g, nm, "convolution", sc, NULL, 2e-3, &big, 1, 0, cin, 2);
+    snprintf(nm, sizeof nm, "%s/native_batch_norm", bs);
+    dp_input bin[4] = {{t->conv[i], 0}, {w[2], 0}, {w[3], 0}, {w[4], 0}};
+    uint64_t bout[3] = {big, bnb, bnb};
+    t->bn[i] = add_aten(g, nm, "native_batch_norm", bs, rm, 1e-3, bout, 3, 0, bin, 4);
+    snprintf(nm, sizeof nm, "%s/relu_", rs);
+    dp_input rin = {t->bn[i], 0};
+    int32_t relu = add_aten(g, nm, "relu_", rs, NULL, 5e-4, &big, 1, 0, &rin, 1);
+    snprintf(nm, sizeof nm, "%s/detach", rs);
+    dp_input din = {relu, 0};
+    t->kept[i] = add_aten(g, nm, "detach", rs, NULL, 1e-6, &big, 1, 0, &din, 1);
+    return relu;
+}
+
+/* The backward ops of layer i (grad: the gradient of its output; act: its
+ * input; w: torch_layer's) and its SGD updates; returns the gradient of its
+ * input. */
+static int32_t torch_layer_backward(torch_step *t, int i, int32_t grad, int32_t act, const int32_t *w) {
+    dp_graph *g = t->g;
+    const uint64_t big = 8000000, wb = 256000, bnb = 1000;
+    char sc[48], nm[80], cw[48], bw[48];
+    snprintf(cw, sizeof cw, "layer%d/conv/weight", i), snprintf(bw, sizeof bw, "layer%d/bn/weight", i);
+    snprintf(sc, sizeof sc, "gradients/layer%d/relu", i), snprintf(nm, sizeof nm, "%s/threshold_backward", sc);
+    dp_input tin[2] = {{grad, 0}, {t->kept[i], 0}};
+    int32_t thr = add_aten(g, nm, "threshold_backward", sc, NULL, 5e-4, &big, 1, 0, tin, 2);
+    snprintf(sc, sizeof sc, "gradients/layer%d/bn", i), snprintf(nm, sizeof nm, "%s/native_batch_norm_backward", sc);
+    dp_input bin[5] = {{thr, 0}, {t->conv[i], 0}, {w[2], 0}, {w[3], 0}, {w[4], 0}};
+    uint64_t bout[3] = {big, bnb, bnb};
+    int32_t bnb_op = add_aten(g, nm, "native_batch_norm_backward", sc, NULL, 2e-3, bout, 3, 0, bin, 5);
+    snprintf(sc, sizeof sc, "gradients/layer%d/conv", i), snprintf(nm, sizeof nm, "%s/convolution_backward", sc);
+    dp_input cin[3] = {{bnb_op, 0}, {act, 0}, {w[0], 0}};
+    uint64_t cout[2] = {big, wb};
+    int32_t cb = add_aten(g, nm, "convolution_backward", sc, NULL, 4e-3, cout, 2, 0, cin, 3);
+    /* SGD with momentum: buf.mul_(momentum).add_(grad); weight.add_(buf) */
+    snprintf(sc, sizeof sc, "layer%d/conv", i), snprintf(nm, sizeof nm, "%s/mul_", sc);
+    dp_input m0 = {w[1], 0};
+    int32_t mul = add_aten(g, nm, "mul_", sc, cw, 1e-5, &wb, 1, 0, &m0, 1);
+    snprintf(nm, sizeof nm, "%s/add_", sc);
+    dp_input a0[2] = {{mul, 0}, {cb, 1}};
+    int32_t buf = add_aten(g, nm, "add_", sc, cw, 1e-5, &wb, 1, 0, a0, 2);
+    snprintf(nm, sizeof nm, "%s/add__1", sc);
+    dp_input a1[2] = {{w[0], 0}, {buf, 0}};
+    add_aten(g, nm, "add_", sc, cw, 1e-5, &wb, 1, 0, a1, 2);
+    snprintf(sc, sizeof sc, "layer%d/bn", i), snprintf(nm, sizeof nm, "%s/add_", sc);
+    dp_input a2[2] = {{w[2], 0}, {bnb_op, 1}};
+    add_aten(g, nm, "add_", sc, bw, 1e-5, &bnb, 1, 0, a2, 2);
+    return cb;
+}
+
+static torch_step torch_step_open(void) {
+    torch_step t;
+    dp_graph *g = t.g = dp_graph_init("torch-step");
+    const uint64_t big = 8000000, four = 4;
+    int32_t w[TORCH_LAYERS][5], in[TORCH_LAYERS + 1];
+    in[0] = add_source(g, "input/x", "Placeholder", "input", NULL, big);
+    for (int i = 0; i < TORCH_LAYERS; i++) in[i + 1] = torch_layer(&t, i, in[i], w[i]);
+    dp_input lin = {in[TORCH_LAYERS], 0};
+    int32_t loss = add_aten(g, "loss/sum", "sum", "loss", NULL, 1e-4, &four, 1, 0, &lin, 1);
+    dp_input oin = {loss, 0};
+    int32_t ones = add_aten(g, "gradients/loss/ones_like", "ones_like", "gradients/loss", NULL, 1e-6, &four, 1, 0,
+                            &oin, 1);
+    dp_input ein = {ones, 0};
+    int32_t grad = add_aten(g, "gradients/loss/expand", "expand", "gradients/loss", NULL, 1e-4, &big, 1, 0, &ein, 1);
+    for (int i = TORCH_LAYERS - 1; i >= 0; i--) grad = torch_layer_backward(&t, i, grad, in[i], w[i]);
+    fixture_finalize(g);
+    t.ds = fixture_devices(4, (uint64_t)1 << 34, 1e10);
+    return t;
+}
+
+static void torch_step_close(torch_step *t) {
+    dp_devices_free(t->ds);
+    dp_graph_free(t->g);
+}
+
+/* The step time of method m's placement of the exported step (valid), and
+ * of the single GPU's in *gpu_s. */
+static double torch_step_time(const torch_step *t, dp_place_method m, double *gpu_s) {
+    int32_t p[512], q[512];
+    CHECK(t->g->n_ops <= 512);
+    place(DP_PLACE_METHOD_GPU, t->g, t->ds, NULL, q);
+    dp_sim_result one = fixture_simulate(t->g, t->ds, q);
+    CHECK(one.valid);
+    *gpu_s = one.step_time_s;
+    place(m, t->g, t->ds, NULL, p);
+    check_constraints(t->g, t->ds, p, dp_place_method_name(m));
+    dp_sim_result r = fixture_simulate(t->g, t->ds, p);
+    CHECK(r.valid);
+    return r.step_time_s;
+}
+
+/* m-ETF keeps an exported CNN that fits on one GPU as fast as one GPU: the
+ * parameters and running statistics do not pull the batch norms (and the
+ * activations with them) onto other GPUs. */
+static void test_etf_exported_cnn_not_slower_than_one_gpu(void) {
+    torch_step t = torch_step_open();
+    double gpu_s, s = torch_step_time(&t, DP_PLACE_METHOD_M_ETF, &gpu_s);
+    TEST_CASE("m-etf %.6f s, one GPU %.6f s", s, gpu_s);
+    CHECK(s <= gpu_s * (1 + 1e-9));
+    torch_step_close(&t);
+}
+
+/* m-SCT too. */
+static void test_sct_exported_cnn_not_slower_than_one_gpu(void) {
+    torch_step t = torch_step_open();
+    double gpu_s, s = torch_step_time(&t, DP_PLACE_METHOD_M_SCT, &gpu_s);
+    TEST_CASE("m-sct %.6f s, one GPU %.6f s", s, gpu_s);
+    CHECK(s <= gpu_s * (1 + 1e-9));
+    torch_step_close(&t);
+}
+
+/* m-TOPO fills the GPUs in order: along the exported step's forward pass
+ * (each convolution, then its batch norm) the GPU never goes back to an
+ * earlier one, which a batch norm pinned where its running statistics were
+ * put first would. */
+static void test_topo_exported_cnn_fills_gpus_in_order(void) {
+    torch_step t = torch_step_open();
+    int32_t p[512], last = -1;
+    place(DP_PLACE_METHOD_M_TOPO, t.g, t.ds, NULL, p);
+    for (int i = 0; i < TORCH_LAYERS; i++) {
+        TEST_CASE("layer %d: convolution on %d, batch norm on %d, the layer before on %d", i, (int)p[t.conv[i]],
+                  (int)p[t.bn[i]], (int)last);
+        CHECK(p[t.conv[i]] >= last && p[t.bn[i]] >= p[t.conv[i]]);
+        last = p[t.bn[i]];
+    }
+    torch_step_close(&t);
+}
+
 /* A chain of 1-second ops passing 1 MB tensors over 1 MB/s links: moving
  * costs more than it gains, so m-ETF keeps the chain on one GPU. */
 static void test_etf_chain(void) {
@@ -1014,6 +1204,9 @@ int main(int argc, char **argv) {
     TEST_RUN(test_forward_only_units);
     TEST_RUN(test_forward_only_placers);
     TEST_RUN(test_every_op_placed_without_forward_only);
+    TEST_RUN(test_etf_exported_cnn_not_slower_than_one_gpu);
+    TEST_RUN(test_sct_exported_cnn_not_slower_than_one_gpu);
+    TEST_RUN(test_topo_exported_cnn_fills_gpus_in_order);
     TEST_RUN(test_etf_chain);
     TEST_RUN(test_gpu_out_of_memory_on_large_model);
     TEST_RUN(test_list_placers_fit_large_model);

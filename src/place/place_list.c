@@ -25,7 +25,13 @@
  * stay on the CPU, and a colocation group goes where its first op is put.
  * In the forward-only placement (Baechi's; place_forward.c) they place the
  * forward ops, each gradient op in its anchor's unit, and then put every
- * backward op where its unit is, or beside its data (list_follow).
+ * backward op where its unit is, or beside its data (list_follow); so do
+ * the forward ops no forward op reads (the loss, views kept for the
+ * backward pass); state (parameters, buffers, optimizer state, what is
+ * computed from them alone) and the batch and constants are not scheduled:
+ * each goes where its first reader goes (list_mark_lazy); and an
+ * activation's transfer counts twice in the estimates, as its gradient
+ * comes back the same way (list_comm_weight).
  *
  * Memory by liveness, like the simulator but in placement order: a device
  * holds the parameters of every colocation group put on it (reserved whole
@@ -45,6 +51,7 @@
 
 #include "common/heap.h"
 #include "common/util.h"
+#include "dplace/cost.h"
 #include "place/place_internal.h"
 
 /* ---- memory by liveness -------------------------------------------------- */
@@ -166,6 +173,14 @@ typedef struct list_ctx {
     memtrack mt;
     place_fwd fwd;        /* forward-only placement: the backward ops (none
                              when off or the graph has no gradient scopes) */
+    uint8_t *lazy;        /* [n_ops] 1: a state op, placed with its reader */
+    int32_t n_lazy;
+    int32_t *out;         /* [n_ops] the placement being built, -1 not yet */
+    int32_t *closure;     /* [n_ops] scratch: a state closure, producers first */
+    int32_t (*walk)[2];   /* [n_ops + 1] scratch: (op, next input) of its walk */
+    int32_t *seen;        /* [n_ops] scratch: stamp of the walk that met the op */
+    int32_t *useen;       /* [n_units] scratch: stamp of the sum that met the unit */
+    int32_t stamp;
 } list_ctx;
 
 /* Whether op is left to the forward-only placement's second pass. */
@@ -177,8 +192,65 @@ static void list_free(list_ctx *c) {
     free(c->mask);
     free(c->unit_params);
     free(c->pinned);
+    free(c->lazy);
+    free(c->closure);
+    free(c->walk);
+    free(c->seen);
+    free(c->useen);
     memtrack_free(&c->mt);
     place_fwd_free(&c->fwd);
+}
+
+/* In the forward-only placement, marks the ops the list placers do not
+ * schedule (c->lazy): forward ops, of a unit with a choice of devices, that read nothing (parameters,
+ * buffers, optimizer state, the batch, constants) or only state (a
+ * variable or what is computed from variables alone: a variable's read, a
+ * parameter's transpose, the decay of a momentum buffer). Where they run is
+ * decided by what reads them: the placers schedule the rest and put each of
+ * these where its first reader goes (etf_materialize, topo_materialize), as
+ * if it were made there when the step begins. Scheduled on their own they
+ * would all be ready at time 0 and go round the idle GPUs (m-etf) or fill
+ * the first GPU (m-topo), pinning every unit that holds one (a PyTorch batch
+ * norm writes its running statistics, an SGD update its parameter) far from
+ * its data. The batch and constants are no state: what reads them is
+ * scheduled. Placing every op, the placers schedule every op as Baechi's
+ * list scheduling does. */
+static void list_mark_lazy(list_ctx *c) {
+    const dp_graph *g = c->g;
+    uint8_t *state = c->lazy + g->n_ops; /* borrowed: c->lazy has room for 2 n_ops */
+    if (!c->fwd.backward) return;
+    for (int32_t j = 0; j < g->n_ops; j++) {
+        int32_t op = g->topo[j];
+        const dp_op *o = &g->ops[op];
+        /* forward, and a unit with a choice of devices (else no choice to defer) */
+        int free_op = !list_backward(c, op) && dp_mask_count(c->mask[c->u.unit_of[op]]) > 1;
+        int st = free_op && (o->n_inputs > 0 || dp_cost_type_is_variable(dp_graph_str(g, o->type)));
+        for (int32_t k = 0; k < o->n_inputs && st; k++) st = state[g->inputs[o->inputs_at + k].op];
+        state[op] = (uint8_t)st;
+        c->lazy[op] = (uint8_t)(st || (free_op && o->n_inputs == 0));
+        c->n_lazy += c->lazy[op];
+    }
+}
+
+/* In the forward-only placement, leaves to the second pass (as backward
+ * ops) the forward ops that no forward op reads: the loss, and what the
+ * forward pass keeps only for the backward one (PyTorch's detached views of
+ * activations). They end the forward graph, so earliest-start scheduling
+ * would send them to whichever GPU is idle, and with them the activations
+ * they hold; the second pass puts them beside their data. */
+static void list_mark_ends(list_ctx *c) {
+    const dp_graph *g = c->g;
+    if (!c->fwd.backward) return;
+    for (int32_t op = 0; op < g->n_ops; op++) {
+        if (c->fwd.backward[op] || c->lazy[op]) continue;
+        int end = 1; /* read by backward ops only (1), not by the ends marked so far (2) */
+        for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1] && end; t++)
+            for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && end; x++)
+                end = c->fwd.backward[g->consumers[x]] == 1;
+        if (!end) continue;
+        c->fwd.backward[op] = 2;
+        c->fwd.n_backward++;
+    }
 }
 
 /* Units (method m's grouping step; with opt->forward_only and gradient
@@ -202,10 +274,16 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
         return st;
     }
     int32_t nu = c->u.n_units;
+    size_t n = (size_t)g->n_ops + 1;
     c->mask = malloc((size_t)nu * sizeof(dp_mask));
     c->unit_params = calloc((size_t)nu, sizeof(double));
     c->pinned = malloc((size_t)nu * sizeof(int32_t));
-    if (!c->mask || !c->unit_params || !c->pinned) {
+    c->lazy = calloc(2 * n, 1);
+    c->closure = malloc(n * sizeof(int32_t));
+    c->walk = malloc((n + 1) * sizeof *c->walk);
+    c->seen = calloc(n, sizeof(int32_t));
+    c->useen = calloc((size_t)nu + 1, sizeof(int32_t));
+    if (!c->mask || !c->unit_params || !c->pinned || !c->lazy || !c->closure || !c->walk || !c->seen || !c->useen) {
         list_free(c);
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%d units)", nu);
     }
@@ -216,7 +294,74 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
     }
     for (int32_t i = 0; i < g->n_ops; i++) c->unit_params[c->u.unit_of[i]] += (double)g->ops[i].param_bytes;
     for (int32_t k = 0; k < nu; k++) c->pinned[k] = -1;
+    list_mark_lazy(c);
+    list_mark_ends(c);
     return DP_STATUS_OK;
+}
+
+/* Starts a placement into out: nothing placed yet. */
+static void list_start(list_ctx *c, int32_t *out) {
+    c->out = out;
+    for (int32_t i = 0; i < c->g->n_ops; i++) out[i] = -1;
+}
+
+/* Whether op is a state op left unplaced: it goes where its first reader goes. */
+static int list_pending_lazy(const list_ctx *c, int32_t op) { return c->lazy[op] && c->out[op] < 0; }
+
+/* The device a state op p would take for a reader on d: its unit's device
+ * once pinned, else d when p may go there, else the first it may use. */
+static int32_t list_lazy_dev(const list_ctx *c, int32_t p, int32_t d) {
+    int32_t k = c->u.unit_of[p];
+    if (c->pinned[k] >= 0) return c->pinned[k];
+    return (c->mask[k] & dp_mask_bit(d)) ? d : dp_mask_first(c->mask[k]);
+}
+
+/* How many times a transfer of p's output counts in the list placers'
+ * estimates: twice in the forward-only placement when p computes it (an
+ * activation), as the backward pass sends its gradient back the same way and
+ * both copies delay the step; once for state (p lazy), which can cross while
+ * the step begins and whose gradient goes to an update nothing waits for,
+ * and once when every op is placed (the schedule then holds both ways). */
+static double list_comm_weight(const list_ctx *c, int32_t p) {
+    return c->fwd.backward && !c->lazy[p] ? 2.0 : 1.0;
+}
+
+/* Fills c->closure with the unplaced state ops op reads, directly or
+ * through other state ops, each once and after the state ops it reads;
+ * returns their number. An explicit stack: no recursion on graphs. */
+static int32_t list_lazy_closure(list_ctx *c, int32_t op) {
+    const dp_graph *g = c->g;
+    int32_t stamp = ++c->stamp, n = 0, depth = 1;
+    c->walk[0][0] = op, c->walk[0][1] = 0;
+    while (depth > 0) {
+        int32_t *top = c->walk[depth - 1];
+        const dp_op *o = &g->ops[top[0]];
+        if (top[1] < o->n_inputs) {
+            int32_t p = g->inputs[o->inputs_at + top[1]++].op;
+            if (!list_pending_lazy(c, p) || c->seen[p] == stamp) continue;
+            c->seen[p] = stamp;
+            c->walk[depth][0] = p, c->walk[depth][1] = 0;
+            depth++;
+            continue;
+        }
+        if (--depth > 0) c->closure[n++] = top[0];
+    }
+    return n;
+}
+
+/* Parameters the n state ops of c->closure that op reads would reserve
+ * with it: those of each unit neither pinned yet nor op's own, once. */
+static double list_closure_params(list_ctx *c, int32_t op, int32_t n) {
+    int32_t stamp = ++c->stamp;
+    c->useen[c->u.unit_of[op]] = stamp;
+    double b = 0;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t k = c->u.unit_of[c->closure[j]];
+        if (c->pinned[k] >= 0 || c->useen[k] == stamp) continue;
+        c->useen[k] = stamp;
+        b += c->unit_params[k];
+    }
+    return b;
 }
 
 /* Parameters op would reserve on arrival: its group's, unless already there. */
@@ -241,25 +386,27 @@ static int32_t list_roomiest(list_ctx *c, int32_t op, dp_mask m) {
 }
 
 /* Puts op on d: memory booked, its colocation group pinned to d. */
-static void list_put(list_ctx *c, int32_t op, int32_t d, int32_t *out) {
+static void list_put(list_ctx *c, int32_t op, int32_t d) {
     int32_t k = c->u.unit_of[op];
     memtrack_place(&c->mt, op, d, list_new_params(c, op));
     c->pinned[k] = d;
-    out[op] = d;
+    c->out[op] = d;
 }
 
-/* Forward-only placement, after the forward ops: puts every backward op, in
- * topological order, where its unit is pinned, else with the producer of its
- * largest input (where the data is); then, in reverse order, an op without
- * a placed producer with its first placed consumer. A device outside the
- * unit's mask gives way to the mask's device with the most room. out[op] is
- * -1 for the ops not placed yet. */
-static void list_follow(list_ctx *c, int32_t *out) {
+/* After the forward ops: puts every backward op of the forward-only
+ * placement and every state op no forward op read, in topological order,
+ * where its unit is pinned, else with the producer of its largest input
+ * (where the data is); then, in reverse order, an op without a placed
+ * producer with its first placed consumer. A device outside the unit's mask
+ * gives way to the mask's device with the most room. c->out[op] is -1 for
+ * the ops not placed yet. */
+static void list_follow(list_ctx *c) {
     const dp_graph *g = c->g;
+    const int32_t *out = c->out;
     for (int pass = 0; pass < 2; pass++)
         for (int32_t j = 0; j < g->n_ops; j++) {
             int32_t op = g->topo[pass ? g->n_ops - 1 - j : j], k = c->u.unit_of[op];
-            if (out[op] >= 0 || !list_backward(c, op)) continue;
+            if (out[op] >= 0 || !(list_backward(c, op) || c->lazy[op])) continue;
             int32_t d = c->pinned[k];
             const dp_op *o = &g->ops[op];
             double most = -1;
@@ -273,11 +420,44 @@ static void list_follow(list_ctx *c, int32_t *out) {
                     if (out[g->consumers[x]] >= 0) d = out[g->consumers[x]];
             if (d < 0 && !pass) continue;
             if (d < 0 || !(c->mask[k] & dp_mask_bit(d))) d = list_roomiest(c, op, c->mask[k]);
-            list_put(c, op, d, out);
+            list_put(c, op, d);
         }
 }
 
 /* ---- m-topo -------------------------------------------------------------- */
+
+/* Before a reader goes to d: puts the n state ops of c->closure (its
+ * unplaced state inputs, producers first) where they would go for it
+ * (list_lazy_dev), adding each one's memory to used as m-topo counts it
+ * (with back[unit], its unit's backward ops, when it pins the unit). */
+static void topo_materialize(list_ctx *c, int32_t n, int32_t d, double *used, const double *back) {
+    const dp_graph *g = c->g;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t p = c->closure[j], k = c->u.unit_of[p], e = list_lazy_dev(c, p, d);
+        const dp_op *o = &g->ops[p];
+        used[e] += memtrack_recv(&c->mt, p, e) + (double)o->param_bytes + op_output_bytes(g, p) +
+                   (double)o->temp_bytes + (c->pinned[k] < 0 ? back[k] : 0);
+        list_put(c, p, e);
+    }
+}
+
+/* Memory m-topo counts for the n state ops of c->closure that op reads:
+ * each one's parameters, outputs and scratch, never freed, and the
+ * backward ops (back[unit]) of each unit neither pinned nor op's, once. */
+static double topo_closure_bytes(list_ctx *c, int32_t op, int32_t n, const double *back) {
+    const dp_graph *g = c->g;
+    int32_t stamp = ++c->stamp;
+    c->useen[c->u.unit_of[op]] = stamp;
+    double b = 0;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t p = c->closure[j], k = c->u.unit_of[p];
+        b += (double)g->ops[p].param_bytes + op_output_bytes(g, p) + (double)g->ops[p].temp_bytes;
+        if (c->pinned[k] >= 0 || c->useen[k] == stamp) continue;
+        c->useen[k] = stamp;
+        b += back[k];
+    }
+    return b;
+}
 
 dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                           dp_error *err) {
@@ -319,20 +499,24 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
     int fits = total <= room;
     double used[DP_MAX_DEVICES] = {0};
     int32_t cur = 0; /* the GPU being filled (index into pool_dev) */
-    for (int32_t i = 0; i < g->n_ops; i++) out[i] = -1;
+    list_start(&c, out);
     for (int32_t j = 0; j < g->n_ops; j++) {
         int32_t op = g->topo[j], k = c.u.unit_of[op];
         int32_t d = c.pinned[k];
-        if (list_backward(&c, op)) continue;
+        if (list_backward(&c, op) || c.lazy[op]) continue;
         dp_mask cand = c.mask[k] & pool;
-        double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
+        /* the op with the state ops it reads that are not placed yet */
+        int32_t n_lazy = list_lazy_closure(&c, op);
+        double m = (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes +
+                   topo_closure_bytes(&c, op, n_lazy, back);
+        double lazy_params = list_closure_params(&c, op, n_lazy);
         if (d < 0) m += back[k];
         if (d < 0 && !cand) d = dp_mask_first(c.mask[k]); /* CPU-only */
         for (int32_t p = cur; p < n_pool && d < 0; p++) {
             /* the first GPU from the current one on with room for the op */
             int32_t e = pool_dev[p];
             if ((cand & dp_mask_bit(e)) && used[e] + memtrack_recv(&c.mt, op, e) + m <= cap[e] &&
-                (fits || memtrack_need(&c.mt, op, e, list_new_params(&c, op)) <= c.mt.cap[e])) {
+                (fits || memtrack_need(&c.mt, op, e, list_new_params(&c, op) + lazy_params) <= c.mt.cap[e])) {
                 d = e;
                 if (cand == pool) cur = p; /* a constrained op does not move the fill on */
             }
@@ -344,10 +528,12 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
             }
         }
         if (d < 0) d = list_roomiest(&c, op, cand);
-        used[d] += memtrack_recv(&c.mt, op, d) + m;
-        list_put(&c, op, d, out);
+        topo_materialize(&c, n_lazy, d, used, back);
+        used[d] += memtrack_recv(&c.mt, op, d) + (double)g->ops[op].param_bytes + op_output_bytes(g, op) +
+                   (double)g->ops[op].temp_bytes + (c.pinned[k] < 0 ? back[k] : 0);
+        list_put(&c, op, d);
     }
-    list_follow(&c, out);
+    list_follow(&c);
     free(back);
     list_free(&c);
     return DP_STATUS_OK;
@@ -359,7 +545,8 @@ typedef struct etf {
     list_ctx c;
     place_costs costs;
     double *blevel;      /* [n_ops] longest path to the end, op included */
-    int32_t *pending;    /* [n_ops] input edges whose producer is not placed */
+    int32_t *pending;    /* [n_ops] input edges whose producer is not placed; state
+                            ops (c.lazy) are never scheduled and count for none */
     double *finish;      /* [n_ops] */
     uint8_t *done;       /* [n_ops] */
     dp_mask *dropped; /* [n_ops] devices without room for the op */
@@ -387,24 +574,29 @@ static double etf_device_free(const etf *e, int32_t d) {
     return t;
 }
 
-/* When tensor t (produced by p) would be on d if sent now; with `commit`,
- * books the links and records the copy. Hops as the simulator runs them: a
- * hop takes its link when free for latency + bytes / bandwidth; through the
- * host, the second hop asks for its link when the first ends (store and
- * forward) or starts (pipelined: it starts a first-hop latency later at the
- * soonest and ends a latency after the first hop at the soonest). */
+/* When tensor t (produced by p) would be on d if sent now; with `commit`
+ * (p placed), books the links and records the copy. Hops as the simulator
+ * runs them: a hop takes its link when free for latency + bytes / bandwidth;
+ * through the host, the second hop asks for its link when the first ends
+ * (store and forward) or starts (pipelined: it starts a first-hop latency
+ * later at the soonest and ends a latency after the first hop at the
+ * soonest). Bytes and latencies count list_comm_weight times. */
 static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
     const dp_devices *ds = e->c.ds;
-    int32_t s = (int32_t)e->c.pinned[e->c.u.unit_of[p]];
+    /* a state op not placed yet would be put where the reader needs it,
+     * its finish time 0 (state exists when the step begins) */
+    int32_t s = list_pending_lazy(&e->c, p) ? list_lazy_dev(&e->c, p, d) : e->c.pinned[e->c.u.unit_of[p]];
+    assert(!commit || !list_pending_lazy(&e->c, p));
     int32_t nd = ds->n_devices;
     if (s == d) return e->finish[p];
     if (e->c.mt.have[t] & dp_mask_bit(d)) return e->arrive[t * nd + d];
     int64_t pair = (int64_t)s * nd + d;
     int pipelined = ds->staging == DP_STAGING_PIPELINED;
-    double bytes = (double)place_tensor_bytes(e->c.g, t), ask = e->finish[p], first_start = 0, first_end = 0, at = 0;
+    double w = list_comm_weight(&e->c, p);
+    double bytes = w * (double)place_tensor_bytes(e->c.g, t), ask = e->finish[p], first_start = 0, first_end = 0, at = 0;
     for (int k = 0; k < ds->route_len[pair]; k++) {
         int32_t l = ds->route[pair * 2 + k];
-        double take = ask > e->link_free[l] ? ask : e->link_free[l], start = take, lat = ds->links[l].latency_s;
+        double take = ask > e->link_free[l] ? ask : e->link_free[l], start = take, lat = w * ds->links[l].latency_s;
         if (k > 0 && pipelined && first_start + ds->links[ds->route[pair * 2]].latency_s > start)
             start = first_start + ds->links[ds->route[pair * 2]].latency_s;
         at = start + lat + bytes / ds->links[l].bandwidth;
@@ -538,7 +730,11 @@ static dp_status etf_init(etf **out, const dp_graph *g, const dp_devices *ds, dp
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-etf on %d ops)", n);
     }
     for (int64_t t = 0; t < g->n_tensors; t++) e->stamp[t] = -1;
-    for (int32_t i = 0; i < n; i++) e->pending[i] = g->ops[i].n_inputs;
+    for (int32_t i = 0; i < n; i++) {
+        const dp_op *op_i = &g->ops[i];
+        e->pending[i] = 0;
+        for (int32_t k = 0; k < op_i->n_inputs; k++) e->pending[i] += !e->c.lazy[g->inputs[op_i->inputs_at + k].op];
+    }
     for (int32_t d = 0; d < DP_MAX_DEVICES; d++) e->last[d] = -1;
     *out = e;
     return DP_STATUS_OK;
@@ -578,6 +774,14 @@ typedef struct etf_pick {
     double start, prio;
 } etf_pick;
 
+/* Device d's memory figure if op went there now, with the parameters of
+ * the state ops it would bring (etf_materialize). */
+static double etf_need(etf *e, int32_t op, int32_t d) {
+    list_ctx *c = &e->c;
+    int32_t n = list_lazy_closure(c, op);
+    return memtrack_need(&c->mt, op, d, list_new_params(c, op) + list_closure_params(c, op, n));
+}
+
 /* Finds device d's best candidate (the earliest start, then the priority),
  * dropping stale entries, refreshing estimates and taking d out of the
  * running for ops it has no room for, and keeps it in *best when it beats
@@ -610,8 +814,7 @@ static int etf_best_on_device(etf *e, int32_t d, etf_pick *best) {
             continue;
         }
         double start = stored, prio = src == a ? dp_heap_entry_key(top) : -e->blevel[op];
-        if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d &&
-            memtrack_need(&c->mt, op, d, list_new_params(c, op)) > c->mt.cap[d]) {
+        if (!e->forced[op] && c->pinned[c->u.unit_of[op]] != d && etf_need(e, op, d) > c->mt.cap[d]) {
             /* no room on d: d is out of the running for op; when no
              * device is left, op goes where the most room is */
             dp_heap_pop(src);
@@ -632,13 +835,30 @@ static int etf_best_on_device(etf *e, int32_t d, etf_pick *best) {
     return oom;
 }
 
-/* Schedules op on d: books its transfers and a stream, pins its colocation
+/* Before op goes to d: puts the state ops it reads that are not placed yet
+ * where they would go for it (list_lazy_dev), producers first, each with
+ * the transfers from the state ops it reads booked (its finish time: when
+ * they are there). */
+static void etf_materialize(etf *e, int32_t op, int32_t d) {
+    list_ctx *c = &e->c;
+    int32_t n = list_lazy_closure(c, op);
+    for (int32_t j = 0; j < n; j++) {
+        int32_t p = c->closure[j], dev = list_lazy_dev(c, p, d);
+        e->finish[p] = etf_data_ready(e, p, dev, 1);
+        list_put(c, p, dev);
+    }
+}
+
+/* Schedules op on d: puts the state ops it reads that are not placed yet
+ * where it needs them, books its transfers and a stream, pins its colocation
  * group (members waiting elsewhere come to d), and offers the consumers
  * whose inputs are now all placed. Returns -1 when out of memory. */
-static int etf_schedule(etf *e, int32_t op, int32_t d, int32_t *out) {
+static int etf_schedule(etf *e, int32_t op, int32_t d) {
     list_ctx *c = &e->c;
     const dp_graph *g = c->g;
     int32_t k = c->u.unit_of[op];
+    int newly_pinned = c->pinned[k] < 0;
+    etf_materialize(e, op, d);
     double ready = etf_data_ready(e, op, d, 1);
     int32_t s = 0;
     for (int32_t x = 1; x < c->ds->devices[d].streams; x++)
@@ -647,8 +867,7 @@ static int etf_schedule(etf *e, int32_t op, int32_t d, int32_t *out) {
     e->finish[op] = start + place_costs_op(&e->costs, op, d);
     e->stream_free[d][s] = e->finish[op];
     e->last[d] = op;
-    int newly_pinned = c->pinned[k] < 0;
-    list_put(c, op, d, out);
+    list_put(c, op, d);
     e->done[op] = 1;
     int oom = 0;
     if (newly_pinned) {
@@ -708,7 +927,9 @@ static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
         for (int32_t k = 0; k < op->n_inputs; k++) {
             dp_input in = g->inputs[op->inputs_at + k];
             int64_t t = dp_graph_tensor(g, in.op, in.slot);
-            if (in.op == j || list_backward(&e->c, j)) continue; /* a forward op reads forward ops only */
+            /* a forward op reads forward ops only; state ops are placed
+             * with their readers, so their edges are no decision */
+            if (in.op == j || list_backward(&e->c, j) || e->c.lazy[in.op]) continue;
             if (seen_by[in.op] != j) {
                 seen_by[in.op] = j;
                 edge_of[in.op] = ne;
@@ -718,7 +939,8 @@ static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
             if (e->stamp[t] == stamp) continue; /* a tensor read twice is sent once */
             e->stamp[t] = stamp;
             if (e->c.u.unit_of[in.op] != e->c.u.unit_of[j])
-                comm[edge_of[in.op]] += dp_devices_transfer_seconds(ds, a, b, (double)place_tensor_bytes(g, t));
+                comm[edge_of[in.op]] +=
+                    list_comm_weight(&e->c, in.op) * dp_devices_transfer_seconds(ds, a, b, (double)place_tensor_bytes(g, t));
         }
     }
     double lp_makespan;
@@ -765,9 +987,7 @@ static void sct_awake(etf *e, int32_t d, etf_pick *mine) {
         double there = etf_data_ready(e, fc, x, 0), fx = etf_device_free(e, x);
         if ((there > fx ? there : fx) < (here > free_at ? here : free_at)) return; /* sooner elsewhere */
     }
-    if (!e->forced[fc] && c->pinned[c->u.unit_of[fc]] != d &&
-        memtrack_need(&c->mt, fc, d, list_new_params(c, fc)) > c->mt.cap[d])
-        return;
+    if (!e->forced[fc] && c->pinned[c->u.unit_of[fc]] != d && etf_need(e, fc, d) > c->mt.cap[d]) return;
     if (mine->op >= 0 && mine->start <= free_at && sct_urgent(e, mine->op) <= free_at) return;
     *mine = (etf_pick){fc, d, here > free_at ? here : free_at, -e->blevel[fc]};
 }
@@ -778,11 +998,11 @@ static dp_status etf_run(etf *e, int32_t *out, dp_error *err) {
     int oom = etf_priorities(e);
     dp_mask used_devices = 0;
     for (int32_t k = 0; k < e->c.u.n_units; k++) used_devices |= e->c.mask[k];
-    for (int32_t i = 0; i < n; i++) out[i] = -1;
+    list_start(&e->c, out);
     for (int32_t i = 0; i < n && !oom; i++)
-        if (e->pending[i] == 0 && !list_backward(&e->c, i)) oom = etf_offer_all(e, i);
+        if (e->pending[i] == 0 && !list_backward(&e->c, i) && !e->c.lazy[i]) oom = etf_offer_all(e, i);
     int idle = 0;
-    for (int32_t placed = e->c.fwd.n_backward; placed < n && !oom;) {
+    for (int32_t placed = e->c.fwd.n_backward + e->c.n_lazy; placed < n && !oom;) {
         /* each device's best candidate; the best of them is scheduled */
         etf_pick best = {-1, -1, 0, 0};
         for (dp_mask m = used_devices; m && !oom; m &= m - 1) {
@@ -798,11 +1018,11 @@ static dp_status etf_run(etf *e, int32_t *out, dp_error *err) {
             continue;
         }
         idle = 0;
-        oom = etf_schedule(e, best.op, best.dev, out);
+        oom = etf_schedule(e, best.op, best.dev);
         placed++;
     }
     if (oom) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (list scheduling of %d ops)", n);
-    list_follow(&e->c, out);
+    list_follow(&e->c);
     return DP_STATUS_OK;
 }
 
