@@ -22,9 +22,9 @@ static const struct command {
     {"group", cmd_group, "group a graph's ops (colocation, metis, scotch, fluid, random)"},
     {"import", cmd_import, "convert an MSR dnn-partitioning graph or expert split to dplace files"},
     {"optimize", cmd_optimize,
-     "learn a placement with reinforcement learning (agents hp, colocrl,\n"
-     "eagle, post, mars, ...: dplace optimize --help):\n"
-     "best placement, log, training curve, checkpoints, baseline comparison"},
+     "find a fast placement: a learned agent (hp, colocrl, eagle, post, mars,\n"
+     "dplace, ...) or dplace's search (dplace optimize --help): the best\n"
+     "placement, logs, training curve, checkpoints, the baselines beside it"},
 };
 
 static void print_help(FILE *f) {
