@@ -83,6 +83,16 @@ PyObject *dp_py_raise_status(dp_status status, const char *fmt, ...);
  * a rank-1 array of any length). NULL with the exception set. */
 PyArrayObject *dp_py_placements(PyObject *obj, int rank, int32_t n_ops, int32_t n_devices, const char *what);
 
+/* The same without the range check when obj is an int32 C-contiguous
+ * array used as it is (the library checks every index itself, and then
+ * dp_py_placements_explain names the bad one); other dtypes are checked
+ * while they are converted. For the calls whose cost matters. */
+PyArrayObject *dp_py_placements_unchecked(PyObject *obj, int rank, int32_t n_ops, int32_t n_devices,
+                                          const char *what);
+/* Raises ValueError naming the first index of a (from the two above) out
+ * of 0..n_devices-1 and returns -1; 0 when there is none. */
+int dp_py_placements_explain(PyArrayObject *a, int rank, int32_t n_ops, int32_t n_devices, const char *what);
+
 /* A new 1-D int32 array holding a copy of v[n]. */
 PyObject *dp_py_int32_array(const int32_t *v, npy_intp n);
 

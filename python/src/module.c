@@ -77,7 +77,42 @@ static PyArrayObject *integer_array(PyObject *obj, const char *what) {
     return a;
 }
 
-PyArrayObject *dp_py_placements(PyObject *obj, int rank, int32_t n_ops, int32_t n_devices, const char *what) {
+/* Whether a is an int32 array the library can read as it is. */
+static int native_int32(PyArrayObject *a) {
+    return PyArray_TYPE(a) == NPY_INT32 && PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a);
+}
+
+/* Raises ValueError naming the first device index of a (rank 1 or 2, rows
+ * of n_ops) outside 0..n_devices-1, checked in int64 so that no value
+ * wraps into range; -1 then, 0 when every index is in range (or the
+ * conversion failed: -1 with its exception). */
+static int explain_range(PyArrayObject *a, int rank, int32_t n_ops, int32_t n_devices, const char *what) {
+    PyArrayObject *wide =
+        (PyArrayObject *)PyArray_FROM_OTF((PyObject *)a, NPY_INT64, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    if (!wide) return -1;
+    npy_intp n = PyArray_SIZE(wide);
+    const int64_t *v = PyArray_DATA(wide);
+    for (npy_intp i = 0; i < n; i++) {
+        /* a uint64 above INT64_MAX reads as negative here: out of range all the same */
+        if (v[i] >= 0 && v[i] < n_devices) continue;
+        if (rank == 1)
+            PyErr_Format(PyExc_ValueError, "%s[%zd]: device %lld out of range (the device set has %d: 0..%d)", what,
+                         (Py_ssize_t)i, (long long)v[i], (int)n_devices, (int)n_devices - 1);
+        else
+            PyErr_Format(PyExc_ValueError, "%s[%zd, %zd]: device %lld out of range (the device set has %d: 0..%d)",
+                         what, (Py_ssize_t)(i / n_ops), (Py_ssize_t)(i % n_ops), (long long)v[i], (int)n_devices,
+                         (int)n_devices - 1);
+        Py_DECREF(wide);
+        return -1;
+    }
+    Py_DECREF(wide);
+    return 0;
+}
+
+/* dp_py_placements and dp_py_placements_unchecked: scan says whether an
+ * int32 array used as it is gets its range checked here. */
+static PyArrayObject *placements(PyObject *obj, int rank, int32_t n_ops, int32_t n_devices, const char *what,
+                                 int scan) {
     PyArrayObject *a = integer_array(obj, what);
     if (!a) return NULL;
     int nd = PyArray_NDIM(a);
@@ -92,55 +127,36 @@ PyArrayObject *dp_py_placements(PyObject *obj, int rank, int32_t n_ops, int32_t 
         Py_DECREF(a);
         return NULL;
     }
-    if (PyArray_TYPE(a) == NPY_INT32 && PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a) &&
-        PyArray_ISNOTSWAPPED(a)) {
-        /* the caller's own int32 array, used as it is: one pass for the range (min and max, which the
-         * compiler vectorizes), a second only to name the first bad index */
+    if (native_int32(a)) { /* the caller's own array: no copy */
+        if (!scan) return a;
         const int32_t *v = PyArray_DATA(a);
         npy_intp n = PyArray_SIZE(a);
-        int32_t lo = 0, hi = 0;
-        for (npy_intp i = 0; i < n; i++) {
-            lo = v[i] < lo ? v[i] : lo;
-            hi = v[i] > hi ? v[i] : hi;
-        }
-        if (lo >= 0 && hi < n_devices) return a;
+        uint32_t top = 0; /* the largest index as unsigned: a negative one reads as huge */
+        for (npy_intp i = 0; i < n; i++) top = (uint32_t)v[i] > top ? (uint32_t)v[i] : top;
+        if (top < (uint32_t)n_devices) return a;
     }
-    /* checked in int64, so that no value wraps into range by the cast */
-    PyArrayObject *wide =
-        (PyArrayObject *)PyArray_FROM_OTF((PyObject *)a, NPY_INT64, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-    if (!wide) {
+    if (explain_range(a, rank, n_ops, n_devices, what)) {
         Py_DECREF(a);
         return NULL;
     }
-    int t = PyArray_TYPE(a);
-    npy_intp n = PyArray_SIZE(wide);
-    const int64_t *v = PyArray_DATA(wide);
-    for (npy_intp i = 0; i < n; i++) {
-        /* a uint64 above INT64_MAX reads as negative here: out of range all the same */
-        if (v[i] < 0 || v[i] >= n_devices) {
-            if (rank == 1)
-                PyErr_Format(PyExc_ValueError, "%s[%zd]: device %lld out of range (the device set has %d: 0..%d)",
-                             what, (Py_ssize_t)i, (long long)v[i], (int)n_devices, (int)n_devices - 1);
-            else
-                PyErr_Format(PyExc_ValueError,
-                             "%s[%zd, %zd]: device %lld out of range (the device set has %d: 0..%d)", what,
-                             (Py_ssize_t)(i / n_ops), (Py_ssize_t)(i % n_ops), (long long)v[i], (int)n_devices,
-                             (int)n_devices - 1);
-            Py_DECREF(wide);
-            Py_DECREF(a);
-            return NULL;
-        }
-    }
-    PyArrayObject *out;
-    if (t == NPY_INT32 && PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a)) {
-        out = a; /* the caller's own array: no copy */
-        Py_DECREF(wide);
-    } else {
-        out = (PyArrayObject *)PyArray_FROM_OTF((PyObject *)wide, NPY_INT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
-        Py_DECREF(wide);
-        Py_DECREF(a);
-    }
+    if (native_int32(a)) return a;
+    PyArrayObject *out =
+        (PyArrayObject *)PyArray_FROM_OTF((PyObject *)a, NPY_INT32, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+    Py_DECREF(a);
     return out;
+}
+
+PyArrayObject *dp_py_placements(PyObject *obj, int rank, int32_t n_ops, int32_t n_devices, const char *what) {
+    return placements(obj, rank, n_ops, n_devices, what, 1);
+}
+
+PyArrayObject *dp_py_placements_unchecked(PyObject *obj, int rank, int32_t n_ops, int32_t n_devices,
+                                          const char *what) {
+    return placements(obj, rank, n_ops, n_devices, what, 0);
+}
+
+int dp_py_placements_explain(PyArrayObject *a, int rank, int32_t n_ops, int32_t n_devices, const char *what) {
+    return explain_range(a, rank, n_ops, n_devices, what);
 }
 
 PyObject *dp_py_int32_array(const int32_t *v, npy_intp n) {
@@ -175,16 +191,16 @@ int dp_py_dict_steal(PyObject *d, const char *key, PyObject *value) {
 
 int dp_py_sim_options(dp_sim_options *o, long steps, long warmup, double noise, unsigned long long seed, int mean) {
     *o = dp_sim_options_default();
-    if (steps < 1 || steps > 1000000) {
-        PyErr_Format(PyExc_ValueError, "steps: %ld, must be in 1..1000000", steps);
+    if (steps < 1 || steps > 1024) {
+        PyErr_Format(PyExc_ValueError, "steps: %ld, must be in 1..1024", steps);
         return -1;
     }
     if (warmup < 0 || warmup >= steps) {
         PyErr_Format(PyExc_ValueError, "warmup: %ld, must be in 0..steps-1 (steps %ld)", warmup, steps);
         return -1;
     }
-    if (!(noise >= 0 && noise <= 10)) {
-        PyErr_Format(PyExc_ValueError, "noise: %g, must be a log-normal sigma in 0..10", noise);
+    if (!(noise >= 0 && noise <= 5)) {
+        PyErr_Format(PyExc_ValueError, "noise: %g, must be a log-normal sigma in 0..5", noise);
         return -1;
     }
     o->steps = (int32_t)steps, o->warmup = (int32_t)warmup, o->noise_sigma = noise, o->seed = seed, o->mean = mean;

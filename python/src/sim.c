@@ -78,12 +78,14 @@ static PyObject *sim_repr(dp_py_sim *self) {
                                 self->devices->ds->name);
 }
 
-/* The placement argument: an array (as dp_py_placements), or a str that
+/* The placement argument: an array (as dp_py_placements_unchecked: the
+ * run checks its range, and fail() explains), or a str that
  * dp_zoo_resolve_placement resolves ("gpu", "gpu:1", "cpu", "expert", a
  * file). A new int32 array, or NULL with the exception. */
 static PyArrayObject *placement_arg(dp_py_sim *self, PyObject *obj, const char *what) {
     const dp_graph *g = self->graph->g;
-    if (!PyUnicode_Check(obj)) return dp_py_placements(obj, 1, g->n_ops, self->devices->ds->n_devices, what);
+    if (!PyUnicode_Check(obj))
+        return dp_py_placements_unchecked(obj, 1, g->n_ops, self->devices->ds->n_devices, what);
     const char *spec = PyUnicode_AsUTF8(obj);
     if (!spec) return NULL;
     npy_intp n = g->n_ops;
@@ -101,6 +103,15 @@ static PyArrayObject *placement_arg(dp_py_sim *self, PyObject *obj, const char *
         return NULL;
     }
     return a;
+}
+
+/* Raises the error of a failed run on a (rank 1 or 2): ValueError naming
+ * the index out of range when there is one, else the library's. NULL. */
+static PyObject *fail(dp_py_sim *self, PyArrayObject *a, int rank, const dp_error *err, const char *what) {
+    if (err->status == DP_STATUS_INVALID &&
+        dp_py_placements_explain(a, rank, self->graph->g->n_ops, self->devices->ds->n_devices, what))
+        return NULL;
+    return dp_py_raise(err);
 }
 
 /* The keywords of the simulate options (steps, warmup, noise, seed,
@@ -132,8 +143,8 @@ static PyObject *sim_simulate(dp_py_sim *self, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS
     st = dp_sim_run_ws(self->sim, ws, PyArray_DATA(a), &o, &res, &err);
     Py_END_ALLOW_THREADS
+    PyObject *r = st ? fail(self, a, 1, &err, "placement") : dp_py_result_new(&res, self->devices);
     Py_DECREF(a);
-    PyObject *r = st ? dp_py_raise(&err) : dp_py_result_new(&res, self->devices);
     dp_py_sim_give(self, ws); /* after the result copied the link stats out of it */
     return r;
 }
@@ -215,7 +226,7 @@ static PyObject *sim_simulate_many(dp_py_sim *self, PyObject *args, PyObject *kw
     dp_sim_options o;
     if (dp_py_sim_options(&o, steps, warmup, noise, seed, mean)) return NULL;
     const dp_graph *g = self->graph->g;
-    PyArrayObject *a = dp_py_placements(p, 2, g->n_ops, self->devices->ds->n_devices, "placements");
+    PyArrayObject *a = dp_py_placements_unchecked(p, 2, g->n_ops, self->devices->ds->n_devices, "placements");
     if (!a) return NULL;
     npy_intp k = PyArray_DIM(a, 0);
     int n = k < threads ? (int)(k > 0 ? k : 1) : threads;
@@ -236,7 +247,8 @@ static PyObject *sim_simulate_many(dp_py_sim *self, PyObject *args, PyObject *kw
         many_run(&j, n);
         Py_END_ALLOW_THREADS
         pthread_mutex_destroy(&j.lock);
-        out = atomic_load(&j.failed) ? dp_py_raise(&j.err) : dp_py_batch_new(j.res, k, self->devices->ds->n_devices);
+        out = atomic_load(&j.failed) ? fail(self, a, 2, &j.err, "placements")
+                                     : dp_py_batch_new(j.res, k, self->devices->ds->n_devices);
     }
     for (int t = 0; t < got; t++) dp_py_sim_give(self, j.ws[t]);
     free(j.ws);
@@ -295,11 +307,13 @@ static PyObject *sim_trace(dp_py_sim *self, PyObject *args, PyObject *kwargs) {
     dp_error err;
     dp_error_clear(&err);
     dp_status st;
+    int ran;
     Py_BEGIN_ALLOW_THREADS
     st = dp_sim_run_ws(self->sim, ws, PyArray_DATA(a), &o, &res, &err);
+    ran = !st;
     if (!st) st = dp_trace_write_ws(self->sim, ws, PyBytes_AS_STRING(path), &err);
     Py_END_ALLOW_THREADS
-    PyObject *r = st ? dp_py_raise(&err) : dp_py_result_new(&res, self->devices);
+    PyObject *r = !st ? dp_py_result_new(&res, self->devices) : ran ? dp_py_raise(&err) : fail(self, a, 1, &err, "placement");
     dp_py_sim_give(self, ws);
     Py_DECREF(a);
     Py_DECREF(path);
