@@ -213,6 +213,66 @@ def test_map_placement():
     check(rc == 2 and "not a placement of this graph" in err, f"--map-placement of another graph: {rc} {err}")
 
 
+def test_map_placement_of_split_modules():
+    """A placement that splits modules: --map-placement says so, and with
+    --devices prints the simulated time of its module map, which --mapped
+    writes (every op on its module's device)."""
+    graph = resnet18()[0]
+    g = load(graph)
+    place, mapped = os.path.join(TMP, "split.json"), os.path.join(TMP, "mapped.json")
+    # layer1's forward ops on gpu:1, their gradients and updates on gpu:0
+    devs = [1 if op.get("scope", "").startswith("layer1/") else 0 for op in g["ops"]]
+    with open(place, "w") as f:
+        json.dump({"format": "dplace-placement", "version": 1, "devices": ["gpu:0", "gpu:1"], "placement": devs}, f)
+    os.environ["DPLACE_BIN"] = DPLACE
+    rc, err = export("--map-placement", place, "--graph", graph, "--devices", "k40x2", "--mapped", mapped,
+                     "-o", os.path.join(TMP, "split_map.json"))
+    check_eq(rc, 0, f"--map-placement --devices: {err}")
+    check("splits" in err and "modules over devices" in err, f"the split is said: {err!r}")
+    line = [x for x in err.splitlines() if "module map simulated on k40x2" in x]
+    check(len(line) == 1 and "the placement as given" in line[0], f"the module map's time: {err!r}")
+    t_map = float(line[0].split("simulated on k40x2: ")[1].split(" s")[0])
+    rc, text = dplace("simulate", "--graph", graph, "--devices", "k40x2", "--placement", mapped, "--json")
+    check(rc == 0, f"simulate the module map: {text}")
+    check_eq(round(json.loads(text)["step_time_s"], 6), t_map, "the module map's simulated time")
+    m = load(mapped)
+    check_eq(m.get("units"), "module", "the module map's granularity")
+    split = ex.split_modules(ex.placement_modules(g["ops"], m["devices"], m["placement"]))
+    check_eq(split, [], "modules split by the module map")
+
+
+def test_optimize_places_modules():
+    """dplace optimize on an export places whole modules by default: its
+    --json and placement file say so, and the module map of its best
+    placement is that placement, with the same simulated time."""
+    graph = resnet18()[0]
+    best = os.path.join(TMP, "search_best.json")
+    rc, text = dplace("optimize", "--graph", graph, "--devices", "k40x2", "--agent", "search", "--updates", "20",
+                      "--quiet", "--json", "-o", best)
+    check(rc == 0, f"dplace optimize --agent search: exit {rc}: {text}")
+    res = json.loads(text[text.index("{"):])
+    check_eq(res["units"], "module", "the summary's granularity")
+    check_eq(load(best).get("units"), "module", "the placement file's granularity")
+    os.environ["DPLACE_BIN"] = DPLACE
+    rc, err = export("--map-placement", best, "--graph", graph, "--devices", "k40x2")
+    check_eq(rc, 0, f"--map-placement of the search's best: {err}")
+    check("each whole" in err and "splits" not in err, f"the best splits no module: {err!r}")
+    t_map = float(err.split("module map simulated on k40x2: ")[1].split(" s")[0])
+    check_eq(t_map, round(res["best_step_time_s"], 6), "the module map's time against the search's")
+
+
+def test_baseline_units():
+    """dplace baseline places modules on an export by default, ops with
+    --units op; a graph without modules refuses --units module."""
+    graph = resnet18()[0]
+    for args, want in (([], "module"), (["--units", "op"], "none"), (["--units", "module:1"], "module:1")):
+        rc, text = dplace("baseline", "--graph", graph, "--devices", "k40x2", "--methods", "m-etf", "--json", *args)
+        check(rc == 0, f"dplace baseline {args}: exit {rc}: {text}")
+        check_eq(json.loads(text)["methods"][0]["units"], want, f"m-etf's units with {args}")
+    rc, text = dplace("baseline", "--model", "synthetic-200", "--devices", "k40x2", "--units", "module")
+    check(rc == 2 and "has no modules" in text, f"--units module without modules: exit {rc}: {text}")
+
+
 def test_profile():
     out = os.path.join(TMP, "profiled.json")
     rc, err = export(f"{MODELS}:small", "--batch", "2", "--input-shape", "3,8,8", "--profile", "--profile-steps", "1",

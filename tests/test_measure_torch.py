@@ -145,6 +145,20 @@ def small_on_two_devices():
     return g, place
 
 
+def test_split_placement_said():
+    """A placement that splits a module runs as its module map, and says so
+    on stderr; a placement of whole modules runs as it is, silently."""
+    g, whole = small_on_two_devices()
+    split = write_placement(os.path.join(TMP, "small_split.json"), g, ["gpu:0", "gpu:1"],
+                            lambda op: 1 if op.get("scope", "") == "fc" else 0)  # fc's gradients stay on gpu:0
+    rc, out, err = measure(*SMALL, *FAST, "--map-all", "cpu", split)
+    step_time(rc, out, err, "small, fc split")
+    check("splits 1 of" in err and "module map" in err, f"the split is said: {err!r}")
+    rc, out, err = measure(*SMALL, *FAST, "--map-all", "cpu", whole)
+    step_time(rc, out, err, "small, whole modules")
+    check("splits" not in err, f"nothing said of whole modules: {err!r}")
+
+
 def test_errors():
     g, place = small_on_two_devices()
     # a placement of another graph: another op count, or another graph's name

@@ -641,6 +641,44 @@ static void test_topo_exported_cnn_fills_gpus_in_order(void) {
     torch_step_close(&t);
 }
 
+/* Placing modules (units MODULE), every placer that places units keeps
+ * each module of the exported step whole. */
+static void test_placers_keep_modules_whole(void) {
+    torch_step t = torch_step_open();
+    dp_place_options o = dp_place_options_default();
+    o.units = (dp_units_spec){DP_UNITS_MODULE, 0};
+    dp_units u;
+    dp_error err;
+    CHECK_INT_EQ(dp_units_init_spec(&u, t.g, o.units, &err), DP_STATUS_OK);
+    int32_t p[512];
+    for (int m = DP_PLACE_METHOD_SCOTCH; m < DP_PLACE_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_place_method_name((dp_place_method)m));
+        place((dp_place_method)m, t.g, t.ds, &o, p);
+        check_constraints(t.g, t.ds, p, dp_place_method_name((dp_place_method)m));
+        CHECK_INT_EQ(dp_units_count_split(&u, p), 0);
+    }
+    dp_units_free(&u);
+    torch_step_close(&t);
+}
+
+/* m-ETF and m-SCT placing modules are not slower than one GPU either. */
+static void test_list_placers_modules_not_slower_than_one_gpu(void) {
+    torch_step t = torch_step_open();
+    dp_place_options o = dp_place_options_default();
+    o.units = (dp_units_spec){DP_UNITS_MODULE, 0};
+    int32_t p[512], q[512];
+    place(DP_PLACE_METHOD_GPU, t.g, t.ds, NULL, q);
+    double gpu_s = fixture_simulate(t.g, t.ds, q).step_time_s;
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
+    for (int k = 0; k < 2; k++) {
+        place(lists[k], t.g, t.ds, &o, p);
+        dp_sim_result r = fixture_simulate(t.g, t.ds, p);
+        TEST_CASE("%s by module %.6f s, one GPU %.6f s", dp_place_method_name(lists[k]), r.step_time_s, gpu_s);
+        CHECK(r.valid && r.step_time_s <= gpu_s * (1 + 1e-9));
+    }
+    torch_step_close(&t);
+}
+
 /* A chain of 1-second ops passing 1 MB tensors over 1 MB/s links: moving
  * costs more than it gains, so m-ETF keeps the chain on one GPU. */
 static void test_etf_chain(void) {
@@ -1207,6 +1245,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_etf_exported_cnn_not_slower_than_one_gpu);
     TEST_RUN(test_sct_exported_cnn_not_slower_than_one_gpu);
     TEST_RUN(test_topo_exported_cnn_fills_gpus_in_order);
+    TEST_RUN(test_placers_keep_modules_whole);
+    TEST_RUN(test_list_placers_modules_not_slower_than_one_gpu);
     TEST_RUN(test_etf_chain);
     TEST_RUN(test_gpu_out_of_memory_on_large_model);
     TEST_RUN(test_list_placers_fit_large_model);

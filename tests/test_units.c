@@ -1,7 +1,11 @@
 /* Placement units and device masks (include/dplace/units.h): TensorFlow's
  * units from the graph's colocation groups, units from any grouping, the
  * devices each unit may use, and the expansion of a unit placement. */
+#include "dplace/agent.h"
+#include "dplace/devices.h"
 #include "dplace/placement.h"
+#include "dplace/search.h"
+#include "dplace/settings.h"
 #include "dplace/sim.h"
 #include "dplace/units.h"
 #include "test_util.h"
@@ -291,6 +295,240 @@ static void test_units_of_a_training_graph(void) {
     dp_graph_free(g);
 }
 
+/* ---- modules of a PyTorch export ---------------------------------------- */
+
+/* Adds op `name` of `type` in `scope` (colocation group `coloc`, NULL: none)
+ * reading ins[n_in] (slot 0), with a 1 MB output and 1 ms on a GPU. */
+static int32_t add_mod(dp_graph *g, const char *name, const char *type, const char *scope, const char *coloc,
+                       const int32_t *ins, int n_in) {
+    dp_error err;
+    int32_t id = dp_graph_add_op(g, name, type, scope, coloc, &err);
+    CHECK(id >= 0);
+    for (int k = 0; k < n_in; k++) CHECK(dp_graph_add_input(g, id, ins[k], 0, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_output_bytes(g, id, 1000000, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "gpu", 1e-3, &err) == DP_STATUS_OK);
+    CHECK(dp_graph_add_cost(g, id, "cpu", 1e-2, &err) == DP_STATUS_OK);
+    if (!strcmp(type, "Parameter") || !strcmp(type, "Buffer")) g->ops[id].param_bytes = 1000000;
+    return id;
+}
+
+/* A training step as scripts/dplace-export-torch writes one: module a (a
+ * matmul), module b.sub (a batch norm colocated with its running mean) in
+ * module b (a ReLU of its own), the batch, the loss, the gradients in
+ * "gradients/..." scopes and each parameter's update in its module:
+ *   0 a/weight  1 b/sub/weight  2 b/sub/running_mean  3 input/x  4 a/mm
+ *   5 b/sub/bn  6 b/relu  7 loss/sum  8 gradients/loss/ones
+ *   9 gradients/b/relu  10 gradients/b/sub/bn  11 gradients/a/mm
+ *   12 a/add_  13 b/sub/add_  14 gradients/sum (the model's own: "")
+ * Module paths: a {0 4 11 12}, b.sub {1 2 5 10 13}, input {3}, b {6 9},
+ * loss {7 8}, "" {14}. */
+static dp_graph *tiny_export(void) {
+    dp_graph *g = dp_graph_init("tiny-export");
+    CHECK(g);
+    int32_t w = add_mod(g, "a/weight", "Parameter", "a", "a/weight", NULL, 0);
+    int32_t bw = add_mod(g, "b/sub/weight", "Parameter", "b/sub", "b/sub/weight", NULL, 0);
+    int32_t rm = add_mod(g, "b/sub/running_mean", "Buffer", "b/sub", "b/sub/running_mean", NULL, 0);
+    int32_t x = add_mod(g, "input/x", "Placeholder", "input", NULL, NULL, 0);
+    int32_t in4[2] = {x, w};
+    int32_t mm = add_mod(g, "a/mm", "mm", "a", NULL, in4, 2);
+    int32_t in5[3] = {mm, bw, rm};
+    int32_t bn = add_mod(g, "b/sub/bn", "native_batch_norm", "b/sub", "b/sub/running_mean", in5, 3);
+    int32_t relu = add_mod(g, "b/relu", "relu", "b", NULL, &bn, 1);
+    int32_t loss = add_mod(g, "loss/sum", "sum", "loss", NULL, &relu, 1);
+    int32_t ones = add_mod(g, "gradients/loss/ones", "ones_like", "gradients/loss", NULL, &loss, 1);
+    int32_t in9[2] = {ones, relu};
+    int32_t gr = add_mod(g, "gradients/b/relu", "threshold_backward", "gradients/b", NULL, in9, 2);
+    int32_t in10[3] = {gr, mm, bw};
+    int32_t gbn = add_mod(g, "gradients/b/sub/bn", "native_batch_norm_backward", "gradients/b/sub", NULL, in10, 3);
+    int32_t in11[2] = {gbn, x};
+    int32_t gmm = add_mod(g, "gradients/a/mm", "mm", "gradients/a", NULL, in11, 2);
+    int32_t in12[2] = {w, gmm}, in13[2] = {bw, gbn};
+    add_mod(g, "a/add_", "add_", "a", "a/weight", in12, 2);
+    add_mod(g, "b/sub/add_", "add_", "b/sub", "b/sub/weight", in13, 2);
+    add_mod(g, "gradients/sum", "sum", "gradients", NULL, &gmm, 1);
+    dp_error err;
+    dp_status st = dp_graph_finalize(g, "tiny-export", &err);
+    if (st) fprintf(stderr, "%s\n", err.msg);
+    CHECK(st == DP_STATUS_OK);
+    return g;
+}
+
+/* The ops of each module of tiny_export at depth 0, -1 ended. */
+static const int32_t tiny_modules[6][6] = {{0, 4, 11, 12, -1}, {1, 2, 5, 10, 13, -1}, {3, -1},
+                                           {6, 9, -1},         {7, 8, -1},             {14, -1}};
+
+/* "op", "module", "module:DEPTH" and "auto" read and print back; anything
+ * else is refused. */
+static void test_units_spec_names(void) {
+    const char *good[] = {"op", "module", "module:2", "auto"};
+    for (int k = 0; k < 4; k++) {
+        TEST_CASE("\"%s\"", good[k]);
+        dp_units_spec sp;
+        char buf[32];
+        CHECK_INT_EQ(dp_units_spec_parse(good[k], &sp), 0);
+        dp_units_spec_format(sp, buf, sizeof buf);
+        CHECK(!strcmp(buf, good[k]));
+    }
+    const char *bad[] = {"", "ops", "module:", "module:0", "module:x", "module:2x", "Module"};
+    for (int k = 0; k < 7; k++) {
+        TEST_CASE("\"%s\"", bad[k]);
+        dp_units_spec sp;
+        CHECK_INT_EQ(dp_units_spec_parse(bad[k], &sp), -1);
+    }
+}
+
+/* A module's unit holds its forward ops, its gradient ops and its
+ * parameters' updates; the batch, the loss and the model's own ops are
+ * units of their own; each module is one unit. */
+static void test_module_units_hold_whole_modules(void) {
+    dp_graph *g = tiny_export();
+    CHECK(dp_units_has_modules(g));
+    dp_units u;
+    dp_error err;
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, (dp_units_spec){DP_UNITS_MODULE, 0}, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(u.n_units, 6);
+    for (int m = 0; m < 6; m++)
+        for (int j = 0; tiny_modules[m][j] >= 0; j++) {
+            TEST_CASE("module %d, op %d", m, (int)tiny_modules[m][j]);
+            CHECK_INT_EQ(u.unit_of[tiny_modules[m][j]], u.unit_of[tiny_modules[m][0]]);
+            if (m > 0) CHECK(u.unit_of[tiny_modules[m][0]] != u.unit_of[tiny_modules[m - 1][0]]);
+        }
+    dp_units_free(&u);
+    dp_graph_free(g);
+}
+
+/* Module paths are named as dplace-export-torch --map-placement names them,
+ * cut to a depth: b/sub's gradient is "b.sub", "b" at depth 1; the ops of
+ * the gradients scope itself are the model's own (""). */
+static void test_module_paths(void) {
+    dp_graph *g = tiny_export();
+    char buf[64];
+    dp_units_module_path(g, 10, 0, buf, sizeof buf);
+    CHECK(!strcmp(buf, "b.sub"));
+    dp_units_module_path(g, 10, 1, buf, sizeof buf);
+    CHECK(!strcmp(buf, "b"));
+    dp_units_module_path(g, 14, 0, buf, sizeof buf);
+    CHECK(!strcmp(buf, ""));
+    dp_units_module_path(g, 8, 0, buf, sizeof buf);
+    CHECK(!strcmp(buf, "loss"));
+    dp_graph_free(g);
+}
+
+/* module:1 joins b.sub into b. */
+static void test_module_units_at_a_depth(void) {
+    dp_graph *g = tiny_export();
+    dp_units u;
+    dp_error err;
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, (dp_units_spec){DP_UNITS_MODULE, 1}, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(u.n_units, 5);
+    CHECK_INT_EQ(u.unit_of[5], u.unit_of[6]);
+    CHECK_INT_EQ(u.unit_of[13], u.unit_of[9]);
+    CHECK(u.unit_of[4] != u.unit_of[5]);
+    dp_units_free(&u);
+    dp_graph_free(g);
+}
+
+/* A graph without modules (no Parameter op: the zoo's, a TensorFlow
+ * graph's) refuses units by module; auto gives its colocation units. */
+static void test_module_units_refused_without_modules(void) {
+    dp_graph *g = seven();
+    CHECK(!dp_units_has_modules(g));
+    dp_units u, v;
+    dp_error err;
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, (dp_units_spec){DP_UNITS_MODULE, 0}, &err), DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "no modules");
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, (dp_units_spec){DP_UNITS_AUTO, 0}, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_units_init(&v, g, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(u.n_units, v.n_units);
+    check_ints(u.unit_of, v.unit_of, g->n_ops);
+    dp_units_free(&u);
+    dp_units_free(&v);
+    dp_graph_free(g);
+}
+
+/* A placement mapped onto modules puts each on the device of most of its
+ * ops, a tie on the device named first; a module placement splits none. */
+static void test_modules_map_by_majority(void) {
+    dp_graph *g = tiny_export();
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    dp_units u;
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, (dp_units_spec){DP_UNITS_MODULE, 0}, &err), DP_STATUS_OK);
+    int32_t p[15] = {G1, G2, G2, G0, G1, G2, G3, G0, G0, G0, G1, G2, G2, G2, G0}, q[15];
+    CHECK_INT_EQ(dp_units_count_split(&u, p), 3); /* a, b.sub, b */
+    dp_units_map_majority(&u, ds, NULL, p, q);
+    CHECK_INT_EQ(q[0], G1); /* a: G1 G1 G2 G2, a tie: gpu:1 is named before gpu:2 */
+    CHECK_INT_EQ(q[1], G2); /* b.sub: G2 x4, G1 */
+    CHECK_INT_EQ(q[6], G0); /* b: G3, G0: gpu:0 first */
+    CHECK_INT_EQ(q[11], G1);
+    CHECK_INT_EQ(dp_units_count_split(&u, q), 0);
+    dp_units_free(&u);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* The search of modules moves whole modules: every chain's placement and
+ * the best split none, from a start that splits them. */
+static void test_search_moves_whole_modules(void) {
+    dp_graph *g = tiny_export();
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(ds && sim);
+    dp_search_options o = dp_search_options_default();
+    o.threads = 2, o.units = (dp_units_spec){DP_UNITS_AUTO, 0};
+    dp_search *s = dp_search_init(g, ds, sim, &o, &err);
+    CHECK(s);
+    int32_t start[15] = {G1, G2, G2, G0, G1, G2, G3, G0, G0, G0, G1, G2, G2, G2, G0};
+    CHECK_INT_EQ(dp_search_add_start(s, "split", start, &err), DP_STATUS_OK);
+    dp_method m = dp_search_method(s);
+    for (int step = 0; step < 20; step++) CHECK_INT_EQ(m.ops->step(m.self, &err), DP_STATUS_OK);
+    dp_units u;
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, (dp_units_spec){DP_UNITS_MODULE, 0}, &err), DP_STATUS_OK);
+    for (int32_t c = 0; c < 2; c++) {
+        TEST_CASE("chain %d", (int)c);
+        CHECK_INT_EQ(dp_units_count_split(&u, dp_search_chain_placement(s, c, NULL)), 0);
+    }
+    CHECK(dp_search_get_state(s)->best_placement);
+    CHECK_INT_EQ(dp_units_count_split(&u, dp_search_get_state(s)->best_placement), 0);
+    dp_units_free(&u);
+    dp_search_free(s);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* A learned agent placing modules samples module placements: its greedy
+ * placement and its samples of an update split none. */
+static void test_agent_places_whole_modules(void) {
+    dp_graph *g = tiny_export();
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    dp_settings st;
+    CHECK_INT_EQ(dp_settings_preset("hp", &st), 0);
+    st.agent.units = (dp_units_spec){DP_UNITS_MODULE, 0};
+    st.agent.train.batch = 4;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_agent *a = dp_agent_init(g, ds, &st.agent, &eo, 1, &err);
+    if (!a) fprintf(stderr, "%s\n", err.msg);
+    CHECK(a);
+    dp_units u;
+    CHECK_INT_EQ(dp_units_init_spec(&u, g, st.agent.units, &err), DP_STATUS_OK);
+    int32_t p[15];
+    CHECK_INT_EQ(dp_agent_greedy(a, p, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_units_count_split(&u, p), 0);
+    CHECK_INT_EQ(dp_agent_update(a, &err), DP_STATUS_OK);
+    const dp_run_state *s = dp_agent_get_state(a);
+    CHECK(s->best_placement);
+    CHECK_INT_EQ(dp_units_count_split(&u, s->best_placement), 0);
+    dp_units_free(&u);
+    dp_agent_free(a);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_colocation_units);
@@ -304,5 +542,13 @@ int main(int argc, char **argv) {
     TEST_RUN(test_units_from_groups_clash_refused);
     TEST_RUN(test_units_from_groups_ids_out_of_range);
     TEST_RUN(test_units_of_a_training_graph);
+    TEST_RUN(test_units_spec_names);
+    TEST_RUN(test_module_units_hold_whole_modules);
+    TEST_RUN(test_module_paths);
+    TEST_RUN(test_module_units_at_a_depth);
+    TEST_RUN(test_module_units_refused_without_modules);
+    TEST_RUN(test_modules_map_by_majority);
+    TEST_RUN(test_search_moves_whole_modules);
+    TEST_RUN(test_agent_places_whole_modules);
     return test_end();
 }

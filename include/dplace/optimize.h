@@ -79,8 +79,8 @@ typedef struct dp_optimize_options {
     void *wrap_user;
 } dp_optimize_options;
 
-/* Defaults: no graph, the hp preset, an agent, seed 1, 1 thread, no budget
- * set, every baseline, no expert source, no outputs. */
+/* Defaults: no graph, the hp preset (units AUTO), an agent, seed 1, 1
+ * thread, no budget set, every baseline, no expert source, no outputs. */
 dp_optimize_options dp_optimize_options_default(void);
 
 /* What the job is doing, for the hooks. */
@@ -134,6 +134,11 @@ const dp_run_result *dp_optimize_result(const dp_optimize *op);
 int64_t dp_optimize_walk_simulations(const dp_optimize *op);
 /* The simulator context of the references and the trace (for g on ds). */
 dp_sim *dp_optimize_sim(const dp_optimize *op);
+/* What the job placed (the settings' units resolved for g: AUTO, the
+ * default, is whole modules on a PyTorch export, else ops); the baselines,
+ * the method and search-after place the same, and with modules the best
+ * placement file says so ("units"). */
+dp_units_spec dp_optimize_units(const dp_optimize *op);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/sim.h"
+#include "dplace/units.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,10 +87,16 @@ typedef struct dp_place_options {
     dp_place_expert_fn expert; /* expert: where its placement comes from;
                                NULL (default): the method reports
                                UNSUPPORTED, "no expert placement given"      */
+    dp_units_spec units;    /* what every placer but cpu, gpu and expert
+                               places (dplace/units.h): OP (default), the
+                               grouping step's units; MODULE, a PyTorch
+                               export's modules, each whole (the grouping
+                               step then does not apply); AUTO, modules
+                               when g has them                              */
 } dp_place_options;
 
 /* Defaults: seed 1, memory_fraction 0.9, group DEFAULT, 256 groups,
- * sct_threshold 0.1, forward_only 1, expert NULL. */
+ * sct_threshold 0.1, forward_only 1, expert NULL, units OP. */
 dp_place_options dp_place_options_default(void);
 
 /* The grouping method placer m runs on under opt (resolving DEFAULT):

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "dplace/common.h"
+#include "dplace/units.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -288,6 +289,9 @@ typedef struct dp_agent_config {
     dp_agent_ppo_config ppo;
     dp_agent_ce_config ce;
     dp_agent_walks_config walks;
+    dp_units_spec units;    /* what a sample places (dplace/units.h; --units,
+                               not in the table): OP (zeroed), each op with its
+                               colocation group; MODULE, whole modules        */
 } dp_agent_config;
 
 /* The search's settings (include/dplace/search.h). seed and threads come
@@ -308,6 +312,10 @@ typedef struct dp_search_options {
                                current placement restarts from the best (>= 1)   */
     double critical;        /* share of moves proposed from the critical path     */
     double swap;            /* share of swaps among the other moves               */
+    dp_units_spec units;    /* what a move moves (dplace/units.h; --units, not in
+                               the table): OP (zeroed), the levels of
+                               docs/search.md; MODULE, whole modules and their
+                               parents; AUTO resolved at init                 */
 } dp_search_options;
 
 /* Everything a preset sets: a learned agent's settings, the search's, and

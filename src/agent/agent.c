@@ -43,10 +43,11 @@ static inline size_t alloc_count(int64_t n) { return n > 0 ? (size_t)n : 1; }
 
 /* ---- units: TensorFlow colocation and soft placement ----------------------- */
 
-/* The graph's colocation units (dp_units), the lowest op of each, and the
- * devices each may use. */
+/* The units a sample places (the configuration's: the graph's colocation
+ * units, or whole modules; dp_units), the lowest op of each, and the
+ * devices each may use. Every op follows its unit's lowest op. */
 static dp_status units_init(dp_agent *a, dp_error *err) {
-    dp_status st = dp_units_init(&a->units, a->g, err);
+    dp_status st = dp_units_init_spec(&a->units, a->g, a->cfg.units, err);
     if (st) return st;
     int32_t m = a->units.n_units;
     if (!ALLOC(a->unit_first, m) || !ALLOC(a->unit_mask, m))

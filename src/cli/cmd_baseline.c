@@ -30,6 +30,14 @@ static void verdict_text(const dp_devices *ds, const dp_sim_result *r, char *buf
     else snprintf(buf, size, "INVALID %s", dp_sim_verdict_name(r->verdict));
 }
 
+/* What method m placed under opt into buf: "-" (cpu, gpu, expert: every op
+ * on its device), the grouping step's name, or the modules' spec. */
+static void units_name(dp_place_method m, const dp_place_options *opt, char *buf, size_t size) {
+    if (m <= DP_PLACE_METHOD_EXPERT) snprintf(buf, size, "-");
+    else if (opt->units.kind == DP_UNITS_MODULE) dp_units_spec_format(opt->units, buf, size);
+    else snprintf(buf, size, "%s", dp_place_group_name(dp_place_group_of(m, opt)));
+}
+
 /* The human table: one row per method, then the reasons of invalid rows. */
 static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_report *reps, int n,
                         const dp_place_options *opt, const char *out_dir) {
@@ -47,8 +55,8 @@ static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_
     for (int i = 0; i < n; i++) {
         const dp_place_report *r = &reps[i];
         const char *name = dp_place_method_name(r->method);
-        const char *units =
-            r->method <= DP_PLACE_METHOD_EXPERT ? "-" : dp_place_group_name(dp_place_group_of(r->method, opt));
+        char units[32];
+        units_name(r->method, opt, units, sizeof units);
         if (r->status) {
             printf("%-8s cannot apply: %s\n", name, r->reason);
             continue;
@@ -75,8 +83,8 @@ static void print_table(const dp_graph *g, const dp_devices *ds, const dp_place_
         printf("%-8s %s\n", dp_place_method_name(r->method), r->sim.reason);
     }
     printf("\nunits: what the placer places (none: TensorFlow's colocation groups; colocation: Baechi's\n"
-           "co-placement; --group); crossing: bytes sent between devices in one step; \"!\": over the\n"
-           "device's memory\n");
+           "co-placement; --group; module: whole modules of a PyTorch export, --units); crossing: bytes\n"
+           "sent between devices in one step; \"!\": over the device's memory\n");
     if (out_dir) printf("placements written to %s/METHOD.json\n", out_dir);
 }
 
@@ -93,9 +101,9 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_r
         json_t *row = json_object();
         const char *name = dp_place_method_name(r->method);
         json_object_set_new(row, "method", json_string(name));
-        json_object_set_new(row, "units", r->method <= DP_PLACE_METHOD_EXPERT
-                                              ? json_null()
-                                              : json_string(dp_place_group_name(dp_place_group_of(r->method, opt))));
+        char units[32];
+        units_name(r->method, opt, units, sizeof units);
+        json_object_set_new(row, "units", r->method <= DP_PLACE_METHOD_EXPERT ? json_null() : json_string(units));
         json_object_set_new(row, "applied", json_boolean(r->status == DP_STATUS_OK));
         json_object_set_new(row, "place_seconds", json_real(r->place_s));
         if (r->status) {
@@ -146,6 +154,13 @@ typedef struct baseline_args {
     dp_place_options opt;
 } baseline_args;
 
+/* --units U into the dp_units_spec at data (a CLI_CUSTOM parser). */
+static int parse_units(const cli_option *o, const char *value, void *data, char *msg, size_t size) {
+    if (!dp_units_spec_parse(value, data)) return 0;
+    snprintf(msg, size, "%s: unknown \"%s\" (module, module:DEPTH, op, auto)", o->name, value);
+    return -1;
+}
+
 /* --group METHOD into the int32_t at data (a CLI_CUSTOM parser). */
 static int parse_group(const cli_option *o, const char *value, void *data, char *msg, size_t size) {
     if (!dp_place_group_from_name(value, data)) return 0;
@@ -163,6 +178,7 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
     static const char *const yes_no[] = {"yes", "no", NULL};
     int forward_only = 0; /* index in yes_no */
     int32_t group = DP_PLACE_GROUP_DEFAULT;
+    dp_units_spec units = {DP_UNITS_AUTO, 0};
     memset(a, 0, sizeof *a);
     const cli_option options[] = {
         CLI_GRAPH_OPTIONS(&a->src),
@@ -187,6 +203,11 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
         {"--sct-threshold", NULL, "X", CLI_DOUBLE, .real = &sct_threshold, .min = 1e-9, .max = 1,
          .range = "in (0, 1]",
          .help = "m-sct: LP value under which an edge is a favourite child (0 < X <= 1, default 0.1, Baechi's)"},
+        {"--units", NULL, "U", CLI_CUSTOM, .data = &units, .parse = parse_units,
+         .help = "what the placers but cpu, gpu and expert place: module (a PyTorch export's modules, each whole "
+                 "with its gradients and updates: what the user applies; --group does not apply), module:DEPTH "
+                 "(cut to DEPTH path components), op (--group's units), auto (default: module on an export of "
+                 "scripts/dplace-export-torch, else op)"},
         {"--forward-only", NULL, "B", CLI_CHOICE, .index = &forward_only, .choices = yes_no,
          .help = "m-topo, m-etf, m-sct: yes (default, Baechi's setting) places the forward ops, each gradient op "
                  "with the forward op it differentiates (read from the \"gradients/\" scopes); no: every op"},
@@ -196,7 +217,8 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
         .synopsis =
             "dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
             "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
-            "                       [--group METHOD] [--groups N] [--sct-threshold X] [--forward-only yes|no]",
+            "                       [--group METHOD] [--groups N] [--sct-threshold X] [--forward-only yes|no]\n"
+            "                       [--units U]",
         .description =
             "Runs the baseline placers on the graph and the devices, simulates each\n"
             "placement and prints one row per method: the step time, whether it is valid\n"
@@ -236,6 +258,7 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
     a->opt.sct_threshold = sct_threshold;
     a->opt.forward_only = forward_only == 0;
     a->opt.expert = dp_zoo_expert_placement;
+    a->opt.units = units;
     return CLI_PARSED;
 }
 
@@ -264,13 +287,23 @@ static int run_baseline(const baseline_args *a) {
         rc = cli_report(&err);
         goto done;
     }
+    dp_place_options opt = a->opt;
+    opt.units = dp_units_spec_resolve(opt.units, g);
+    if (opt.units.kind == DP_UNITS_MODULE && !dp_units_has_modules(g)) {
+        dp_error_set(&err, DP_STATUS_INVALID,
+                     "--units: graph \"%s\" has no modules to place (PyTorch steps exported by "
+                     "scripts/dplace-export-torch have): use --units op",
+                     g->name);
+        rc = cli_report(&err);
+        goto done;
+    }
     if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
         dp_error_set(&err, DP_STATUS_IO, "%s: cannot create the directory: %s", out_dir, strerror(errno));
         rc = cli_report(&err);
         goto done;
     }
     dp_reference_options ro = dp_reference_options_default();
-    ro.place = a->opt, ro.methods = a->methods, ro.n_methods = n_methods, ro.bound = 0;
+    ro.place = opt, ro.methods = a->methods, ro.n_methods = n_methods, ro.bound = 0;
     if (dp_reference_compute(sim, g, ds, &ro, &ref, &err)) {
         rc = cli_report(&err);
         goto done;
@@ -281,7 +314,9 @@ static int run_baseline(const baseline_args *a) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.json", out_dir, dp_place_method_name(a->methods[i]));
             const char *tmp = dp_stage_add(&stage, path, &err); /* all placements or none */
-            if (!tmp || dp_placement_write_file(tmp, g, ds, ref.placements + (size_t)i * (size_t)g->n_ops, &err)) {
+            const int32_t *p = ref.placements + (size_t)i * (size_t)g->n_ops;
+            if (!tmp || (opt.units.kind == DP_UNITS_MODULE ? dp_units_write_placement(tmp, g, ds, p, opt.units, &err)
+                                                           : dp_placement_write_file(tmp, g, ds, p, &err))) {
                 rc = cli_report(&err);
                 goto done;
             }
@@ -291,8 +326,8 @@ static int run_baseline(const baseline_args *a) {
         rc = cli_report(&err);
         goto done;
     }
-    if (a->json) print_json(g, ds, reps, n_methods, &a->opt, out_dir);
-    else print_table(g, ds, reps, n_methods, &a->opt, out_dir);
+    if (a->json) print_json(g, ds, reps, n_methods, &opt, out_dir);
+    else print_table(g, ds, reps, n_methods, &opt, out_dir);
 done:
     dp_stage_abort(&stage);
     free(reps);

@@ -20,7 +20,7 @@ static const char SYNOPSIS[] =
     "                       [--checkpoint FILE [--checkpoint-every N]] [--resume FILE] [--init FILE]\n"
     "                       [--noise SIGMA] [--steps N] [--warmup N] [--mean] [--no-cache]\n"
     "                       [--measure CMD [--measure-timeout SECONDS]] [--baselines LIST|none]\n"
-    "                       [--init-placement FILE] [--search-after DURATION]\n"
+    "                       [--init-placement FILE] [--search-after DURATION] [--units U]\n"
     "mpirun -n N dplace optimize ... --mpi sync|async [--controllers K]";
 
 static const char EPILOGUE[] = "exit status: 0 done, 1 internal failure, 2 bad input or usage, 130 interrupted\n"
@@ -144,6 +144,11 @@ static int parse_args(int argc, char **argv, opt_args *o) {
          .range = "> 0 seconds", .help = "seconds before a measurement counts as failed (default 600)"},
         {"--baselines", NULL, "LIST", CLI_STRING, .str = &o->baselines,
          .help = "baseline placers to compare with (default all; none: skip)"},
+        {"--units", NULL, "U", CLI_STRING, .str = &o->units,
+         .help = "what every method places: module (a PyTorch export's modules, each whole with its gradients "
+                 "and updates on one device: what the user applies), module:DEPTH (modules cut to DEPTH path "
+                 "components), op (every op on its own: for executors that place ops), auto (default: module "
+                 "on an export of scripts/dplace-export-torch, else op)"},
         {"--seed", NULL, "N", CLI_LONG, .num = &o->seed, .min = 0, .max = 2147483647L, .range = ">= 0",
          .help = "seeds everything (default 1)"},
         {"--quiet", NULL, NULL, CLI_FLAG, .flag = &o->quiet, .help = "no progress on stderr"},
@@ -204,6 +209,10 @@ static int build_settings(opt_args *o) {
         return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %ssearch)", o->agent_name, list);
     }
     st->search.seed = (uint64_t)o->seed, st->search.threads = (int32_t)o->threads;
+    dp_units_spec units = {DP_UNITS_AUTO, 0};
+    if (o->units && dp_units_spec_parse(o->units, &units))
+        return cli_usage_error("optimize", "--units: unknown \"%s\" (module, module:DEPTH, op, auto)", o->units);
+    st->search.units = st->agent.units = units;
     dp_agent_config *cfg = &st->agent;
     if (!o->search && cfg->walks.moves > 0 && (o->measure || o->proto.noise > 0)) { /* walks need the simulator */
         fprintf(stderr,

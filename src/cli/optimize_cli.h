@@ -21,6 +21,7 @@ void opt_on_signal(int sig);
 typedef struct opt_args {
     const char *devices, *agent_name, *out, *log_path, *plot_path, *trace_path, *ck_path, *resume_path;
     const char *measure, *baselines, *init_path, *init_placement, *mpi;
+    const char *units;       /* --units (NULL: auto)                           */
     long updates, placements, seed, threads, ck_every, controllers;
     double time_budget, measure_timeout, search_after; /* --search-after (<= 0: the preset's) */
     int search;              /* --agent search                                  */

@@ -25,8 +25,9 @@ static const char *best_by_name(int32_t b, int words) {
     return best_by_names[b >= 0 && b < DP_RUN_BEST_BY_COUNT ? b : 0][words];
 }
 
-/* The search's lines: units, moves, the start. */
-static void print_search(const opt_args *o, const dp_search *se, const char *what) {
+/* The search's lines: units, moves, the start (modules: the search moves
+ * whole modules, their parents and grandparents). */
+static void print_search(const opt_args *o, const dp_search *se, const char *what, dp_units_spec units) {
     dp_search_stats x;
     dp_search_get_stats(se, &x);
     const dp_run_state *s = dp_search_get_state(se);
@@ -35,9 +36,15 @@ static void print_search(const opt_args *o, const dp_search *se, const char *wha
     dp_search_start(se, &start, &sr);
     char t[32];
     opt_format_duration(s->elapsed_s, t, sizeof t);
-    printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes, %d typed\n",
-           what, (int)o->set.search.threads, (int)o->set.search.moves, (int)x.n_units[0], (int)x.n_units[1],
-           (int)x.n_units[2], (int)x.n_units[3], (int)x.n_units[4]);
+    if (units.kind == DP_UNITS_MODULE)
+        printf("%-10s %d threads x %d moves per update; units: %d modules, %d parents, %d grandparents\n", what,
+               (int)o->set.search.threads, (int)o->set.search.moves, (int)x.n_units[0], (int)x.n_units[2],
+               (int)x.n_units[3]);
+    else
+        printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes, %d "
+               "typed\n",
+               what, (int)o->set.search.threads, (int)o->set.search.moves, (int)x.n_units[0], (int)x.n_units[1],
+               (int)x.n_units[2], (int)x.n_units[3], (int)x.n_units[4]);
     printf("searched   %lld updates, %lld moves simulated in %s (%lld proposed, %lld refused by the memory check, "
            "%.1f%% accepted, %lld from the critical path, %lld restarts)\n",
            (long long)s->updates, (long long)x.simulated, t, (long long)x.proposed, (long long)x.oom_rejected,
@@ -61,6 +68,9 @@ static void print_json(const opt_args *o, const dp_optimize *op, const dp_graph 
     json_object_set_new(j, "graph", json_string(g->name));
     json_object_set_new(j, "ops", json_integer(g->n_ops));
     json_object_set_new(j, "device_set", json_string(ds->name));
+    char ubuf[32];
+    dp_units_spec_format(dp_optimize_units(op), ubuf, sizeof ubuf);
+    json_object_set_new(j, "units", json_string(ubuf));
     char cbuf[4096];
     if (cfg) dp_settings_format_target(DP_SETTING_AGENT, cfg, cbuf, sizeof cbuf);
     else dp_settings_format_target(DP_SETTING_SEARCH, &o->set.search, cbuf, sizeof cbuf);
@@ -134,8 +144,16 @@ static void print_header(const opt_args *o, const dp_optimize *op, const dp_grap
     char t1[32];
     opt_format_duration(s->elapsed_s, t1, sizeof t1);
     printf("graph      %s: %d ops on %s (%d devices)\n", g->name, g->n_ops, ds->name, ds->n_devices);
+    dp_units_spec units = dp_optimize_units(op);
+    if (units.kind == DP_UNITS_MODULE) {
+        char ubuf[32];
+        dp_units_spec_format(units, ubuf, sizeof ubuf);
+        printf("units      %s: every method places whole modules, each with its gradients and updates on one "
+               "device, as PyTorch runs them (--units op: op by op)\n",
+               ubuf);
+    }
     if (!agent) {
-        print_search(o, dp_optimize_search(op), "agent      search:");
+        print_search(o, dp_optimize_search(op), "agent      search:", units);
         return;
     }
     const dp_agent_config *cfg = &o->set.agent;
@@ -203,7 +221,7 @@ static void print_table(const opt_args *o, const dp_optimize *op, const dp_graph
     const char *who = agent ? "learned" : "search";
     if (after) {
         printf("\n");
-        print_search(o, after, "then:");
+        print_search(o, after, "then:", dp_optimize_units(op));
     }
     printf("\n%-26s %12s  %s vs it\n", "placement", "step time", after ? "searched" : who);
     if (isfinite(s->best_s)) printf("%-26s %10.6f s\n", who, s->best_s);

@@ -21,6 +21,7 @@ struct dp_optimize {
     dp_method method;      /* as run (wrapped by the caller's hook)          */
     dp_run_result result;
     int64_t walk_sims;     /* the agent's elite walks' simulations, here      */
+    dp_units_spec units;   /* what every method places, resolved for g       */
     double train_s;        /* the method's share of max_seconds               */
     char log_updates[4096], log_search[4096];
 };
@@ -29,6 +30,7 @@ dp_optimize_options dp_optimize_options_default(void) {
     dp_optimize_options o;
     memset(&o, 0, sizeof o);
     dp_settings_preset("hp", &o.settings);
+    o.settings.agent.units = o.settings.search.units = (dp_units_spec){DP_UNITS_AUTO, 0};
     o.seed = 1, o.threads = 1;
     o.max_updates = o.max_placements = -1, o.max_seconds = -1;
     o.checkpoint_every = 50;
@@ -77,6 +79,12 @@ static dp_status check_options(const dp_optimize_options *o, dp_error *err) {
         return dp_error_set(err, DP_STATUS_INVALID,
                             "optimize: a start placement is the search's (--agent search); search-after starts from "
                             "the agent's best");
+    dp_units_spec u = o->search ? o->settings.search.units : o->settings.agent.units;
+    if (u.kind == DP_UNITS_MODULE && !dp_units_has_modules(o->g))
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "optimize: graph \"%s\" has no modules to place (units by module are for PyTorch steps "
+                            "exported by scripts/dplace-export-torch): use --units op",
+                            o->g->name);
     return DP_STATUS_OK;
 }
 
@@ -90,6 +98,9 @@ dp_optimize *dp_optimize_init(const dp_optimize_options *opt, dp_error *err) {
     }
     op->o = *opt;
     dp_optimize_options *o = &op->o;
+    /* one granularity for the method, search-after and the baselines */
+    op->units = dp_units_spec_resolve(o->search ? o->settings.search.units : o->settings.agent.units, o->g);
+    o->settings.search.units = o->settings.agent.units = op->units;
     o->settings.search.seed = o->seed, o->settings.search.threads = o->threads;
     o->eval.threads = o->threads, o->eval.sim.seed = o->seed;
     if (!o->eval.expert) o->eval.expert = o->expert;
@@ -101,6 +112,7 @@ dp_optimize *dp_optimize_init(const dp_optimize_options *opt, dp_error *err) {
     dp_reference_options ro = dp_reference_options_default();
     ro.methods = o->baselines, ro.n_methods = o->n_baselines;
     ro.place.expert = o->expert;
+    ro.place.units = op->units;
     if ((st = dp_reference_compute(op->sim, o->g, o->ds, &ro, &op->ref, err))) goto fail;
     if (o->search) {
         if (!(op->search = dp_search_init(o->g, o->ds, op->sim, &o->settings.search, err))) goto fail;
@@ -209,6 +221,14 @@ static dp_status search_after(dp_optimize *op, const dp_optimize_hooks *h, dp_er
     return run_phase(op, dp_search_method(op->after), DP_OPTIMIZE_SEARCH_AFTER, h, &rr, err);
 }
 
+/* The best placement file again, saying its granularity, when the job
+ * placed modules (the run driver writes placements without it). */
+static dp_status write_units(dp_optimize *op, dp_error *err) {
+    const dp_run_state *s = dp_optimize_final_state(op);
+    if (!op->o.best_path || !s->best_placement || op->units.kind != DP_UNITS_MODULE) return DP_STATUS_OK;
+    return dp_units_write_placement(op->o.best_path, op->o.g, op->o.ds, s->best_placement, op->units, err);
+}
+
 /* The timeline of the job's best placement, when asked. */
 static dp_status write_trace(dp_optimize *op, dp_error *err) {
     const dp_run_state *s = dp_optimize_final_state(op);
@@ -223,6 +243,7 @@ static dp_status write_trace(dp_optimize *op, dp_error *err) {
 dp_status dp_optimize_run(dp_optimize *op, const dp_optimize_hooks *h, dp_error *err) {
     dp_status st = run_phase(op, op->method, DP_OPTIMIZE_TRAIN, h, &op->result, err);
     if (!st) st = search_after(op, h, err);
+    if (!st) st = write_units(op, err);
     if (!st) st = write_trace(op, err);
     return st;
 }
@@ -235,6 +256,7 @@ dp_method dp_optimize_method(const dp_optimize *op) { return op->method; }
 const dp_run_result *dp_optimize_result(const dp_optimize *op) { return &op->result; }
 int64_t dp_optimize_walk_simulations(const dp_optimize *op) { return op->walk_sims; }
 dp_sim *dp_optimize_sim(const dp_optimize *op) { return op->sim; }
+dp_units_spec dp_optimize_units(const dp_optimize *op) { return op->units; }
 
 const dp_run_state *dp_optimize_state(const dp_optimize *op) { return op->method.ops->state(op->method.self); }
 

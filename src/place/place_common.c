@@ -33,9 +33,32 @@ static dp_status join_anchors(const dp_graph *g, const place_fwd *fwd, int32_t *
     return DP_STATUS_OK;
 }
 
+/* Module units (opt->units MODULE) as a grouping: group [n_ops] and
+ * *n_groups. DP_STATUS_INVALID when g has no modules, NOMEM. */
+static dp_status module_grouping(const dp_graph *g, dp_units_spec us, int32_t *group, int32_t *n_groups,
+                                 dp_error *err) {
+    dp_units mu;
+    dp_status st = dp_units_init_spec(&mu, g, us, err);
+    if (st) return st;
+    memcpy(group, mu.unit_of, (size_t)g->n_ops * sizeof(int32_t));
+    *n_groups = mu.n_units;
+    dp_units_free(&mu);
+    return DP_STATUS_OK;
+}
+
 dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                            const dp_place_options *opt, const place_fwd *fwd, dp_error *err) {
     memset(u, 0, sizeof *u);
+    dp_units_spec us = dp_units_spec_resolve(opt->units, g);
+    if (us.kind == DP_UNITS_MODULE) {
+        int32_t *group = malloc((size_t)(g->n_ops > 0 ? g->n_ops : 1) * sizeof(int32_t)), n_groups = 0;
+        if (!group) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (modules of %d ops)", g->n_ops);
+        dp_status st = module_grouping(g, us, group, &n_groups, err);
+        if (!st && fwd) st = join_anchors(g, fwd, group, &n_groups, err);
+        if (!st) st = dp_units_init_from_groups(u, group, g->n_ops, n_groups, err);
+        free(group);
+        return st;
+    }
     int32_t grp = dp_place_group_of(m, opt);
     if (grp == DP_PLACE_GROUP_NONE && !fwd) return dp_units_init(u, g, err);
     if (grp != DP_PLACE_GROUP_NONE && (grp < 0 || grp >= DP_GROUP_METHOD_COUNT))

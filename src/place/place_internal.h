@@ -109,8 +109,9 @@ void place_fwd_free(place_fwd *f);
 
 /* ---- helpers for placers ------------------------------------------------ */
 
-/* The units placer m places under opt (its grouping step,
- * dp_place_group_of): TensorFlow's colocation groups for
+/* The units placer m places under opt: the modules of g when opt->units
+ * asks for them (the grouping step then does not apply), else by its
+ * grouping step (dp_place_group_of): TensorFlow's colocation groups for
  * DP_PLACE_GROUP_NONE, else one unit per group of the grouper run on g
  * (compute weighed on ds's first GPU, or its first device). With fwd (the
  * forward-only placement), the colocation grouper's rule sees the forward

@@ -1,9 +1,12 @@
 /* Placement units and device masks (include/dplace/units.h). */
 #include "dplace/units.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/uf.h"
+#include "common/util.h"
 #include "dplace/placement.h"
 
 /* ---- device masks ------------------------------------------------------- */
@@ -139,4 +142,152 @@ dp_status dp_units_masks(const dp_units *u, const dp_graph *g, const dp_devices 
         mask[k] = !constrained ? pool : (allowed & pool) ? (allowed & pool) : allowed;
     }
     return DP_STATUS_OK;
+}
+
+/* ---- what a placement applies to: ops or modules ------------------------ */
+
+int dp_units_spec_parse(const char *text, dp_units_spec *out) {
+    if (!text) return -1;
+    if (!strcmp(text, "op")) return *out = (dp_units_spec){DP_UNITS_OP, 0}, 0;
+    if (!strcmp(text, "auto")) return *out = (dp_units_spec){DP_UNITS_AUTO, 0}, 0;
+    if (!strcmp(text, "module")) return *out = (dp_units_spec){DP_UNITS_MODULE, 0}, 0;
+    if (strncmp(text, "module:", 7)) return -1;
+    char *end;
+    long d = strtol(text + 7, &end, 10);
+    if (end == text + 7 || *end || d < 1 || d > 1000000) return -1;
+    *out = (dp_units_spec){DP_UNITS_MODULE, (int32_t)d};
+    return 0;
+}
+
+void dp_units_spec_format(dp_units_spec s, char *buf, size_t size) {
+    if (s.kind == DP_UNITS_MODULE && s.depth > 0) snprintf(buf, size, "module:%d", (int)s.depth);
+    else snprintf(buf, size, "%s", s.kind == DP_UNITS_MODULE ? "module" : s.kind == DP_UNITS_AUTO ? "auto" : "op");
+}
+
+int dp_units_has_modules(const dp_graph *g) {
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (!strcmp(dp_graph_str(g, g->ops[i].type), "Parameter")) return 1;
+    return 0;
+}
+
+dp_units_spec dp_units_spec_resolve(dp_units_spec s, const dp_graph *g) {
+    if (s.kind != DP_UNITS_AUTO) return s;
+    return dp_units_has_modules(g) ? (dp_units_spec){DP_UNITS_MODULE, 0} : (dp_units_spec){DP_UNITS_OP, 0};
+}
+
+void dp_units_module_path(const dp_graph *g, int32_t op, int32_t depth, char *buf, size_t size) {
+    const char *s = g->ops[op].scope >= 0 ? dp_graph_str(g, g->ops[op].scope) : "";
+    while (!strncmp(s, "gradients/", 10)) s += 10; /* the exporter's gradient scopes (module_path there) */
+    if (!strcmp(s, "gradients")) s = "";
+    size_t n = 0;
+    int32_t comps = 1;
+    for (; s[n] && n + 1 < size; n++) {
+        if (s[n] == '/' && depth > 0 && comps++ >= depth) break;
+        buf[n] = s[n] == '/' ? '.' : s[n];
+    }
+    if (size) buf[n] = '\0';
+}
+
+/* Module units: ops of one module path (at depth) together, joined where a
+ * colocation group spans modules; fills group [n_ops] (dense ids in the
+ * order of first op) and returns the number of units, or -1 when out of
+ * memory. */
+static int32_t module_groups(const dp_graph *g, int32_t depth, int32_t *group) {
+    int32_t n = g->n_ops, ng = -1;
+    int32_t *parent = malloc(((size_t)n + 1) * sizeof(int32_t)), *id = malloc(((size_t)n + 1) * sizeof(int32_t));
+    int32_t *coloc_first = malloc(((size_t)g->n_colocate + 1) * sizeof(int32_t));
+    dp_strtab *paths = dp_strtab_init();
+    if (!parent || !id || !coloc_first || !paths) goto done;
+    for (int32_t c = 0; c < g->n_colocate; c++) coloc_first[c] = -1;
+    char buf[DP_GRAPH_NAME_MAX + 1];
+    for (int32_t i = 0; i < n; i++) {
+        dp_units_module_path(g, i, depth, buf, sizeof buf);
+        int32_t k = dp_strtab_intern(paths, buf); /* dense: at most one new path per op */
+        if (k < 0) goto done;
+        group[i] = k;
+        parent[i] = i, id[i] = -1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t c = g->coloc_group[i];
+        if (c < 0) continue;
+        if (coloc_first[c] < 0) coloc_first[c] = group[i];
+        else dp_uf_join(parent, coloc_first[c], group[i]);
+    }
+    ng = dp_uf_relabel(parent, group, n, id);
+done:
+    free(parent), free(id), free(coloc_first);
+    dp_strtab_free(paths);
+    return ng;
+}
+
+dp_status dp_units_init_spec(dp_units *u, const dp_graph *g, dp_units_spec s, dp_error *err) {
+    memset(u, 0, sizeof *u);
+    s = dp_units_spec_resolve(s, g);
+    if (s.kind != DP_UNITS_MODULE) return dp_units_init(u, g, err);
+    if (!dp_units_has_modules(g))
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "graph \"%s\" has no modules to place (units by module are for PyTorch steps exported by "
+                            "scripts/dplace-export-torch): use units by op",
+                            g->name);
+    int32_t *group = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
+    int32_t ng = group ? module_groups(g, s.depth, group) : -1;
+    dp_status st = ng < 0 ? dp_error_set(err, DP_STATUS_NOMEM, "out of memory (modules of %d ops)", g->n_ops)
+                          : dp_units_init_from_groups(u, group, g->n_ops, ng, err);
+    free(group);
+    return st;
+}
+
+int32_t dp_units_count_split(const dp_units *u, const int32_t *placement) {
+    int32_t split = 0;
+    for (int32_t k = 0; k < u->n_units; k++)
+        for (int32_t j = u->first[k] + 1; j < u->first[k + 1]; j++)
+            if (placement[u->members[j]] != placement[u->members[u->first[k]]]) {
+                split++;
+                break;
+            }
+    return split;
+}
+
+void dp_units_map_majority(const dp_units *u, const dp_devices *ds, const dp_mask *mask, const int32_t *placement,
+                           int32_t *out) {
+    int32_t count[DP_MAX_DEVICES];
+    for (int32_t k = 0; k < u->n_units; k++) {
+        memset(count, 0, sizeof count);
+        for (int32_t j = u->first[k]; j < u->first[k + 1]; j++) count[placement[u->members[j]]]++;
+        dp_mask m = mask ? mask[k] : dp_mask_all(ds);
+        int32_t best = -1;
+        for (dp_mask r = m; r; r &= r - 1) {
+            int32_t d = dp_mask_first(r);
+            if (best < 0 || count[d] > count[best] ||
+                (count[d] == count[best] && strcmp(ds->devices[d].name, ds->devices[best].name) < 0))
+                best = d;
+        }
+        for (int32_t j = u->first[k]; j < u->first[k + 1]; j++) out[u->members[j]] = best;
+    }
+}
+
+dp_status dp_units_write_placement(const char *path, const dp_graph *g, const dp_devices *ds, const int32_t *placement,
+                                   dp_units_spec s, dp_error *err) {
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if (placement[i] < 0 || placement[i] >= ds->n_devices)
+            return dp_error_set(err, DP_STATUS_INVALID, "%s: op %d has device index %d out of range", path, i,
+                                placement[i]);
+    dp_atomic_file af;
+    dp_status st = dp_atomic_open(&af, path, err);
+    if (st) return st;
+    char units[32];
+    dp_units_spec_format(dp_units_spec_resolve(s, g), units, sizeof units);
+    fprintf(af.f, "{\"format\": \"dplace-placement\", \"version\": 1, \"graph\": \"");
+    for (const char *c = g->name; *c; c++) { /* a JSON string: quotes, backslashes, controls escaped */
+        unsigned char ch = (unsigned char)*c;
+        if (ch == '"' || ch == '\\') fprintf(af.f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(af.f, "\\u%04x", ch);
+        else fputc(ch, af.f);
+    }
+    fprintf(af.f, "\", \"units\": \"%s\",\n \"devices\": [", units);
+    for (int32_t d = 0; d < ds->n_devices; d++) fprintf(af.f, "%s\"%s\"", d ? ", " : "", ds->devices[d].name);
+    fprintf(af.f, "],\n \"placement\": [");
+    for (int32_t i = 0; i < g->n_ops; i++) fprintf(af.f, "%s%d", i ? (i % 32 ? "," : ",\n  ") : "", placement[i]);
+    fprintf(af.f, "]}\n");
+    return dp_atomic_commit(&af, err);
 }

@@ -69,6 +69,7 @@ static dp_status chain_init(dp_search *s, int32_t c, dp_error *err) {
 dp_search *dp_search_init(const dp_graph *g, const dp_devices *ds, const dp_sim *sim, const dp_search_options *opt,
                           dp_error *err) {
     dp_search_options o = opt ? *opt : dp_search_options_default();
+    o.units = dp_units_spec_resolve(o.units, g);
     const char *why = options_problem(&o);
     if (why) {
         dp_error_set(err, DP_STATUS_INVALID, "search: %s", why);
@@ -108,6 +109,13 @@ dp_status dp_search_add_start(dp_search *s, const char *name, const int32_t *pla
         if (placement[i] < 0 || placement[i] >= s->ds->n_devices)
             return dp_error_set(err, DP_STATUS_INVALID, "start placement %s: op %d (%s) on device %d, out of range", name,
                                 (int)i, s->g->ops[i].name, (int)placement[i]);
+    if (s->opt.units.kind == DP_UNITS_MODULE) {
+        /* placing modules: a start that splits one runs as its module map
+         * would, each module where most of its ops are */
+        int32_t *mapped = s->chain[0].tmp; /* the swaps' scratch, unused before the first step */
+        dp_units_map_majority(&s->level[0].u, s->ds, s->level[0].mask, placement, mapped);
+        placement = mapped;
+    }
     dp_sim_result res;
     dp_status st = dp_sim_run_ws(s->sim, s->ws, placement, NULL, &res, err);
     if (st) return st;

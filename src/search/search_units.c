@@ -2,8 +2,9 @@
  * units, chains of single-consumer ops (the colocation grouper's rule),
  * layer scopes (an op's forward scope: its forward and gradient ops
  * together), their parent scopes, and a parent scope's ops of one phase and
- * type (a block's weight-gradient convolutions); each with the devices its
- * members allow. */
+ * type (a block's weight-gradient convolutions); or, placing the modules of
+ * a PyTorch export (opt.units MODULE), the modules, their parents and
+ * grandparents; each with the devices its members allow. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,72 @@ static dp_status add_level(dp_search *s, search_level_kind kind, const int32_t *
     return DP_STATUS_OK;
 }
 
+/* The module levels' grouping `up` levels above the modules of the spec
+ * (0: the modules, dp_units_init_spec's; 1: their parents; a top-level
+ * module stays whole): ops of one path together, and the ops of each of
+ * the finest level's units (level 0, already built) too. Fills group [n]
+ * and *n_groups. */
+static dp_status module_up_groups(const dp_search *s, int32_t up, int32_t *group, int32_t *n_groups, dp_error *err) {
+    int32_t n = s->n, *par = malloc(sizeof(int32_t) * ((size_t)n + 1)), *first = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    dp_strtab *keys = dp_strtab_init();
+    dp_status st = !par || !first || !keys ? dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory for units")
+                                           : DP_STATUS_OK;
+    char buf[DP_GRAPH_NAME_MAX + 1];
+    for (int32_t i = 0; !st && i < n; i++) par[i] = i, group[i] = -1;
+    for (int32_t i = 0; !st && i < n; i++) {
+        dp_units_module_path(s->g, i, s->opt.units.depth, buf, sizeof buf);
+        for (int32_t k = 0; k < up; k++) {
+            char *dot = strrchr(buf, '.');
+            if (dot) *dot = '\0';
+        }
+        int64_t known = keys->n;
+        int32_t id = dp_strtab_intern(keys, buf);
+        if (id < 0) {
+            st = dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory for units");
+            break;
+        }
+        if (id >= known) first[id] = i;
+        else uf_union(par, i, first[id]);
+        const dp_units *u0 = &s->level[0].u; /* a finest unit stays whole */
+        uf_union(par, i, u0->members[u0->first[u0->unit_of[i]]]);
+    }
+    int32_t ng = 0;
+    for (int32_t i = 0; !st && i < n; i++) {
+        int32_t r = uf_find(par, i);
+        if (group[r] < 0) group[r] = ng++;
+        group[i] = group[r];
+    }
+    *n_groups = ng;
+    free(par), free(first);
+    dp_strtab_free(keys);
+    return st;
+}
+
+/* The levels of a search of modules: the modules (kind OP), their parents
+ * (SCOPE) and grandparents (PARENT). */
+static dp_status module_levels(dp_search *s, int32_t *group, dp_error *err) {
+    search_level *L = &s->level[0];
+    memset(L, 0, sizeof *L);
+    dp_status st = dp_units_init_spec(&L->u, s->g, s->opt.units, err);
+    if (st) return st;
+    if (!(L->mask = malloc(sizeof(dp_mask) * (size_t)(L->u.n_units + 1)))) {
+        dp_units_free(&L->u);
+        return dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory for units");
+    }
+    if ((st = dp_units_masks(&L->u, s->g, s->ds, dp_mask_all(s->ds), L->mask, err))) {
+        dp_units_free(&L->u);
+        free(L->mask);
+        L->mask = NULL;
+        return st;
+    }
+    s->level_kind[s->n_levels++] = SEARCH_LEVEL_OP;
+    int32_t ng = 0;
+    for (int32_t up = 1; up <= 2 && !st; up++)
+        if (!(st = module_up_groups(s, up, group, &ng, err)))
+            st = add_level(s, up == 1 ? SEARCH_LEVEL_SCOPE : SEARCH_LEVEL_PARENT, group, ng, err);
+    return st;
+}
+
 dp_status search_units_build(dp_search *s, dp_error *err) {
     int32_t n = s->n, ng = 0;
     if (!(s->op_mask = malloc(sizeof(dp_mask) * (size_t)(n + 1))))
@@ -128,6 +195,11 @@ dp_status search_units_build(dp_search *s, dp_error *err) {
     for (int32_t i = 0; i < n; i++) s->op_mask[i] = dp_mask_op(s->g, s->ds, i);
     int32_t *group = malloc(sizeof(int32_t) * (size_t)(n + 1));
     if (!group) return dp_error_set(err, DP_STATUS_NOMEM, "search: out of memory for units");
+    if (s->opt.units.kind == DP_UNITS_MODULE) {
+        dp_status st = module_levels(s, group, err);
+        free(group);
+        return st;
+    }
     dp_status st = add_level(s, SEARCH_LEVEL_OP, NULL, 0, err);
     dp_group_options go = dp_group_options_default();
     go.keep_unconstrained = 1;
