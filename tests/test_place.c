@@ -679,6 +679,28 @@ static void test_list_placers_modules_not_slower_than_one_gpu(void) {
     torch_step_close(&t);
 }
 
+/* The exported step on four GPUs of 64 MB, which one GPU cannot hold (115
+ * MB): m-ETF's count of memory (the forward pass's) lets its placement run
+ * out of memory in the simulator; evaluated as the baselines are, m-ETF
+ * runs again with a smaller memory fraction and its placement is valid. */
+static void test_list_placer_retried_out_of_memory(void) {
+    torch_step t = torch_step_open();
+    dp_devices_free(t.ds);
+    t.ds = fixture_devices(4, 64000000, 1e10);
+    int32_t p[512], q[512];
+    place(DP_PLACE_METHOD_M_ETF, t.g, t.ds, NULL, p);
+    CHECK(!fixture_simulate(t.g, t.ds, p).valid);
+    dp_error err;
+    dp_sim *sim = dp_sim_init(t.g, t.ds, &err);
+    CHECK(sim);
+    dp_place_report rep;
+    CHECK_INT_EQ(dp_place_evaluate(sim, t.g, t.ds, DP_PLACE_METHOD_M_ETF, NULL, q, &rep, &err), DP_STATUS_OK);
+    CHECK(rep.status == DP_STATUS_OK && rep.sim.valid);
+    CHECK(fixture_simulate(t.g, t.ds, q).valid);
+    dp_sim_free(sim);
+    torch_step_close(&t);
+}
+
 /* A chain of 1-second ops passing 1 MB tensors over 1 MB/s links: moving
  * costs more than it gains, so m-ETF keeps the chain on one GPU. */
 static void test_etf_chain(void) {
@@ -1247,6 +1269,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_topo_exported_cnn_fills_gpus_in_order);
     TEST_RUN(test_placers_keep_modules_whole);
     TEST_RUN(test_list_placers_modules_not_slower_than_one_gpu);
+    TEST_RUN(test_list_placer_retried_out_of_memory);
     TEST_RUN(test_etf_chain);
     TEST_RUN(test_gpu_out_of_memory_on_large_model);
     TEST_RUN(test_list_placers_fit_large_model);

@@ -149,9 +149,13 @@ typedef struct dp_place_report {
 } dp_place_report;
 
 /* Runs placer m (timed) and simulates its placement with sim (a context for
- * g on ds). placement[g->n_ops] receives the placement. A method that cannot
- * apply is not an error: rep->status and rep->reason say why. Returns an
- * error only for out of memory or a placer bug (an index out of range). */
+ * g on ds). placement[g->n_ops] receives the placement. When the simulator
+ * finds a list placer's (m-topo, m-etf, m-sct) placement out of memory, the
+ * placer runs again with memory_fraction 0.8 times smaller, up to five
+ * times, and the first valid placement is kept (else the first one; the
+ * time includes the runs). A method that cannot apply is not an error:
+ * rep->status and rep->reason say why. Returns an error only for out of
+ * memory or a placer bug (an index out of range). */
 dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                             const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err);
 

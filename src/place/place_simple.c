@@ -41,6 +41,11 @@ int dp_place_method_from_name(const char *name, dp_place_method *out) {
     return -1;
 }
 
+/* Whether method m counts memory (memory_fraction): the list placers. */
+static int uses_memory(dp_place_method m) {
+    return m == DP_PLACE_METHOD_M_TOPO || m == DP_PLACE_METHOD_M_ETF || m == DP_PLACE_METHOD_M_SCT;
+}
+
 dp_place_options dp_place_options_default(void) {
     dp_place_options o;
     memset(&o, 0, sizeof o);
@@ -139,6 +144,40 @@ dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_plac
     return DP_STATUS_OK;
 }
 
+/* When list placer m's placement runs out of memory in the simulator (its
+ * count of memory, forward-only, does not see all of the backward pass's),
+ * m again with memory_fraction 0.8 times smaller, up to five times: the
+ * first valid placement replaces it in placement and rep (sim result, the
+ * placer's time included), else the first stays. The simulator is the
+ * judge, as a user lowering --memory-fraction by hand would use it. */
+static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                                  const dp_place_options *opt, int32_t *placement, dp_place_report *rep,
+                                  dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    int32_t *p = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
+    if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (a placement of %d ops)", g->n_ops);
+    dp_status st = DP_STATUS_OK;
+    int replaced = 0;
+    for (int k = 0; k < 5 && !st && !replaced; k++) {
+        o.memory_fraction *= 0.8;
+        dp_error perr;
+        double t0 = dp_now_s();
+        dp_status pst = dp_place_run(m, g, ds, &o, p, &perr);
+        rep->place_s += dp_now_s() - t0;
+        if (pst == DP_STATUS_NOMEM) st = dp_error_set(err, pst, "%s", perr.msg);
+        if (pst) break;
+        dp_sim_result r;
+        if ((st = dp_sim_run(sim, p, NULL, &r, err)) || r.verdict == DP_SIM_VERDICT_OOM) continue;
+        memcpy(placement, p, (size_t)g->n_ops * sizeof(int32_t));
+        rep->sim = r;
+        replaced = 1;
+    }
+    free(p);
+    /* the first placement again: its result's link figures are the context's */
+    if (!st && !replaced) st = dp_sim_run(sim, placement, NULL, &rep->sim, err);
+    return st;
+}
+
 dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                             const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
     memset(rep, 0, sizeof *rep);
@@ -157,8 +196,12 @@ dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds
         snprintf(rep->reason, sizeof rep->reason, "%s", perr.msg[0] ? perr.msg : dp_status_name(st));
         return DP_STATUS_OK;
     }
+    if ((st = dp_sim_run(sim, placement, NULL, &rep->sim, err))) return st;
+    if (rep->sim.verdict == DP_SIM_VERDICT_OOM && uses_memory(m) &&
+        (st = evaluate_smaller(sim, g, ds, m, opt, placement, rep, err)))
+        return st;
     dp_mask used = 0;
     for (int32_t i = 0; i < g->n_ops; i++) used |= dp_mask_bit(placement[i]);
     rep->n_used = dp_mask_count(used);
-    return dp_sim_run(sim, placement, NULL, &rep->sim, err);
+    return DP_STATUS_OK;
 }
