@@ -93,9 +93,11 @@ class BaselineReport:
 class Baselines:
     """Every baseline placer asked for, run and simulated (dplace.baselines): reports[name] (a BaselineReport
     per placer, in the order run), single_gpu_s and expert_s (None when not run or not valid), best and best_s
-    (the fastest valid placer), bound (the lower bounds of any placement, a dict with bound_s)."""
+    (the fastest valid placer), bound (the lower bounds of any placement, a dict with bound_s), units (what the
+    placers but cpu, gpu and expert placed: 'op' or 'module[:DEPTH]')."""
 
     def __init__(self, d):
+        self.units = d["units"]
         self.reports = {r["method"]: BaselineReport(r) for r in d["reports"]}
         self.single_gpu_s, self.expert_s = d["single_gpu_s"], d["expert_s"]
         self.best, self.best_s, self.bound = d["best"], d["best_s"], d["bound"]
@@ -129,13 +131,16 @@ class Baselines:
 
 
 def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, group=None, n_groups=256,
-              forward_only=True, bound=True):
+              forward_only=True, units="auto", bound=True):
     """Runs the baseline placers on graph and devices and simulates their placements.
 
     methods: None (every placer: cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct), a list of
     names or a comma-separated str. seed, memory_fraction, group (a grouping step: 'none', 'colocation',
-    'metis', ...), n_groups and forward_only are the placers' options (docs/baselines.md). bound: compute the
-    lower bound. A placer that cannot apply is reported, not raised. Returns a Baselines.
+    'metis', ...), n_groups and forward_only are the placers' options (docs/baselines.md). units: what every
+    placer but cpu, gpu and expert places: 'op', 'module' (a PyTorch export's modules, each whole with its
+    gradients and updates), 'module:DEPTH', or 'auto' (modules on an export, else ops), as `dplace baseline
+    --units`. bound: compute the lower bound. A placer that cannot apply is reported, not raised. Returns a
+    Baselines.
 
     The placers run one at a time in a process. METIS points the process's file descriptor 1 (stdout) at
     /dev/null while it partitions (it prints on it): output other threads write to stdout meanwhile is lost.
@@ -147,7 +152,7 @@ def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, grou
                 raise TypeError(f"methods: placer names (str), not {type(m).__name__}")
     return Baselines(_dplace._baselines(as_graph(graph), as_devices(devices), methods, seed=seed,
                                         memory_fraction=memory_fraction, group=group, n_groups=n_groups,
-                                        forward_only=forward_only, bound=bound))
+                                        forward_only=forward_only, units=units, bound=bound))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -171,6 +176,7 @@ class OptimizeResult:
     search        the search's figures (the search, or search-after's), or None
     first_tenth_mean_s, last_tenth_mean_s   the mean sampled step time over the first and last tenth of updates
     interrupted   the run was stopped (Ctrl-C, or the callback); stopped_by_callback
+    units         what the job placed: 'op' or 'module[:DEPTH]'
     agent, settings, seed, wall_s, warnings
     """
 
@@ -251,7 +257,8 @@ def _path(value, what):
 def optimize(graph, devices, agent="dplace", updates=None, placements=None, time=None, seed=1, threads=1,
              settings=None, log=None, checkpoint=None, resume=None, callback=None, *, out=None, plot=None,
              trace=None, checkpoint_every=50, baselines=None, init=None, init_placement=None, search_after=None,
-             noise=0.0, steps=1, warmup=0, mean=False, cache=True, measure=None, measure_timeout=600.0):
+             noise=0.0, steps=1, warmup=0, mean=False, cache=True, measure=None, measure_timeout=600.0,
+             units="auto"):
     """Runs one optimisation job, as `dplace optimize` does, and returns an OptimizeResult.
 
     agent         a learned agent's preset (dplace.agents(): 'dplace', 'hp', 'colocrl', 'eagle', 'post', 'mars',
@@ -273,6 +280,8 @@ def optimize(graph, devices, agent="dplace", updates=None, placements=None, time
     init          a checkpoint whose networks a learned agent starts from; init_placement a start placement
                   of the search (an array); search_after seconds of search after a learned agent
     noise, steps, warmup, mean, cache, measure, measure_timeout   the evaluation (docs/measure.md)
+    units         what every method places (--units): 'auto' (whole modules on a PyTorch export, else ops),
+                  'op', 'module' or 'module:DEPTH'
 
     The same arguments give the command line's numbers. Ctrl-C (on the main thread) stops the run cleanly:
     the update in flight is abandoned, the checkpoint written, then KeyboardInterrupt is raised. Jobs run one
@@ -320,7 +329,7 @@ def optimize(graph, devices, agent="dplace", updates=None, placements=None, time
         _path(init, "init"), _path(out, "out"), _path(log, "log"), _path(plot, "plot"), _path(trace, "trace"),
         _path(checkpoint, "checkpoint"), checkpoint_every, _path(resume, "resume"), float(noise), steps, warmup,
         bool(mean), bool(cache), measure, float(measure_timeout), after, callback,
-        threading.current_thread() is threading.main_thread())
+        threading.current_thread() is threading.main_thread(), units)
     for w in d["warnings"]:
         warnings.warn(w, RuntimeWarning, stacklevel=2)
     return OptimizeResult(d)

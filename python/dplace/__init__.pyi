@@ -54,6 +54,7 @@ class Baselines:
     best: str | None
     best_s: float | None
     bound: dict[str, float]
+    units: str
     def __getitem__(self, method: str) -> BaselineReport: ...
     def __iter__(self) -> Iterator[BaselineReport]: ...
     def __len__(self) -> int: ...
@@ -61,7 +62,7 @@ class Baselines:
 
 def baselines(graph: Graph | str, devices: Devices | str, methods: str | Sequence[str] | None = None, *,
               seed: int = 1, memory_fraction: float = 0.9, group: str | None = None, n_groups: int = 256,
-              forward_only: bool = True, bound: bool = True) -> Baselines: ...
+              forward_only: bool = True, units: str = "auto", bound: bool = True) -> Baselines: ...
 
 UpdateInfo = dict[str, Any]
 
@@ -83,6 +84,7 @@ class OptimizeResult:
     tenth_updates: int
     interrupted: bool
     stopped_by_callback: bool
+    units: str
     agent: str
     settings: str
     seed: int
@@ -100,4 +102,4 @@ def optimize(graph: Graph | str, devices: Devices | str, agent: str = "dplace", 
              baselines: str | Sequence[str] | None = None, init: str | os.PathLike[str] | None = None,
              init_placement: Placement | None = None, search_after: float | str | None = None, noise: float = 0.0,
              steps: int = 1, warmup: int = 0, mean: bool = False, cache: bool = True, measure: str | None = None,
-             measure_timeout: float = 600.0) -> OptimizeResult: ...
+             measure_timeout: float = 600.0, units: str = "auto") -> OptimizeResult: ...

@@ -6,9 +6,9 @@ PlacementEnv   one-step episodes: the action gives every unit a device (a MultiD
 NodeEnv        Placeto's and Park's MDP: from a start placement, the units in topological order, one device per
                step; the reward is the decrease of the simulated step time; an episode is one pass.
 
-A unit is a set of ops placed together: by default TensorFlow's colocation units (each colocation group one
-unit, every other op its own), or the groups of a grouper (units='metis' with groups=64, say), or any grouping
-given as an array of group ids. Both environments take only (graph, devices) (Graph and Devices objects, or a
+A unit is a set of ops placed together: by default a PyTorch export's modules, and on other graphs
+TensorFlow's colocation units (each colocation group one unit, every other op its own); or the groups of a
+grouper (units='metis' with groups=64, say), or any grouping given as an array of group ids. Both environments take only (graph, devices) (Graph and Devices objects, or a
 zoo model's and a device preset's names); everything else has a documented default.
 
 Observations are dicts of numpy arrays:
@@ -68,9 +68,11 @@ _SECONDS_COLUMNS = (7, 8)            # divided by the graph's serial time on tha
 class Units:
     """The units of a graph and how a device per unit becomes an op placement.
 
-    units: None (TensorFlow's colocation units: each colocation group one unit, every other op its own), a
-    grouper's name (dplace.group_methods(): 'metis', 'scotch', 'fluid', 'random', or 'colocation', ColocRL's
-    rule) with `groups` groups and `seed`, or an integer array of one group id per op.
+    units: 'auto' or None (the default: a PyTorch export's modules, each whole with its gradient ops and its
+    parameters' updates; on any other graph TensorFlow's colocation units: each colocation group one unit,
+    every other op its own), 'op' (TensorFlow's units), 'module' or 'module:DEPTH' (dplace.units), a grouper's
+    name (dplace.group_methods(): 'metis', 'scotch', 'fluid', 'random', or 'colocation', ColocRL's rule) with
+    `groups` groups and `seed`, or an integer array of one group id per op.
 
     A unit's device applies to its ops by TensorFlow's soft placement, as dplace's learned agents expand their
     groups: an op whose colocation unit may not run there (a CPU-only op in a group sent to a GPU) goes to the
@@ -81,11 +83,11 @@ class Units:
     op_allowed (bool [n_ops, D]: the devices each op's colocation unit allows), fallback (int32 [n_ops]: the
     first of them)."""
 
-    def __init__(self, graph, devices, units=None, groups=64, seed=1):
+    def __init__(self, graph, devices, units="auto", groups=64, seed=1):
         tf_of, tf_n = dplace.units(graph)
         tf_masks = dplace.unit_masks(graph, devices, tf_of, tf_n)
-        if units is None:
-            unit_of, n = tf_of, tf_n
+        if units is None or units in ("auto", "op") or (isinstance(units, str) and units.startswith("module")):
+            unit_of, n = dplace.units(graph, "auto" if units is None else units)
         elif isinstance(units, str):
             unit_of, n = dplace.group(graph, units, groups=groups, seed=seed, devices=devices)
         else:
@@ -282,7 +284,7 @@ class _PlacementBase(_EnvBase):
 class PlacementEnv(_PlacementBase):
     """One-step placement episodes (ColocRL's, the Hierarchical Planner's, EAGLE's and Mars's view).
 
-    PlacementEnv(graph, devices, *, units=None, groups=64, group_seed=1, reward='neg_time',
+    PlacementEnv(graph, devices, *, units='auto', groups=64, group_seed=1, reward='neg_time',
                  invalid_reward=None, start='gpu', features='log', render_mode=None)
 
     action       a MultiDiscrete of one device per unit (nvec = [D] * U)
@@ -296,7 +298,7 @@ class PlacementEnv(_PlacementBase):
                  peak_bytes, and action_mask (bool [U, D], the mask observation)
     """
 
-    def __init__(self, graph, devices, *, units=None, groups=64, group_seed=1, reward="neg_time",
+    def __init__(self, graph, devices, *, units="auto", groups=64, group_seed=1, reward="neg_time",
                  invalid_reward=None, start="gpu", features="log", render_mode=None):
         if reward not in ("neg_time", "neg_sqrt"):
             raise ValueError(f"reward: 'neg_time' or 'neg_sqrt', not {reward!r}")
@@ -371,7 +373,7 @@ class PlacementEnv(_PlacementBase):
 class NodeEnv(_PlacementBase):
     """Placeto's and Park's MDP: the units one at a time, in topological order.
 
-    NodeEnv(graph, devices, *, units=None, groups=64, group_seed=1, start='gpu', order='topo',
+    NodeEnv(graph, devices, *, units='auto', groups=64, group_seed=1, start='gpu', order='topo',
             invalid_reward=None, features='log', render_mode=None)
 
     start        the placement an episode starts from: 'gpu' (single GPU: every op on the first GPU, the ops
@@ -392,7 +394,7 @@ class NodeEnv(_PlacementBase):
                  device is proven out of memory, the allowed devices.
     """
 
-    def __init__(self, graph, devices, *, units=None, groups=64, group_seed=1, start="gpu", order="topo",
+    def __init__(self, graph, devices, *, units="auto", groups=64, group_seed=1, start="gpu", order="topo",
                  invalid_reward=None, features="log", render_mode=None):
         if order not in ("topo", "depth_first"):
             raise ValueError(f"order: 'topo' or 'depth_first', not {order!r}")

@@ -19,10 +19,17 @@ static int graph_devices(PyObject *g, PyObject *d, const char *what) {
     return -1;
 }
 
-/* The placers' options from the keywords; -1 with ValueError. */
-static int place_options(dp_place_options *o, unsigned long long seed, double memory_fraction, const char *group,
-                         int n_groups, int forward_only) {
+/* The placers' options from the keywords for g (units resolved: AUTO is
+ * modules on a PyTorch export, else ops); -1 with ValueError. */
+static int place_options(dp_place_options *o, const dp_graph *g, unsigned long long seed, double memory_fraction,
+                         const char *group, int n_groups, int forward_only, const char *units) {
     *o = dp_place_options_default();
+    dp_units_spec u = {DP_UNITS_AUTO, 0};
+    if (units && dp_units_spec_parse(units, &u)) {
+        PyErr_Format(PyExc_ValueError, "units: unknown \"%s\" (module, module:DEPTH, op, auto)", units);
+        return -1;
+    }
+    o->units = dp_units_spec_resolve(u, g);
     o->seed = seed, o->forward_only = forward_only, o->expert = dp_zoo_expert_placement;
     if (!(memory_fraction > 0 && memory_fraction <= 1)) {
         PyErr_Format(PyExc_ValueError, "memory_fraction: %g, must be in (0, 1]", memory_fraction);
@@ -42,18 +49,18 @@ static int place_options(dp_place_options *o, unsigned long long seed, double me
     return 0;
 }
 
-#define PLACE_OPTION_KW "seed", "memory_fraction", "group", "n_groups", "forward_only"
+#define PLACE_OPTION_KW "seed", "memory_fraction", "group", "n_groups", "forward_only", "units"
 
 /* place(graph, devices, method, **options) -> int32 [n_ops] */
 static PyObject *py_place(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"graph", "devices", "method", PLACE_OPTION_KW, NULL};
     PyObject *gobj, *dobj;
-    const char *method, *group = NULL;
+    const char *method, *group = NULL, *units = NULL;
     unsigned long long seed = 1;
     double fraction = 0.9;
     int n_groups = 256, forward_only = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOs|$Kdzip:place", kw, &gobj, &dobj, &method, &seed, &fraction,
-                                     &group, &n_groups, &forward_only))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOs|$Kdzipz:place", kw, &gobj, &dobj, &method, &seed, &fraction,
+                                     &group, &n_groups, &forward_only, &units))
         return NULL;
     if (graph_devices(gobj, dobj, "place")) return NULL;
     dp_place_method m;
@@ -61,9 +68,9 @@ static PyObject *py_place(PyObject *self, PyObject *args, PyObject *kwargs) {
         PyErr_Format(PyExc_ValueError, "place: unknown method \"%s\" (dplace.place_methods() lists them)", method);
         return NULL;
     }
-    dp_place_options o;
-    if (place_options(&o, seed, fraction, group, n_groups, forward_only)) return NULL;
     const dp_graph *g = ((dp_py_graph *)gobj)->g;
+    dp_place_options o;
+    if (place_options(&o, g, seed, fraction, group, n_groups, forward_only, units)) return NULL;
     npy_intp n = g->n_ops;
     PyObject *a = PyArray_SimpleNew(1, &n, NPY_INT32);
     if (!a) return NULL;
@@ -146,23 +153,24 @@ static PyObject *float_or_none(double v) {
 static PyObject *py_baselines(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"graph", "devices", "methods", PLACE_OPTION_KW, "bound", NULL};
     PyObject *gobj, *dobj, *mobj = Py_None;
-    const char *group = NULL;
+    const char *group = NULL, *units = NULL;
     unsigned long long seed = 1;
     double fraction = 0.9;
     int n_groups = 256, forward_only = 1, bound = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$Kdzipp:baselines", kw, &gobj, &dobj, &mobj, &seed, &fraction,
-                                     &group, &n_groups, &forward_only, &bound))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$Kdzipzp:baselines", kw, &gobj, &dobj, &mobj, &seed,
+                                     &fraction, &group, &n_groups, &forward_only, &units, &bound))
         return NULL;
     if (graph_devices(gobj, dobj, "baselines")) return NULL;
+    const dp_graph *g = ((dp_py_graph *)gobj)->g;
     dp_place_method list[DP_REFERENCE_MAX];
     int32_t n;
     int all;
     dp_reference_options ro = dp_reference_options_default();
-    if (methods_arg(mobj, list, &n, &all) || place_options(&ro.place, seed, fraction, group, n_groups, forward_only))
+    if (methods_arg(mobj, list, &n, &all) ||
+        place_options(&ro.place, g, seed, fraction, group, n_groups, forward_only, units))
         return NULL;
     if (!all) ro.methods = list, ro.n_methods = n;
     ro.bound = bound;
-    const dp_graph *g = ((dp_py_graph *)gobj)->g;
     dp_py_devices *devices = (dp_py_devices *)dobj;
     dp_reference ref;
     dp_error err;
@@ -187,8 +195,11 @@ static PyObject *py_baselines(PyObject *self, PyObject *args, PyObject *kwargs) 
         if (!r) Py_CLEAR(reports);
         else PyList_SET_ITEM(reports, k, r);
     }
+    char ubuf[32];
+    dp_units_spec_format(ro.place.units, ubuf, sizeof ubuf);
     if (reports)
-        out = Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:{s:d,s:d,s:d,s:d,s:d}}", "reports", reports, "single_gpu_s",
+        out = Py_BuildValue("{s:s,s:N,s:N,s:N,s:N,s:N,s:{s:d,s:d,s:d,s:d,s:d}}", "units", ubuf, "reports", reports,
+                            "single_gpu_s",
                             float_or_none(ref.gpu_s), "expert_s", float_or_none(ref.expert_s), "best",
                             ref.best_name ? PyUnicode_FromString(ref.best_name) : Py_NewRef(Py_None), "best_s",
                             float_or_none(ref.best_s), "bound", "bound_s", ref.bound.bound_s, "critical_path_s",
@@ -274,10 +285,11 @@ static PyObject *py_write_placement(PyObject *self, PyObject *args) {
 
 PyMethodDef dp_py_jobs_methods[] = {
     {"place", (PyCFunction)(void (*)(void))py_place, METH_VARARGS | METH_KEYWORDS,
-     "place(graph, devices, method, *, seed=1, memory_fraction=0.9, group=None, n_groups=256, forward_only=True) "
-     "-> int32 array [n_ops]\n\nOne baseline placer's placement (dplace.place_methods(): cpu, gpu, expert, "
-     "scotch, mincut, metis, m-topo, m-etf, m-sct; docs/baselines.md). dplace.Error (status 'unsupported') when "
-     "the method cannot apply."},
+     "place(graph, devices, method, *, seed=1, memory_fraction=0.9, group=None, n_groups=256, forward_only=True, "
+     "units='auto') -> int32 array [n_ops]\n\nOne baseline placer's placement (dplace.place_methods(): cpu, gpu, "
+     "expert, scotch, mincut, metis, m-topo, m-etf, m-sct; docs/baselines.md). units: what the placers but cpu, "
+     "gpu and expert place: 'op', 'module' (a PyTorch export's whole modules), 'module:DEPTH', 'auto' (modules on "
+     "an export, else ops). dplace.Error (status 'unsupported') when the method cannot apply."},
     {"_baselines", (PyCFunction)(void (*)(void))py_baselines, METH_VARARGS | METH_KEYWORDS,
      "_baselines(graph, devices, methods=None, ...) -> dict (dplace.baselines wraps it)"},
     {"resolve_placement", py_resolve, METH_VARARGS,

@@ -142,7 +142,7 @@ static void hook_stepped(void *user, dp_optimize_phase phase, dp_method m, const
 
 /* What optimize() was given, after the Python wrapper's checks. */
 typedef struct job_args {
-    const char *agent, *out, *log, *plot, *trace, *checkpoint, *resume, *init, *measure;
+    const char *agent, *out, *log, *plot, *trace, *checkpoint, *resume, *init, *measure, *units;
     long long updates, placements, checkpoint_every;
     double seconds, noise, measure_timeout, search_after;
     unsigned long long seed;
@@ -160,6 +160,12 @@ static int build_settings(const job_args *a, dp_settings *st, PyObject *warns) {
         return -1;
     }
     st->search.seed = a->seed, st->search.threads = a->threads;
+    dp_units_spec units = {DP_UNITS_AUTO, 0};
+    if (dp_units_spec_parse(a->units, &units)) {
+        PyErr_Format(PyExc_ValueError, "units: unknown \"%s\" (module, module:DEPTH, op, auto)", a->units);
+        return -1;
+    }
+    st->search.units = st->agent.units = units;
     dp_agent_config *cfg = &st->agent;
     if (!a->search && cfg->walks.moves > 0 && (a->measure || a->noise > 0)) {
         PyObject *w = PyUnicode_FromFormat("elite walks off (the %s preset's elite-moves=%d: its walks need noiseless "
@@ -325,7 +331,8 @@ static PyObject *job_result(const job_args *a, const dp_settings *st, dp_optimiz
     dp_search *after = dp_optimize_search_after(op), *se = agent ? after : dp_optimize_search(op);
     PyObject *place, *result;
     if (best_of(op, d, g->g->n_ops, &place, &result)) return NULL;
-    char cbuf[4096];
+    char cbuf[4096], ubuf[32];
+    dp_units_spec_format(dp_optimize_units(op), ubuf, sizeof ubuf);
     if (agent) dp_settings_format_target(DP_SETTING_AGENT, &st->agent, cbuf, sizeof cbuf);
     else dp_settings_format_target(DP_SETTING_SEARCH, &st->search, cbuf, sizeof cbuf);
     PyObject *train = Py_BuildValue(
@@ -343,7 +350,7 @@ static PyObject *job_result(const job_args *a, const dp_settings *st, dp_optimiz
         "critical_path_s", rt->bound.critical_path_s, "work_s", rt->bound.work_s, "work_uniform_s",
         rt->bound.work_uniform_s, "fanout_s", rt->bound.fanout_s);
     PyObject *search = se ? search_dict(se) : Py_NewRef(Py_None);
-    return Py_BuildValue("{s:N,s:N,s:N,s:s,s:s,s:L,s:L,s:d,s:N,s:N,s:N,s:N,s:N,s:L,s:O,s:O,s:O,s:O,s:d,s:K,s:s,s:s}",
+    return Py_BuildValue("{s:N,s:N,s:N,s:s,s:s,s:L,s:L,s:d,s:N,s:N,s:N,s:N,s:N,s:L,s:O,s:O,s:O,s:O,s:d,s:K,s:s,s:s,s:s}",
                          "placement", place, "result", result, "best_s", float_or_none(f->best_s), "best_by",
                          best_by_name(f->best_by), "best_phase", f == s ? "train" : "search-after", "best_update",
                          (long long)f->best_update, "best_sample", (long long)f->best_sample, "found_s",
@@ -352,7 +359,8 @@ static PyObject *job_result(const job_args *a, const dp_settings *st, dp_optimiz
                          float_or_none(rr->last_mean_s), "tenth_updates", (long long)rr->tenth, "interrupted",
                          rr->interrupted || c->cancel ? Py_True : Py_False, "stopped_by_callback",
                          c->stopped ? Py_True : Py_False, "history", c->history, "warnings", warns, "wall_s", wall_s,
-                         "seed", a->seed, "agent", agent ? st->agent.preset : "search", "settings", cbuf);
+                         "seed", a->seed, "agent", agent ? st->agent.preset : "search", "settings", cbuf, "units",
+                         ubuf);
 }
 
 /* Runs the built job without the GIL, Ctrl-C handled on the main thread. */
@@ -391,15 +399,15 @@ static int parse_job_args(PyObject *args, PyObject *kwargs, PyObject **gobj, PyO
     static char *kw[] = {"graph", "devices", "agent", "sets", "updates", "placements", "seconds", "seed", "threads",
                          "baselines", "init_placement", "init", "out", "log", "plot", "trace", "checkpoint",
                          "checkpoint_every", "resume", "noise", "steps", "warmup", "mean", "cache", "measure",
-                         "measure_timeout", "search_after", "callback", "handle_sigint", NULL};
+                         "measure_timeout", "search_after", "callback", "handle_sigint", "units", NULL};
     memset(a, 0, sizeof *a);
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!sO!LLdKiOOzzzzzzLzdiippzddOp:_optimize", kw,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!sO!LLdKiOOzzzzzzLzdiippzddOps:_optimize", kw,
                                      &dp_py_graph_type, gobj, &dp_py_devices_type, dobj, &a->agent, &PyList_Type,
                                      &a->sets, &a->updates, &a->placements, &a->seconds, &a->seed, &a->threads,
                                      &a->baselines, &a->init_placement, &a->init, &a->out, &a->log, &a->plot,
                                      &a->trace, &a->checkpoint, &a->checkpoint_every, &a->resume, &a->noise,
                                      &a->steps, &a->warmup, &a->mean, &a->cache, &a->measure, &a->measure_timeout,
-                                     &a->search_after, &a->callback, &a->handle_sigint))
+                                     &a->search_after, &a->callback, &a->handle_sigint, &a->units))
         return -1;
     a->search = !strcmp(a->agent, "search");
     if (a->baselines != Py_None && !PyUnicode_Check(a->baselines)) {

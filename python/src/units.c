@@ -14,14 +14,23 @@ static int graph_check(PyObject *g, const char *what) {
     return -1;
 }
 
-/* units(graph) -> (int32 [n_ops], n_units): TensorFlow's units */
-static PyObject *py_units(PyObject *self, PyObject *arg) {
-    if (graph_check(arg, "units")) return NULL;
-    const dp_graph *g = ((dp_py_graph *)arg)->g;
+/* units(graph, spec="op") -> (int32 [n_ops], n_units) */
+static PyObject *py_units(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"graph", "spec", NULL};
+    PyObject *gobj;
+    const char *text = "op";
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|s:units", kw, &gobj, &text)) return NULL;
+    if (graph_check(gobj, "units")) return NULL;
+    dp_units_spec spec;
+    if (dp_units_spec_parse(text, &spec)) {
+        PyErr_Format(PyExc_ValueError, "units: unknown spec \"%s\" (op, module, module:DEPTH, auto)", text);
+        return NULL;
+    }
+    const dp_graph *g = ((dp_py_graph *)gobj)->g;
     dp_units u;
     dp_error err;
     dp_error_clear(&err);
-    if (dp_units_init(&u, g, &err)) return dp_py_raise(&err);
+    if (dp_units_init_spec(&u, g, spec, &err)) return dp_py_raise(&err);
     PyObject *a = dp_py_int32_array(u.unit_of, g->n_ops);
     int32_t n = u.n_units;
     dp_units_free(&u);
@@ -131,9 +140,12 @@ static PyObject *py_unit_masks(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 PyMethodDef dp_py_units_methods[] = {
-    {"units", (PyCFunction)py_units, METH_O,
-     "units(graph) -> (int32 array [n_ops], n_units)\n\nTensorFlow's placement units: each colocation group one "
-     "unit, every other op a unit of its own, numbered in order of their first op."},
+    {"units", (PyCFunction)(void (*)(void))py_units, METH_VARARGS | METH_KEYWORDS,
+     "units(graph, spec='op') -> (int32 array [n_ops], n_units)\n\nThe placement units of a granularity, numbered "
+     "in order of their first op: 'op', TensorFlow's (each colocation group one unit, every other op its own); "
+     "'module', a PyTorch export's modules, each whole with its gradient ops and its parameters' updates "
+     "('module:DEPTH': paths cut to DEPTH components); 'auto', modules on an export, else ops. dplace.Error when "
+     "modules are asked of a graph without them."},
     {"group", (PyCFunction)(void (*)(void))py_group, METH_VARARGS | METH_KEYWORDS,
      "group(graph, method, groups=64, seed=1, devices=None) -> (int32 array [n_ops], n_groups)\n\nA grouping of the "
      "ops by one of dplace.group_methods() (colocation, metis, scotch, fluid, random; docs/baselines.md): a group "

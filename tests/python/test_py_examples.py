@@ -70,6 +70,45 @@ def test_torch_export_module():
     raises(ValueError, torch_export.module_placement, h, d, [0], match="placement")
 
 
+def test_units_of_an_export_equal_cli():
+    need_torch()
+    from dplace import torch_export
+    import json
+    tmp = pyt.tmpdir()
+    g = torch_export.export(f"{MODELS}:encoder2", batch=4, input_shape=(6, 32))
+    path = os.path.join(tmp, "enc.json")
+    g.save(path)
+    d = dplace.Devices.preset("p100x2")
+    mods, n = dplace.units(g, "module")
+    check_eq(dplace.units(g, "auto")[1], n, "auto is module on an export")
+    check(0 < n < dplace.units(g, "op")[1], f"{n} modules, fewer than the op units")
+    check(dplace.units(g, "module:1")[1] <= n, "module:1 no finer than module")
+    raises(ValueError, dplace.units, g, "pieces", match="pieces")
+    for units in ("auto", "op"):
+        b = dplace.baselines(g, d, units=units)
+        check_eq(b.units, "module" if units == "auto" else "op", f"{units}: what the placers placed")
+        rc, out, err = pyt.run([pyt.dplace_bin(), "baseline", "--graph", path, "--devices", "p100x2", "--units", units,
+                                "--json"])
+        check(rc == 0, f"dplace baseline: {err}")
+        rows = {r["method"]: r for r in json.loads(out)["methods"]}
+        for r in b:
+            if r.ok:
+                check_eq(float(f"{r.step_time:.10g}"), rows[r.method]["step_time_s"], f"{units}: {r.method}")
+        if units == "auto":
+            m = b["m-etf"].placement
+            check(all(len(set(m[mods == k])) == 1 for k in range(n)), "m-etf keeps every module whole")
+    r = dplace.optimize(g, d, agent="search", updates=5, seed=2, settings={"moves": 8})
+    check_eq(r.units, "module", "optimize placed modules")
+    check(all(len(set(r.placement[mods == k])) == 1 for k in range(n)), "the search keeps every module whole")
+    rc, out, err = pyt.run([pyt.dplace_bin(), "optimize", "--graph", path, "--devices", "p100x2", "--agent", "search",
+                            "--updates", "5", "--seed", "2", "--set", "moves=8", "--json", "--quiet"])
+    check(rc == 0, f"dplace optimize: {err}")
+    check_eq(float(f"{r.best_s:.10g}"), json.loads(out)["best_step_time_s"], "the search on an export, as the CLI")
+    raises(dplace.Error, dplace.optimize, dplace.Graph.from_zoo("synthetic-600"), d, agent="search", updates=1,
+           units="module", match="module")
+    raises(ValueError, dplace.optimize, g, d, agent="search", updates=1, units="pieces", match="pieces")
+
+
 def test_torch_place_example():
     need_torch()
     rc, out, err = example("torch_place.py", "--time", "3", "--layers", "1", "--seq", "16", "--batch", "8",
