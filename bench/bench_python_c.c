@@ -1,19 +1,22 @@
 /* The C half of bench/bench_python.py: the simulations the Python bench
  * times through the dplace module, timed here through the library
- * directly, so that the two differ only by the binding.
+ * directly, so that the two differ only by the binding. It serves the
+ * Python bench over a pipe, so that the two can alternate every few calls
+ * on a machine whose speed drifts:
  *
- *   bench_python_c single MODEL DEVICES PLACEMENTS.bin REPS
- *       simulates each placement of the file REPS times in a row on one
- *       workspace (dp_sim_run_ws); prints per placement the median seconds
- *       of one call and the step time
- *   bench_python_c many MODEL DEVICES PLACEMENTS.bin THREADS REPS
- *       simulates all placements on THREADS threads, a workspace each,
- *       taking the next placement left, REPS times; prints the median
- *       seconds of one pass and placements per second
+ *   bench_python_c MODEL DEVICES PLACEMENTS.bin
  *
- * PLACEMENTS.bin: k rows of n_ops little-endian int32 (numpy's tofile).
- * Output: one line per result, "key value ...", for the Python bench to
- * read. Exit status 2 for bad input. */
+ * PLACEMENTS.bin: k rows of n_ops native int32 (numpy's tofile). Then one
+ * command per line on stdin, one answer per line on stdout:
+ *   single I REPS      placement I simulated REPS times in a row on one
+ *                      workspace (dp_sim_run_ws): "single I CALL_S STEP_S",
+ *                      the median seconds of one call and the step time
+ *   many T REPS        every placement once per pass, on T threads (this one
+ *                      and T - 1 more), a workspace each, each taking the
+ *                      next placement left; REPS passes after one to warm
+ *                      up: "many T PASS_S", the median seconds of a pass
+ *   quit
+ * Exit status 2 for bad input. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,6 +26,8 @@
 
 #include "dplace/sim.h"
 #include "dplace/zoo.h"
+
+#define MAX_THREADS 64
 
 static double now_s(void) {
     struct timespec t;
@@ -40,7 +45,8 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Reads k placements of n_ops ops from path; NULL on a bad file. */
+/* Reads k placements of n_ops ops on n_dev devices from path; NULL on a
+ * bad file. */
 static int32_t *read_placements(const char *path, int32_t n_ops, int32_t n_dev, long *k) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -91,8 +97,8 @@ static void *worker(void *arg) {
 
 /* One pass over every placement on n threads (this one and n - 1 more). */
 static double run_pass(pass *p, int n) {
-    pthread_t th[64];
-    worker_arg args[64];
+    pthread_t th[MAX_THREADS];
+    worker_arg args[MAX_THREADS];
     atomic_store(&p->next, 0);
     double t0 = now_s();
     for (int t = 1; t < n; t++) {
@@ -106,51 +112,60 @@ static double run_pass(pass *p, int n) {
 }
 
 int main(int argc, char **argv) {
-    int many = argc == 7 && !strcmp(argv[1], "many");
-    if (!(argc == 6 && !strcmp(argv[1], "single")) && !many) {
-        fprintf(stderr, "usage: bench_python_c single MODEL DEVICES PLACEMENTS.bin REPS\n"
-                        "       bench_python_c many MODEL DEVICES PLACEMENTS.bin THREADS REPS\n");
+    if (argc != 4) {
+        fprintf(stderr, "usage: bench_python_c MODEL DEVICES PLACEMENTS.bin   (commands on stdin: single I REPS, "
+                        "many T REPS, quit)\n");
         return 2;
     }
     dp_error err;
-    dp_graph *g = dp_zoo_build(argv[2], 0, &err);
-    dp_devices *ds = g ? dp_devices_load(argv[3], &err) : NULL;
+    dp_graph *g = dp_zoo_build(argv[1], 0, &err);
+    dp_devices *ds = g ? dp_devices_load(argv[2], &err) : NULL;
     dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
     if (!sim) {
         fprintf(stderr, "bench_python_c: %s\n", err.msg);
         return 2;
     }
     long k = 0;
-    int32_t *place = read_placements(argv[4], g->n_ops, ds->n_devices, &k);
-    int threads = many ? atoi(argv[5]) : 1, reps = atoi(argv[many ? 6 : 5]);
-    if (!place || threads < 1 || threads > 64 || reps < 1) {
-        fprintf(stderr, "bench_python_c: bad placements file %s, thread count or repetitions\n", argv[4]);
+    int32_t *place = read_placements(argv[3], g->n_ops, ds->n_devices, &k);
+    if (!place) {
+        fprintf(stderr, "bench_python_c: %s: not rows of %d device indices\n", argv[3], (int)g->n_ops);
         return 2;
     }
-    dp_sim_workspace *ws[64];
-    for (int t = 0; t < threads; t++)
-        if (!(ws[t] = dp_sim_workspace_init(sim, &err))) return 1;
-    double *times = malloc(sizeof(double) * (size_t)reps);
-    if (!many) {
-        for (long i = 0; i < k; i++) {
-            const int32_t *p = place + (size_t)i * (size_t)g->n_ops;
+    dp_sim_workspace *ws[MAX_THREADS] = {NULL};
+    pass p = {sim, ws, place, g->n_ops, k, 0};
+    char line[256];
+    double *times = NULL;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    while (fgets(line, sizeof line, stdin)) {
+        char cmd[16];
+        long a = 0, reps = 0;
+        if (sscanf(line, "%15s %ld %ld", cmd, &a, &reps) < 1 || !strcmp(cmd, "quit")) break;
+        int many = !strcmp(cmd, "many");
+        if ((!many && strcmp(cmd, "single")) || reps < 1 || a < (many ? 1 : 0) || a >= (many ? MAX_THREADS : k)) {
+            fprintf(stderr, "bench_python_c: bad command: %s", line);
+            return 2;
+        }
+        double *nt = realloc(times, sizeof(double) * (size_t)reps);
+        if (!nt) return 1;
+        times = nt;
+        for (int t = 0; t < (many ? (int)a : 1); t++)
+            if (!ws[t] && !(ws[t] = dp_sim_workspace_init(sim, &err))) return 1;
+        if (many) {
+            run_pass(&p, (int)a); /* warm-up: every workspace touched once */
+            for (long r = 0; r < reps; r++) times[r] = run_pass(&p, (int)a);
+            printf("many %ld %.9e\n", a, median(times, (int)reps));
+        } else {
             dp_sim_result res;
-            for (int r = 0; r < reps; r++) {
+            for (long r = 0; r < reps; r++) {
                 double t0 = now_s();
-                if (dp_sim_run_ws(sim, ws[0], p, NULL, &res, &err)) return 1;
+                if (dp_sim_run_ws(sim, ws[0], place + (size_t)a * (size_t)g->n_ops, NULL, &res, &err)) return 1;
                 times[r] = now_s() - t0;
             }
-            printf("single %ld call_s %.9e step_time %.17g\n", i, median(times, reps), res.step_time_s);
+            printf("single %ld %.9e %.17g\n", a, median(times, (int)reps), res.step_time_s);
         }
-    } else {
-        pass p = {sim, ws, place, g->n_ops, k, 0};
-        run_pass(&p, threads); /* warm-up: every workspace touched once */
-        for (int r = 0; r < reps; r++) times[r] = run_pass(&p, threads);
-        double m = median(times, reps);
-        printf("many threads %d pass_s %.9e rate %.6e\n", threads, m, (double)k / m);
     }
     free(times);
-    for (int t = 0; t < threads; t++) dp_sim_workspace_free(ws[t]);
+    for (int t = 0; t < MAX_THREADS; t++) dp_sim_workspace_free(ws[t]);
     free(place);
     dp_sim_free(sim);
     dp_devices_free(ds);
