@@ -40,6 +40,18 @@ static ck_id identity(const dp_search *s) {
     return id;
 }
 
+/* The search's settings as the settings table formats them, and its units,
+ * into buf; returns the length written. */
+static uint32_t settings_identity(const dp_search *s, char *buf, size_t size) {
+    size_t n = dp_settings_format_target(DP_SETTING_SEARCH, &s->opt, buf, size);
+    if (n >= size) n = size - 1;
+    char units[32];
+    dp_units_spec_format(s->opt.units, units, sizeof units);
+    int w = snprintf(buf + n, size - n, " units=%s", units);
+    n += w > 0 ? (size_t)w : 0;
+    return (uint32_t)(n < size ? n : size - 1);
+}
+
 /* Serialises the state into b. */
 static void serialise(const dp_search *s, dp_bytes_writer *b) {
     size_t pn = sizeof(int32_t) * (size_t)s->n;
@@ -49,8 +61,7 @@ static void serialise(const dp_search *s, dp_bytes_writer *b) {
     ck_id id = identity(s);
     DP_BYTES_PUT(b, id);
     char settings[1024];
-    uint32_t slen = (uint32_t)dp_settings_format_target(DP_SETTING_SEARCH, &s->opt, settings, sizeof settings);
-    if (slen >= sizeof settings) slen = sizeof settings - 1;
+    uint32_t slen = settings_identity(s, settings, sizeof settings);
     DP_BYTES_PUT(b, slen);
     dp_bytes_put(b, settings, slen);
     int32_t begun = s->begun, have_best = s->have_best;
@@ -135,8 +146,7 @@ static dp_status check_header(const dp_search *s, dp_bytes_reader *r, const char
                             (unsigned long long)id.seed, (int)want.ops, (int)want.devices, (int)want.chains,
                             (int)want.moves, (unsigned long long)want.seed);
     char have[1024], now[1024];
-    uint32_t hlen = 0, nlen = (uint32_t)dp_settings_format_target(DP_SETTING_SEARCH, &s->opt, now, sizeof now);
-    if (nlen >= sizeof now) nlen = sizeof now - 1;
+    uint32_t hlen = 0, nlen = settings_identity(s, now, sizeof now);
     DP_BYTES_GET(r, hlen);
     if (r->short_read || hlen >= sizeof have)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: search checkpoint is truncated or damaged", path);
