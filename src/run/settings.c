@@ -371,6 +371,18 @@ dp_status dp_agent_config_set(dp_agent_config *cfg, const char *key, const char 
     return set_field(r, cfg, value, err);
 }
 
+/* Writes v in the fewest significant digits that read back as v, so help
+ * shows 0.4 and not 0.40000000000000002 while a written value still
+ * round-trips exactly. */
+static size_t format_double(double v, char *buf, size_t size) {
+    char tmp[40];
+    for (int digits = 6; digits < 17; digits++) {
+        snprintf(tmp, sizeof tmp, "%.*g", digits, v);
+        if (strtod(tmp, NULL) == v) return (size_t)snprintf(buf, size, "%s", tmp);
+    }
+    return (size_t)snprintf(buf, size, "%.17g", v);
+}
+
 /* Writes r's value read from p (the struct of its target). */
 static size_t format_field(const dp_setting *r, const void *p, char *buf, size_t size) {
     const void *f = field(r, p);
@@ -382,7 +394,7 @@ static size_t format_field(const dp_setting *r, const void *p, char *buf, size_t
     case DP_SETTING_BOOL: return (size_t)snprintf(buf, size, "%s", *(const int *)f ? "yes" : "no");
     case DP_SETTING_INT: return (size_t)snprintf(buf, size, "%d", (int)*(const int32_t *)f);
     case DP_SETTING_FLOAT: return (size_t)snprintf(buf, size, "%.7g", (double)*(const float *)f);
-    case DP_SETTING_DOUBLE: return (size_t)snprintf(buf, size, "%.17g", *(const double *)f);
+    case DP_SETTING_DOUBLE: return format_double(*(const double *)f, buf, size);
     case DP_SETTING_SECONDS: return (size_t)snprintf(buf, size, "%gs", *(const double *)f);
     }
     return 0;
