@@ -28,6 +28,18 @@ done
 grep -q "^expert *cannot apply: " "$T/out" && ok || bad "synthetic-2000 on k40x2: the expert row does not say why it cannot apply"
 }
 
+# baseline on each preset family of today's machines: every method has a
+# row and every placement is valid (rnnlm at batch 16 has an expert)
+test_baseline_presets() {
+for p in v100-nvlinkx8 v100-pciex8 a100-sxmx8 a100-pciex8 h100-sxmx8 h100-pciex8 l4x8 rtx4090x4; do
+  expect 0 "step time" -- "$D" baseline --model rnnlm --batch 16 --devices "$p"
+  for m in cpu gpu expert scotch mincut metis m-topo m-etf m-sct; do
+    grep -q "^$m " "$T/out" || bad "baseline rnnlm on $p: no row for $m"
+  done
+  grep -q "cannot apply\|OOM \|INVALID" "$T/out" && bad "baseline rnnlm on $p: a method failed" || ok
+done
+}
+
 # baseline --json: the fields of every method asked for, and only those
 test_baseline_json() {
 expect 0 '"method": "m-etf"' -- "$D" baseline --model synthetic-2000 --devices k40x2 --json --methods gpu,m-etf
@@ -162,6 +174,7 @@ expect 0 "groups" -- "$D" group --model rnnlm --batch 16 --method random --group
 test_run test_help
 test_run test_baseline_rows
 test_run test_baseline_json
+test_run test_baseline_presets
 test_run test_grouping_default
 test_run test_group_option
 test_run test_grouping_json

@@ -106,9 +106,13 @@ dp_devices *dp_devices_read_string(const char *text, const char *what, dp_error 
 /* Writes ds as dplace-devices v1, atomically. */
 dp_status dp_devices_write_file(const dp_devices *ds, const char *path, dp_error *err);
 
-/* Built-in presets: k40xN and p100xN for N in 1..8 (see docs/devices.md). */
+/* Built-in presets (docs/devices.md): k40xN, p100xN, v100-nvlinkxN,
+ * v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN and l4xN for
+ * N in 1..8, rtx4090xN for N in 1..4. An unknown name or N out of range is
+ * DP_STATUS_INVALID, the message naming the families. */
 dp_devices *dp_devices_preset(const char *name, dp_error *err);
-/* Names of the presets the docs list, NULL-terminated. */
+/* Names of the presets `dplace devices` lists (the usual sizes of each
+ * family), NULL-terminated. */
 const char *const *dp_devices_preset_names(void);
 /* A preset name or a path to a devices file. */
 dp_devices *dp_devices_load(const char *spec, dp_error *err);

@@ -433,8 +433,9 @@ static PyObject *devices_transfer_seconds(dp_py_devices *self, PyObject *args) {
 
 static PyMethodDef devices_methods[] = {
     {"preset", (PyCFunction)devices_preset, METH_VARARGS | METH_CLASS,
-     "Devices.preset(name) -> Devices\n\nA built-in device set (dplace.device_presets(): k40x1..8, p100x1..8; "
-     "docs/devices.md)."},
+     "Devices.preset(name) -> Devices\n\nA built-in device set (docs/devices.md): k40xN, p100xN, v100-nvlinkxN, "
+     "v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, l4xN with N = 1..8; rtx4090xN with N = "
+     "1..4 (dplace.device_presets() lists the usual sizes)."},
     {"from_file", (PyCFunction)devices_from_file, METH_O | METH_CLASS,
      "Devices.from_file(path) -> Devices: a dplace-devices v1 file (docs/formats.md)"},
     {"load", (PyCFunction)devices_load, METH_O | METH_CLASS,

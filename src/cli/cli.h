@@ -170,6 +170,14 @@ typedef struct cli_graph_source {
 #define CLI_BATCH_OPTION(p)                                                                                      \
     {"--batch", NULL, "N", CLI_LONG, .num = (p), .min = 1, .max = 65536,                                         \
      .help = "batch size of a built-in graph (default: the papers' for that model)"}
+/* The device presets' families, as every --devices option and the help name
+ * them (docs/devices.md). */
+#define CLI_DEVICE_FAMILIES                                                                                      \
+    "k40xN, p100xN, v100-nvlinkxN, v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, l4xN with N " \
+    "= 1..8; rtx4090xN with N = 1..4"
+/* The help of a --devices SPEC option. */
+#define CLI_DEVICES_HELP                                                                                         \
+    "a preset (" CLI_DEVICE_FAMILIES "; dplace devices lists them) or a dplace-devices v1 JSON file"
 /* --graph, --model, --batch into the cli_graph_source *src (cli_load_graph). */
 #define CLI_GRAPH_OPTIONS(src)                                                                                   \
     {"--graph", NULL, "FILE", CLI_STRING, .str = &(src)->graph_path, .help = "a dplace-graph v1 JSON file"},     \

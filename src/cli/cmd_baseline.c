@@ -183,8 +183,7 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
     const cli_option options[] = {
         CLI_GRAPH_OPTIONS(&a->src),
         {"--devices", NULL, "SPEC", CLI_STRING, .str = &a->devices, .required = 1,
-         .help = "a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with N = 1..8) or a dplace-devices v1 JSON "
-                 "file"},
+         .help = CLI_DEVICES_HELP},
         {"--methods", NULL, "LIST", CLI_STRING, .str = &methods,
          .help = "comma-separated methods (default: all, in the order above)"},
         {"--json", NULL, NULL, CLI_FLAG, .flag = &a->json, .help = "print a JSON object instead of the table"},

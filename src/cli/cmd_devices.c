@@ -14,8 +14,12 @@ int cmd_devices(int argc, char **argv) {
     const cli_command cmd = {
         .name = "devices",
         .synopsis = "dplace devices [SPEC] [-o FILE]",
-        .description = "Shows a device set: a preset (k40xN, p100xN with N = 1..8) or a\n"
-                       "dplace-devices file. Without SPEC, lists the presets.\n",
+        .description = "Shows a device set: a preset or a dplace-devices file. Without SPEC,\n"
+                       "lists the presets. The families: k40xN, p100xN (PCIe 3.0), v100-nvlinkxN\n"
+                       "(DGX-1's NVLink mesh), v100-pciexN, a100-sxmxN (NVSwitch), a100-pciexN,\n"
+                       "h100-sxmxN (NVSwitch), h100-pciexN, l4xN, all with N = 1..8, and\n"
+                       "rtx4090xN with N = 1..4; docs/devices.md gives each figure's source and\n"
+                       "what each preset approximates.\n",
         .options = options};
     cli_args args;
     int r = cli_parse(&cmd, argc, argv, &args);
@@ -27,7 +31,7 @@ int cmd_devices(int argc, char **argv) {
         if (out) return cli_usage_error("devices", "-o needs a device set to write");
         printf("presets:");
         for (const char *const *p = dp_devices_preset_names(); *p; p++) printf(" %s", *p);
-        printf("\n(also k40xN and p100xN for N = 1..8; see docs/devices.md)\n");
+        printf("\n(every N of each family loads: dplace devices --help, docs/devices.md)\n");
         return CLI_EXIT_OK;
     }
     dp_error err;

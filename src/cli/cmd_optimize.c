@@ -80,7 +80,7 @@ static int parse_args(int argc, char **argv, opt_args *o) {
     const cli_option options[] = {
         CLI_GRAPH_OPTIONS(&o->src),
         {"--devices", NULL, "SPEC", CLI_STRING, .str = &o->devices, /* required unless --set help */
-         .help = "a preset (k40x1..8, p100x1..8) or a dplace-devices v1 JSON file (required)"},
+         .help = CLI_DEVICES_HELP " (required)"},
         {"--agent", NULL, "PRESET", CLI_STRING, .str = &o->agent_name, .help = "the agent (above; default hp)"},
         CLI_HEADING("components (override the preset's):"),
         {"--grouper", NULL, "G", CLI_LIST, .list = &o->sets, .key = "grouper",

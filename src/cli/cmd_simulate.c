@@ -103,8 +103,7 @@ int cmd_simulate(int argc, char **argv) {
     const cli_option options[] = {
         CLI_GRAPH_OPTIONS(&src),
         {"--devices", NULL, "SPEC", CLI_STRING, .str = &devices, .required = 1,
-         .help = "a preset (k40x2, k40x4, k40x8, p100x4, k40xN, p100xN with N = 1..8) or a dplace-devices v1 JSON "
-                 "file"},
+         .help = CLI_DEVICES_HELP},
         {"--placement", NULL, "PLACEMENT", CLI_STRING, .str = &placement, .required = 1,
          .help = "a dplace-placement v1 file, or a device for every op: cpu, gpu (the first GPU), or a device name "
                  "such as gpu:1; with a device, ops constrained elsewhere go where they must; expert: the papers' "
