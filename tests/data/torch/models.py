@@ -75,3 +75,11 @@ class Huge(nn.Module):
 
 def huge():
     return Huge()
+
+
+def chain():
+    """Four linear layers with ReLUs between them (16 features in, 8 out):
+    eight modules in a row, enough to split and shuffle in many ways at a
+    cost of microseconds per step."""
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                         nn.Linear(32, 8), nn.Tanh())
