@@ -571,12 +571,29 @@ def eager_section(rows, manifest, cpu_only):
     return lines
 
 
+def check_manifest(doc, path):
+    """The fields analyze reads, each present and of its type."""
+    models = doc.get("models")
+    if not isinstance(models, list) or not models:
+        raise Bad(f'{path}: needs a non-empty "models" array')
+    for k, e in enumerate(models):
+        if not (isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("graph"), str)
+                and isinstance(e.get("ops"), int) and isinstance(e.get("placements"), list)):
+            raise Bad(f'{path}: models[{k}] needs "name", "graph", "ops" and "placements"')
+        for j, p in enumerate(e["placements"]):
+            sim = p.get("simulated_s") if isinstance(p, dict) else None
+            if not (isinstance(p, dict) and isinstance(p.get("file"), str) and isinstance(p.get("label"), str)
+                    and isinstance(p.get("devices_used"), list) and (sim is None or isinstance(sim, (int, float)))
+                    and isinstance(p.get("serial_s", 0), (int, float))):
+                raise Bad(f'{path}: models[{k}].placements[{j}] needs "file", "label", "devices_used" and a '
+                          'number or null "simulated_s"')
+
+
 def analyze(args):
     folder = args.dir
     mpath = os.path.join(folder, "manifest.json")
     manifest = read_json(mpath, "dplace-gpu-check")
-    if not isinstance(manifest.get("models"), list):
-        raise Bad(f'{mpath}: needs a "models" array')
+    check_manifest(manifest, mpath)
     csv_path = args.csv or os.path.join(folder, "measured.csv")
     times, other = read_measured(csv_path, manifest)
     if not times:
@@ -593,7 +610,7 @@ def analyze(args):
         for p in e["placements"]:
             key = (e["name"], p["file"])
             ts = times.get(key, [])
-            rows.append({"model": e["name"], "file": p["file"], "label": p["label"], "kind": p["kind"],
+            rows.append({"model": e["name"], "file": p["file"], "label": p["label"], "kind": p.get("kind", "?"),
                          "used": p.get("devices_used", []), "sim": p.get("simulated_s"),
                          "serial": p.get("serial_s") or 0.0, "transfers": p.get("transfers", 0),
                          "meas": statistics.median(ts) if ts else None, "times": ts,
@@ -624,7 +641,8 @@ def analyze(args):
         mine = [r for r in rows if r["model"] == e["name"]]
         nm = sum(1 for r in mine if r["meas"] is not None)
         bad = sorted({r["status"].split(" ")[0] for r in mine if r["meas"] is None})
-        out.append(f"- {e['name']} ({e['model']} {' '.join(e['step_args'])}, {e['ops']} ops): {len(mine)} placements,"
+        out.append(f"- {e['name']} ({e.get('model', '?')} {' '.join(e.get('step_args', []))}, {e['ops']} ops): "
+                   f"{len(mine)} placements,"
                    f" {nm} measured" + (f" (others: {', '.join(bad)})" if bad else "")
                    + f", {sum(1 for r in fit if r['model'] == e['name'])} fitted, "
                    f"{sum(1 for r in held if r['model'] == e['name'])} held out")

@@ -122,6 +122,20 @@ def test_end_to_end():
           f"one row per held-out placement: {held}")
     with open(os.path.join(d, "report.md")) as f:
         check(f.read() == out, "report.md is what was printed")
+    # a dplace with the calibrate command (here a stand-in that writes the devices back unchanged): the
+    # fitted half goes to it as graph,placement_file,seconds and the held-out half is simulated on its output
+    fake = os.path.join(TMP, "dplace-with-calibrate")
+    with open(fake, "w") as f:
+        f.write('#!/bin/sh\nif [ "$1" = calibrate ]; then\n  shift\n  [ "$1" = --help ] && exit 0\n'
+                '  while [ $# -gt 0 ]; do case $1 in -o) out=$2; shift;; --devices) dev=$2; shift;; esac; shift; done\n'
+                f'  cp "$dev" "$out" && echo "fit error 0.0%" && exit 0\nfi\nexec {DPLACE} "$@"\n')
+    os.chmod(fake, 0o755)
+    out = sh([PY, CHECK, "analyze", d, "--dplace", fake, "-o", os.path.join(d, "report2.md")], "analyze, calibrated"
+             ).stdout
+    check("calibrate: fitted on 8 placements" in out and "| calibrated MAPE % |" in out, f"calibrated: {out[:900]}")
+    fit = read_csv(os.path.join(d, "calibrate_fit.csv"))
+    check(len(fit) == 8 and list(fit[0].keys()) == ["graph", "placement_file", "seconds"]
+          and all(os.path.isfile(os.path.join(d, row["placement_file"])) for row in fit), f"the fit CSV: {fit}")
     print(f"end to end: {len(m['placements'])} placements, {len(rows)} measurements")
 
 
@@ -179,6 +193,8 @@ def test_bad_input():
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump({"format": "dplace-gpu-check", "version": 1, "models": [{"name": "x"}]}, f)
     one_line(sh(measurer, "a bad manifest", 2), "models[0] needs", "a bad manifest")
+    one_line(sh([PY, CHECK, "analyze", d, "--dplace", DPLACE], "analyze of a bad manifest", 2), "models[0] needs",
+             "analyze of a bad manifest")
     one_line(sh([PY, CHECK, "measure", os.path.join(TMP, "nowhere")], "measure of no folder", 2),
              "manifest.json: missing", "measure of no folder")
     one_line(sh([PY, CHECK, "prepare", "--out", os.path.join(TMP, "x"), "--model", "m.py:f:0",
