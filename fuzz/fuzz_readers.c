@@ -143,7 +143,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     dp_devices *back = dp_devices_read_file(out_path, &err);
     REQUIRE(back);
     REQUIRE(back->n_devices == ds->n_devices && back->n_links == ds->n_links);
-    for (int32_t d = 0; d < ds->n_devices; d++) REQUIRE(back->devices[d].peak_flops == ds->devices[d].peak_flops);
+    for (int32_t d = 0; d < ds->n_devices; d++) {
+        REQUIRE(back->devices[d].peak_flops == ds->devices[d].peak_flops);
+        REQUIRE(back->devices[d].eff_own == ds->devices[d].eff_own); /* v2: the model read back the same */
+        REQUIRE(strcmp(back->devices[d].generation, ds->devices[d].generation) == 0);
+        REQUIRE(dp_devices_same_cost(&back->devices[d], &ds->devices[d]));
+    }
+    REQUIRE(dp_devices_hash(back) == dp_devices_hash(ds));
     dp_devices_free(back);
     dp_devices_free(ds);
     return 0;

@@ -57,6 +57,8 @@ case "${1:-}" in
       "$D" zoo build "$m" --batch 1 -o "fuzz/corpus/graph/$m.json" >/dev/null
     done
     for p in k40x1 k40x4 p100x2 p100x8; do "$D" devices "$p" -o "fuzz/corpus/devices/$p.json" >/dev/null; done
+    cp tests/data/devices_v1.json fuzz/corpus/devices/v1-file.json # the format's versions: 1, and 2 with a model
+    cp tests/data/devices_v2.json fuzz/corpus/devices/v2-calibrated.json
     T=$(mktemp -d)
     "$D" baseline --graph tests/data/tiny.json --devices k40x2 --methods cpu,gpu,m-etf --out-dir "$T" >/dev/null
     cp "$T"/*.json fuzz/corpus/placement/

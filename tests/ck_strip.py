@@ -9,8 +9,11 @@ import struct
 import sys
 
 b = bytearray(open(sys.argv[-1], "rb").read())
-idlen = struct.unpack_from("<I", b, 20)[0]
-s0 = 24 + idlen + 8  # after magic, version, idlen, id, state_bytes
+# from version 7 the cost model's version (u32) and the device hash (u64)
+# follow the version
+at = 20 + (12 if struct.unpack_from("<I", b, 16)[0] >= 7 else 0)
+idlen = struct.unpack_from("<I", b, at)[0]
+s0 = at + 4 + idlen + 8  # after magic, version, model block, idlen, id, state_bytes
 if sys.argv[1] == "--updates":
     h = 0xCBF29CE484222325  # FNV-1a 64 of everything before the checksum
     for c in b[:-8]:

@@ -989,6 +989,45 @@ static void test_checkpoint_of_other_seed_refused(void) {
     dp_devices_free(ds);
 }
 
+/* A checkpoint made under other device parameters (one GPU's matmul
+ * efficiency, then a link's latency) is refused in one line naming the cost
+ * model, the agent untouched; under the same parameters it loads. */
+static void test_checkpoint_of_other_model_refused(void) {
+    dp_devices *ds = fixture_devices(2, 16 * GIB, 1e10);
+    dp_graph *g = two_chains(0);
+    dp_error err;
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_test_agent_%d.ck", (int)getpid());
+    dp_agent_config c = ck_config(ck_presets[0]);
+    save_five_updates(g, ds, &c, path);
+    for (int change = 0; change < 2; change++) {
+        TEST_CASE("change %d", change);
+        dp_devices *other = dp_devices_copy(ds, &err);
+        CHECK(other);
+        if (change == 0) {
+            other->devices[1].eff[DP_OPCLASS_MATMUL].compute *= 0.9;
+            other->devices[1].eff_own |= DP_EFF_OWN_BIT(DP_OPCLASS_MATMUL, 0);
+        } else {
+            other->links[0].latency_s *= 2;
+        }
+        dp_agent *a = dp_agent_init(g, other, &c, &eo, 11, &err);
+        CHECK(a);
+        CHECK(dp_agent_load(a, path, &err) == DP_STATUS_INVALID);
+        CHECK_STR_CONTAINS(err.msg, "made under cost model 1 with device parameters");
+        CHECK(strchr(err.msg, '\n') == NULL);
+        CHECK_INT_EQ(dp_agent_get_state(a)->updates, 0);
+        dp_agent_free(a);
+        dp_devices_free(other);
+    }
+    dp_agent *same = dp_agent_init(g, ds, &c, &eo, 11, &err);
+    CHECK(same && dp_agent_load(same, path, &err) == DP_STATUS_OK);
+    dp_agent_free(same);
+    remove(path);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
 /* A corrupted byte (refused by the checksum), a truncated file and a
  * foreign file are refused, and the failed loads change nothing. */
 static void test_bad_checkpoint_refused(void) {
@@ -1809,6 +1848,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_same_seed_same_run);
     TEST_RUN(test_resume_equals_uninterrupted);
     TEST_RUN(test_checkpoint_of_other_seed_refused);
+    TEST_RUN(test_checkpoint_of_other_model_refused);
     TEST_RUN(test_bad_checkpoint_refused);
     TEST_RUN(test_final_without_updates_is_best);
     TEST_RUN(test_final_after_training_is_greedy);

@@ -118,6 +118,17 @@ expect 0 "P100" -- "$D" devices "$T/p100.json"
 expect 0 "valid" -- "$D" simulate --graph data/tiny.json --devices "$T/p100.json" --placement gpu:3
 }
 
+# devices -o writes version 2 with each device's generation; the file
+# simulates to the preset's step time exactly
+test_devices_export_v2() {
+expect 0 "wrote" -- "$D" devices k40x2 -o "$T/k40.json"
+grep -q '"version": 2' "$T/k40.json" && ok || bad "devices -o: not version 2"
+grep -q '"generation": "kepler"' "$T/k40.json" && ok || bad "devices -o: no generation"
+"$D" simulate --model synthetic-500 --devices k40x2 --placement gpu:1 --json 2>/dev/null | grep step_time_s >"$T/a"
+"$D" simulate --model synthetic-500 --devices "$T/k40.json" --placement gpu:1 --json 2>/dev/null | grep step_time_s >"$T/b"
+[ -s "$T/a" ] && cmp -s "$T/a" "$T/b" && ok || bad "devices -o: the file simulates to another step time"
+}
+
 # devices: an unknown set is refused by name
 test_devices_unknown() {
 expect 2 'unknown device set "k40x99"' -- "$D" devices k40x99
@@ -206,6 +217,7 @@ test_run test_placement_file_against_constraint
 test_run test_bad_placement_files
 test_run test_devices
 test_run test_devices_export
+test_run test_devices_export_v2
 test_run test_devices_unknown
 test_run test_noise_seed
 test_run test_zoo_list

@@ -159,7 +159,7 @@ OLD="--set hidden=8 --set attn-dim=8 --set dev-emb=4 --set grouper-hidden=8 --se
 # --resume refuses the old agent's checkpoint with its version, writing nothing
 # shellcheck disable=SC2086
 test_old_agent_checkpoint_refused() {
-expect 2 "agent checkpoint version 5; this dplace reads 6" -- "$D" optimize $G $OLD --agent hp --updates 3 \
+expect 2 "agent checkpoint version 5; this dplace reads 7" -- "$D" optimize $G $OLD --agent hp --updates 3 \
   --resume "$H/agent_v5.ck" -o "$T/old.json" --quiet
 absent "$T/old.json"
 }
@@ -172,7 +172,7 @@ expect 0 "networks from --init" -- "$D" optimize $G $OLD --agent hp --updates 1 
 
 # --resume refuses the old search's checkpoint with its version
 test_old_search_checkpoint_refused() {
-expect 2 "search checkpoint version 2; this dplace reads 3" -- "$D" optimize --model synthetic-400 --devices k40x2 \
+expect 2 "search checkpoint version 2; this dplace reads 4" -- "$D" optimize --model synthetic-400 --devices k40x2 \
   --agent search --updates 3 --resume "$H/search_v2.ck" --quiet
 }
 

@@ -259,6 +259,18 @@ static void test_winograd_pricing(void) {
     dp_graph_free(g);
 }
 
+/* A device's own efficiency prices its ops: the matmul at the file's
+ * compute efficiency, the relu still at the generation's. */
+static void test_device_efficiency_used(void) {
+    cost_fixture f = cost_open();
+    dp_device own = *f.gpu;
+    own.eff[DP_OPCLASS_MATMUL].compute = 0.9;
+    own.eff_own |= DP_EFF_OWN_BIT(DP_OPCLASS_MATMUL, 0);
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 1, &own), 2e9 / (4.29e12 * 0.9) + own.launch_overhead_s, 1e-12);
+    CHECK(dp_cost_op_seconds(f.g, 2, &own) == dp_cost_op_seconds(f.g, 2, f.gpu));
+    cost_close(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_meta_op_cost);
@@ -274,5 +286,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_unknown_types);
     TEST_RUN(test_winograd_convolutions);
     TEST_RUN(test_winograd_pricing);
+    TEST_RUN(test_device_efficiency_used);
     return test_end();
 }

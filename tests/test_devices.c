@@ -1,10 +1,13 @@
-/* dplace-devices v1: presets, routing, malformed files, round trip. */
+/* dplace-devices v1 and v2: presets, routing, malformed files, round trip,
+ * the cost model's parameters a file carries and which of them wins. */
 #include <unistd.h>
 
+#include "dplace/cost.h"
 #include "dplace/devices.h"
 #include "test_util.h"
 
 #define DHDR "{\"format\":\"dplace-devices\",\"version\":1,\"devices\":["
+#define DHDR2 "{\"format\":\"dplace-devices\",\"version\":2,\"devices\":["
 #define CPU0 "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e12,\"memory_bandwidth\":6e10,\"memory_bytes\":1000000}"
 #define GPU(n) "{\"name\":\"gpu:" #n "\",\"kind\":\"gpu\",\"peak_flops\":4e12,\"memory_bandwidth\":2.8e11,\"memory_bytes\":1000000}"
 #define LINK(a, b) "{\"from\":\"" a "\",\"to\":\"" b "\",\"bandwidth\":1.5e10,\"latency_s\":1e-5}"
@@ -53,6 +56,40 @@ static const struct {
     {DHDR CPU0 "],\"links\":{}}", "bad.json: field \"links\" must be an array, got an object"},
     {"{\"format\":\"dplace-devices\",\"version\":1,\"host_staging\":\"chunked\",\"devices\":[" CPU0 "]}",
      "bad.json: unknown host_staging \"chunked\" (expected \"pipelined\" or \"store-and-forward\")"},
+    /* version 2's fields */
+    {"{\"format\":\"dplace-devices\",\"version\":3,\"devices\":[" CPU0 "]}",
+     "bad.json: unsupported dplace-devices version 3 (this dplace reads versions 1 and 2)"},
+    {DHDR "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+          "\"generation\":\"kepler\"}]}",
+     "bad.json: device 0 \"g\": field \"generation\" needs \"version\": 2"},
+    {DHDR "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+          "\"efficiency\":{}}]}",
+     "bad.json: device 0 \"g\": field \"efficiency\" needs \"version\": 2"},
+    {DHDR CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1e9,\"efficiency\":0.5}]}",
+     "bad.json: link 0: field \"efficiency\" needs \"version\": 2"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"volcano\"}]}",
+     "bad.json: device \"g\": unknown generation \"volcano\" (known: haswell, broadwell, kepler, pascal)"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"haswell\"}]}",
+     "bad.json: device \"g\": generation \"haswell\" is of kind cpu, the device gpu"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"efficiency\":{\"matmul\":{\"compute\":0}}}]}",
+     "bad.json: device \"g\": efficiency matmul.compute must be in (0, 16] (got 0)"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"efficiency\":{\"matmul\":{\"memory\":17}}}]}",
+     "bad.json: device \"g\": efficiency matmul.memory must be in (0, 16] (got 17)"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"efficiency\":{\"gemm\":{\"compute\":0.5}}}]}",
+     "bad.json: device 0 \"g\": efficiency \"gemm\": unknown op class"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"efficiency\":{\"conv\":{\"speed\":0.5}}}]}",
+     "bad.json: device 0 \"g\": efficiency \"conv\": unknown field \"speed\" (expected \"compute\" or \"memory\")"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"efficiency\":{\"conv\":0.5}}]}",
+     "bad.json: device 0 \"g\": efficiency \"conv\" must be an object with \"compute\" and/or \"memory\", got a number"},
+    {DHDR2 CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1e9,\"efficiency\":1.5}]}",
+     "bad.json: link 0: efficiency must be in (0, 1] (got 1.5)"},
 };
 
 /* Each malformed device set is refused with its exact error. */
@@ -180,6 +217,123 @@ static void test_roundtrip(void) {
     dp_devices_free(b);
 }
 
+
+/* A v1 file still loads: its K40 takes the kepler generation from its
+ * model, an unknown model its kind's table, its links efficiency 1. */
+static void test_v1_file_loads(void) {
+    const char *text = DHDR CPU0 ",{\"name\":\"gpu:0\",\"kind\":\"gpu\",\"model\":\"K40\",\"peak_flops\":4e12,"
+                            "\"memory_bandwidth\":2.8e11,\"memory_bytes\":1000000}],\"links\":[" LINK("cpu:0", "gpu:0") "]}";
+    dp_error err;
+    dp_devices *ds = dp_devices_read_string(text, "v1.json", &err);
+    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    CHECK(ds);
+    CHECK(strcmp(ds->devices[1].generation, "kepler") == 0);
+    CHECK(ds->devices[0].generation[0] == '\0');
+    for (int s = 0; s < DP_EFF_COUNT; s++) {
+        TEST_CASE("slot %s", dp_devices_eff_slot_name(s));
+        CHECK(ds->devices[1].eff[s].compute == dp_devices_kind_efficiency(DP_DEVKIND_GPU)[s].compute);
+        CHECK(ds->devices[0].eff[s].memory == dp_devices_kind_efficiency(DP_DEVKIND_CPU)[s].memory);
+    }
+    CHECK_INT_EQ(ds->devices[1].eff_own, 0);
+    for (int32_t l = 0; l < ds->n_links; l++) CHECK(ds->links[l].efficiency == 1.0);
+    dp_devices_free(ds);
+}
+
+/* The file's value wins over the generation's, which wins over the
+ * kind's: an own matmul compute efficiency, the rest of the slot and the
+ * other slots the generation's. */
+static void test_v2_precedence(void) {
+    const char *text = DHDR2 CPU0 ",{\"name\":\"gpu:0\",\"kind\":\"gpu\",\"model\":\"mine\",\"generation\":\"pascal\","
+                             "\"peak_flops\":4e12,\"memory_bandwidth\":2.8e11,\"memory_bytes\":1000000,"
+                             "\"efficiency\":{\"matmul\":{\"compute\":0.61},\"winograd\":{\"memory\":0.5}}}],\"links\":["
+                             LINK("cpu:0", "gpu:0") "]}";
+    dp_error err;
+    dp_devices *ds = dp_devices_read_string(text, "v2.json", &err);
+    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    CHECK(ds);
+    const dp_device *g = &ds->devices[1];
+    const dp_efficiency *gen = dp_devices_generation("pascal")->eff;
+    CHECK(strcmp(g->generation, "pascal") == 0);
+    CHECK(g->eff[DP_OPCLASS_MATMUL].compute == 0.61);
+    CHECK(g->eff[DP_OPCLASS_MATMUL].memory == gen[DP_OPCLASS_MATMUL].memory);
+    CHECK(g->eff[DP_EFF_WINOGRAD].memory == 0.5);
+    CHECK(g->eff[DP_EFF_WINOGRAD].compute == gen[DP_EFF_WINOGRAD].compute);
+    CHECK(g->eff[DP_OPCLASS_CONV].compute == gen[DP_OPCLASS_CONV].compute);
+    CHECK_INT_EQ(g->eff_own, DP_EFF_OWN_BIT(DP_OPCLASS_MATMUL, 0) | DP_EFF_OWN_BIT(DP_EFF_WINOGRAD, 1));
+    dp_devices_free(ds);
+}
+
+/* A v2 set written and read back keeps its generations, own efficiencies
+ * (and only those as own) and link efficiencies: the same hash. */
+static void test_v2_roundtrip(void) {
+    dp_error err;
+    dp_devices *a = dp_devices_preset("p100x2", &err);
+    CHECK(a);
+    CHECK(strcmp(a->devices[1].generation, "pascal") == 0);
+    a->devices[2].eff[DP_OPCLASS_CONV].memory = 0.33;
+    a->devices[2].eff_own |= DP_EFF_OWN_BIT(DP_OPCLASS_CONV, 1);
+    a->links[1].efficiency = 0.8;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_dev2_%d.json", (int)getpid());
+    CHECK_INT_EQ(dp_devices_write_file(a, path, &err), DP_STATUS_OK);
+    dp_devices *b = dp_devices_load(path, &err);
+    if (!b) fprintf(stderr, "%s\n", err.msg);
+    CHECK(b);
+    for (int32_t d = 0; d < a->n_devices; d++) {
+        TEST_CASE("device %d", (int)d);
+        CHECK(strcmp(a->devices[d].generation, b->devices[d].generation) == 0);
+        CHECK_INT_EQ(a->devices[d].eff_own, b->devices[d].eff_own);
+        CHECK(dp_devices_same_cost(&a->devices[d], &b->devices[d]));
+    }
+    test_case_[0] = '\0';
+    CHECK(b->devices[2].eff[DP_OPCLASS_CONV].memory == 0.33);
+    CHECK(b->links[1].efficiency == 0.8 && b->links[0].efficiency == 1.0);
+    CHECK(dp_devices_hash(a) == dp_devices_hash(b));
+    remove(path);
+    dp_devices_free(a);
+    dp_devices_free(b);
+}
+
+/* The hash changes with any parameter a simulated time depends on, and
+ * not with a copy. */
+static void test_hash_covers_parameters(void) {
+    dp_error err;
+    dp_devices *a = dp_devices_preset("k40x2", &err);
+    CHECK(a);
+    uint64_t h = dp_devices_hash(a);
+    dp_devices *c = dp_devices_copy(a, &err);
+    CHECK(c && dp_devices_hash(c) == h);
+    c->devices[1].eff[DP_OPCLASS_DATA].compute *= 1.01;
+    CHECK(dp_devices_hash(c) != h);
+    dp_devices_free(c);
+    c = dp_devices_copy(a, &err);
+    c->links[0].efficiency = 0.9;
+    CHECK(dp_devices_hash(c) != h);
+    dp_devices_free(c);
+    c = dp_devices_copy(a, &err);
+    c->links[2].latency_s *= 2;
+    CHECK(dp_devices_hash(c) != h);
+    dp_devices_free(c);
+    c = dp_devices_copy(a, &err);
+    c->devices[0].launch_overhead_s *= 2;
+    CHECK(dp_devices_hash(c) != h);
+    dp_devices_free(c);
+    dp_devices_free(a);
+}
+
+/* A link's efficiency scales its rate: half the efficiency, twice the
+ * bytes' time, the latency as it was. */
+static void test_link_efficiency_in_transfers(void) {
+    dp_error err;
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    CHECK(ds);
+    double bw = 8e9 * 16 * 128.0 / 130.0 / 8.0;
+    for (int32_t l = 0; l < ds->n_links; l++) ds->links[l].efficiency = 0.5;
+    CHECK_NEAR(dp_devices_transfer_seconds(ds, 0, 1, 1e6), 40e-6 + 2e6 / bw, 1e-15);
+    CHECK_NEAR(dp_devices_transfer_seconds(ds, 1, 2, 1e6), 80e-6 + 2e6 / bw, 1e-15);
+    dp_devices_free(ds);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_bad_device_files);
@@ -189,5 +343,10 @@ int main(int argc, char **argv) {
     TEST_RUN(test_p100x4_preset);
     TEST_RUN(test_unknown_preset_refused);
     TEST_RUN(test_roundtrip);
+    TEST_RUN(test_v1_file_loads);
+    TEST_RUN(test_v2_precedence);
+    TEST_RUN(test_v2_roundtrip);
+    TEST_RUN(test_hash_covers_parameters);
+    TEST_RUN(test_link_efficiency_in_transfers);
     return test_end();
 }

@@ -235,6 +235,34 @@ static void test_checkpoint_of_other_seed_refused(void) {
     fixture_close(&f);
 }
 
+/* A checkpoint made under other device parameters (a link's efficiency)
+ * is refused in one line naming the cost model. */
+static void test_checkpoint_of_other_model_refused(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    char ck[64];
+    snprintf(ck, sizeof ck, "/tmp/dplace_test_search_%d.ck", (int)getpid());
+    dp_search *b = search_new(&f, 2, 5);
+    search_run(b, &f, 7, ck, 0);
+    dp_search_free(b);
+    dp_error err;
+    dp_devices *stock = f.ds;
+    f.ds = dp_devices_copy(stock, &err);
+    CHECK(f.ds);
+    f.ds->links[0].efficiency = 0.75;
+    dp_sim *stock_sim = f.sim;
+    f.sim = dp_sim_init(f.g, f.ds, &err);
+    CHECK(f.sim);
+    dp_search *c = search_new(&f, 2, 5);
+    CHECK(dp_search_method(c).ops->load(c, ck, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "made under cost model 1 with device parameters");
+    dp_search_free(c);
+    dp_sim_free(f.sim);
+    dp_devices_free(f.ds);
+    f.ds = stock, f.sim = stock_sim;
+    unlink(ck);
+    fixture_close(&f);
+}
+
 /* Every chain's placement, reached by delta-evaluated moves, simulates in
  * full to the result its evaluator holds, after every step. */
 static void test_delta_equals_full(void) {
@@ -491,6 +519,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_deterministic);
     TEST_RUN(test_resume_equals_uninterrupted);
     TEST_RUN(test_checkpoint_of_other_seed_refused);
+    TEST_RUN(test_checkpoint_of_other_model_refused);
     TEST_RUN(test_delta_equals_full);
     TEST_RUN(test_memory_check_refuses);
     TEST_RUN(test_no_start_fails_first_step);

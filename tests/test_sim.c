@@ -495,6 +495,32 @@ static void synth_close(synth_fixture *f) {
     dp_graph_free(f->g);
 }
 
+/* Two GPUs that differ only in a file's efficiency are two device classes:
+ * the slower one's matmuls take longer, the other's as on the preset. */
+static void test_device_efficiency_splits_classes(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_synth(400, 5, &err);
+    CHECK(g);
+    dp_devices *stock = dp_devices_preset("k40x2", &err), *ds = dp_devices_copy(stock, &err);
+    CHECK(stock && ds);
+    for (int c = 0; c < DP_OPCLASS_COUNT; c++) {
+        ds->devices[2].eff[c].compute *= 0.5;
+        ds->devices[2].eff_own |= DP_EFF_OWN_BIT(c, 0);
+    }
+    dp_sim *a = dp_sim_init(g, stock, &err), *b = dp_sim_init(g, ds, &err);
+    CHECK(a && b);
+    int slower = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        CHECK(dp_sim_op_seconds(b, i, 1) == dp_sim_op_seconds(a, i, 1));
+        CHECK(dp_sim_op_seconds(b, i, 2) >= dp_sim_op_seconds(a, i, 2));
+        slower += dp_sim_op_seconds(b, i, 2) > dp_sim_op_seconds(a, i, 2);
+    }
+    CHECK(slower > 0);
+    dp_sim_free(a), dp_sim_free(b);
+    dp_devices_free(stock), dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 /* The same placement simulated twice gives the same step time. */
 static void test_same_placement_same_time(void) {
     synth_fixture f = synth_open();
@@ -831,5 +857,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_variable_outputs_are_references);
     TEST_RUN(test_threads_share_one_context);
     TEST_RUN(test_workspace_serves_its_context_only);
+    TEST_RUN(test_device_efficiency_splits_classes);
     return test_end();
 }

@@ -4,7 +4,8 @@
  * as it is. Otherwise a roofline estimate: max(flops / (peak x e_c),
  * bytes moved / (bandwidth x e_m)) + launch overhead, where the efficiencies
  * e_c, e_m depend on the op's class (matmul, conv, elementwise, ...) and the
- * device kind. Ops that only rename or describe tensors (Identity, Shape,
+ * device: the device's own values, else its generation's, else its kind's
+ * (dp_device.eff, docs/simulator.md). Ops that only rename or describe tensors (Identity, Shape,
  * Const, NoOp, aten's views, ...) run on the host: a quarter of the launch
  * overhead.
  * The efficiencies and overheads are calibrated (docs/calibration.md). */
@@ -18,18 +19,15 @@
 extern "C" {
 #endif
 
-typedef enum dp_opclass {
-    DP_OPCLASS_META = 0,    /* Identity, Shape, Const, NoOp, Reshape: no data moved */
-    DP_OPCLASS_ELEMENTWISE, /* Add, Mul, Relu, Sigmoid, and unknown types        */
-    DP_OPCLASS_MATMUL,      /* MatMul, BatchMatMul and their gradients           */
-    DP_OPCLASS_CONV,        /* Conv2D and its two gradients, depthwise conv      */
-    DP_OPCLASS_REDUCTION,   /* Sum, Mean, Softmax, BiasAddGrad, pooling, norms   */
-    DP_OPCLASS_DATA,        /* Concat, Slice, Transpose, Gather, Pad, Tile       */
-    DP_OPCLASS_OPTIMIZER,   /* ApplyAdam, ApplyGradientDescent, ...              */
-    DP_OPCLASS_COUNT
-} dp_opclass;
+/* The version of the cost model's equations: what an op's or a transfer's
+ * time is, given a device set's parameters (which dp_devices_hash covers).
+ * Bump it with any change of those equations or of the tables the device
+ * format does not carry, so that checkpoints made under the old model are
+ * refused rather than resumed. */
+#define DP_COST_MODEL_VERSION 1u
 
-const char *dp_opclass_name(dp_opclass c);
+/* dp_opclass and dp_opclass_name are in devices.h (a device file carries
+ * efficiencies per class). */
 /* Class of an op type: TensorFlow names ("Conv2D"), aten names as
  * scripts/dplace-export-torch writes them ("convolution", "addmm"; an
  * in-place "add_" as "add"; "aten::" prefixes and overload suffixes
@@ -60,11 +58,9 @@ typedef struct dp_cost_unknown {
  * without any measured cost count. */
 dp_status dp_cost_unknown_types(const dp_graph *g, dp_cost_unknown **out, int32_t *n_out, dp_error *err);
 
-/* Efficiencies (fraction of peak) for a class on a device kind. */
-typedef struct dp_efficiency {
-    double compute;
-    double memory;
-} dp_efficiency;
+/* Efficiencies (fraction of peak) for a class on a device kind: the kind's
+ * table, which a device's generation or its own values override
+ * (dp_device.eff holds what applies). */
 dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind);
 /* Whether op is a 3x3, stride-1, ungrouped 2-D convolution or one of its
  * gradients (TensorFlow's Conv2D, Conv2DBackpropInput/Filter in NHWC,

@@ -1,6 +1,7 @@
 /* dplace: device sets. A device set lists the CPUs and GPUs a graph may be
- * placed on and the links between them (format "dplace-devices" v1, see
- * docs/formats.md; presets in docs/devices.md). */
+ * placed on and the links between them, with the cost model's parameters of
+ * each (format "dplace-devices" v2, v1 still read, see docs/formats.md;
+ * presets in docs/devices.md). */
 #ifndef DPLACE_DEVICES_H
 #define DPLACE_DEVICES_H
 
@@ -27,6 +28,63 @@ typedef enum dp_devkind {
 
 const char *dp_devkind_name(dp_devkind kind); /* "cpu", "gpu" */
 
+/* The classes the cost model prices ops by (dp_opclass_of_type, cost.h). */
+typedef enum dp_opclass {
+    DP_OPCLASS_META = 0,    /* Identity, Shape, Const, NoOp, Reshape: no data moved */
+    DP_OPCLASS_ELEMENTWISE, /* Add, Mul, Relu, Sigmoid, and unknown types        */
+    DP_OPCLASS_MATMUL,      /* MatMul, BatchMatMul and their gradients           */
+    DP_OPCLASS_CONV,        /* Conv2D and its two gradients, depthwise conv      */
+    DP_OPCLASS_REDUCTION,   /* Sum, Mean, Softmax, BiasAddGrad, pooling, norms   */
+    DP_OPCLASS_DATA,        /* Concat, Slice, Transpose, Gather, Pad, Tile       */
+    DP_OPCLASS_OPTIMIZER,   /* ApplyAdam, ApplyGradientDescent, ...              */
+    DP_OPCLASS_COUNT
+} dp_opclass;
+
+/* Name of a class as files spell it ("meta", "elementwise", "matmul", "conv",
+ * "reduction", "data", "optimizer"). */
+const char *dp_opclass_name(dp_opclass c);
+
+/* Fraction of peak FLOP/s (compute) and of peak memory bandwidth (memory)
+ * that ops reach. */
+typedef struct dp_efficiency {
+    double compute;
+    double memory;
+} dp_efficiency;
+
+/* A device's efficiencies: one slot per op class, then DP_EFF_WINOGRAD for
+ * the 3x3 convolutions cuDNN runs with Winograd's algorithm
+ * (dp_cost_conv_winograd). Slot names as files spell them: the class names
+ * and "winograd". */
+#define DP_EFF_WINOGRAD DP_OPCLASS_COUNT
+#define DP_EFF_COUNT (DP_OPCLASS_COUNT + 1)
+const char *dp_devices_eff_slot_name(int slot);
+/* An efficiency a file or caller may give: 0 < e <= DP_DEVICES_MAX_EFFICIENCY
+ * (above 1 where the counted work overstates the real one, as Winograd's,
+ * or where caches serve an op faster than the memory's bandwidth). */
+#define DP_DEVICES_MAX_EFFICIENCY 16.0
+/* Bit of dp_device.eff_own that marks slot's compute (part 0) or memory
+ * (part 1) efficiency as the device's own. */
+#define DP_EFF_OWN_BIT(slot, part) (1u << (2 * (slot) + (part)))
+
+/* A device generation's parameter table: the efficiencies of every op class
+ * on devices of that generation ("kepler", "pascal", "haswell", ...). */
+typedef struct dp_generation {
+    const char *name;
+    dp_devkind kind;
+    const dp_efficiency *eff; /* [DP_EFF_COUNT] */
+} dp_generation;
+
+/* The generation of that name, or NULL. */
+const dp_generation *dp_devices_generation(const char *name);
+/* Names of the known generations, NULL-terminated. */
+const char *const *dp_devices_generation_names(void);
+/* The generation a device model is of ("K40": "kepler"), or NULL when the
+ * table does not know the model. */
+const char *dp_devices_model_generation(const char *model);
+/* The efficiencies of a device kind when neither the device nor its
+ * generation gives them: [DP_EFF_COUNT]. */
+const dp_efficiency *dp_devices_kind_efficiency(dp_devkind kind);
+
 typedef struct dp_device {
     char name[DP_NAME_MAX];   /* unique in the set, e.g. "gpu:0"          */
     dp_devkind kind;
@@ -37,6 +95,15 @@ typedef struct dp_device {
     double launch_overhead_s; /* fixed cost added to each estimated op     */
     int32_t streams;          /* ops that may run at once                  */
     int32_t kind_index;       /* position among devices of its kind        */
+    /* The cost model's parameters (dplace-devices v2). generation: "" or a
+     * known generation of the device's kind; dp_devices_add sets it from
+     * the model when the model names one ("K40": "kepler"). eff: what the
+     * cost model uses for each slot; a value whose DP_EFF_OWN_BIT is set in
+     * eff_own is the device's own (from its file or its caller), every other
+     * one dp_devices_add fills in: the generation's, else the kind's. */
+    char generation[DP_NAME_MAX];
+    uint32_t eff_own;
+    dp_efficiency eff[DP_EFF_COUNT];
 } dp_device;
 
 /* How a transfer between two devices without a link of their own crosses
@@ -59,9 +126,14 @@ const char *dp_staging_name(dp_staging s);
 /* One direction of a link: carries one transfer at a time. */
 typedef struct dp_link {
     int32_t from, to;
-    double bandwidth; /* bytes/s */
+    double bandwidth;  /* bytes/s: the link's peak (vendor's figure)       */
     double latency_s;
+    double efficiency; /* fraction of bandwidth a transfer reaches, (0, 1];
+                          1 unless a v2 file or a caller sets it          */
 } dp_link;
+
+/* Bytes/s a transfer reaches on link l: bandwidth x efficiency. */
+static inline double dp_devices_link_rate(const dp_link *l) { return l->bandwidth * l->efficiency; }
 
 typedef struct dp_devices {
     char name[DP_NAME_MAX];
@@ -82,16 +154,18 @@ dp_devices *dp_devices_init(const char *name);
 void dp_devices_free(dp_devices *ds);
 /* Appends a device (copied); fills err on a bad field (names the device). */
 dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err);
-/* Adds a link between two named devices: both directions when duplex. */
+/* Adds a link between two named devices: both directions when duplex, each
+ * of efficiency 1 (set links[i].efficiency after; finalize checks it). */
 dp_status dp_devices_add_link(dp_devices *ds, const char *from, const char *to, double bandwidth, double latency_s,
                               int duplex, dp_error *err);
 /* Validates and computes routes: a listed link, else through the host CPU.
- * Fails when some pair of devices has no route. `what` prefixes messages. */
+ * Fails when some pair of devices has no route, or a link's efficiency is
+ * not in (0, 1]. `what` prefixes messages. */
 dp_status dp_devices_finalize(dp_devices *ds, const char *what, dp_error *err);
 
 /* Seconds to send `bytes` from device a to device b along the route when
  * no other transfer is in the way: every link's latency plus the bytes at
- * the slowest link's bandwidth (pipelined) or at each link's in turn
+ * the slowest link's rate (pipelined) or at each link's in turn
  * (store-and-forward); 0 when a == b. ds must be finalized. */
 double dp_devices_transfer_seconds(const dp_devices *ds, int32_t a, int32_t b, double bytes);
 
@@ -100,10 +174,25 @@ int32_t dp_devices_find(const dp_devices *ds, const char *name);
 /* Index of the i-th device of a kind, -1 when absent. */
 int32_t dp_devices_nth(const dp_devices *ds, dp_devkind kind, int32_t i);
 
-/* Reads a dplace-devices v1 file. */
+/* A finalized copy of a finalized set (free it with dp_devices_free); NULL
+ * with err set when out of memory. */
+dp_devices *dp_devices_copy(const dp_devices *ds, dp_error *err);
+/* Whether two devices run every op equally fast: the same kind, model,
+ * peaks, launch overhead and efficiencies. */
+int dp_devices_same_cost(const dp_device *a, const dp_device *b);
+/* A 64-bit hash of every parameter of ds that a simulated time depends on
+ * (devices, their efficiencies, links, staging): checkpoints record it, so
+ * that a run is not resumed under other device parameters. */
+uint64_t dp_devices_hash(const dp_devices *ds);
+
+/* Reads a dplace-devices file, version 1 or 2 (a v1 file has no generation
+ * or efficiencies: its devices take their model's generation, else their
+ * kind's, and its links efficiency 1). */
 dp_devices *dp_devices_read_file(const char *path, dp_error *err);
 dp_devices *dp_devices_read_string(const char *text, const char *what, dp_error *err);
-/* Writes ds as dplace-devices v1, atomically. */
+/* Writes ds as dplace-devices v2, atomically: each device's generation and
+ * its own efficiencies (those in eff_own; the rest follow the tables),
+ * each link's efficiency when below 1. */
 dp_status dp_devices_write_file(const dp_devices *ds, const char *path, dp_error *err);
 
 /* Built-in presets (docs/devices.md): k40xN, p100xN, v100-nvlinkxN,

@@ -3,6 +3,8 @@
  * was not interrupted. Layout (native byte order, docs/agents.md):
  *
  *   "DPLACE-AGENT-CK\n" (16 bytes), u32 version (4)
+ *   u32 cost model version (DP_COST_MODEL_VERSION), u64 hash of the device
+ *                       parameters (dp_devices_hash): both must match on load
  *   u32 length + bytes: identity (graph, ops, devices, configuration,
  *                       evaluator, seed) that must match on load
  *   u64 length + the run's state: the counters, generator, baseline and its
@@ -26,7 +28,8 @@
  * Version 2 had no length before the state, no pre-training and no tensor
  * table; version 3 no warm start; version 4 not what found the best (the
  * i32 after groups_used); version 5 the settings of the table before it was
- * nested by component (in the identity: other keys, samples for batch).
+ * nested by component (in the identity: other keys, samples for batch);
+ * version 6 no cost model version nor device hash.
  * A run resumes from its own version only; --init (dp_agent_load_policy)
  * reads the tensors of any version from 3 on, whose layout up to the
  * tensor table is the same. */
@@ -37,11 +40,13 @@
 
 #include "agent/agent_internal.h"
 #include "common/bytes.h"
+#include "dplace/cost.h"
 #include "dplace/place.h"
 #include "common/util.h"
 
 #define CK_MAGIC "DPLACE-AGENT-CK\n"
-#define CK_VERSION 6u
+#define CK_VERSION 7u
+#define CK_MODEL_FROM 7u /* the first version with the cost model block */
 #define CK_POLICY_OLDEST 3u /* the first version with the tensor table --init reads */
 
 /* What must be the same for a checkpoint to apply. */
@@ -69,6 +74,10 @@ dp_status dp_agent_save(const dp_agent *a, const char *path, dp_error *err) {
     uint32_t version = CK_VERSION, idlen = (uint32_t)strlen(id);
     dp_bytes_put(&b, CK_MAGIC, 16);
     DP_BYTES_PUT(&b, version);
+    uint32_t model = DP_COST_MODEL_VERSION;
+    uint64_t devhash = dp_devices_hash(a->ds);
+    DP_BYTES_PUT(&b, model);
+    DP_BYTES_PUT(&b, devhash);
     DP_BYTES_PUT(&b, idlen);
     dp_bytes_put(&b, id, idlen);
     free(id);
@@ -155,9 +164,11 @@ static void first_difference(const char *want, const char *have, char *buf, size
 }
 
 /* Reads path whole and checks its magic, version (from oldest to this
- * dplace's) and checksum; on success *text holds it (the caller frees it)
- * and r is positioned after the version, its end before the checksum. */
-static dp_status ck_open(const char *path, uint32_t oldest, char **text, dp_bytes_reader *r, dp_error *err) {
+ * dplace's) and checksum; on success *text holds it (the caller frees it),
+ * *version_out the version, and r is positioned after the version, its end
+ * before the checksum. */
+static dp_status ck_open(const char *path, uint32_t oldest, char **text, dp_bytes_reader *r, uint32_t *version_out,
+                         dp_error *err) {
     size_t len = 0;
     *text = NULL;
     dp_status st = dp_read_file(path, (size_t)1 << 34, text, &len, err);
@@ -181,6 +192,26 @@ static dp_status ck_open(const char *path, uint32_t oldest, char **text, dp_byte
     if (len < 16 + 4 + 8 || dp_fnv1a(r->p, len - 8) != stored)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated or corrupt (checksum)", path);
     r->n = len - 8;
+    *version_out = version;
+    return DP_STATUS_OK;
+}
+
+/* Checks the cost model block at r against this dplace's model and a's
+ * device parameters; r moves past it. A run is never resumed under another
+ * model: its step times, and so its rewards and its best, would not be
+ * those of the run it continues. */
+static dp_status check_model(const dp_agent *a, dp_bytes_reader *r, const char *path, dp_error *err) {
+    uint32_t model = 0;
+    uint64_t devhash = 0, want = dp_devices_hash(a->ds);
+    DP_BYTES_GET(r, model);
+    DP_BYTES_GET(r, devhash);
+    if (r->short_read) return dp_error_set(err, DP_STATUS_PARSE, "%s: agent checkpoint is truncated", path);
+    if (model != DP_COST_MODEL_VERSION || devhash != want)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "%s: made under cost model %u with device parameters %016llx; this run has cost model %u "
+                            "with %016llx (other devices, efficiencies or links): not resumed",
+                            path, model, (unsigned long long)devhash, DP_COST_MODEL_VERSION,
+                            (unsigned long long)want);
     return DP_STATUS_OK;
 }
 
@@ -427,7 +458,9 @@ dp_status dp_agent_load(dp_agent *a, const char *path, dp_error *err) {
     dp_bytes_reader r;
     ck_state c;
     ck_tensors t;
-    dp_status st = ck_open(path, CK_VERSION, &text, &r, err);
+    uint32_t version = 0;
+    dp_status st = ck_open(path, CK_VERSION, &text, &r, &version, err);
+    if (!st) st = check_model(a, &r, path, err);
     if (!st) st = check_identity(a, &r, path, err);
     if (st) goto out;
     /* read into a copy, apply only when everything is there */
@@ -448,10 +481,12 @@ dp_status dp_agent_load_policy(dp_agent *a, const char *path, dp_error *err) {
     char *text = NULL;
     size_t *offset = NULL;
     dp_bytes_reader r;
-    dp_status st = ck_open(path, CK_POLICY_OLDEST, &text, &r, err);
+    uint32_t version = 0;
+    dp_status st = ck_open(path, CK_POLICY_OLDEST, &text, &r, &version, err);
     if (st) goto out;
     uint32_t idlen = 0;
     uint64_t state_bytes = 0;
+    if (version >= CK_MODEL_FROM) view(&r, sizeof(uint32_t) + sizeof(uint64_t)); /* the networks apply under any model */
     DP_BYTES_GET(&r, idlen);
     view(&r, idlen);
     DP_BYTES_GET(&r, state_bytes);

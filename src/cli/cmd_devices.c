@@ -9,7 +9,8 @@ int cmd_devices(int argc, char **argv) {
     const char *out = NULL;
     const cli_option options[] = {
         {NULL, "-o", "FILE", CLI_STRING, .str = &out,
-         .help = "write the set as a dplace-devices v1 file (atomically)"},
+         .help = "write the set as a dplace-devices v2 file (atomically): each device's generation, its own efficiencies, "
+                 "each link's efficiency"},
         CLI_END};
     const cli_command cmd = {
         .name = "devices",
@@ -43,20 +44,24 @@ int cmd_devices(int argc, char **argv) {
         else printf("wrote %s\n", out);
     } else {
         printf("device set %s: %d devices, %d link directions\n\n", ds->name, ds->n_devices, ds->n_links);
-        printf("%-8s %-4s %-22s %12s %12s %12s %10s %7s\n", "name", "kind", "model", "TFLOP/s", "mem GB/s",
-               "memory GiB", "launch us", "streams");
+        printf("%-8s %-4s %-22s %-10s %12s %12s %12s %10s %7s %5s\n", "name", "kind", "model", "generation",
+               "TFLOP/s", "mem GB/s", "memory GiB", "launch us", "streams", "own");
         for (int32_t d = 0; d < ds->n_devices; d++) {
             const dp_device *v = &ds->devices[d];
-            printf("%-8s %-4s %-22s %12.3f %12.1f %12.3f %10.1f %7d\n", v->name, dp_devkind_name(v->kind), v->model,
-                   v->peak_flops / 1e12, v->mem_bandwidth / 1e9, (double)v->memory_bytes / 1073741824.0,
-                   v->launch_overhead_s * 1e6, v->streams);
+            int own = 0;
+            for (uint32_t b = v->eff_own; b; b &= b - 1) own++;
+            printf("%-8s %-4s %-22s %-10s %12.3f %12.1f %12.3f %10.1f %7d %5d\n", v->name, dp_devkind_name(v->kind),
+                   v->model, v->generation[0] ? v->generation : "-", v->peak_flops / 1e12, v->mem_bandwidth / 1e9,
+                   (double)v->memory_bytes / 1073741824.0, v->launch_overhead_s * 1e6, v->streams, own);
         }
-        printf("\n%-20s %10s %12s\n", "link", "GB/s", "latency us");
+        printf("(own: efficiencies the file gives; the others are the generation's, else the kind's)\n");
+        printf("\n%-20s %10s %12s %10s\n", "link", "GB/s", "latency us", "efficiency");
         for (int32_t l = 0; l < ds->n_links; l++) {
             char name[160];
             snprintf(name, sizeof name, "%s -> %s", ds->devices[ds->links[l].from].name,
                      ds->devices[ds->links[l].to].name);
-            printf("%-20s %10.2f %12.1f\n", name, ds->links[l].bandwidth / 1e9, ds->links[l].latency_s * 1e6);
+            printf("%-20s %10.2f %12.1f %10.3f\n", name, ds->links[l].bandwidth / 1e9, ds->links[l].latency_s * 1e6,
+                   ds->links[l].efficiency);
         }
         if (ds->host >= 0 && ds->n_devices > 1)
             printf("\npairs without a link route through the host %s\n", ds->devices[ds->host].name);

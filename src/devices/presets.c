@@ -6,6 +6,11 @@
 
 #include "dplace/devices.h"
 
+/* A preset's devices list the vendor's figures in order and leave the cost
+ * model's fields (generation, own efficiencies) to dp_devices_add, which
+ * takes them from the device's model. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MIB (1024.0 * 1024.0)
 

@@ -7,4 +7,5 @@ dp_add_layer(graph
     src/graph/synth.c
     src/devices/devices.c
     src/devices/presets.c
+    src/devices/generations.c
   BELOW common)

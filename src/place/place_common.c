@@ -103,19 +103,13 @@ void place_units_repair(const dp_units *u, const dp_mask *mask, const double *uw
 
 /* ---- op times ----------------------------------------------------------- */
 
-/* Whether two devices run every op equally fast (same cost-model inputs). */
-static int same_class(const dp_device *a, const dp_device *b) {
-    return a->kind == b->kind && strcmp(a->model, b->model) == 0 && a->peak_flops == b->peak_flops &&
-           a->mem_bandwidth == b->mem_bandwidth && a->launch_overhead_s == b->launch_overhead_s;
-}
-
 dp_status place_costs_init(place_costs *c, const dp_graph *g, const dp_devices *ds, dp_error *err) {
     memset(c, 0, sizeof *c);
     c->n_ops = g->n_ops;
     int32_t rep[DP_MAX_DEVICES]; /* a device of each class */
     for (int32_t d = 0; d < ds->n_devices; d++) {
         int32_t k = 0;
-        while (k < c->n_classes && !same_class(&ds->devices[rep[k]], &ds->devices[d])) k++;
+        while (k < c->n_classes && !dp_devices_same_cost(&ds->devices[rep[k]], &ds->devices[d])) k++;
         if (k == c->n_classes) rep[c->n_classes++] = d;
         c->class_of[d] = k;
     }

@@ -599,7 +599,7 @@ static double etf_arrival(etf *e, int32_t p, int64_t t, int32_t d, int commit) {
         double take = ask > e->link_free[l] ? ask : e->link_free[l], start = take, lat = w * ds->links[l].latency_s;
         if (k > 0 && pipelined && first_start + ds->links[ds->route[pair * 2]].latency_s > start)
             start = first_start + ds->links[ds->route[pair * 2]].latency_s;
-        at = start + lat + bytes / ds->links[l].bandwidth;
+        at = start + lat + bytes / dp_devices_link_rate(&ds->links[l]);
         if (k > 0 && pipelined && first_end + lat > at) at = first_end + lat;
         if (commit) e->link_free[l] = at;
         if (k == 0) first_start = take, first_end = at;

@@ -482,7 +482,7 @@ static double fanout_bound(const dp_graph *g, const dp_devices *ds, const double
                            const double *tail, const uint8_t *serial) {
     double fan = 0.0, min_lat = INFINITY, max_bw = 0.0;
     for (int32_t l = 0; l < ds->n_links; l++)
-        min_lat = fmin(min_lat, ds->links[l].latency_s), max_bw = fmax(max_bw, ds->links[l].bandwidth);
+        min_lat = fmin(min_lat, ds->links[l].latency_s), max_bw = fmax(max_bw, dp_devices_link_rate(&ds->links[l]));
     if (ds->n_devices < 2 || !(max_bw > 0)) return 0.0;
     for (int32_t u = 0; u < g->n_ops; u++) {
         double fu = start[u] + dur[u];

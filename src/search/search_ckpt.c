@@ -3,6 +3,8 @@
  * Layout (native byte order, docs/search.md):
  *
  *   "DPLACE-SEARCH-CK" (16 bytes), u32 version
+ *   u32 cost model version (DP_COST_MODEL_VERSION), u64 hash of the device
+ *       parameters (dp_devices_hash): both must match
  *   identity: i32 ops, devices, chains, moves; u64 seed; u32 length + the
  *       search's settings as the settings table formats them (must match)
  *   i32 begun, starts, next start; per start: f64 score, 64 bytes name,
@@ -15,16 +17,18 @@
  *       its counters (dp_search_stats)
  *   u64 FNV-1a checksum of everything before it
  * Version 1 had no "what found the best"; version 2 no settings in the
- * identity. A run resumes from its own version only. */
+ * identity; version 3 no cost model version nor device hash. A run resumes
+ * from its own version only. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "common/bytes.h"
+#include "dplace/cost.h"
 #include "search/search_internal.h"
 
 #define CK_MAGIC "DPLACE-SEARCH-CK"
-#define CK_VERSION 3u
+#define CK_VERSION 4u
 
 /* The identity that a checkpoint must match. */
 typedef struct ck_id {
@@ -58,6 +62,10 @@ static void serialise(const dp_search *s, dp_bytes_writer *b) {
     dp_bytes_put(b, CK_MAGIC, 16);
     uint32_t version = CK_VERSION;
     DP_BYTES_PUT(b, version);
+    uint32_t model = DP_COST_MODEL_VERSION;
+    uint64_t devhash = dp_devices_hash(s->ds);
+    DP_BYTES_PUT(b, model);
+    DP_BYTES_PUT(b, devhash);
     ck_id id = identity(s);
     DP_BYTES_PUT(b, id);
     char settings[1024];
@@ -136,6 +144,17 @@ static dp_status check_header(const dp_search *s, dp_bytes_reader *r, const char
     if (r->n < r->at + 8 || dp_fnv1a(r->p, r->n - 8) != stored)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: checksum mismatch (truncated or damaged)", path);
     r->n -= 8;
+    uint32_t model = 0;
+    uint64_t devhash = 0, want_hash = dp_devices_hash(s->ds);
+    DP_BYTES_GET(r, model);
+    DP_BYTES_GET(r, devhash);
+    if (r->short_read) return dp_error_set(err, DP_STATUS_PARSE, "%s: search checkpoint is truncated or damaged", path);
+    if (model != DP_COST_MODEL_VERSION || devhash != want_hash) /* its scores are another model's */
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            "%s: made under cost model %u with device parameters %016llx; this run has cost model %u "
+                            "with %016llx (other devices, efficiencies or links): not resumed",
+                            path, model, (unsigned long long)devhash, DP_COST_MODEL_VERSION,
+                            (unsigned long long)want_hash);
     ck_id id, want = identity(s);
     DP_BYTES_GET(r, id);
     if (memcmp(&id, &want, sizeof id) != 0)

@@ -4,41 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const opclass_names[] = {"meta", "elementwise", "matmul", "conv", "reduction", "data", "optimizer"};
-_Static_assert(sizeof(opclass_names) / sizeof(opclass_names[0]) == DP_OPCLASS_COUNT, "opclass_names");
-
-const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUNT ? opclass_names[c] : "?"; }
-
-/* Fraction of peak FLOP/s and of peak memory bandwidth that ops of a class
- * reach on each device kind ([class][kind]; kind: cpu, gpu). First estimates
- * from published cuDNN/cuBLAS and MKL efficiency figures on these device
- * generations; the calibration against the papers' tables (docs/calibration.md)
- * is where they are tuned. */
-static const dp_efficiency efficiency_table[DP_OPCLASS_COUNT][DP_DEVKIND_COUNT] = {
-    [DP_OPCLASS_META] = {{1.0, 1.0}, {1.0, 1.0}},
-    [DP_OPCLASS_ELEMENTWISE] = {{0.30, 0.70}, {0.30, 0.70}},
-    [DP_OPCLASS_MATMUL] = {{0.26, 0.50}, {0.18, 0.40}},
-    [DP_OPCLASS_CONV] = {{0.07, 0.50}, {0.50, 0.70}},
-    [DP_OPCLASS_REDUCTION] = {{0.20, 0.50}, {0.20, 0.70}},
-    [DP_OPCLASS_DATA] = {{0.30, 0.40}, {0.30, 0.35}},
-    [DP_OPCLASS_OPTIMIZER] = {{0.30, 0.50}, {0.50, 0.70}},
-};
-_Static_assert(sizeof(efficiency_table) / sizeof(efficiency_table[0]) == DP_OPCLASS_COUNT, "efficiency_table");
-
-/* Convolutions cuDNN runs with Winograd's algorithm (dp_cost_conv_winograd): the
- * efficiency counted against the direct algorithm's FLOPs, so above 1 on a
- * GPU: F(4x4,3x3) needs 4 times fewer multiplications, and cuDNN's Winograd
- * kernels reach about 40% of peak on those (fitted, docs/calibration.md
- * "Throughput"). The CPU rows are the plain convolution's. [kind] */
-static const dp_efficiency winograd_efficiency[DP_DEVKIND_COUNT] = {{0.07, 0.50}, {1.70, 0.70}};
-
 /* Ops that only describe or rename tensors (Shape, Const, Identity, Reshape,
  * ...) run on the host without a kernel launch: they cost this fraction of
  * the device's launch overhead (calibrated, docs/calibration.md). */
 #define DP_META_OVERHEAD_FRACTION 0.25
 
-dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind) { return efficiency_table[c][kind]; }
-dp_efficiency dp_cost_winograd_efficiency(dp_devkind kind) { return winograd_efficiency[kind]; }
+/* The kinds' tables are the device format's (src/devices/generations.c): a
+ * device's own efficiencies and its generation's override them. */
+dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind) { return dp_devices_kind_efficiency(kind)[c]; }
+dp_efficiency dp_cost_winograd_efficiency(dp_devkind kind) {
+    return dp_devices_kind_efficiency(kind)[DP_EFF_WINOGRAD];
+}
 
 /* One row of an op-type table: a type name and the class the roofline
  * prices it with. */
@@ -500,8 +476,8 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     if (m >= 0) return m;
     dp_opclass c = dp_opclass_of_type(dp_graph_str(g, o->type));
     if (c == DP_OPCLASS_META || reduces_nothing(g, o, c)) return dev->launch_overhead_s * DP_META_OVERHEAD_FRACTION;
-    dp_efficiency e = efficiency_table[c][dev->kind];
-    if (c == DP_OPCLASS_CONV && dp_cost_conv_winograd(g, op)) e = winograd_efficiency[dev->kind];
+    dp_efficiency e = dev->eff[c];
+    if (c == DP_OPCLASS_CONV && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
     double t_compute = o->flops / (dev->peak_flops * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
     return (t_compute > t_memory ? t_compute : t_memory) + dev->launch_overhead_s;

@@ -52,11 +52,6 @@ static int is_variable_ref(const dp_graph *g, int32_t i) {
     return dp_cost_type_is_variable(dp_graph_str(g, g->ops[p].type));
 }
 
-static int same_cost_params(const dp_device *a, const dp_device *b) {
-    return a->kind == b->kind && strcmp(a->model, b->model) == 0 && a->peak_flops == b->peak_flops &&
-           a->mem_bandwidth == b->mem_bandwidth && a->launch_overhead_s == b->launch_overhead_s;
-}
-
 #define ALLOC(ptr, count) ((ptr) = malloc(((size_t)(count) + 1) * sizeof *(ptr)))
 
 /* Whether ds can host g: g finalized, small enough for the compact arrays,
@@ -91,7 +86,7 @@ static void fill_device_classes(dp_sim *s) {
     const dp_devices *ds = s->ds;
     for (int32_t d = 0; d < s->D; d++) {
         int32_t c = 0;
-        while (c < d && !same_cost_params(&ds->devices[c], &ds->devices[d])) c++;
+        while (c < d && !dp_devices_same_cost(&ds->devices[c], &ds->devices[d])) c++;
         s->dev_class[d] = c < d ? s->dev_class[c] : s->n_classes++;
     }
 }
@@ -159,7 +154,7 @@ static void fill_constraints_and_links(dp_sim *s) {
         s->constrained[s->n_constrained++] = i;
     }
     for (int32_t l = 0; l < s->L; l++) {
-        s->link_inv_bw[l] = 1.0 / ds->links[l].bandwidth;
+        s->link_inv_bw[l] = 1.0 / dp_devices_link_rate(&ds->links[l]);
         s->link_lat[l] = ds->links[l].latency_s;
         s->link_to[l] = ds->links[l].to;
         s->link_from[l] = ds->links[l].from;

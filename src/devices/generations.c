@@ -1,0 +1,99 @@
+/* The cost model's parameter tables that a device file need not carry: the
+ * efficiencies of each device kind and of each device generation, and the
+ * models whose generation is known. A device's own efficiencies (a v2
+ * file's) override its generation's, which override its kind's. */
+#include <string.h>
+
+#include "dplace/devices.h"
+
+static const char *const opclass_names[] = {"meta", "elementwise", "matmul", "conv", "reduction", "data", "optimizer"};
+_Static_assert(sizeof(opclass_names) / sizeof(opclass_names[0]) == DP_OPCLASS_COUNT, "opclass_names");
+
+const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUNT ? opclass_names[c] : "?"; }
+
+const char *dp_devices_eff_slot_name(int slot) {
+    if (slot == DP_EFF_WINOGRAD) return "winograd";
+    return dp_opclass_name((dp_opclass)slot);
+}
+
+/* Fraction of peak FLOP/s and of peak memory bandwidth that ops of a class
+ * reach on each device kind ([kind][slot]; kind: cpu, gpu). First estimates
+ * from published cuDNN/cuBLAS and MKL efficiency figures on these device
+ * generations; the calibration against the papers' tables (docs/calibration.md)
+ * is where they are tuned.
+ *
+ * The last slot is the convolutions cuDNN runs with Winograd's algorithm
+ * (dp_cost_conv_winograd): the efficiency counted against the direct
+ * algorithm's FLOPs, so above 1 on a GPU: F(4x4,3x3) needs 4 times fewer
+ * multiplications, and cuDNN's Winograd kernels reach about 40% of peak on
+ * those (fitted, docs/calibration.md "Throughput"). The CPU's is the plain
+ * convolution's. */
+static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
+    [DP_DEVKIND_CPU] =
+        {
+            [DP_OPCLASS_META] = {1.0, 1.0},
+            [DP_OPCLASS_ELEMENTWISE] = {0.30, 0.70},
+            [DP_OPCLASS_MATMUL] = {0.26, 0.50},
+            [DP_OPCLASS_CONV] = {0.07, 0.50},
+            [DP_OPCLASS_REDUCTION] = {0.20, 0.50},
+            [DP_OPCLASS_DATA] = {0.30, 0.40},
+            [DP_OPCLASS_OPTIMIZER] = {0.30, 0.50},
+            [DP_EFF_WINOGRAD] = {0.07, 0.50},
+        },
+    [DP_DEVKIND_GPU] =
+        {
+            [DP_OPCLASS_META] = {1.0, 1.0},
+            [DP_OPCLASS_ELEMENTWISE] = {0.30, 0.70},
+            [DP_OPCLASS_MATMUL] = {0.18, 0.40},
+            [DP_OPCLASS_CONV] = {0.50, 0.70},
+            [DP_OPCLASS_REDUCTION] = {0.20, 0.70},
+            [DP_OPCLASS_DATA] = {0.30, 0.35},
+            [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},
+            [DP_EFF_WINOGRAD] = {1.70, 0.70},
+        },
+};
+_Static_assert(sizeof(kind_table) / sizeof(kind_table[0]) == DP_DEVKIND_COUNT, "kind_table");
+_Static_assert(sizeof(kind_table[0]) / sizeof(kind_table[0][0]) == DP_EFF_COUNT, "kind_table slots");
+
+const dp_efficiency *dp_devices_kind_efficiency(dp_devkind kind) {
+    return kind_table[(unsigned)kind < DP_DEVKIND_COUNT ? kind : DP_DEVKIND_CPU];
+}
+
+/* The generations of the presets' devices. Each has the table of its kind
+ * today: the papers' step times were fitted with one table per kind, on
+ * these four parts only. A generation gets rows of its own when measurements
+ * of its parts (dplace calibrate, docs/calibrate.md) show that it differs. */
+static const dp_generation generations[] = {
+    {"haswell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU]},
+    {"broadwell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU]},
+    {"kepler", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU]},
+    {"pascal", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU]},
+};
+#define N_GENERATIONS (sizeof generations / sizeof generations[0])
+
+static const char *const generation_names[] = {"haswell", "broadwell", "kepler", "pascal", NULL};
+_Static_assert(sizeof(generation_names) / sizeof(generation_names[0]) == N_GENERATIONS + 1, "generation_names");
+
+const char *const *dp_devices_generation_names(void) { return generation_names; }
+
+const dp_generation *dp_devices_generation(const char *name) {
+    for (size_t i = 0; i < N_GENERATIONS; i++)
+        if (!strcmp(generations[i].name, name)) return &generations[i];
+    return NULL;
+}
+
+/* The models (dp_device.model) whose generation is known: the presets'. */
+static const struct {
+    const char *model, *generation;
+} model_generations[] = {
+    {"Haswell-E5-2698v3", "haswell"},
+    {"Broadwell-E5-2650v4", "broadwell"},
+    {"K40", "kepler"},
+    {"P100", "pascal"},
+};
+
+const char *dp_devices_model_generation(const char *model) {
+    for (size_t i = 0; i < sizeof model_generations / sizeof model_generations[0]; i++)
+        if (!strcmp(model_generations[i].model, model)) return model_generations[i].generation;
+    return NULL;
+}
