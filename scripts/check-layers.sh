@@ -19,6 +19,7 @@ declare -A layer_of=(
   [place]=place
   [zoo]=zoo
   [run]=run
+  [calib]=calib
   [search]=search
   [agent]=agent
   [optimize]=optimize
@@ -36,6 +37,7 @@ declare -A header_layer=(
   [units]=place [place]=place [group]=place
   [zoo]=zoo
   [run]=run [plot]=run [settings]=run [reference]=run
+  [calib]=calib
   [search]=search
   [agent]=agent [measure]=agent
   [optimize]=optimize
@@ -53,11 +55,12 @@ declare -A may_use=(
   [place]="place sim graph common"
   [zoo]="zoo sim graph common"
   [run]="run place sim graph common"
+  [calib]="calib run place sim graph common"
   [search]="search run place sim graph common"
   [agent]="agent run place nn sim graph common"
   [dist]="dist agent search run place nn sim graph common"
   [optimize]="optimize agent search run place nn sim graph common"
-  [cli]="cli optimize dist agent search run place nn zoo import sim graph common"
+  [cli]="cli optimize dist agent search calib run place nn zoo import sim graph common"
 )
 
 breaches=0

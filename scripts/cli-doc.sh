@@ -27,7 +27,7 @@ trap 'rm -f "$out"' EXIT
   echo '```'
   "$D" --help
   echo '```'
-  for c in simulate devices zoo baseline group import optimize; do
+  for c in simulate devices zoo baseline group import optimize calibrate; do
     echo
     echo "## dplace $c"
     echo

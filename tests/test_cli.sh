@@ -129,6 +129,78 @@ grep -q '"generation": "kepler"' "$T/k40.json" && ok || bad "devices -o: no gene
 [ -s "$T/a" ] && cmp -s "$T/a" "$T/b" && ok || bad "devices -o: the file simulates to another step time"
 }
 
+# calibrate: the proposal of synthetic-300 on k40x2 "measured" by simulating
+# each placement on tests/data/devices_v2.json (another machine) into
+# $T/cal/measurements.csv
+calibrate_measured() {
+"$D" calibrate --model synthetic-300 --devices k40x2 --propose "$T/cal" >/dev/null 2>&1
+{ echo "graph,placement_file,seconds"
+  grep -v '^#' "$T/cal/measurements.csv" | tail -n +2 | while IFS=, read -r g f _; do
+    s=$("$D" simulate --model "$g" --devices data/devices_v2.json --placement "$T/cal/$f" --json 2>/dev/null |
+      sed -n 's/.*"step_time_s": *\([0-9.e+-]*\).*/\1/p')
+    echo "$g,$f,$s"
+  done; } >"$T/cal/filled.csv"
+}
+
+# calibrate --propose: placements and a template whose empty seconds the fit refuses
+test_calibrate_propose() {
+expect 0 "wrote .* placements" -- "$D" calibrate --model synthetic-300 --devices k40x2 --propose "$T/prop"
+[ -f "$T/prop/synthetic-300-single-gpu_1.json" ] && ok || bad "calibrate --propose: no single-GPU placement"
+grep -q '^synthetic-300,synthetic-300-split-cpu_0-gpu_0-50.json,$' "$T/prop/measurements.csv" && ok ||
+  bad "calibrate --propose: the template lacks a split"
+expect 2 "measurements.csv: line 4: seconds \"\" is not a number" -- \
+  "$D" calibrate --model synthetic-300 --devices k40x2 --measurements "$T/prop/measurements.csv"
+}
+
+# calibrate --measurements: the fit, its report and the calibrated v2 file,
+# which simulates a held-out kind of placement closer to the machine
+test_calibrate_fit() {
+calibrate_measured
+expect 0 "held-out placements" -- "$D" calibrate --model synthetic-300 --devices k40x2 \
+  --measurements "$T/cal/filled.csv" -o "$T/cal/mine.json"
+grep -q "not determined" "$T/out" && ok || bad "calibrate: no list of undetermined parameters"
+grep -q '"version": 2' "$T/cal/mine.json" && grep -q '"efficiency"' "$T/cal/mine.json" && ok ||
+  bad "calibrate -o: not a v2 file with efficiencies"
+expect 0 "valid" -- "$D" simulate --model synthetic-300 --devices "$T/cal/mine.json" --placement gpu:1
+}
+
+# calibrate: bad measurements are refused with exit 2 and one line naming
+# the file and the row; nothing is written
+test_calibrate_bad_input() {
+calibrate_measured
+F="$T/cal/filled.csv"
+sed '3s/,[^,]*$/,-0.5/' "$F" >"$T/cal/neg.csv"
+expect 2 "neg.csv: line 3: seconds must be > 0" -- "$D" calibrate --model synthetic-300 --devices k40x2 \
+  --measurements "$T/cal/neg.csv" -o "$T/cal/x.json"
+sed '3s/,[^,]*,/,nowhere.json,/' "$F" >"$T/cal/missing.csv"
+expect 2 "missing.csv: line 3: .*nowhere.json: cannot open" -- "$D" calibrate --model synthetic-300 \
+  --devices k40x2 --measurements "$T/cal/missing.csv" -o "$T/cal/x.json"
+"$D" baseline --model synthetic-500 --devices k40x2 --methods gpu --out-dir "$T/cal/other" >/dev/null 2>&1
+sed "3s|,[^,]*,|,other/gpu.json,|" "$F" >"$T/cal/length.csv"
+expect 2 "length.csv: line 3: .*has .* ops" -- "$D" calibrate --model synthetic-300 --devices k40x2 \
+  --measurements "$T/cal/length.csv" -o "$T/cal/x.json"
+sed '3s/^[^,]*,/nmt9,/' "$F" >"$T/cal/graph.csv"
+expect 2 "graph.csv: line 3: graph \"nmt9\" is none of those given" -- "$D" calibrate --model synthetic-300 \
+  --devices k40x2 --measurements "$T/cal/graph.csv" -o "$T/cal/x.json"
+head -5 "$F" >"$T/cal/few.csv"
+expect 2 "measurements in the fit, fewer than the" -- "$D" calibrate --model synthetic-300 --devices k40x2 \
+  --measurements "$T/cal/few.csv" -o "$T/cal/x.json"
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "calibrate: more than one line for too few measurements"
+absent "$T/cal/x.json"
+expect 2 "give one of --measurements CSV, --measure CMD or --propose DIR" -- "$D" calibrate --model synthetic-300 \
+  --devices k40x2
+}
+
+# calibrate --measure: the proposed placements measured by a command (the
+# example command simulating another machine with noise), kept with their
+# times by --propose
+test_calibrate_measure() {
+expect 0 "held-out placements" -- "$D" calibrate --model synthetic-300 --devices k40x2 --holdout 0.2 \
+  --measure "DPLACE_BIN=$D ../scripts/measure-example.sh --devices data/devices_v2.json \"\$1\"" --propose "$T/mm"
+grep -q '^synthetic-300,synthetic-300-single-gpu_0.json,[0-9]' "$T/mm/measurements.csv" && ok ||
+  bad "calibrate --measure --propose: no measured time kept"
+}
+
 # devices: an unknown set is refused by name
 test_devices_unknown() {
 expect 2 'unknown device set "k40x99"' -- "$D" devices k40x99
@@ -219,6 +291,10 @@ test_run test_devices
 test_run test_devices_export
 test_run test_devices_export_v2
 test_run test_devices_unknown
+test_run test_calibrate_propose
+test_run test_calibrate_fit
+test_run test_calibrate_bad_input
+test_run test_calibrate_measure
 test_run test_noise_seed
 test_run test_zoo_list
 test_run test_zoo_build

@@ -10,6 +10,7 @@ add_executable(dplace_cli
   src/cli/cmd_baseline.c
   src/cli/cmd_group.c
   src/cli/cmd_optimize.c
+  src/cli/cmd_calibrate.c
   src/cli/optimize_run.c
   src/cli/optimize_progress.c
   src/cli/optimize_report.c
@@ -17,7 +18,7 @@ add_executable(dplace_cli
 )
 set_target_properties(dplace_cli PROPERTIES OUTPUT_NAME dplace)
 target_include_directories(dplace_cli PRIVATE src)
-target_link_libraries(dplace_cli PRIVATE dplace_optimize dplace_agent dplace_search dplace_zoo dplace_import)
+target_link_libraries(dplace_cli PRIVATE dplace_optimize dplace_agent dplace_search dplace_zoo dplace_import dplace_calib)
 if(MPI_C_FOUND)
   target_link_libraries(dplace_cli PRIVATE dplace_dist)
   target_compile_definitions(dplace_cli PRIVATE DPLACE_HAVE_MPI=1)

@@ -241,5 +241,6 @@ int cmd_baseline(int argc, char **argv);
 int cmd_group(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

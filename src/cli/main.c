@@ -25,6 +25,9 @@ static const struct command {
      "find a fast placement: a learned agent (hp, colocrl, eagle, post, mars,\n"
      "dplace, ...) or dplace's search (dplace optimize --help): the best\n"
      "placement, logs, training curve, checkpoints, the baselines beside it"},
+    {"calibrate", cmd_calibrate,
+     "fit a device set's efficiencies, launch overheads and links to measured\n"
+     "step times, or propose the placements to measure; writes a devices file"},
 };
 
 static void print_help(FILE *f) {
