@@ -122,7 +122,7 @@ static dp_status add_fabric(dp_devices *ds, const preset_spec *ps, long n, dp_er
             if (ps->fabric == FABRIC_DGX1) bw = dgx1_nvlinks[i][j] * ps->fabric_bw;
             else if (ps->fabric == FABRIC_SWITCH) bw = ps->fabric_bw;
             if (bw <= 0) continue;
-            char a[16], b[16];
+            char a[32], b[32];
             snprintf(a, sizeof a, "gpu:%ld", i);
             snprintf(b, sizeof b, "gpu:%ld", j);
             st = dp_devices_add_link(ds, a, b, bw, link_latency_s, 1, err);
