@@ -495,14 +495,15 @@ typedef struct torch_step {
     int32_t conv[TORCH_LAYERS], bn[TORCH_LAYERS], kept[TORCH_LAYERS];
 } torch_step;
 
-/* The forward ops of layer i reading act; returns the layer's output and
- * fills w[5] with its weight, momentum, bn weight and running statistics. */
-static int32_t torch_layer(torch_step *t, int i, int32_t act, int32_t *w) {
-    dp_graph *g = t->g;
+/* The forward ops of a convolution with batch norm and ReLU, modules
+ * MOD/conv and MOD/bn, the ReLU and its detached view in scope relu (the
+ * module around them, or a module of its own), reading act; returns the
+ * ReLU, fills w[5] with its weight, momentum, bn weight and running
+ * statistics and op[3] with its convolution, batch norm and detached view. */
+static int32_t conv_bn_relu(dp_graph *g, const char *mod, const char *relu, int32_t act, int32_t *w, int32_t *op) {
     const uint64_t big = 8000000, wb = 256000, bnb = 1000;
-    char sc[32], bs[32], rs[32], nm[64], cw[48], bw[48], rm[48];
-    snprintf(sc, sizeof sc, "layer%d/conv", i), snprintf(bs, sizeof bs, "layer%d/bn", i);
-    snprintf(rs, sizeof rs, "layer%d/relu", i);
+    char sc[48], bs[48], nm[96], cw[64], bw[64], rm[64];
+    snprintf(sc, sizeof sc, "%s/conv", mod), snprintf(bs, sizeof bs, "%s/bn", mod);
     snprintf(cw, sizeof cw, "%s/weight", sc), snprintf(bw, sizeof bw, "%s/weight", bs);
     snprintf(rm, sizeof rm, "%s/running_mean", bs);
     w[0] = add_source(g, cw, "Parameter", sc, cw, wb);
@@ -514,41 +515,41 @@ static int32_t torch_layer(torch_step *t, int i, int32_t act, int32_t *w) {
     w[4] = add_source(g, nm, "Buffer", bs, rm, bnb);
     snprintf(nm, sizeof nm, "%s/convolution", sc);
     dp_input cin[2] = {{act, 0}, {w[0], 0}};
-    t->conv[i] = add_aten(g, nm, "convolution", sc, NULL, 2e-3, &big, 1, 0, cin, 2);
+    op[0] = add_aten(g, nm, "convolution", sc, NULL, 2e-3, &big, 1, 0, cin, 2);
     snprintf(nm, sizeof nm, "%s/native_batch_norm", bs);
-    dp_input bin[4] = {{t->conv[i], 0}, {w[2], 0}, {w[3], 0}, {w[4], 0}};
+    dp_input bin[4] = {{op[0], 0}, {w[2], 0}, {w[3], 0}, {w[4], 0}};
     uint64_t bout[3] = {big, bnb, bnb};
-    t->bn[i] = add_aten(g, nm, "native_batch_norm", bs, rm, 1e-3, bout, 3, 0, bin, 4);
-    snprintf(nm, sizeof nm, "%s/relu_", rs);
-    dp_input rin = {t->bn[i], 0};
-    int32_t relu = add_aten(g, nm, "relu_", rs, NULL, 5e-4, &big, 1, 0, &rin, 1);
-    snprintf(nm, sizeof nm, "%s/detach", rs);
-    dp_input din = {relu, 0};
-    t->kept[i] = add_aten(g, nm, "detach", rs, NULL, 1e-6, &big, 1, 0, &din, 1);
-    return relu;
+    op[1] = add_aten(g, nm, "native_batch_norm", bs, rm, 1e-3, bout, 3, 0, bin, 4);
+    snprintf(nm, sizeof nm, "%s/relu_", relu);
+    dp_input rin = {op[1], 0};
+    int32_t r = add_aten(g, nm, "relu_", relu, NULL, 5e-4, &big, 1, 0, &rin, 1);
+    snprintf(nm, sizeof nm, "%s/detach", relu);
+    dp_input din = {r, 0};
+    op[2] = add_aten(g, nm, "detach", relu, NULL, 1e-6, &big, 1, 0, &din, 1);
+    return r;
 }
 
-/* The backward ops of layer i (grad: the gradient of its output; act: its
- * input; w: torch_layer's) and its SGD updates; returns the gradient of its
- * input. */
-static int32_t torch_layer_backward(torch_step *t, int i, int32_t grad, int32_t act, const int32_t *w) {
-    dp_graph *g = t->g;
+/* The backward ops of conv_bn_relu (grad: the gradient of its output; act:
+ * its input; w, op: conv_bn_relu's) and its SGD updates; returns the
+ * gradient of its input. */
+static int32_t conv_bn_relu_backward(dp_graph *g, const char *mod, const char *relu, int32_t grad, int32_t act,
+                                     const int32_t *w, const int32_t *op) {
     const uint64_t big = 8000000, wb = 256000, bnb = 1000;
-    char sc[48], nm[80], cw[48], bw[48];
-    snprintf(cw, sizeof cw, "layer%d/conv/weight", i), snprintf(bw, sizeof bw, "layer%d/bn/weight", i);
-    snprintf(sc, sizeof sc, "gradients/layer%d/relu", i), snprintf(nm, sizeof nm, "%s/threshold_backward", sc);
-    dp_input tin[2] = {{grad, 0}, {t->kept[i], 0}};
+    char sc[64], nm[96], cw[64], bw[64];
+    snprintf(cw, sizeof cw, "%s/conv/weight", mod), snprintf(bw, sizeof bw, "%s/bn/weight", mod);
+    snprintf(sc, sizeof sc, "gradients/%s", relu), snprintf(nm, sizeof nm, "%s/threshold_backward", sc);
+    dp_input tin[2] = {{grad, 0}, {op[2], 0}};
     int32_t thr = add_aten(g, nm, "threshold_backward", sc, NULL, 5e-4, &big, 1, 0, tin, 2);
-    snprintf(sc, sizeof sc, "gradients/layer%d/bn", i), snprintf(nm, sizeof nm, "%s/native_batch_norm_backward", sc);
-    dp_input bin[5] = {{thr, 0}, {t->conv[i], 0}, {w[2], 0}, {w[3], 0}, {w[4], 0}};
+    snprintf(sc, sizeof sc, "gradients/%s/bn", mod), snprintf(nm, sizeof nm, "%s/native_batch_norm_backward", sc);
+    dp_input bin[5] = {{thr, 0}, {op[0], 0}, {w[2], 0}, {w[3], 0}, {w[4], 0}};
     uint64_t bout[3] = {big, bnb, bnb};
     int32_t bnb_op = add_aten(g, nm, "native_batch_norm_backward", sc, NULL, 2e-3, bout, 3, 0, bin, 5);
-    snprintf(sc, sizeof sc, "gradients/layer%d/conv", i), snprintf(nm, sizeof nm, "%s/convolution_backward", sc);
+    snprintf(sc, sizeof sc, "gradients/%s/conv", mod), snprintf(nm, sizeof nm, "%s/convolution_backward", sc);
     dp_input cin[3] = {{bnb_op, 0}, {act, 0}, {w[0], 0}};
     uint64_t cout[2] = {big, wb};
     int32_t cb = add_aten(g, nm, "convolution_backward", sc, NULL, 4e-3, cout, 2, 0, cin, 3);
     /* SGD with momentum: buf.mul_(momentum).add_(grad); weight.add_(buf) */
-    snprintf(sc, sizeof sc, "layer%d/conv", i), snprintf(nm, sizeof nm, "%s/mul_", sc);
+    snprintf(sc, sizeof sc, "%s/conv", mod), snprintf(nm, sizeof nm, "%s/mul_", sc);
     dp_input m0 = {w[1], 0};
     int32_t mul = add_aten(g, nm, "mul_", sc, cw, 1e-5, &wb, 1, 0, &m0, 1);
     snprintf(nm, sizeof nm, "%s/add_", sc);
@@ -557,10 +558,30 @@ static int32_t torch_layer_backward(torch_step *t, int i, int32_t grad, int32_t 
     snprintf(nm, sizeof nm, "%s/add__1", sc);
     dp_input a1[2] = {{w[0], 0}, {buf, 0}};
     add_aten(g, nm, "add_", sc, cw, 1e-5, &wb, 1, 0, a1, 2);
-    snprintf(sc, sizeof sc, "layer%d/bn", i), snprintf(nm, sizeof nm, "%s/add_", sc);
+    snprintf(sc, sizeof sc, "%s/bn", mod), snprintf(nm, sizeof nm, "%s/add_", sc);
     dp_input a2[2] = {{w[2], 0}, {bnb_op, 1}};
     add_aten(g, nm, "add_", sc, bw, 1e-5, &bnb, 1, 0, a2, 2);
     return cb;
+}
+
+/* Layer i of the chain (modules layerI/conv, layerI/bn, layerI/relu):
+ * conv_bn_relu reading act, its ops kept in t; returns its output. */
+static int32_t torch_layer(torch_step *t, int i, int32_t act, int32_t *w) {
+    char mod[16], relu[24];
+    int32_t op[3];
+    snprintf(mod, sizeof mod, "layer%d", i), snprintf(relu, sizeof relu, "layer%d/relu", i);
+    int32_t r = conv_bn_relu(t->g, mod, relu, act, w, op);
+    t->conv[i] = op[0], t->bn[i] = op[1], t->kept[i] = op[2];
+    return r;
+}
+
+/* The backward ops of layer i and its SGD updates; returns the gradient of
+ * its input. */
+static int32_t torch_layer_backward(torch_step *t, int i, int32_t grad, int32_t act, const int32_t *w) {
+    char mod[16], relu[24];
+    int32_t op[3] = {t->conv[i], t->bn[i], t->kept[i]};
+    snprintf(mod, sizeof mod, "layer%d", i), snprintf(relu, sizeof relu, "layer%d/relu", i);
+    return conv_bn_relu_backward(t->g, mod, relu, grad, act, w, op);
 }
 
 static torch_step torch_step_open(void) {
@@ -679,6 +700,151 @@ static void test_list_placers_modules_not_slower_than_one_gpu(void) {
     torch_step_close(&t);
 }
 
+/* ---- an exported step with parallel branches ---------------------------- */
+
+enum { BRANCH_BLOCKS = 4, BRANCHES = 4, BRANCH_LAYERS = 1 + BRANCH_BLOCKS * 7 };
+
+/* Layers in a row on each branch of a block. */
+static const int branch_len[BRANCHES] = {1, 2, 2, 2};
+
+/* A training step exported from an Inception-like CNN: a stem layer, then
+ * BRANCH_BLOCKS blocks of BRANCHES parallel branches (branch_len layers in
+ * a row) joined by a concatenation, on four GPUs with links of `bandwidth`
+ * bytes/s. Each layer is a module around a convolution module and a
+ * batch-norm module, its ReLU in the layer's own scope (torchvision's
+ * BasicConv2d: blockB/bJ_L/conv, blockB/bJ_L/bn, blockB/bJ_L); the
+ * concatenation is the block's, and the backward pass splits its gradient
+ * per branch and sums the branches'. op[l]: layer l's conv_bn_relu ops. */
+typedef struct branch_step {
+    dp_graph *g;
+    dp_devices *ds;
+    int32_t n_layers;
+    int32_t op[BRANCH_LAYERS][3];
+} branch_step;
+
+static branch_step branch_step_open(double bandwidth) {
+    branch_step t = {0};
+    dp_graph *g = t.g = dp_graph_init("branch-step");
+    const uint64_t big = 8000000, four = 4, cat_bytes = BRANCHES * big;
+    char mod[BRANCH_LAYERS][32], nm[48], sc[32];
+    int32_t act[BRANCH_LAYERS], w[BRANCH_LAYERS][5], first[BRANCH_BLOCKS][BRANCHES], n = 0;
+    int32_t x = add_source(g, "input/x", "Placeholder", "input", NULL, big);
+    snprintf(mod[0], sizeof mod[0], "stem");
+    act[0] = x;
+    x = conv_bn_relu(g, "stem", "stem", x, w[0], t.op[n++]);
+    for (int b = 0; b < BRANCH_BLOCKS; b++) {
+        dp_input in[BRANCHES];
+        for (int j = 0; j < BRANCHES; j++) {
+            int32_t a = x;
+            first[b][j] = n;
+            for (int l = 0; l < branch_len[j]; l++, n++) {
+                snprintf(mod[n], sizeof mod[n], "block%d/b%d_%d", b, j, l);
+                act[n] = a;
+                a = conv_bn_relu(g, mod[n], mod[n], a, w[n], t.op[n]);
+            }
+            in[j] = (dp_input){a, 0};
+        }
+        snprintf(sc, sizeof sc, "block%d", b), snprintf(nm, sizeof nm, "block%d/cat", b);
+        x = add_aten(g, nm, "cat", sc, NULL, 3e-4, &cat_bytes, 1, 0, in, BRANCHES);
+    }
+    t.n_layers = n;
+    dp_input lin = {x, 0};
+    int32_t loss = add_aten(g, "loss/sum", "sum", "loss", NULL, 1e-4, &four, 1, 0, &lin, 1);
+    dp_input oin = {loss, 0};
+    int32_t ones = add_aten(g, "gradients/loss/ones_like", "ones_like", "gradients/loss", NULL, 1e-6, &four, 1, 0,
+                            &oin, 1);
+    dp_input ein = {ones, 0};
+    int32_t grad =
+        add_aten(g, "gradients/loss/expand", "expand", "gradients/loss", NULL, 1e-4, &cat_bytes, 1, 0, &ein, 1);
+    for (int b = BRANCH_BLOCKS - 1; b >= 0; b--) {
+        dp_input sum_in[BRANCHES];
+        snprintf(sc, sizeof sc, "gradients/block%d", b);
+        for (int j = 0; j < BRANCHES; j++) {
+            snprintf(nm, sizeof nm, "%s/narrow_%d", sc, j);
+            dp_input nin = {grad, 0};
+            int32_t gj = add_aten(g, nm, "narrow", sc, NULL, 1e-5, &big, 1, 0, &nin, 1);
+            for (int l = branch_len[j] - 1; l >= 0; l--) {
+                int32_t k = first[b][j] + l;
+                gj = conv_bn_relu_backward(g, mod[k], mod[k], gj, act[k], w[k], t.op[k]);
+            }
+            sum_in[j] = (dp_input){gj, 0};
+        }
+        snprintf(nm, sizeof nm, "%s/add", sc);
+        grad = add_aten(g, nm, "add", sc, NULL, 2e-4, &big, 1, 0, sum_in, BRANCHES);
+    }
+    conv_bn_relu_backward(g, "stem", "stem", grad, act[0], w[0], t.op[0]);
+    fixture_finalize(g);
+    t.ds = fixture_devices(4, (uint64_t)1 << 34, bandwidth);
+    return t;
+}
+
+static void branch_step_close(branch_step *t) {
+    dp_devices_free(t->ds);
+    dp_graph_free(t->g);
+}
+
+/* The placers' options that place whole modules. */
+static dp_place_options by_module(void) {
+    dp_place_options o = dp_place_options_default();
+    o.units = (dp_units_spec){DP_UNITS_MODULE, 0};
+    return o;
+}
+
+/* The step time of method m's placement of the branch step by module, and
+ * of the single GPU's in *gpu_s. */
+static double branch_step_time(const branch_step *t, dp_place_method m, double *gpu_s) {
+    int32_t p[2048], q[2048];
+    CHECK(t->g->n_ops <= 2048);
+    place(DP_PLACE_METHOD_GPU, t->g, t->ds, NULL, q);
+    *gpu_s = fixture_simulate(t->g, t->ds, q).step_time_s;
+    dp_place_options o = by_module();
+    place(m, t->g, t->ds, &o, p);
+    dp_sim_result r = fixture_simulate(t->g, t->ds, p);
+    CHECK(r.valid);
+    return r.step_time_s;
+}
+
+/* Placing modules, the list placers put each layer of the branch step (its
+ * convolution, batch norm and ReLU modules, a chain) on one GPU: with 10
+ * GB/s links, no batch norm goes to an idle GPU while its convolution's GPU
+ * runs another branch, its activation crossing both ways. */
+static void test_list_placers_keep_module_chains_together(void) {
+    branch_step t = branch_step_open(1e10);
+    int32_t p[2048];
+    CHECK(t.g->n_ops <= 2048);
+    dp_place_options o = by_module();
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
+    for (int k = 0; k < 3; k++) {
+        place(lists[k], t.g, t.ds, &o, p);
+        for (int32_t l = 0; l < t.n_layers; l++) {
+            TEST_CASE("%s, layer %d: convolution on %d, batch norm on %d, ReLU's view on %d",
+                      dp_place_method_name(lists[k]), (int)l, (int)p[t.op[l][0]], (int)p[t.op[l][1]],
+                      (int)p[t.op[l][2]]);
+            CHECK(p[t.op[l][0]] == p[t.op[l][1]] && p[t.op[l][1]] == p[t.op[l][2]]);
+        }
+    }
+    branch_step_close(&t);
+}
+
+/* With 1 GB/s links, where every activation that crosses costs more than
+ * the layer it feeds, m-ETF by module is not slower than one GPU. */
+static void test_etf_branch_modules_not_slower_than_one_gpu(void) {
+    branch_step t = branch_step_open(1e9);
+    double gpu_s, s = branch_step_time(&t, DP_PLACE_METHOD_M_ETF, &gpu_s);
+    TEST_CASE("m-etf by module %.6f s, one GPU %.6f s", s, gpu_s);
+    CHECK(s <= gpu_s * (1 + 1e-9));
+    branch_step_close(&t);
+}
+
+/* m-SCT by module neither. */
+static void test_sct_branch_modules_not_slower_than_one_gpu(void) {
+    branch_step t = branch_step_open(1e9);
+    double gpu_s, s = branch_step_time(&t, DP_PLACE_METHOD_M_SCT, &gpu_s);
+    TEST_CASE("m-sct by module %.6f s, one GPU %.6f s", s, gpu_s);
+    CHECK(s <= gpu_s * (1 + 1e-9));
+    branch_step_close(&t);
+}
+
 /* The exported step on four GPUs of 64 MB, which one GPU cannot hold (115
  * MB): m-ETF's count of memory (the forward pass's) lets its placement run
  * out of memory in the simulator; evaluated as the baselines are, m-ETF
@@ -697,6 +863,30 @@ static void test_list_placer_retried_out_of_memory(void) {
     CHECK_INT_EQ(dp_place_evaluate(sim, t.g, t.ds, DP_PLACE_METHOD_M_ETF, NULL, q, &rep, &err), DP_STATUS_OK);
     CHECK(rep.status == DP_STATUS_OK && rep.sim.valid);
     CHECK(fixture_simulate(t.g, t.ds, q).valid);
+    dp_sim_free(sim);
+    torch_step_close(&t);
+}
+
+/* Placing modules, the exported step on four GPUs of 64 MB (one GPU cannot
+ * hold it) still splits over the GPUs: its modules form one chain, whose
+ * fusion stops at Baechi's uniform cap, and each list placer's placement,
+ * evaluated as the baselines are, is valid. */
+static void test_list_placers_split_module_chain_too_big_for_one_gpu(void) {
+    torch_step t = torch_step_open();
+    dp_devices_free(t.ds);
+    t.ds = fixture_devices(4, 64000000, 1e10);
+    dp_place_options o = by_module();
+    dp_error err;
+    dp_sim *sim = dp_sim_init(t.g, t.ds, &err);
+    CHECK(sim);
+    int32_t p[512];
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_TOPO, DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
+    for (int k = 0; k < 3; k++) {
+        dp_place_report rep;
+        TEST_CASE("%s", dp_place_method_name(lists[k]));
+        CHECK_INT_EQ(dp_place_evaluate(sim, t.g, t.ds, lists[k], &o, p, &rep, &err), DP_STATUS_OK);
+        CHECK(rep.status == DP_STATUS_OK && rep.sim.valid && rep.n_used > 1);
+    }
     dp_sim_free(sim);
     torch_step_close(&t);
 }
@@ -1269,7 +1459,11 @@ int main(int argc, char **argv) {
     TEST_RUN(test_topo_exported_cnn_fills_gpus_in_order);
     TEST_RUN(test_placers_keep_modules_whole);
     TEST_RUN(test_list_placers_modules_not_slower_than_one_gpu);
+    TEST_RUN(test_list_placers_keep_module_chains_together);
+    TEST_RUN(test_etf_branch_modules_not_slower_than_one_gpu);
+    TEST_RUN(test_sct_branch_modules_not_slower_than_one_gpu);
     TEST_RUN(test_list_placer_retried_out_of_memory);
+    TEST_RUN(test_list_placers_split_module_chain_too_big_for_one_gpu);
     TEST_RUN(test_etf_chain);
     TEST_RUN(test_gpu_out_of_memory_on_large_model);
     TEST_RUN(test_list_placers_fit_large_model);

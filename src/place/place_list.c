@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "common/heap.h"
+#include "common/uf.h"
 #include "common/util.h"
 #include "dplace/cost.h"
 #include "place/place_internal.h"
@@ -104,6 +105,12 @@ static double op_output_bytes(const dp_graph *g, int32_t op) {
     double b = 0;
     for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++) b += (double)place_tensor_bytes(g, t);
     return b;
+}
+
+/* Bytes m-topo counts for op, as if never freed: its parameters, outputs
+ * and scratch. */
+static double op_kept_bytes(const dp_graph *g, int32_t op) {
+    return (double)g->ops[op].param_bytes + op_output_bytes(g, op) + (double)g->ops[op].temp_bytes;
 }
 
 /* Bytes of op's input tensors not yet on d (each tensor once). */
@@ -253,10 +260,125 @@ static void list_mark_ends(list_ctx *c) {
     }
 }
 
+/* Whether op is one the list placers schedule themselves: a forward op,
+ * neither state (list_mark_lazy) nor an end left to the second pass. */
+static int list_scheduled(const list_ctx *c, int32_t op) { return !list_backward(c, op) && !c->lazy[op]; }
+
+/* Baechi's uniform cap: the memory m-topo counts for the ops that go to the
+ * GPUs (op_kept_bytes; their sum in *total_out unless NULL), divided by the
+ * number of GPUs, plus the largest. */
+static double list_uniform_cap(const list_ctx *c, double *total_out) {
+    const dp_graph *g = c->g;
+    dp_mask pool = dp_mask_gpus(c->ds);
+    double total = 0, largest = 0;
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        if (!(c->mask[c->u.unit_of[i]] & pool)) continue;
+        double m = op_kept_bytes(g, i);
+        total += m;
+        if (m > largest) largest = m;
+    }
+    if (total_out) *total_out = total;
+    return total / dp_mask_count(pool) + largest;
+}
+
+/* For each unit, its one successor (succ) and its one predecessor (pred)
+ * over the edges between scheduled ops of two units: -1 none, -2 several. */
+static void list_chain_links(const list_ctx *c, int32_t *succ, int32_t *pred) {
+    const dp_graph *g = c->g;
+    for (int32_t k = 0; k < c->u.n_units; k++) succ[k] = pred[k] = -1;
+    for (int32_t op = 0; op < g->n_ops; op++) {
+        if (!list_scheduled(c, op)) continue;
+        const dp_op *o = &g->ops[op];
+        for (int32_t x = 0; x < o->n_inputs; x++) {
+            int32_t p = g->inputs[o->inputs_at + x].op, a = c->u.unit_of[p], b = c->u.unit_of[op];
+            if (a == b || !list_scheduled(c, p)) continue;
+            succ[a] = succ[a] == -1 || succ[a] == b ? b : -2;
+            pred[b] = pred[b] == -1 || pred[b] == a ? a : -2;
+        }
+    }
+}
+
+/* Replaces the units by group [n_ops] (ng groups, each a union of units with
+ * one mask): masks and parameters follow. */
+static dp_status list_regroup(list_ctx *c, const int32_t *group, int32_t ng, dp_error *err) {
+    const dp_graph *g = c->g;
+    dp_units u;
+    dp_status st = dp_units_init_from_groups(&u, group, g->n_ops, ng, err);
+    if (st) return st;
+    dp_mask *mask = malloc(((size_t)ng + 1) * sizeof(dp_mask));
+    if (!mask) {
+        dp_units_free(&u);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (%d units)", ng);
+    }
+    for (int32_t i = 0; i < g->n_ops; i++) mask[group[i]] = c->mask[c->u.unit_of[i]];
+    memset(c->unit_params, 0, (size_t)c->u.n_units * sizeof(double)); /* ng <= n_units: room enough */
+    for (int32_t i = 0; i < g->n_ops; i++) c->unit_params[group[i]] += (double)g->ops[i].param_bytes;
+    dp_units_free(&c->u);
+    c->u = u;
+    free(c->mask);
+    c->mask = mask;
+    return DP_STATUS_OK;
+}
+
+/* Operator fusion (Baechi fuses chains of ops before placing them), on the
+ * modules of a PyTorch export placed forward-only: a unit whose scheduled
+ * ops feed one other unit only, which they alone feed, joins it, so the
+ * chain goes to one device as one unit. Chains form in topological order
+ * and stop where the joined unit would exceed Baechi's uniform cap
+ * (list_uniform_cap, counting every op of the units as m-topo does), so a
+ * model that does not fit one GPU still splits; units with different
+ * devices allowed never join. The exporter makes each layer's convolution,
+ * its batch norm and the ReLU of the module around them three modules: as
+ * units of their own, earliest start sent a batch norm to an idle GPU when
+ * its convolution's GPU was busy, and its activation and gradient across
+ * with it. Joining a chain takes none of the graph's parallelism away (the
+ * second unit cannot start before the first has run), only the choice to
+ * move the rest of a chain to another GPU halfway. Ops placed one by one
+ * are left as they are (the zoo's units measured slower fused). */
+static dp_status list_fuse_chains(list_ctx *c, const dp_place_options *opt, dp_error *err) {
+    const dp_graph *g = c->g;
+    if (!c->fwd.backward || dp_units_spec_resolve(opt->units, g).kind != DP_UNITS_MODULE) return DP_STATUS_OK;
+    int32_t n = g->n_ops, nu = c->u.n_units, joined = 0;
+    size_t su = (size_t)nu + 1;
+    int32_t *succ = malloc(su * sizeof(int32_t)), *pred = malloc(su * sizeof(int32_t));
+    int32_t *parent = malloc(su * sizeof(int32_t)), *id = malloc(su * sizeof(int32_t));
+    int32_t *group = malloc(((size_t)n + 1) * sizeof(int32_t));
+    double *mem = calloc(su, sizeof(double));
+    dp_status st = DP_STATUS_OK;
+    if (!succ || !pred || !parent || !id || !group || !mem) {
+        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (fusing %d units)", nu);
+        goto done;
+    }
+    list_chain_links(c, succ, pred);
+    for (int32_t k = 0; k < nu; k++) parent[k] = k, id[k] = -1;
+    for (int32_t i = 0; i < n; i++) mem[c->u.unit_of[i]] += op_kept_bytes(g, i);
+    double cap = list_uniform_cap(c, NULL);
+    for (int32_t j = 0; j < n; j++) {
+        int32_t op = g->topo[j], k = c->u.unit_of[op];
+        if (!list_scheduled(c, op) || id[k] == 0) continue;
+        id[k] = 0; /* each unit once, at its first scheduled op */
+        int32_t s = succ[k];
+        if (s < 0 || pred[s] != k || c->mask[k] != c->mask[s]) continue;
+        int32_t a = dp_uf_find(parent, k), b = dp_uf_find(parent, s);
+        double sum = mem[a] + mem[b];
+        if (a == b || sum > cap) continue;
+        mem[dp_uf_join(parent, a, b)] = sum;
+        joined++;
+    }
+    if (!joined) goto done;
+    for (int32_t k = 0; k < nu; k++) id[k] = -1;
+    memcpy(group, c->u.unit_of, (size_t)n * sizeof(int32_t));
+    st = list_regroup(c, group, dp_uf_relabel(parent, group, n, id), err);
+done:
+    free(succ), free(pred), free(parent), free(id), free(group), free(mem);
+    return st;
+}
+
 /* Units (method m's grouping step; with opt->forward_only and gradient
- * scopes in g, the backward ops and each gradient op in its anchor's unit),
- * their devices (the GPUs, or their constraint), their parameters, nothing
- * pinned, the memory tracker. */
+ * scopes in g, the backward ops and each gradient op in its anchor's unit;
+ * modules with their chains fused, list_fuse_chains), their devices (the
+ * GPUs, or their constraint), their parameters, nothing pinned, the memory
+ * tracker. */
 static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                            const dp_place_options *opt, dp_error *err) {
     memset(c, 0, sizeof *c);
@@ -296,6 +418,10 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
     for (int32_t k = 0; k < nu; k++) c->pinned[k] = -1;
     list_mark_lazy(c);
     list_mark_ends(c);
+    if ((st = list_fuse_chains(c, opt, err))) {
+        list_free(c);
+        return st;
+    }
     return DP_STATUS_OK;
 }
 
@@ -473,20 +599,14 @@ dp_status dp_place_m_topo(const dp_graph *g, const dp_devices *ds, const dp_plac
      * as never freed (parameters + outputs + scratch). In the forward-only
      * placement a unit's backward ops come with its first forward op: their
      * memory (back[unit]) is counted when the unit is pinned. */
-    double total = 0, largest = 0, room = 0;
+    double total, room = 0, uniform = list_uniform_cap(&c, &total);
     double *back = calloc((size_t)c.u.n_units + 1, sizeof(double));
     if (!back) {
         list_free(&c);
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (m-topo on %d units)", c.u.n_units);
     }
-    for (int32_t i = 0; i < g->n_ops; i++) {
-        if (!(c.mask[c.u.unit_of[i]] & pool)) continue;
-        double m = (double)g->ops[i].param_bytes + op_output_bytes(g, i) + (double)g->ops[i].temp_bytes;
-        total += m;
-        if (m > largest) largest = m;
-        if (list_backward(&c, i)) back[c.u.unit_of[i]] += m;
-    }
-    double uniform = total / n_pool + largest;
+    for (int32_t i = 0; i < g->n_ops; i++)
+        if ((c.mask[c.u.unit_of[i]] & pool) && list_backward(&c, i)) back[c.u.unit_of[i]] += op_kept_bytes(g, i);
     double cap[DP_MAX_DEVICES] = {0};
     for (int32_t p = 0; p < n_pool; p++) room += c.mt.cap[pool_dev[p]];
     for (int32_t p = 0; p < n_pool; p++) {
