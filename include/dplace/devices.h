@@ -67,12 +67,23 @@ const char *dp_devices_eff_slot_name(int slot);
 #define DP_EFF_OWN_BIT(slot, part) (1u << (2 * (slot) + (part)))
 
 /* A device generation's parameter table: the efficiencies of every op class
- * on devices of that generation ("kepler", "pascal", "haswell", ...). */
+ * on devices of that generation ("kepler", "pascal", "haswell", ...), and
+ * what the cost model needs beside them (docs/simulator.md, "Op costs"). */
 typedef struct dp_generation {
     const char *name;
     dp_devkind kind;
     const dp_efficiency *eff; /* [DP_EFF_COUNT] */
+    double meta_fraction;     /* a meta op's cost, as a fraction of the launch overhead */
+    /* The shape of products (matmul, conv) on a GPU; tile 0: no shape factor. */
+    double tile;       /* a kernel's largest tile: tile x tile outputs       */
+    double slots;      /* largest tiles that run at once (one wave): the SMs */
+    double reuse_knee; /* a tile at this fraction of the largest's operand reuse
+                          or more runs at the full rate                      */
 } dp_generation;
+
+/* What a device of no known generation is priced with: its kind's
+ * efficiencies, DP_GENERATION_META_FRACTION, no shape factor. */
+#define DP_GENERATION_META_FRACTION 0.25
 
 /* The generation of that name, or NULL. */
 const dp_generation *dp_devices_generation(const char *name);

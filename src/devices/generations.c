@@ -64,10 +64,10 @@ const dp_efficiency *dp_devices_kind_efficiency(dp_devkind kind) {
  * these four parts only. A generation gets rows of its own when measurements
  * of its parts (dplace calibrate, docs/calibrate.md) show that it differs. */
 static const dp_generation generations[] = {
-    {"haswell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU]},
-    {"broadwell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU]},
-    {"kepler", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU]},
-    {"pascal", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU]},
+    {"haswell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
+    {"broadwell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
+    {"kepler", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
+    {"pascal", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
 };
 #define N_GENERATIONS (sizeof generations / sizeof generations[0])
 
@@ -82,14 +82,17 @@ const dp_generation *dp_devices_generation(const char *name) {
     return NULL;
 }
 
-/* The models (dp_device.model) whose generation is known: the presets'. */
+/* The models (dp_device.model) whose generation is known: the presets'
+ * and the bench's device files'. */
 static const struct {
     const char *model, *generation;
 } model_generations[] = {
     {"Haswell-E5-2698v3", "haswell"},
     {"Broadwell-E5-2650v4", "broadwell"},
     {"K40", "kepler"},
+    {"K80", "kepler"},
     {"P100", "pascal"},
+    {"P100-SXM2", "pascal"},
 };
 
 const char *dp_devices_model_generation(const char *model) {

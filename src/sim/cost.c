@@ -4,11 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ops that only describe or rename tensors (Shape, Const, Identity, Reshape,
- * ...) run on the host without a kernel launch: they cost this fraction of
- * the device's launch overhead (calibrated, docs/calibration.md). */
-#define DP_META_OVERHEAD_FRACTION 0.25
-
 /* The kinds' tables are the device format's (src/devices/generations.c): a
  * device's own efficiencies and its generation's override them. */
 dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind) { return dp_devices_kind_efficiency(kind)[c]; }
@@ -475,7 +470,12 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     double m = measured(g, o, dev);
     if (m >= 0) return m;
     dp_opclass c = dp_opclass_of_type(dp_graph_str(g, o->type));
-    if (c == DP_OPCLASS_META || reduces_nothing(g, o, c)) return dev->launch_overhead_s * DP_META_OVERHEAD_FRACTION;
+    /* ops that only describe or rename tensors (Shape, Const, Identity,
+     * Reshape, ...) run on the host without a kernel launch: a fraction of
+     * the launch overhead (calibrated, docs/calibration.md) */
+    const dp_generation *gen = dev->generation[0] ? dp_devices_generation(dev->generation) : NULL;
+    if (c == DP_OPCLASS_META || reduces_nothing(g, o, c))
+        return dev->launch_overhead_s * (gen ? gen->meta_fraction : DP_GENERATION_META_FRACTION);
     dp_efficiency e = dev->eff[c];
     if (c == DP_OPCLASS_CONV && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
     double t_compute = o->flops / (dev->peak_flops * e.compute);
