@@ -24,7 +24,7 @@ extern "C" {
  * Bump it with any change of those equations or of the tables the device
  * format does not carry, so that checkpoints made under the old model are
  * refused rather than resumed. */
-#define DP_COST_MODEL_VERSION 1u
+#define DP_COST_MODEL_VERSION 2u
 
 /* dp_opclass and dp_opclass_name are in devices.h (a device file carries
  * efficiencies per class). */

@@ -59,15 +59,36 @@ const dp_efficiency *dp_devices_kind_efficiency(dp_devkind kind) {
     return kind_table[(unsigned)kind < DP_DEVKIND_COUNT ? kind : DP_DEVKIND_CPU];
 }
 
-/* The generations of the presets' devices. Each has the table of its kind
- * today: the papers' step times were fitted with one table per kind, on
- * these four parts only. A generation gets rows of its own when measurements
- * of its parts (dplace calibrate, docs/calibrate.md) show that it differs. */
+/* Kepler's and Pascal's efficiencies: the GPU kind's with the products'
+ * peak efficiencies (before the cost model's shape factor) in place of the
+ * kind's shape-blind averages, and on Kepler the memory-bound classes'
+ * bandwidth efficiency. docs/calibration.md lists what each value was
+ * fitted to. */
+static const dp_efficiency kepler_table[DP_EFF_COUNT] = {
+    [DP_OPCLASS_META] = {1.0, 1.0},          [DP_OPCLASS_ELEMENTWISE] = {0.30, 0.90},
+    [DP_OPCLASS_MATMUL] = {0.225, 0.40},     [DP_OPCLASS_CONV] = {0.70, 0.70},
+    [DP_OPCLASS_REDUCTION] = {0.20, 0.90},   [DP_OPCLASS_DATA] = {0.30, 0.35},
+    [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {1.70, 0.70},
+};
+static const dp_efficiency pascal_table[DP_EFF_COUNT] = {
+    [DP_OPCLASS_META] = {1.0, 1.0},          [DP_OPCLASS_ELEMENTWISE] = {0.30, 0.70},
+    [DP_OPCLASS_MATMUL] = {0.18, 0.40},      [DP_OPCLASS_CONV] = {0.80, 0.70},
+    [DP_OPCLASS_REDUCTION] = {0.20, 0.70},   [DP_OPCLASS_DATA] = {0.30, 0.35},
+    [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {2.40, 0.70},
+};
+
+/* The generations of the presets' devices. The CPUs have their kind's
+ * table. The GPUs price a product by its shape: tiles of up to 128 x 128
+ * outputs (the largest tile of cuBLAS's and cuDNN's kernels) in waves of
+ * the SM count (a K40's 15 SMX, a P100's 56 SMs); the reuse knee and the
+ * efficiencies are fitted (docs/calibration.md). A generation a preset's
+ * devices do not name (V100 and later) is not in the table yet: those
+ * devices take their kind's row (docs/devices.md). */
 static const dp_generation generations[] = {
     {"haswell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
     {"broadwell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
-    {"kepler", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
-    {"pascal", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
+    {"kepler", DP_DEVKIND_GPU, kepler_table, 0.40, 128, 15, 0.80},
+    {"pascal", DP_DEVKIND_GPU, pascal_table, DP_GENERATION_META_FRACTION, 128, 56, 0.80},
 };
 #define N_GENERATIONS (sizeof generations / sizeof generations[0])
 

@@ -1,6 +1,7 @@
 /* Per-op cost model: measured costs first, roofline estimate otherwise. */
 #include "dplace/cost.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,6 +466,97 @@ int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
     return small[h] >= big[h] - 2 && small[h + 1] >= big[h + 1] - 2; /* stride 1 ("same" or "valid") */
 }
 
+/* The product a matrix multiplication or a convolution (as the implicit
+ * GEMM cuDNN and Eigen run it) computes: `batch` independent products of m
+ * x n outputs, each summing k terms. The outputs are the op's first
+ * output; n is its channel (last, or NCHW's second) dimension, m the rest
+ * but a batched product's leading dimensions; k follows from the op's FLOPs
+ * (2 m n k batch). 0 when the op has no such shape. */
+static int gemm_shape(const dp_graph *g, const dp_op *o, dp_opclass c, double *m, double *n, double *k,
+                      double *batch) {
+    int32_t r;
+    const int64_t *d = tensor_dims(g, o, 1, 0, &r);
+    if (r < 2 || o->flops <= 0) return 0;
+    double rows = 1, b = 1, cols;
+    if (c == DP_OPCLASS_CONV) {
+        const char *t = dp_graph_str(g, o->type);
+        if (!strncmp(t, "aten::", 6)) t += 6;
+        int ch = r - 1; /* NHWC, HWIO */
+        for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
+            if (!strcmp(t, conv_layouts[i].type) && conv_layouts[i].spatial_h == 2 && r == 4) ch = 1;
+        cols = (double)d[ch];
+        for (int32_t i = 0; i < r; i++)
+            if (i != ch) rows *= (double)d[i];
+    } else {
+        cols = (double)d[r - 1];
+        rows = (double)d[r - 2];
+        for (int32_t i = 0; i < r - 2; i++) b *= (double)d[i];
+    }
+    if (rows < 1 || cols < 1) return 0;
+    *k = o->flops / (2 * rows * cols * b);
+    if (*k < 1) return 0;
+    *m = rows, *n = cols, *batch = b;
+    return 1;
+}
+
+/* The tile edge a GEMM kernel library picks for a dimension of n: the
+ * largest, `largest`, unless the dimension is smaller, then the power of
+ * two that covers it (at least 16). */
+static double tile_edge(double n, double largest) {
+    double t = 16;
+    while (t < n && t < largest) t *= 2;
+    return t < largest ? t : largest;
+}
+
+/* The fraction of its generation's efficiency a GPU reaches on `b`
+ * products of m x n outputs summing k terms each. The kernel library cuts
+ * the outputs into tiles (tile_edge: a small dimension gets a small tile,
+ * and a partial tile costs a whole one); a tile of tm x tn outputs reuses
+ * each operand it loads tm tn / (tm + tn) times, and runs at the full rate
+ * when that reuse is at least reuse_knee of the largest tile's, else at
+ * its share of that knee (what makes a skinny product of a small batch
+ * slow). The tiles run in waves, `slots` largest tiles (or as many smaller
+ * tiles in the same registers) at once, the last wave part empty (what
+ * makes a small convolution slow); fewer tiles than a wave holds split
+ * their sums (split-K, as cuBLAS does) into as many parts as fill it, each
+ * at least `tile` terms deep. */
+static double gemm_util(const dp_generation *P, double m, double n, double k, double b) {
+    double tm = tile_edge(m, P->tile), tn = tile_edge(n, P->tile);
+    double nm = ceil(m / tm), nn = ceil(n / tn);
+    double u_tile = (m * n) / (nm * tm * nn * tn);
+    double reuse = (tm * tn / (tm + tn)) / (P->reuse_knee * P->tile / 2);
+    if (reuse > 1) reuse = 1;
+    double tiles = nm * nn * b, slots = P->slots * (P->tile * P->tile) / (tm * tn);
+    double split = floor(slots / tiles), depth = ceil(k / P->tile);
+    if (split > depth) split = depth;
+    if (split > 1) tiles *= split;
+    double u_wave = tiles / (ceil(tiles / slots) * slots);
+    return u_tile * reuse * u_wave;
+}
+
+/* The shape factor of op o on generation P (gemm_util of its product,
+ * gemm_shape); 1 when P has no shape model or the op no shape. */
+static double gemm_utilization(const dp_generation *P, const dp_graph *g, const dp_op *o, dp_opclass c) {
+    double m, n, k, b;
+    if (!P || P->tile <= 0 || !gemm_shape(g, o, c, &m, &n, &k, &b)) return 1;
+    double u = gemm_util(P, m, n, k, b);
+    /* aten's convolution_backward is two products, each half the FLOPs: the
+     * input's gradient (output 0, as gemm_shape reads it, k halved) and the
+     * filter's (output 1, OIHW: n the output channels, m the rest); the op
+     * takes the two times, so its factor is their harmonic mean */
+    const char *t = dp_graph_str(g, o->type);
+    if (!strncmp(t, "aten::", 6)) t += 6;
+    int32_t r;
+    const int64_t *w = strcmp(t, "convolution_backward") ? NULL : tensor_dims(g, o, 1, 1, &r);
+    if (w && r == 4) {
+        u = gemm_util(P, m, n, k / 2, b);
+        double wn = (double)w[0], wm = (double)w[1] * (double)w[2] * (double)w[3];
+        double wk = o->flops / 2 / (2 * wm * wn);
+        if (wm >= 1 && wn >= 1 && wk >= 1) u = 2 / (1 / u + 1 / gemm_util(P, wm, wn, wk, 1));
+    }
+    return u;
+}
+
 double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     const dp_op *o = &g->ops[op];
     double m = measured(g, o, dev);
@@ -478,6 +570,7 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
         return dev->launch_overhead_s * (gen ? gen->meta_fraction : DP_GENERATION_META_FRACTION);
     dp_efficiency e = dev->eff[c];
     if (c == DP_OPCLASS_CONV && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
+    if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
     double t_compute = o->flops / (dev->peak_flops * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
     return (t_compute > t_memory ? t_compute : t_memory) + dev->launch_overhead_s;
