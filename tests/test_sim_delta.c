@@ -159,7 +159,7 @@ typedef struct golden_case {
     uint64_t seed;
     double noise;     /* > 0: 5 steps, 1 warm-up */
     int mean;         /* report the mean of the measured steps */
-    uint64_t hash;    /* result_hash by the simulator of 0fd1a89 */
+    uint64_t hash;    /* result_hash by the simulator of test_sim_golden.inc */
 } golden_case;
 
 static const golden_case golden[] = {
