@@ -1,7 +1,8 @@
 /* The calibration holds: every cell of the papers' step-time tables (a zoo
  * model on its paper's device preset under the cpu, gpu or expert
- * placement) is within +-30% of the paper's time, and every cell the papers
- * report as out of memory is out of memory. The cells and the tolerance are
+ * placement) is within +-30% of the paper's time, every cell but the
+ * documented misses within +-15%, and every cell the papers report as out
+ * of memory is out of memory. The cells and the tolerance are
  * this test's own, so that nothing in src/ can loosen them; the zoo's copy
  * of the table (dp_zoo_paper_table, which bench/bench_zoo prints through
  * dp_zoo_check_calibration, docs/calibration.md) must hold the same cells. */
@@ -12,6 +13,11 @@
 
 /* The largest |dplace / paper - 1| a measured cell may have. */
 #define TOLERANCE 0.30
+/* The closer band, and how many measured cells must be inside it: every
+ * measured cell but the documented misses (docs/calibration.md, "What
+ * misses, and why"), each marked MISS15 below. */
+#define CLOSE 0.15
+#define MIN_CLOSE 14
 /* A paper_s of OOM: the paper reports out of memory. */
 #define OOM (-1.0)
 
@@ -21,35 +27,38 @@ static const struct cell {
     dp_zoo_calibration_placement placement;
     double paper_s;
     const char *source;
+    int miss15; /* a documented miss of the closer band */
 } cells[] = {
+#define MISS15 1
 #define CPU DP_ZOO_CALIBRATION_PLACEMENT_CPU
 #define GPU DP_ZOO_CALIBRATION_PLACEMENT_GPU
 #define EXPERT DP_ZOO_CALIBRATION_PLACEMENT_EXPERT
-    {"inception_v3", "k40x2", CPU, 0.61, "Hierarchical Planner Table 1"},
-    {"inception_v3", "k40x2", GPU, 0.15, "Hierarchical Planner Table 1"},
-    {"inception_v3", "k40x2", EXPERT, 0.15, "Hierarchical Planner Table 1 (expert: one GPU)"},
-    {"resnet152", "k40x2", GPU, 1.18, "Hierarchical Planner Table 1"},
-    {"resnet152", "k40x2", EXPERT, 1.18, "Hierarchical Planner Table 1 (expert: one GPU)"},
-    {"rnnlm", "k40x2", CPU, 6.89, "Hierarchical Planner Table 1"},
-    {"rnnlm", "k40x2", GPU, 1.57, "Hierarchical Planner Table 1"},
-    {"rnnlm", "k40x2", EXPERT, 1.57, "Hierarchical Planner Table 1"},
-    {"nmt2", "k40x2", CPU, 6.46, "Hierarchical Planner Table 1"},
-    {"nmt2", "k40x2", GPU, OOM, "Hierarchical Planner Table 1"},
-    {"nmt2", "k40x2", EXPERT, 2.13, "Hierarchical Planner Table 1"},
-    {"nmt4", "k40x4", CPU, 10.68, "Hierarchical Planner Table 1"},
-    {"nmt4", "k40x4", GPU, OOM, "Hierarchical Planner Table 1"},
-    {"nmt4", "k40x4", EXPERT, 3.64, "Hierarchical Planner Table 1"},
-    {"nmt8", "k40x8", CPU, 11.52, "Hierarchical Planner Table 1"},
-    {"nmt8", "k40x8", GPU, OOM, "Hierarchical Planner Table 1"},
-    {"nmt8", "k40x8", EXPERT, 3.88, "Hierarchical Planner Table 1"},
-    {"inception_v3", "p100x4", GPU, 0.071, "Mars Table 2"},
-    {"inception_v3", "p100x4", EXPERT, 0.071, "Mars Table 2"},
-    {"gnmt4", "p100x4", GPU, OOM, "Mars Table 2"},
-    {"gnmt4", "p100x4", EXPERT, 1.661, "Mars Table 2"},
-    {"bert_base", "p100x4", GPU, OOM, "Mars Table 2"},
+    {"inception_v3", "k40x2", CPU, 0.61, "Hierarchical Planner Table 1", 0},
+    {"inception_v3", "k40x2", GPU, 0.15, "Hierarchical Planner Table 1", 0},
+    {"inception_v3", "k40x2", EXPERT, 0.15, "Hierarchical Planner Table 1 (expert: one GPU)", 0},
+    {"resnet152", "k40x2", GPU, 1.18, "Hierarchical Planner Table 1", 0},
+    {"resnet152", "k40x2", EXPERT, 1.18, "Hierarchical Planner Table 1 (expert: one GPU)", 0},
+    {"rnnlm", "k40x2", CPU, 6.89, "Hierarchical Planner Table 1", MISS15},
+    {"rnnlm", "k40x2", GPU, 1.57, "Hierarchical Planner Table 1", 0},
+    {"rnnlm", "k40x2", EXPERT, 1.57, "Hierarchical Planner Table 1", 0},
+    {"nmt2", "k40x2", CPU, 6.46, "Hierarchical Planner Table 1", 0},
+    {"nmt2", "k40x2", GPU, OOM, "Hierarchical Planner Table 1", 0},
+    {"nmt2", "k40x2", EXPERT, 2.13, "Hierarchical Planner Table 1", 0},
+    {"nmt4", "k40x4", CPU, 10.68, "Hierarchical Planner Table 1", 0},
+    {"nmt4", "k40x4", GPU, OOM, "Hierarchical Planner Table 1", 0},
+    {"nmt4", "k40x4", EXPERT, 3.64, "Hierarchical Planner Table 1", MISS15},
+    {"nmt8", "k40x8", CPU, 11.52, "Hierarchical Planner Table 1", MISS15},
+    {"nmt8", "k40x8", GPU, OOM, "Hierarchical Planner Table 1", 0},
+    {"nmt8", "k40x8", EXPERT, 3.88, "Hierarchical Planner Table 1", 0},
+    {"inception_v3", "p100x4", GPU, 0.071, "Mars Table 2", 0},
+    {"inception_v3", "p100x4", EXPERT, 0.071, "Mars Table 2", 0},
+    {"gnmt4", "p100x4", GPU, OOM, "Mars Table 2", 0},
+    {"gnmt4", "p100x4", EXPERT, 1.661, "Mars Table 2", 0},
+    {"bert_base", "p100x4", GPU, OOM, "Mars Table 2", 0},
 #undef CPU
 #undef GPU
 #undef EXPERT
+#undef MISS15
 };
 #define N_CELLS ((int)(sizeof cells / sizeof cells[0]))
 
@@ -118,6 +127,57 @@ static void test_every_cell(void) {
     dp_sim_free(sim);
     dp_devices_free(ds);
     dp_graph_free(g);
+}
+
+/* The closer band holds: every measured cell but the documented misses is
+ * within CLOSE of the paper's time, and at least MIN_CLOSE are. A cell that
+ * moves out fails with its values; a documented miss that moves in is
+ * counted, so the count can only be raised. */
+static void test_close_cells(void) {
+    dp_graph *g = NULL;
+    dp_devices *ds = NULL;
+    dp_sim *sim = NULL;
+    int32_t *p = NULL;
+    int close = 0, measured = 0;
+    for (int i = 0; i < N_CELLS; i++) {
+        const struct cell *c = &cells[i];
+        if (c->paper_s == OOM) continue;
+        TEST_CASE("%s on %s, %s", c->model, c->devices, dp_zoo_calibration_placement_name(c->placement));
+        if (!g || strcmp(g->name, c->model) || strcmp(ds->name, c->devices)) {
+            dp_error err;
+            dp_sim_free(sim);
+            dp_devices_free(ds);
+            dp_graph_free(g);
+            free(p);
+            g = dp_zoo_build(c->model, 0, &err);
+            ds = g ? dp_devices_preset(c->devices, &err) : NULL;
+            sim = ds ? dp_sim_init(g, ds, &err) : NULL;
+            CHECK(sim);
+            p = malloc((size_t)g->n_ops * sizeof *p);
+            CHECK(p);
+        }
+        make_placement(c->placement, g, ds, p);
+        dp_sim_result r;
+        dp_error err;
+        CHECK_INT_EQ(dp_sim_run(sim, p, NULL, &r, &err), DP_STATUS_OK);
+        double ratio = r.step_time_s / c->paper_s;
+        int in = fabs(ratio - 1.0) <= CLOSE;
+        measured++;
+        close += in;
+        if (!in && !c->miss15) {
+            fprintf(stderr, "%s on %s, %s (%s): paper %.3f s, dplace %.3f s, ratio %.2f: outside 1 +- %.2f\n",
+                    c->model, c->devices, dp_zoo_calibration_placement_name(c->placement), c->source, c->paper_s,
+                    r.step_time_s, ratio, CLOSE);
+            exit(1);
+        }
+    }
+    free(p);
+    dp_sim_free(sim);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    test_case_[0] = '\0';
+    printf("  %d of %d measured cells within +-%.0f%%\n", close, measured, CLOSE * 100);
+    CHECK(close >= MIN_CLOSE);
 }
 
 /* The zoo's table (what bench/bench_zoo prints) has exactly these cells,
@@ -228,6 +288,7 @@ static void test_judging_unknown_model_refused(void) {
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_every_cell);
+    TEST_RUN(test_close_cells);
     TEST_RUN(test_zoo_table_has_these_cells);
     TEST_RUN(test_judging_zero_tolerance);
     TEST_RUN(test_judging_oom_mismatch_misses);

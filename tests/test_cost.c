@@ -50,19 +50,26 @@ static void cost_close(cost_fixture *f) {
     dp_graph_free(f->g);
 }
 
-/* A meta op costs a quarter of the launch overhead (host-side, no kernel). */
+/* A meta op costs its generation's fraction of the launch overhead
+ * (host-side, no kernel). */
 static void test_meta_op_cost(void) {
     cost_fixture f = cost_open();
-    CHECK_NEAR(dp_cost_op_seconds(f.g, 0, f.gpu), 0.25 * f.gpu->launch_overhead_s, 1e-15);
+    CHECK_STR_EQ(f.gpu->generation, "kepler");
+    CHECK_STR_EQ(f.cpu->generation, "haswell");
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 0, f.gpu), dp_devices_generation("kepler")->meta_fraction * f.gpu->launch_overhead_s,
+               1e-15);
     cost_close(&f);
 }
 
-/* A matmul on the K40 is compute bound: 2e9 / (4.29e12 x e_c) + overhead;
- * the CPU is slower on it than the GPU. */
+/* A matmul on the K40 is compute bound: 2e9 / (4.29e12 x e_c x u) +
+ * overhead, where u is the shape's utilization: 1000 x 1000 outputs in
+ * 128 x 128 tiles are 8 x 8 = 64 tiles covering 1024 x 1024 (1e6 / 1024^2),
+ * run in 5 waves of 15 (64 / 75); the CPU is slower on it than the GPU. */
 static void test_matmul_compute_bound(void) {
     cost_fixture f = cost_open();
-    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_MATMUL, DP_DEVKIND_GPU);
-    double want = 2e9 / (4.29e12 * e.compute) + f.gpu->launch_overhead_s;
+    dp_efficiency e = f.gpu->eff[DP_OPCLASS_MATMUL];
+    double u = (1e6 / (1024.0 * 1024.0)) * (64.0 / 75.0);
+    double want = 2e9 / (4.29e12 * e.compute * u) + f.gpu->launch_overhead_s;
     CHECK_NEAR(dp_cost_op_seconds(f.g, 1, f.gpu), want, 1e-12);
     CHECK(dp_cost_op_seconds(f.g, 1, f.cpu) > 2 * dp_cost_op_seconds(f.g, 1, f.gpu));
     cost_close(&f);
@@ -72,7 +79,7 @@ static void test_matmul_compute_bound(void) {
 static void test_elementwise_memory_bound(void) {
     cost_fixture f = cost_open();
     CHECK_NEAR(dp_cost_op_bytes(f.g, 2), 8e6, 1e-12);
-    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_ELEMENTWISE, DP_DEVKIND_GPU);
+    dp_efficiency e = f.gpu->eff[DP_OPCLASS_ELEMENTWISE];
     double want = 8e6 / (288e9 * e.memory) + f.gpu->launch_overhead_s;
     CHECK_NEAR(dp_cost_op_seconds(f.g, 2, f.gpu), want, 1e-12);
     cost_close(&f);
@@ -90,8 +97,9 @@ static void test_measured_cost_wins(void) {
  * the meta cost; a real reduction pays for the bytes it reads. */
 static void test_reductions(void) {
     cost_fixture f = cost_open();
-    CHECK_NEAR(dp_cost_op_seconds(f.g, 4, f.gpu), 0.25 * f.gpu->launch_overhead_s, 1e-15);
-    dp_efficiency e = dp_cost_efficiency(DP_OPCLASS_REDUCTION, DP_DEVKIND_GPU);
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 4, f.gpu), dp_devices_generation("kepler")->meta_fraction * f.gpu->launch_overhead_s,
+               1e-15);
+    dp_efficiency e = f.gpu->eff[DP_OPCLASS_REDUCTION];
     double want = 4.004e6 / (288e9 * e.memory) + f.gpu->launch_overhead_s;
     CHECK_NEAR(dp_cost_op_seconds(f.g, 5, f.gpu), want, 1e-12);
     cost_close(&f);
@@ -241,7 +249,9 @@ static void test_winograd_convolutions(void) {
 }
 
 /* A Winograd convolution is priced with the Winograd row (compute-bound on
- * the GPU); a strided one with the plain convolution row. */
+ * the GPU), a strided one with the plain convolution row: exactly so on a
+ * device of no known generation (the kind's row, no shape factor); on the
+ * P100's Pascal row the Winograd convolution stays the cheaper per FLOP. */
 static void test_winograd_pricing(void) {
     dp_error err;
     dp_graph *g = dp_graph_read_string(winograd_graph, "winograd", &err);
@@ -249,24 +259,32 @@ static void test_winograd_pricing(void) {
     dp_devices *ds = dp_devices_preset("p100x1", &err);
     CHECK(ds);
     const dp_device *gpu = &ds->devices[1];
+    dp_device plain = *gpu; /* a device of no known generation */
+    plain.generation[0] = '\0';
+    memcpy(plain.eff, dp_devices_kind_efficiency(DP_DEVKIND_GPU), sizeof plain.eff);
     double want_s = 37748736.0 / (gpu->peak_flops * dp_cost_winograd_efficiency(DP_DEVKIND_GPU).compute);
     double mem_s = dp_cost_op_bytes(g, 2) / (gpu->mem_bandwidth * dp_cost_winograd_efficiency(DP_DEVKIND_GPU).memory);
-    CHECK_NEAR(dp_cost_op_seconds(g, 2, gpu), (want_s > mem_s ? want_s : mem_s) + gpu->launch_overhead_s, 1e-12);
+    CHECK_NEAR(dp_cost_op_seconds(g, 2, &plain), (want_s > mem_s ? want_s : mem_s) + gpu->launch_overhead_s, 1e-12);
     want_s = 9437184.0 / (gpu->peak_flops * dp_cost_efficiency(DP_OPCLASS_CONV, DP_DEVKIND_GPU).compute);
     mem_s = dp_cost_op_bytes(g, 3) / (gpu->mem_bandwidth * dp_cost_efficiency(DP_OPCLASS_CONV, DP_DEVKIND_GPU).memory);
-    CHECK_NEAR(dp_cost_op_seconds(g, 3, gpu), (want_s > mem_s ? want_s : mem_s) + gpu->launch_overhead_s, 1e-12);
+    CHECK_NEAR(dp_cost_op_seconds(g, 3, &plain), (want_s > mem_s ? want_s : mem_s) + gpu->launch_overhead_s, 1e-12);
+    /* the P100's Pascal row: the Winograd convolution still cheaper per FLOP */
+    CHECK_STR_EQ(gpu->generation, "pascal");
+    CHECK(dp_cost_op_seconds(g, 2, gpu) / 37748736.0 < dp_cost_op_seconds(g, 3, gpu) / 9437184.0);
     dp_devices_free(ds);
     dp_graph_free(g);
 }
 
 /* A device's own efficiency prices its ops: the matmul at the file's
- * compute efficiency, the relu still at the generation's. */
+ * compute efficiency (times its shape's factor, as in
+ * test_matmul_compute_bound), the relu still at the generation's. */
 static void test_device_efficiency_used(void) {
     cost_fixture f = cost_open();
     dp_device own = *f.gpu;
     own.eff[DP_OPCLASS_MATMUL].compute = 0.9;
     own.eff_own |= DP_EFF_OWN_BIT(DP_OPCLASS_MATMUL, 0);
-    CHECK_NEAR(dp_cost_op_seconds(f.g, 1, &own), 2e9 / (4.29e12 * 0.9) + own.launch_overhead_s, 1e-12);
+    double u = (1e6 / (1024.0 * 1024.0)) * (64.0 / 75.0);
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 1, &own), 2e9 / (4.29e12 * 0.9 * u) + own.launch_overhead_s, 1e-12);
     CHECK(dp_cost_op_seconds(f.g, 2, &own) == dp_cost_op_seconds(f.g, 2, f.gpu));
     cost_close(&f);
 }
