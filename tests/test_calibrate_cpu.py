@@ -1,0 +1,135 @@
+#!/usr/bin/python3
+"""bench/calibrate_cpu.py, the CPU calibration from PyTorch measurements,
+end to end on its --quick set (an MLP and a small Transformer at three
+batch sizes each): prepared (exported, placed on the CPU), measured by
+scripts/dplace-measure-torch pinned to one core, one thread, and analyzed
+(the fit on the fit rows alone, the held-out rows simulated on the
+calibrated file, the table and the class shares); bad input gets one line
+and exit 2. Nothing here is timed: only the plumbing is checked.
+
+usage: test_calibrate_cpu.py DPLACE_BINARY [TEST]   (exit 0 when all pass, 1
+on the first failure, 77 when /usr/bin/python3 has no torch)."""
+import csv
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, ".."))
+SCRIPT = os.path.join(ROOT, "bench", "calibrate_cpu.py")
+CPU3 = os.path.join(ROOT, "bench", "devices", "cpu3.json")
+PY = sys.executable
+
+try:
+    importlib.import_module("torch")
+except ImportError as e:
+    print(f"test_calibrate_cpu: skipped: {e} (scripts/setup.sh installs python3-torch)")
+    sys.exit(77)
+
+DPLACE = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DPLACE_BIN", "")
+TMP = tempfile.mkdtemp(prefix="test_calibrate_cpu.")
+passed = 0
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    global passed
+    if not cond:
+        fail(msg)
+    passed += 1
+
+
+def sh(cmd, what, want=0):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    check(r.returncode == want, f"{what}: want exit {want}, got {r.returncode}: {r.stdout[-2000:]} {r.stderr[-2000:]}")
+    return r
+
+
+def one_line(r, want, what):
+    check(r.stderr.count("\n") == 1 and want in r.stderr and "Traceback" not in r.stderr,
+          f"{what}: want one line with {want!r}, got {r.stderr!r}")
+
+
+def test_end_to_end():
+    d = os.path.join(TMP, "e2e")
+    sh([PY, SCRIPT, "prepare", "--out", d, "--quick", "--dplace", DPLACE], "prepare")
+    with open(os.path.join(d, "manifest.json")) as f:
+        man = json.load(f)
+    check(man["format"] == "dplace-gpu-check" and len(man["models"]) == 6, "six graphs in the manifest")
+    fit = [e["name"] for e in man["models"] if e["split"] == "fit"]
+    check(len(fit) == 4, f"the first and last batch of each model are fitted: {fit}")
+    for e in man["models"]:
+        with open(os.path.join(d, e["placements"][0]["file"])) as f:
+            p = json.load(f)
+        check(p["devices"] == ["cpu:0"] and set(p["placement"]) == {0} and len(p["placement"]) == e["ops"],
+              f"{e['name']}: every op on the CPU")
+    sh([PY, SCRIPT, "measure", d, "--cores", "0", "--threads", "1", "--repeat", "2", "--steps", "2",
+        "--warmup", "1"], "measure")
+    with open(os.path.join(d, "measured.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) == 12 and all(r["status"] == "ok" for r in rows), "2 rounds of 6 graphs measured")
+    out = os.path.join(d, "table.md")
+    r = sh([PY, SCRIPT, "analyze", d, "--shares", "-o", out, "--dplace", DPLACE], "analyze")
+    with open(os.path.join(d, "fit.csv")) as f:
+        fit_rows = f.read().strip().splitlines()
+    check(fit_rows[0] == "graph,placement_file,seconds" and len(fit_rows) == 5
+          and all(row.split("/")[0] in fit for row in fit_rows[1:]), f"fit.csv holds the fit rows only: {fit_rows}")
+    with open(os.path.join(d, "calibrated.json")) as f:
+        cal = json.load(f)
+    check(cal["format"] == "dplace-devices" and cal["version"] == 2, "the calibrated file is dplace-devices v2")
+    with open(out) as f:
+        table = f.read()
+    check(table == r.stdout, "-o writes what is printed")
+    body = [line for line in table.splitlines() if line.startswith("| mlp") or line.startswith("| transformer")]
+    check(len(body) == 6 and sum("| fit |" in line for line in body) == 4
+          and sum("| held: batch |" in line for line in body) == 2, f"six rows, four fitted: {body}")
+    check("**held out, all** | 2 |" in table and "Not determined by the fit" in table
+          and "Fitted (stock -> calibrated" in table, "the summary, the fitted and the undetermined parameters")
+    check(sum(line.startswith("- mlp b") or line.startswith("- transformer b") for line in table.splitlines()) == 6
+          and "launch" in table, "a class-share line per graph")
+
+
+def test_bad_input():
+    r = sh([PY, SCRIPT, "analyze", os.path.join(TMP, "none")], "analyze without a folder", 2)
+    one_line(r, "manifest.json: cannot read", "analyze without a folder")
+    r = sh([PY, SCRIPT, "measure", os.path.join(TMP, "none")], "measure without a manifest", 2)
+    one_line(r, "manifest.json: missing", "measure without a manifest")
+    r = sh([PY, SCRIPT, "bandwidth", "--cores", "a,b"], "bad cores", 2)
+    one_line(r, "--cores 'a,b'", "bad cores")
+    r = sh([PY, SCRIPT, "prepare", "--out", os.path.join(TMP, "cpu3"), "--devices", CPU3, "--dplace", DPLACE],
+           "three devices", 2)
+    one_line(r, "needs exactly one device, of kind cpu", "three devices")
+
+
+# every test_* function, in file order (CTest registers the same: tests/CMakeLists.txt)
+TESTS = [f for name, f in list(globals().items()) if name.startswith("test_") and callable(f)]
+
+
+def main():
+    if not DPLACE or not os.access(DPLACE, os.X_OK):
+        fail(f"usage: test_calibrate_cpu.py DPLACE_BINARY [TEST] (got {DPLACE!r})")
+    only = sys.argv[2] if len(sys.argv) > 2 else None
+    tests = [t for t in TESTS if only in (None, t.__name__)]
+    if not tests:
+        print(f"test_calibrate_cpu: no test named {only!r}", file=sys.stderr)
+        sys.exit(2)
+    t0 = time.time()
+    for t in tests:
+        t1 = time.time()
+        t()
+        print(f"ok {t.__name__} ({time.time() - t1:.1f} s)")
+    shutil.rmtree(TMP, ignore_errors=True)
+    print(f"test_calibrate_cpu: {passed} checks passed in {time.time() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
