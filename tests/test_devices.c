@@ -218,6 +218,24 @@ static void test_roundtrip(void) {
 }
 
 
+/* A device set of one device has no links, and copies as it is: the
+ * copy's device and its empty link list (the case dplace calibrate meets
+ * on a CPU alone). */
+static void test_copy_without_links(void) {
+    dp_error err;
+    dp_devices *ds = dp_devices_read_string(DHDR CPU0 "],\"links\":[]}", "one.json", &err);
+    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    CHECK(ds);
+    CHECK_INT_EQ(ds->n_links, 0);
+    dp_devices *c = dp_devices_copy(ds, &err);
+    CHECK(c);
+    CHECK_INT_EQ(c->n_devices, 1);
+    CHECK_INT_EQ(c->n_links, 0);
+    CHECK(dp_devices_hash(c) == dp_devices_hash(ds));
+    dp_devices_free(c);
+    dp_devices_free(ds);
+}
+
 /* A v1 file still loads: its K40 takes the kepler generation from its
  * model, an unknown model its kind's table, its links efficiency 1. */
 static void test_v1_file_loads(void) {
@@ -343,6 +361,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_p100x4_preset);
     TEST_RUN(test_unknown_preset_refused);
     TEST_RUN(test_roundtrip);
+    TEST_RUN(test_copy_without_links);
     TEST_RUN(test_v1_file_loads);
     TEST_RUN(test_v2_precedence);
     TEST_RUN(test_v2_roundtrip);

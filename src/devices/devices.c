@@ -236,7 +236,7 @@ dp_devices *dp_devices_copy(const dp_devices *ds, dp_error *err) {
         dp_error_set(err, DP_STATUS_NOMEM, "device set \"%s\": out of memory for a copy", ds->name);
         return NULL;
     }
-    memcpy(c->links, ds->links, (size_t)ds->n_links * sizeof(dp_link));
+    if (ds->n_links) memcpy(c->links, ds->links, (size_t)ds->n_links * sizeof(dp_link));
     if (ds->route) memcpy(c->route, ds->route, n * n * 2 * sizeof(int32_t));
     if (ds->route_len) memcpy(c->route_len, ds->route_len, n * n);
     return c;
