@@ -14,10 +14,12 @@ import importlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+
+import script_check
+from script_check import check, fail, one_line, sh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
@@ -33,32 +35,6 @@ except ImportError as e:
 
 DPLACE = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DPLACE_BIN", "")
 TMP = tempfile.mkdtemp(prefix="test_calibrate_cpu.")
-passed = 0
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    global passed
-    if not cond:
-        fail(msg)
-    passed += 1
-
-
-def sh(cmd, what, want=0):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
-    check(r.returncode == want, f"{what}: want exit {want}, got {r.returncode}: {r.stdout[-2000:]} {r.stderr[-2000:]}")
-    return r
-
-
-def one_line(r, want, what):
-    check(r.stderr.count("\n") == 1 and want in r.stderr and "Traceback" not in r.stderr,
-          f"{what}: want one line with {want!r}, got {r.stderr!r}")
-
-
 def test_end_to_end():
     d = os.path.join(TMP, "e2e")
     sh([PY, SCRIPT, "prepare", "--out", d, "--quick", "--dplace", DPLACE], "prepare")
@@ -128,7 +104,7 @@ def main():
         t()
         print(f"ok {t.__name__} ({time.time() - t1:.1f} s)")
     shutil.rmtree(TMP, ignore_errors=True)
-    print(f"test_calibrate_cpu: {passed} checks passed in {time.time() - t0:.1f} s")
+    print(f"test_calibrate_cpu: {script_check.passed} checks passed in {time.time() - t0:.1f} s")
 
 
 if __name__ == "__main__":
