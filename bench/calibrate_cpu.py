@@ -48,6 +48,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_check import Bad, Failed, git_commit, read_json, write_atomic  # noqa: E402
+from gpu_check import run_out_err as run  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 EXPORTER = os.path.join(ROOT, "scripts", "dplace-export-torch")
 MEASURER = os.path.join(ROOT, "scripts", "dplace-measure-torch")
@@ -78,55 +82,8 @@ QUICK = [("mlp", CPU_MODELS + ":mlp", "1024", (8, 16, 32)),
          ("transformer", GPU_MODELS + ":transformer", "16,256", (1, 2, 4))]
 
 
-class Bad(Exception):
-    """Bad input: one line, exit status 2."""
-
-
-class Failed(Exception):
-    """A command this script runs failed: one line, exit status 1."""
-
-
 def say(text):
     print(f"{PROG}: {text}", file=sys.stderr, flush=True)
-
-
-def run(cmd, what, cwd=None, env=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or r.stdout.strip().splitlines() or ["?"])[-1]
-        raise Failed(f"{what} failed (exit {r.returncode}): {last}")
-    return r.stdout, r.stderr
-
-
-def write_atomic(path, text):
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise Bad(f"{path}: cannot write: {e.strerror}")
-
-
-def read_json(path, fmt=None):
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise Bad(f"{path}: cannot read: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise Bad(f"{path}: not JSON: {e}")
-    if fmt and (not isinstance(doc, dict) or doc.get("format") != fmt):
-        raise Bad(f'{path}: not a {fmt} file (needs "format": "{fmt}")')
-    return doc
-
-
-def git_commit():
-    try:
-        r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-        return r.stdout.strip() or "?"
-    except OSError:
-        return "?"
 
 
 def cpu_name():

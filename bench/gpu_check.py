@@ -63,12 +63,18 @@ class Failed(Exception):
     """A command this script runs failed: one line, exit status 1."""
 
 
-def run(cmd, what, cwd=None):
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
+def run_out_err(cmd, what, cwd=None, env=None):
+    """cmd's (stdout, stderr); Failed, naming `what` and the last line it
+    printed, when it exits non-zero."""
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env)
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or r.stdout.strip().splitlines() or ["?"])[-1]
         raise Failed(f"{what} failed (exit {r.returncode}): {last}")
-    return r.stdout
+    return r.stdout, r.stderr
+
+
+def run(cmd, what, cwd=None):
+    return run_out_err(cmd, what, cwd)[0]
 
 
 def write_atomic(path, text):
