@@ -240,6 +240,7 @@ static void test_csv_errors(void) {
         {"graph,placement_file,seconds\nm,p.json,1,2\n", "line 2: expected 3 fields"},
         {"graph,placement_file,seconds\nm,,1\n", "line 2: no placement file"},
         {"\n# nothing\n", "empty"},
+        {"graph,placement_file,seconds\n# none yet\n", "no measurements: the header and no rows"},
     };
     char path[64];
     snprintf(path, sizeof path, "/tmp/dplace_calib_%d.csv", (int)getpid());

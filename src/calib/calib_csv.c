@@ -115,6 +115,8 @@ dp_status dp_calib_read_measurements(const char *path, dp_calib_row **rows, int3
                           "%s: empty: expected the header "
                           "\"graph,placement_file,seconds\" and rows",
                           path);
+    else if (!st && *n == 0)
+        st = dp_error_set(err, DP_STATUS_PARSE, "%s: no measurements: the header and no rows", path);
     free(text);
     if (st) {
         free(out);
