@@ -261,6 +261,27 @@ def test_optimize_places_modules():
     check_eq(t_map, round(res["best_step_time_s"], 6), "the module map's time against the search's")
 
 
+def test_warm_start_places_modules():
+    """A learned agent's imitation warm start on an export copies the best
+    baseline placed by module, as the agent places: the time it names is
+    that placer's by module, not by op."""
+    graph = resnet18()[0]
+    rc, text = dplace("optimize", "--graph", graph, "--devices", "k40x2", "--agent", "hp", "--updates", "1",
+                      "--set", "warm-start=best", "--set", "warm-steps=1", "--threads", "1", "--quiet")
+    check(rc == 0, f"dplace optimize --agent hp with a warm start: exit {rc}: {text}")
+    line = [ln for ln in text.splitlines() if ln.startswith("warm start ")]
+    check(len(line) == 1, f"one warm start line: {text}")
+    name, t_warm = line[0].split(" imitating ")[1].split("'s placement (")
+    t_warm = float(t_warm.split(" s)")[0])
+    for units, same in (("module", True), ("op", False)):
+        rc, text = dplace("baseline", "--graph", graph, "--devices", "k40x2", "--methods", name, "--json",
+                          "--units", units)
+        check(rc == 0, f"dplace baseline --units {units}: {text}")
+        row = [m for m in json.loads(text)["methods"] if m["method"] == name][0]
+        check_eq(round(row["step_time_s"], 6) == t_warm, same, f"{name} by {units} ({row['step_time_s']:.6f} s) "
+                 f"against the warm start's {t_warm} s")
+
+
 def test_baseline_units():
     """dplace baseline places modules on an export by default, ops with
     --units op; a graph without modules refuses --units module."""

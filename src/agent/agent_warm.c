@@ -27,6 +27,7 @@ static dp_status baseline_placement(const dp_agent *a, int32_t *place, double *t
     if (!sim) return err->status;
     dp_reference_options o = dp_reference_options_default();
     o.place.expert = a->eo.expert;
+    o.place.units = a->cfg.units; /* the target places what the agent places */
     o.bound = 0;
     dp_place_method one = (dp_place_method)(a->cfg.warm.from - DP_AGENT_WARM_CPU);
     if (a->cfg.warm.from != DP_AGENT_WARM_BEST) o.methods = &one, o.n_methods = 1;
