@@ -8,8 +8,9 @@
  * Models the zoo cannot build yet are skipped with a note.
  *
  * usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] [--group METHOD [--groups N]]
- *                       [--forward-only yes|no]
- * A program, not a timed test (bench/README.md, docs/results/bench_baseline.md). */
+ *                       [--forward-only yes|no] [--rules best|dataflow|paper]
+ * The units column names, for m-topo, m-etf and m-sct, the rule set of the
+ * placement kept (dp_place_rules). A program, not a timed test (bench/README.md, docs/results/bench_baseline.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ typedef struct cell {
     double bytes;       /* sent between devices in one step */
     int32_t n_used;     /* devices with at least one op */
     char verdict[80];   /* "valid", "OOM gpu:1", ... */
+    dp_place_rules rules; /* the list placers' rule set kept */
     char reason[1024];  /* why it cannot apply */
 } cell;
 
@@ -82,6 +84,7 @@ int main(int argc, char **argv) {
     long seed = 1, n_groups = 256;
     int32_t group = DP_PLACE_GROUP_DEFAULT;
     int forward_only = 1;
+    dp_place_rules rules = DP_PLACE_RULES_BEST;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--models") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--methods") && i + 1 < argc) only_methods = argv[++i];
@@ -92,9 +95,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--forward-only") && i + 1 < argc &&
                  (!strcmp(argv[i + 1], "yes") || !strcmp(argv[i + 1], "no")))
             forward_only = !strcmp(argv[++i], "yes");
+        else if (!strcmp(argv[i], "--rules") && i + 1 < argc && !dp_place_rules_from_name(argv[i + 1], &rules))
+            i++;
         else {
             fprintf(stderr, "usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] "
                             "[--group METHOD [--groups N]] [--forward-only yes|no]\n"
+                            "                      [--rules best|dataflow|paper]\n"
                             "  METHOD: none, colocation, metis, scotch, fluid, random, default\n");
             return 2;
         }
@@ -106,6 +112,7 @@ int main(int argc, char **argv) {
     opt.group = group;
     opt.n_groups = (int32_t)n_groups;
     opt.forward_only = forward_only;
+    opt.rules = rules;
     double t_all = dp_now_s();
     for (int k = 0; k < N_MODELS; k++) {
         if (!wanted(only, models[k].label)) continue;
@@ -151,6 +158,7 @@ int main(int argc, char **argv) {
             cell *c = &table[k][rep->method];
             c->ran = 1;
             c->place_s = rep->place_s;
+            c->rules = rep->rules;
             if (rep->status) {
                 snprintf(c->reason, sizeof c->reason, "%s", rep->reason);
                 continue;
@@ -176,8 +184,11 @@ int main(int argc, char **argv) {
                "place time", "crossing", "used", "units");
         for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
             const cell *c = &table[k][m];
-            const char *units =
-                m <= DP_PLACE_METHOD_EXPERT ? "-" : dp_place_group_name(dp_place_group_of((dp_place_method)m, &opt));
+            char units[64] = "-";
+            if (m > DP_PLACE_METHOD_EXPERT)
+                snprintf(units, sizeof units, "%s%s%s", dp_place_group_name(dp_place_group_of((dp_place_method)m, &opt)),
+                         c->rules != DP_PLACE_RULES_BEST ? ", rules " : "",
+                         c->rules != DP_PLACE_RULES_BEST ? dp_place_rules_name(c->rules) : "");
             if (!c->applied) {
                 printf("%-8s cannot apply: %s\n", dp_place_method_name((dp_place_method)m), c->reason);
                 continue;

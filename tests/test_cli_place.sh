@@ -70,6 +70,9 @@ expect 0 "m-topo   metis" -- "$D" baseline --model synthetic-500 --devices k40x2
 test_grouping_json() {
 expect 0 '"units": "none"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json
 expect 0 '"units": "colocation"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json --group colocation
+# --json names the rule set of a list placer's placement kept, none for the others
+expect 0 '"rules": "\(paper\|dataflow\)"' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods m-etf --json
+expect 0 '"rules": null' -- "$D" baseline --model synthetic-500 --devices k40x2 --methods metis --json
 }
 
 # an unknown --group method and a bad --sct-threshold are refused

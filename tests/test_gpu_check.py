@@ -112,9 +112,11 @@ def test_end_to_end():
     os.chmod(fake, 0o755)
     out = sh([PY, CHECK, "analyze", d, "--dplace", fake, "-o", os.path.join(d, "report2.md")], "analyze, calibrated"
              ).stdout
-    check("calibrate: fitted on 8 placements" in out and "| calibrated MAPE % |" in out, f"calibrated: {out[:900]}")
+    n_fit = round(len(m["placements"]) * 0.5)
+    check(f"calibrate: fitted on {n_fit} placements" in out and "| calibrated MAPE % |" in out,
+          f"calibrated: {out[:900]}")
     fit = read_csv(os.path.join(d, "calibrate_fit.csv"))
-    check(len(fit) == 8 and list(fit[0].keys()) == ["graph", "placement_file", "seconds"]
+    check(len(fit) == n_fit and list(fit[0].keys()) == ["graph", "placement_file", "seconds"]
           and all(os.path.isfile(os.path.join(d, row["placement_file"])) for row in fit), f"the fit CSV: {fit}")
     print(f"end to end: {len(m['placements'])} placements, {len(rows)} measurements")
 

@@ -1313,6 +1313,83 @@ static void test_same_seed_same_placement(void) {
     dp_graph_free(g);
 }
 
+/* Evaluates list placer m on g and ds with rule set `rules`: the report,
+ * and the placement in p, whose simulation the report's step time is. */
+static dp_place_report evaluate_rules(const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                                      dp_place_rules rules, int32_t *p) {
+    dp_error err;
+    dp_sim *sim = dp_sim_init(g, ds, &err);
+    CHECK(sim);
+    dp_place_options o = dp_place_options_default();
+    o.rules = rules;
+    dp_place_report rep;
+    CHECK_INT_EQ(dp_place_evaluate(sim, g, ds, m, &o, p, &rep, &err), DP_STATUS_OK);
+    CHECK_INT_EQ(rep.status, DP_STATUS_OK);
+    dp_sim_free(sim);
+    CHECK(fixture_simulate(g, ds, p).step_time_s == rep.sim.step_time_s);
+    return rep;
+}
+
+/* With rules BEST the evaluated list placer keeps the faster of its two
+ * placements and says which: on the exported CNN dplace's rules (PAPER's
+ * m-ETF spreads the batch norms, and the activations with them), on the
+ * zoo's RNNLM on two K40s Baechi's as published. */
+static void test_evaluate_keeps_faster_rule_set(void) {
+    torch_step t = torch_step_open();
+    dp_error err;
+    dp_graph *rnnlm = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *k40 = dp_devices_preset("k40x2", &err);
+    CHECK(rnnlm && k40);
+    struct {
+        const char *what;
+        const dp_graph *g;
+        const dp_devices *ds;
+        dp_place_rules faster;
+    } cases[] = {{"exported CNN", t.g, t.ds, DP_PLACE_RULES_DATAFLOW},
+                 {"rnnlm on k40x2", rnnlm, k40, DP_PLACE_RULES_PAPER}};
+    int32_t *p = malloc((size_t)rnnlm->n_ops * sizeof(int32_t) + 512 * sizeof(int32_t));
+    CHECK(p);
+    for (int k = 0; k < 2; k++) {
+        dp_place_report df = evaluate_rules(cases[k].g, cases[k].ds, DP_PLACE_METHOD_M_ETF, DP_PLACE_RULES_DATAFLOW, p);
+        dp_place_report pa = evaluate_rules(cases[k].g, cases[k].ds, DP_PLACE_METHOD_M_ETF, DP_PLACE_RULES_PAPER, p);
+        dp_place_report best = evaluate_rules(cases[k].g, cases[k].ds, DP_PLACE_METHOD_M_ETF, DP_PLACE_RULES_BEST, p);
+        TEST_CASE("m-etf on the %s: dataflow %.6f s, paper %.6f s, best %.6f s (%s)", cases[k].what,
+                  df.sim.step_time_s, pa.sim.step_time_s, best.sim.step_time_s, dp_place_rules_name(best.rules));
+        CHECK(df.sim.valid && pa.sim.valid && best.sim.valid);
+        CHECK_INT_EQ(df.rules, DP_PLACE_RULES_DATAFLOW);
+        CHECK_INT_EQ(pa.rules, DP_PLACE_RULES_PAPER);
+        const dp_place_report *faster = cases[k].faster == DP_PLACE_RULES_PAPER ? &pa : &df;
+        const dp_place_report *slower = faster == &pa ? &df : &pa;
+        CHECK(faster->sim.step_time_s < slower->sim.step_time_s * (1 - 1e-3));
+        CHECK_INT_EQ(best.rules, cases[k].faster);
+        CHECK(best.sim.step_time_s == faster->sim.step_time_s);
+    }
+    free(p);
+    dp_devices_free(k40);
+    dp_graph_free(rnnlm);
+    torch_step_close(&t);
+}
+
+/* The rule sets' names round-trip; an unknown one is refused. Every
+ * method but the list placers reports BEST (no rule set applies). */
+static void test_rules_names_round_trip(void) {
+    for (int r = DP_PLACE_RULES_BEST; r <= DP_PLACE_RULES_PAPER; r++) {
+        TEST_CASE("%s", dp_place_rules_name((dp_place_rules)r));
+        dp_place_rules back;
+        CHECK(dp_place_rules_from_name(dp_place_rules_name((dp_place_rules)r), &back) == 0);
+        CHECK_INT_EQ(back, r);
+    }
+    test_case_[0] = '\0';
+    dp_place_rules back;
+    CHECK(dp_place_rules_from_name("baechi", &back) == -1);
+    CHECK(!strcmp(dp_place_rules_name((dp_place_rules)7), "?"));
+    torch_step t = torch_step_open();
+    int32_t p[512];
+    dp_place_report rep = evaluate_rules(t.g, t.ds, DP_PLACE_METHOD_METIS, DP_PLACE_RULES_PAPER, p);
+    CHECK_INT_EQ(rep.rules, DP_PLACE_RULES_BEST);
+    torch_step_close(&t);
+}
+
 /* The method names round-trip; an unknown one is refused. */
 static void test_method_names_round_trip(void) {
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
@@ -1482,6 +1559,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_fast_gpu_gets_more_work);
     TEST_RUN(test_same_seed_same_placement);
     TEST_RUN(test_method_names_round_trip);
+    TEST_RUN(test_evaluate_keeps_faster_rule_set);
+    TEST_RUN(test_rules_names_round_trip);
     TEST_RUN(test_every_zoo_model);
     TEST_RUN_DATASETS(test_every_external_graph, "msr-dnn-partitioning");
     return test_end();

@@ -63,6 +63,26 @@ int dp_place_method_from_name(const char *name, dp_place_method *out);
  * Baechi's co-placement. */
 enum { DP_PLACE_GROUP_DEFAULT = -1, DP_PLACE_GROUP_NONE = -2 };
 
+/* Which forward-only placement m-topo, m-etf and m-sct make of a training
+ * graph (docs/baselines.md, "Forward-only placement"): PAPER, Baechi's as
+ * published; DATAFLOW, with dplace's three rules for graphs that keep their
+ * state in ops (state goes with its first reader, ends follow their data,
+ * an activation's transfer counts twice); BEST, the default: under
+ * dp_place_evaluate the placer makes both and the simulator keeps the
+ * faster (dp_place_run makes DATAFLOW's). The rules make PyTorch exports
+ * placeable and cost some of the zoo's cells; neither placement is better
+ * everywhere. */
+typedef enum dp_place_rules {
+    DP_PLACE_RULES_BEST = 0,
+    DP_PLACE_RULES_DATAFLOW,
+    DP_PLACE_RULES_PAPER
+} dp_place_rules;
+
+/* Name as the CLI spells it ("best", "dataflow", "paper"); "?" when out of range. */
+const char *dp_place_rules_name(dp_place_rules r);
+/* Looks a rule set up by name; returns 0 and sets *out, or -1 when unknown. */
+int dp_place_rules_from_name(const char *name, dp_place_rules *out);
+
 /* Fills out[g->n_ops] with g's human-expert placement on ds, or fails with
  * a reason in err (DP_STATUS_UNSUPPORTED: g has none). The placers know no
  * model zoo: the caller supplies one, such as dp_zoo_expert_placement
@@ -84,6 +104,8 @@ typedef struct dp_place_options {
                                differentiates (Baechi's setting; a graph
                                without gradient scopes is all forward);
                                0: every op (default 1)                       */
+    dp_place_rules rules;   /* m-topo, m-etf, m-sct: the forward-only
+                               placement's rules (above; default BEST)      */
     dp_place_expert_fn expert; /* expert: where its placement comes from;
                                NULL (default): the method reports
                                UNSUPPORTED, "no expert placement given"      */
@@ -96,7 +118,7 @@ typedef struct dp_place_options {
 } dp_place_options;
 
 /* Defaults: seed 1, memory_fraction 0.9, group DEFAULT, 256 groups,
- * sct_threshold 0.1, forward_only 1, expert NULL, units OP. */
+ * sct_threshold 0.1, forward_only 1, rules BEST, expert NULL, units OP. */
 dp_place_options dp_place_options_default(void);
 
 /* The grouping method placer m runs on under opt (resolving DEFAULT):
@@ -144,6 +166,8 @@ typedef struct dp_place_report {
     char reason[1024];    /* the placer's message when status is not OK       */
     double place_s;       /* wall-clock seconds the placer took               */
     int32_t n_used;       /* devices with at least one op                     */
+    dp_place_rules rules; /* m-topo, m-etf, m-sct: the rules of the placement
+                             kept (DATAFLOW or PAPER); BEST for the others  */
     dp_sim_result sim;    /* the simulated step, when status is OK (sim.link
                              is owned by the context; valid until its next run) */
 } dp_place_report;
@@ -153,9 +177,12 @@ typedef struct dp_place_report {
  * finds a list placer's (m-topo, m-etf, m-sct) placement out of memory, the
  * placer runs again with memory_fraction 0.8 times smaller, up to five
  * times, and the first valid placement is kept (else the first one; the
- * time includes the runs). A method that cannot apply is not an error:
- * rep->status and rep->reason say why. Returns an error only for out of
- * memory or a placer bug (an index out of range). */
+ * time includes the runs). With opt->rules BEST a list placer does that
+ * with each rule set and the faster valid placement is kept (a valid one
+ * before one out of memory, DATAFLOW on a tie; rep->rules says which). A
+ * method that cannot apply is not an error: rep->status and rep->reason
+ * say why. Returns an error only for out of memory or a placer bug (an
+ * index out of range). */
 dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                             const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err);
 

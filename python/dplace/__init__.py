@@ -64,10 +64,11 @@ def as_devices(devices):
 
 class BaselineReport:
     """One baseline placer's result: method, status ('ok', or why it could not apply: 'unsupported', ...),
-    reason, place_s (its wall-clock seconds), n_used (devices holding ops), result (a SimResult, None when
-    status is not 'ok') and placement (an int32 array, None likewise)."""
+    reason, place_s (its wall-clock seconds), n_used (devices holding ops), rules (m-topo, m-etf, m-sct: the
+    rule set of the placement kept, 'dataflow' or 'paper'; None for the others), result (a SimResult, None
+    when status is not 'ok') and placement (an int32 array, None likewise)."""
 
-    __slots__ = ("method", "status", "reason", "place_s", "n_used", "result", "placement")
+    __slots__ = ("method", "status", "reason", "place_s", "n_used", "rules", "result", "placement")
 
     def __init__(self, d):
         for k in self.__slots__:
@@ -131,7 +132,7 @@ class Baselines:
 
 
 def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, group=None, n_groups=256,
-              forward_only=True, units="auto", bound=True):
+              forward_only=True, units="auto", rules="best", bound=True):
     """Runs the baseline placers on graph and devices and simulates their placements.
 
     methods: None (every placer: cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct), a list of
@@ -139,8 +140,10 @@ def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, grou
     'metis', ...), n_groups and forward_only are the placers' options (docs/baselines.md). units: what every
     placer but cpu, gpu and expert places: 'op', 'module' (a PyTorch export's modules, each whole with its
     gradients and updates), 'module:DEPTH', or 'auto' (modules on an export, else ops), as `dplace baseline
-    --units`. bound: compute the lower bound. A placer that cannot apply is reported, not raised. Returns a
-    Baselines.
+    --units`. rules: the list placers' forward-only placement (docs/baselines.md): 'best' (each makes
+    dplace's and Baechi's published placement and the faster is kept; the report's rules says which),
+    'dataflow' or 'paper'. bound: compute the lower bound. A placer that cannot apply is reported, not
+    raised. Returns a Baselines.
 
     The placers run one at a time in a process. METIS points the process's file descriptor 1 (stdout) at
     /dev/null while it partitions (it prints on it): output other threads write to stdout meanwhile is lost.
@@ -152,7 +155,7 @@ def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, grou
                 raise TypeError(f"methods: placer names (str), not {type(m).__name__}")
     return Baselines(_dplace._baselines(as_graph(graph), as_devices(devices), methods, seed=seed,
                                         memory_fraction=memory_fraction, group=group, n_groups=n_groups,
-                                        forward_only=forward_only, units=units, bound=bound))
+                                        forward_only=forward_only, units=units, rules=rules, bound=bound))
 
 
 # ---------------------------------------------------------------------------------------------------------------

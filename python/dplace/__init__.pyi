@@ -40,6 +40,7 @@ class BaselineReport:
     reason: str
     place_s: float
     n_used: int
+    rules: str | None
     result: SimResult | None
     placement: npt.NDArray[np.int32] | None
     @property
@@ -62,7 +63,8 @@ class Baselines:
 
 def baselines(graph: Graph | str, devices: Devices | str, methods: str | Sequence[str] | None = None, *,
               seed: int = 1, memory_fraction: float = 0.9, group: str | None = None, n_groups: int = 256,
-              forward_only: bool = True, units: str = "auto", bound: bool = True) -> Baselines: ...
+              forward_only: bool = True, units: str = "auto", rules: str = "best",
+              bound: bool = True) -> Baselines: ...
 
 UpdateInfo = dict[str, Any]
 

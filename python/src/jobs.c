@@ -22,8 +22,12 @@ static int graph_devices(PyObject *g, PyObject *d, const char *what) {
 /* The placers' options from the keywords for g (units resolved: AUTO is
  * modules on a PyTorch export, else ops); -1 with ValueError. */
 static int place_options(dp_place_options *o, const dp_graph *g, unsigned long long seed, double memory_fraction,
-                         const char *group, int n_groups, int forward_only, const char *units) {
+                         const char *group, int n_groups, int forward_only, const char *units, const char *rules) {
     *o = dp_place_options_default();
+    if (rules && dp_place_rules_from_name(rules, &o->rules)) {
+        PyErr_Format(PyExc_ValueError, "rules: unknown \"%s\" (best, dataflow, paper)", rules);
+        return -1;
+    }
     dp_units_spec u = {DP_UNITS_AUTO, 0};
     if (units && dp_units_spec_parse(units, &u)) {
         PyErr_Format(PyExc_ValueError, "units: unknown \"%s\" (module, module:DEPTH, op, auto)", units);
@@ -49,18 +53,18 @@ static int place_options(dp_place_options *o, const dp_graph *g, unsigned long l
     return 0;
 }
 
-#define PLACE_OPTION_KW "seed", "memory_fraction", "group", "n_groups", "forward_only", "units"
+#define PLACE_OPTION_KW "seed", "memory_fraction", "group", "n_groups", "forward_only", "units", "rules"
 
 /* place(graph, devices, method, **options) -> int32 [n_ops] */
 static PyObject *py_place(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"graph", "devices", "method", PLACE_OPTION_KW, NULL};
     PyObject *gobj, *dobj;
-    const char *method, *group = NULL, *units = NULL;
+    const char *method, *group = NULL, *units = NULL, *rules = NULL;
     unsigned long long seed = 1;
     double fraction = 0.9;
     int n_groups = 256, forward_only = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOs|$Kdzipz:place", kw, &gobj, &dobj, &method, &seed, &fraction,
-                                     &group, &n_groups, &forward_only, &units))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOs|$Kdzipzz:place", kw, &gobj, &dobj, &method, &seed, &fraction,
+                                     &group, &n_groups, &forward_only, &units, &rules))
         return NULL;
     if (graph_devices(gobj, dobj, "place")) return NULL;
     dp_place_method m;
@@ -70,7 +74,7 @@ static PyObject *py_place(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     const dp_graph *g = ((dp_py_graph *)gobj)->g;
     dp_place_options o;
-    if (place_options(&o, g, seed, fraction, group, n_groups, forward_only, units)) return NULL;
+    if (place_options(&o, g, seed, fraction, group, n_groups, forward_only, units, rules)) return NULL;
     npy_intp n = g->n_ops;
     PyObject *a = PyArray_SimpleNew(1, &n, NPY_INT32);
     if (!a) return NULL;
@@ -138,9 +142,11 @@ static PyObject *report_dict(const dp_reference *ref, int32_t k, dp_py_devices *
             return NULL;
         }
     }
-    return Py_BuildValue("{s:s,s:s,s:s,s:d,s:i,s:N,s:N}", "method", dp_place_method_name(r->method), "status",
+    return Py_BuildValue("{s:s,s:s,s:s,s:d,s:i,s:z,s:N,s:N}", "method", dp_place_method_name(r->method), "status",
                          r->status ? dp_status_name(r->status) : "ok", "reason", r->status ? r->reason : "",
-                         "place_s", r->place_s, "n_used", (int)r->n_used, "result", result, "placement", place);
+                         "place_s", r->place_s, "n_used", (int)r->n_used, "rules",
+                         r->rules == DP_PLACE_RULES_BEST ? NULL : dp_place_rules_name(r->rules), "result", result,
+                         "placement", place);
 }
 
 /* A float, None for NaN. */
@@ -153,12 +159,12 @@ static PyObject *float_or_none(double v) {
 static PyObject *py_baselines(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"graph", "devices", "methods", PLACE_OPTION_KW, "bound", NULL};
     PyObject *gobj, *dobj, *mobj = Py_None;
-    const char *group = NULL, *units = NULL;
+    const char *group = NULL, *units = NULL, *rules = NULL;
     unsigned long long seed = 1;
     double fraction = 0.9;
     int n_groups = 256, forward_only = 1, bound = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$Kdzipzp:baselines", kw, &gobj, &dobj, &mobj, &seed,
-                                     &fraction, &group, &n_groups, &forward_only, &units, &bound))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$Kdzipzzp:baselines", kw, &gobj, &dobj, &mobj, &seed,
+                                     &fraction, &group, &n_groups, &forward_only, &units, &rules, &bound))
         return NULL;
     if (graph_devices(gobj, dobj, "baselines")) return NULL;
     const dp_graph *g = ((dp_py_graph *)gobj)->g;
@@ -167,7 +173,7 @@ static PyObject *py_baselines(PyObject *self, PyObject *args, PyObject *kwargs) 
     int all;
     dp_reference_options ro = dp_reference_options_default();
     if (methods_arg(mobj, list, &n, &all) ||
-        place_options(&ro.place, g, seed, fraction, group, n_groups, forward_only, units))
+        place_options(&ro.place, g, seed, fraction, group, n_groups, forward_only, units, rules))
         return NULL;
     if (!all) ro.methods = list, ro.n_methods = n;
     ro.bound = bound;
@@ -286,10 +292,12 @@ static PyObject *py_write_placement(PyObject *self, PyObject *args) {
 PyMethodDef dp_py_jobs_methods[] = {
     {"place", (PyCFunction)(void (*)(void))py_place, METH_VARARGS | METH_KEYWORDS,
      "place(graph, devices, method, *, seed=1, memory_fraction=0.9, group=None, n_groups=256, forward_only=True, "
-     "units='auto') -> int32 array [n_ops]\n\nOne baseline placer's placement (dplace.place_methods(): cpu, gpu, "
-     "expert, scotch, mincut, metis, m-topo, m-etf, m-sct; docs/baselines.md). units: what the placers but cpu, "
-     "gpu and expert place: 'op', 'module' (a PyTorch export's whole modules), 'module:DEPTH', 'auto' (modules on "
-     "an export, else ops). dplace.Error (status 'unsupported') when the method cannot apply."},
+     "units='auto', rules='best') -> int32 array [n_ops]\n\nOne baseline placer's placement (dplace.place_methods(): "
+     "cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct; docs/baselines.md). units: what the placers "
+     "but cpu, gpu and expert place: 'op', 'module' (a PyTorch export's whole modules), 'module:DEPTH', 'auto' "
+     "(modules on an export, else ops). rules: the list placers' forward-only placement, 'dataflow' (dplace's "
+     "rules; also what 'best' gives here, where nothing is simulated) or 'paper' (Baechi's as published). "
+     "dplace.Error (status 'unsupported') when the method cannot apply."},
     {"_baselines", (PyCFunction)(void (*)(void))py_baselines, METH_VARARGS | METH_KEYWORDS,
      "_baselines(graph, devices, methods=None, ...) -> dict (dplace.baselines wraps it)"},
     {"resolve_placement", py_resolve, METH_VARARGS,

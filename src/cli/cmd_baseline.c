@@ -104,6 +104,8 @@ static void print_json(const dp_graph *g, const dp_devices *ds, const dp_place_r
         char units[32];
         units_name(r->method, opt, units, sizeof units);
         json_object_set_new(row, "units", r->method <= DP_PLACE_METHOD_EXPERT ? json_null() : json_string(units));
+        json_object_set_new(row, "rules",
+                            r->rules == DP_PLACE_RULES_BEST ? json_null() : json_string(dp_place_rules_name(r->rules)));
         json_object_set_new(row, "applied", json_boolean(r->status == DP_STATUS_OK));
         json_object_set_new(row, "place_seconds", json_real(r->place_s));
         if (r->status) {

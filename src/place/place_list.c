@@ -31,7 +31,9 @@
  * computed from them alone) and the batch and constants are not scheduled:
  * each goes where its first reader goes (list_mark_lazy); and an
  * activation's transfer counts twice in the estimates, as its gradient
- * comes back the same way (list_comm_weight).
+ * comes back the same way (list_comm_weight). Those three are dplace's
+ * rules (dp_place_options.rules DATAFLOW); with PAPER the placers make
+ * Baechi's forward-only placement as published.
  *
  * Memory by liveness, like the simulator but in placement order: a device
  * holds the parameters of every colocation group put on it (reserved whole
@@ -188,6 +190,7 @@ typedef struct list_ctx {
     int32_t *seen;        /* [n_ops] scratch: stamp of the walk that met the op */
     int32_t *useen;       /* [n_units] scratch: stamp of the sum that met the unit */
     int32_t stamp;
+    int dataflow;         /* the forward-only placement with dplace's rules */
 } list_ctx;
 
 /* Whether op is left to the forward-only placement's second pass. */
@@ -416,8 +419,11 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
     }
     for (int32_t i = 0; i < g->n_ops; i++) c->unit_params[c->u.unit_of[i]] += (double)g->ops[i].param_bytes;
     for (int32_t k = 0; k < nu; k++) c->pinned[k] = -1;
-    list_mark_lazy(c);
-    list_mark_ends(c);
+    c->dataflow = opt->rules != DP_PLACE_RULES_PAPER;
+    if (c->dataflow) {
+        list_mark_lazy(c);
+        list_mark_ends(c);
+    }
     if ((st = list_fuse_chains(c, opt, err))) {
         list_free(c);
         return st;
@@ -449,7 +455,7 @@ static int32_t list_lazy_dev(const list_ctx *c, int32_t p, int32_t d) {
  * the step begins and whose gradient goes to an update nothing waits for,
  * and once when every op is placed (the schedule then holds both ways). */
 static double list_comm_weight(const list_ctx *c, int32_t p) {
-    return c->fwd.backward && !c->lazy[p] ? 2.0 : 1.0;
+    return c->dataflow && c->fwd.backward && !c->lazy[p] ? 2.0 : 1.0;
 }
 
 /* Fills c->closure with the unplaced state ops op reads, directly or

@@ -46,6 +46,21 @@ static int uses_memory(dp_place_method m) {
     return m == DP_PLACE_METHOD_M_TOPO || m == DP_PLACE_METHOD_M_ETF || m == DP_PLACE_METHOD_M_SCT;
 }
 
+static const char *const rules_names[] = {"best", "dataflow", "paper"};
+
+const char *dp_place_rules_name(dp_place_rules r) {
+    return (unsigned)r < sizeof rules_names / sizeof rules_names[0] ? rules_names[r] : "?";
+}
+
+int dp_place_rules_from_name(const char *name, dp_place_rules *out) {
+    for (unsigned k = 0; name && k < sizeof rules_names / sizeof rules_names[0]; k++)
+        if (!strcmp(name, rules_names[k])) {
+            *out = (dp_place_rules)k;
+            return 0;
+        }
+    return -1;
+}
+
 dp_place_options dp_place_options_default(void) {
     dp_place_options o;
     memset(&o, 0, sizeof o);
@@ -178,10 +193,14 @@ static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devic
     return st;
 }
 
-dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
-                            const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
+/* One rule set's placement of list placer or other method m (opt->rules
+ * not BEST), simulated, retried with less memory when out of memory. */
+static dp_status evaluate_one(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                              const dp_place_options *opt, int32_t *placement, dp_place_report *rep,
+                              dp_error *err) {
     memset(rep, 0, sizeof *rep);
     rep->method = m;
+    rep->rules = uses_memory(m) ? opt->rules : DP_PLACE_RULES_BEST;
     dp_error perr;
     dp_error_clear(&perr);
     double t0 = dp_now_s();
@@ -204,4 +223,48 @@ dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds
     for (int32_t i = 0; i < g->n_ops; i++) used |= dp_mask_bit(placement[i]);
     rep->n_used = dp_mask_count(used);
     return DP_STATUS_OK;
+}
+
+/* Whether report a is to be kept before b: placed before not, valid before
+ * out of memory, then the shorter step. */
+static int report_better(const dp_place_report *a, const dp_place_report *b) {
+    if ((a->status == DP_STATUS_OK) != (b->status == DP_STATUS_OK)) return a->status == DP_STATUS_OK;
+    if (a->status != DP_STATUS_OK) return 0;
+    if (a->sim.valid != b->sim.valid) return a->sim.valid;
+    return a->sim.step_time_s < b->sim.step_time_s;
+}
+
+/* With rules BEST, a list placer's two placements (DATAFLOW's, then
+ * PAPER's) are both made and simulated, the faster kept; the simulator is
+ * the judge, as for the memory retry, since neither rule set is faster on
+ * every graph. The time reported is both placers'. */
+dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                            const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    if (!uses_memory(m) || o.rules != DP_PLACE_RULES_BEST) return evaluate_one(sim, g, ds, m, &o, placement, rep, err);
+    o.rules = DP_PLACE_RULES_DATAFLOW;
+    dp_status st = evaluate_one(sim, g, ds, m, &o, placement, rep, err);
+    if (st) return st;
+    int32_t *p = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
+    dp_place_report *r = malloc(sizeof *r);
+    if (!p || !r) {
+        free(p);
+        free(r);
+        return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (a placement of %d ops)", g->n_ops);
+    }
+    o.rules = DP_PLACE_RULES_PAPER;
+    if (!(st = evaluate_one(sim, g, ds, m, &o, p, r, err))) {
+        double place_s = rep->place_s + r->place_s;
+        if (report_better(r, rep)) {
+            memcpy(placement, p, (size_t)g->n_ops * sizeof(int32_t));
+            *rep = *r;
+        } else if (rep->status == DP_STATUS_OK) {
+            /* the kept placement again: its result's link figures are the context's */
+            st = dp_sim_run(sim, placement, NULL, &rep->sim, err);
+        }
+        rep->place_s = place_s;
+    }
+    free(p);
+    free(r);
+    return st;
 }

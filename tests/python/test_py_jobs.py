@@ -43,6 +43,9 @@ def test_baselines_equal_cli():
             continue
         check_eq(digits(r.step_time), c["step_time_s"], f"{r.method}: step time")
         check_eq(r.result.valid, c["valid"], f"{r.method}: valid")
+        check_eq(r.rules, c["rules"], f"{r.method}: the rule set kept")
+        check(r.rules in (("dataflow", "paper") if r.method.startswith("m-") else (None,)),
+              f"{r.method}: rules {r.rules!r}")
     sim = dplace.Simulator(g, d)
     for r in b:
         if r.ok:
@@ -54,7 +57,14 @@ def test_baselines_equal_cli():
     some = dplace.baselines(g, d, methods=["gpu", "m-etf"], bound=False)
     check_eq(list(some.reports), ["gpu", "m-etf"], "methods asked")
     check_eq(some["m-etf"].step_time, b["m-etf"].step_time, "the same m-etf")
-    check(np.array_equal(dplace.place(g, d, "m-etf"), b["m-etf"].placement), "place() equals the report's")
+    check(np.array_equal(dplace.place(g, d, "m-etf", rules=b["m-etf"].rules), b["m-etf"].placement),
+          "place() with the rule set kept equals the report's")
+    for rules in ("dataflow", "paper"):
+        one = dplace.baselines(g, d, methods="m-etf", rules=rules, bound=False)["m-etf"]
+        check_eq(one.rules, rules, f"rules={rules}: the report's")
+        check(np.array_equal(dplace.place(g, d, "m-etf", rules=rules), one.placement), f"rules={rules}: place()")
+    raises(ValueError, dplace.place, g, d, "m-etf", rules="baechi", match="rules")
+    raises(ValueError, dplace.baselines, g, d, rules="baechi", match="rules")
     check_eq(list(dplace.baselines(g, d, methods="gpu,cpu").reports), ["gpu", "cpu"], "a comma list")
     raises(ValueError, dplace.baselines, g, d, methods=["gpu", "magic"], match="magic")
     raises(ValueError, dplace.baselines, g, d, memory_fraction=2.0, match="memory_fraction")
