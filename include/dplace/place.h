@@ -106,6 +106,13 @@ typedef struct dp_place_options {
                                0: every op (default 1)                       */
     dp_place_rules rules;   /* m-topo, m-etf, m-sct: the forward-only
                                placement's rules (above; default BEST)      */
+    int memory_backward;    /* m-etf, m-sct in the forward-only placement:
+                               1 reserves each unit's backward ops (their
+                               parameters, outputs and scratch, never freed,
+                               as m-topo counts them) with the unit; 0
+                               (default) counts the forward ops' memory by
+                               liveness only. dp_place_evaluate sets it when
+                               the memory retry finds nothing valid          */
     dp_place_expert_fn expert; /* expert: where its placement comes from;
                                NULL (default): the method reports
                                UNSUPPORTED, "no expert placement given"      */
@@ -118,7 +125,8 @@ typedef struct dp_place_options {
 } dp_place_options;
 
 /* Defaults: seed 1, memory_fraction 0.9, group DEFAULT, 256 groups,
- * sct_threshold 0.1, forward_only 1, rules BEST, expert NULL, units OP. */
+ * sct_threshold 0.1, forward_only 1, rules BEST, memory_backward 0, expert
+ * NULL, units OP. */
 dp_place_options dp_place_options_default(void);
 
 /* The grouping method placer m runs on under opt (resolving DEFAULT):
@@ -176,8 +184,9 @@ typedef struct dp_place_report {
  * g on ds). placement[g->n_ops] receives the placement. When the simulator
  * finds a list placer's (m-topo, m-etf, m-sct) placement out of memory, the
  * placer runs again with memory_fraction 0.8 times smaller, up to five
- * times, and the first valid placement is kept (else the first one; the
- * time includes the runs). With opt->rules BEST a list placer does that
+ * times, then (m-etf, m-sct) the same from the first fraction with
+ * memory_backward, and the first valid placement is kept (else the first one; the time
+ * includes the runs). With opt->rules BEST a list placer does that
  * with each rule set and the faster valid placement is kept (a valid one
  * before one out of memory, DATAFLOW on a tie; rep->rules says which). A
  * method that cannot apply is not an error: rep->status and rep->reason

@@ -428,6 +428,11 @@ static dp_status list_init(list_ctx *c, const dp_graph *g, const dp_devices *ds,
         list_free(c);
         return st;
     }
+    /* m-etf and m-sct asked to count the backward pass: each unit's backward
+     * ops reserved whole with its parameters, as m-topo counts them */
+    if (opt->memory_backward && m != DP_PLACE_METHOD_M_TOPO && c->fwd.backward)
+        for (int32_t i = 0; i < g->n_ops; i++)
+            if (c->fwd.backward[i]) c->unit_params[c->u.unit_of[i]] += op_kept_bytes(g, i);
     return DP_STATUS_OK;
 }
 

@@ -161,10 +161,13 @@ dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_plac
 
 /* When list placer m's placement runs out of memory in the simulator (its
  * count of memory, forward-only, does not see all of the backward pass's),
- * m again with memory_fraction 0.8 times smaller, up to five times: the
- * first valid placement replaces it in placement and rep (sim result, the
- * placer's time included), else the first stays. The simulator is the
- * judge, as a user lowering --memory-fraction by hand would use it. */
+ * m again with memory_fraction 0.8 times smaller, up to five times, then
+ * m-etf and m-sct the same way from the first fraction with the backward
+ * pass's memory reserved whole (memory_backward: an over-count that spreads
+ * the step, so the last resort, not the first): the first valid placement
+ * replaces it in placement and rep (sim result, the placer's time
+ * included), else the first stays. The simulator is the judge, as a user lowering
+ * --memory-fraction by hand would use it. */
 static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                                   const dp_place_options *opt, int32_t *placement, dp_place_report *rep,
                                   dp_error *err) {
@@ -173,8 +176,16 @@ static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devic
     if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (a placement of %d ops)", g->n_ops);
     dp_status st = DP_STATUS_OK;
     int replaced = 0;
-    for (int k = 0; k < 5 && !st && !replaced; k++) {
-        o.memory_fraction *= 0.8;
+    const double f0 = o.memory_fraction;
+    /* m-topo counts the backward pass already; placing every op there is none */
+    const int again = m != DP_PLACE_METHOD_M_TOPO && o.forward_only && !o.memory_backward;
+    for (int k = 0; k < 5 + 6 * again && !st && !replaced; k++) {
+        if (k < 5) {
+            o.memory_fraction *= 0.8;
+        } else {
+            o.memory_fraction = k == 5 ? f0 : o.memory_fraction * 0.8;
+            o.memory_backward = 1;
+        }
         dp_error perr;
         double t0 = dp_now_s();
         dp_status pst = dp_place_run(m, g, ds, &o, p, &perr);
