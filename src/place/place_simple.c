@@ -245,17 +245,34 @@ static int report_better(const dp_place_report *a, const dp_place_report *b) {
     return a->sim.step_time_s < b->sim.step_time_s;
 }
 
+/* Whether the rule sets can give list placers different placements of g:
+ * in the forward-only placement of a graph with backward ops (without
+ * them, or placing every op, PAPER's placement is DATAFLOW's). */
+static dp_status rules_apply(const dp_graph *g, const dp_place_options *o, int *apply, dp_error *err) {
+    *apply = 0;
+    if (!o->forward_only) return DP_STATUS_OK;
+    place_fwd f;
+    dp_status st = place_fwd_init(&f, g, err);
+    if (st) return st;
+    *apply = f.n_backward > 0;
+    place_fwd_free(&f);
+    return DP_STATUS_OK;
+}
+
 /* With rules BEST, a list placer's two placements (DATAFLOW's, then
  * PAPER's) are both made and simulated, the faster kept; the simulator is
  * the judge, as for the memory retry, since neither rule set is faster on
- * every graph. The time reported is both placers'. */
+ * every graph. The time reported is both placers'. Where the rule sets
+ * cannot differ (rules_apply), DATAFLOW's alone is made. */
 dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                             const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
     if (!uses_memory(m) || o.rules != DP_PLACE_RULES_BEST) return evaluate_one(sim, g, ds, m, &o, placement, rep, err);
     o.rules = DP_PLACE_RULES_DATAFLOW;
-    dp_status st = evaluate_one(sim, g, ds, m, &o, placement, rep, err);
-    if (st) return st;
+    int both;
+    dp_status st = rules_apply(g, &o, &both, err);
+    if (!st) st = evaluate_one(sim, g, ds, m, &o, placement, rep, err);
+    if (st || !both) return st;
     int32_t *p = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     dp_place_report *r = malloc(sizeof *r);
     if (!p || !r) {
