@@ -18,6 +18,9 @@ import tempfile
 import time
 import contextlib
 
+import script_check
+from script_check import check, check_eq
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTER = os.path.join(HERE, "..", "scripts", "dplace-export-torch")
 MODELS = os.path.join(HERE, "data", "torch", "models.py")
@@ -36,23 +39,6 @@ loader.exec_module(ex)
 
 DPLACE = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DPLACE_BIN", "")
 TMP = tempfile.mkdtemp(prefix="test_export_torch.")
-passed = 0
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    global passed
-    if not cond:
-        fail(msg)
-    passed += 1
-
-
-def check_eq(got, want, what):
-    check(got == want, f"{what}: got {got!r}, expected {want!r}")
 
 
 def export(*args):
@@ -333,25 +319,6 @@ def test_errors():
     check_eq(leftovers, [], "temporary files left behind")
 
 
-# every test_* function, in file order (CTest registers the same: tests/CMakeLists.txt)
-TESTS = [f for name, f in list(globals().items()) if name.startswith("test_") and callable(f)]
-
-
-def main():
-    if not DPLACE or not os.access(DPLACE, os.X_OK):
-        fail(f"usage: test_export_torch.py DPLACE_BINARY [TEST] (got {DPLACE!r})")
-    only = sys.argv[2] if len(sys.argv) > 2 else None
-    tests = [t for t in TESTS if only in (None, t.__name__)]
-    if not tests:
-        print(f"test_export_torch: no test named {only!r}", file=sys.stderr)
-        sys.exit(2)
-    t0 = time.time()
-    torch.set_num_threads(1)
-    for t in tests:
-        t()
-        print(f"ok {t.__name__}")
-    print(f"test_export_torch: {passed} checks passed in {time.time() - t0:.1f} s")
-
 
 if __name__ == "__main__":
-    main()
+    script_check.main("test_export_torch", globals(), DPLACE, setup=lambda: torch.set_num_threads(1))

@@ -20,10 +20,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import script_check
-from script_check import check, fail, one_line, sh
+from script_check import check, one_line, sh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, ".."))
@@ -244,26 +243,6 @@ def python312():
     return None
 
 
-# every test_* function, in file order (CTest registers the same: tests/CMakeLists.txt)
-TESTS = [f for name, f in list(globals().items()) if name.startswith("test_") and callable(f)]
-
-
-def main():
-    if not DPLACE or not os.access(DPLACE, os.X_OK):
-        fail(f"usage: test_gpu_check.py DPLACE_BINARY [TEST] (got {DPLACE!r})")
-    only = sys.argv[2] if len(sys.argv) > 2 else None
-    tests = [t for t in TESTS if only in (None, t.__name__)]
-    if not tests:
-        print(f"test_gpu_check: no test named {only!r}", file=sys.stderr)
-        sys.exit(2)
-    t0 = time.time()
-    for t in tests:
-        t1 = time.time()
-        t()
-        print(f"ok {t.__name__} ({time.time() - t1:.1f} s)")
-    shutil.rmtree(TMP, ignore_errors=True)
-    print(f"test_gpu_check: {script_check.passed} checks passed in {time.time() - t0:.1f} s")
-
 
 if __name__ == "__main__":
-    main()
+    script_check.main("test_gpu_check", globals(), DPLACE, tmp=TMP)

@@ -23,7 +23,9 @@ import shlex
 import subprocess
 import sys
 import tempfile
-import time
+
+import script_check
+from script_check import check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.normpath(os.path.join(HERE, "..", "scripts"))
@@ -49,19 +51,6 @@ DPLACE = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DPLACE_BIN", "")
 TMP = tempfile.mkdtemp(prefix="test_measure_torch.")
 SMALL = [f"{MODELS}:small", "--batch", "4", "--input-shape", "3,8,8"]
 FAST = ["--steps", "3", "--warmup", "1", "--threads", "1"]
-passed = 0
-
-
-def fail(msg):
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    global passed
-    if not cond:
-        fail(msg)
-    passed += 1
 
 
 def measure(*args):
@@ -248,26 +237,6 @@ def test_optimize():
           f"{', '.join(row['step_time_s'] for row in rows)} s")
 
 
-# every test_* function, in file order (CTest registers the same: tests/CMakeLists.txt)
-TESTS = [f for name, f in list(globals().items()) if name.startswith("test_") and callable(f)]
-
-
-def main():
-    if not DPLACE or not os.access(DPLACE, os.X_OK):
-        fail(f"usage: test_measure_torch.py DPLACE_BINARY [TEST] (got {DPLACE!r})")
-    only = sys.argv[2] if len(sys.argv) > 2 else None
-    tests = [t for t in TESTS if only in (None, t.__name__)]
-    if not tests:
-        print(f"test_measure_torch: no test named {only!r}", file=sys.stderr)
-        sys.exit(2)
-    t0 = time.time()
-    torch.set_num_threads(1)
-    for t in tests:
-        t1 = time.time()
-        t()
-        print(f"ok {t.__name__} ({time.time() - t1:.1f} s)")
-    print(f"test_measure_torch: {passed} checks passed in {time.time() - t0:.1f} s")
-
 
 if __name__ == "__main__":
-    main()
+    script_check.main("test_measure_torch", globals(), DPLACE, setup=lambda: torch.set_num_threads(1))
