@@ -496,6 +496,14 @@ def main(argv):
         p.add_argument("--steps", type=int, default=8, help="training steps per measurement (default 8)")
         p.add_argument("--warmup", type=int, default=3, help="steps not counted (default 3)")
 
+    def analyze_opts(p):
+        p.add_argument("-o", "--output", metavar="FILE.md", help="also write the table here")
+        p.add_argument("--passes", type=int, default=3,
+                       help="calibrate passes at most: another starts from the last file while a fitted parameter "
+                            "ended at a bound of its range (default 3)")
+        p.add_argument("--shares", action="store_true",
+                       help="also where each graph's calibrated time goes, by class")
+
     def common(p):
         p.add_argument("--dplace", default=os.path.join(ROOT, "build", "dplace"), help="the dplace binary")
 
@@ -509,11 +517,7 @@ def main(argv):
     common(p)
     p = sub.add_parser("analyze")
     p.add_argument("dir", metavar="DIR")
-    p.add_argument("-o", "--output", metavar="FILE.md", help="also write the table here")
-    p.add_argument("--passes", type=int, default=3,
-                   help="calibrate passes at most: another starts from the last file while a fitted parameter "
-                        "ended at a bound of its range (default 3)")
-    p.add_argument("--shares", action="store_true", help="also where each graph's calibrated time goes, by class")
+    analyze_opts(p)
     common(p)
     p = sub.add_parser("bandwidth")
     p.add_argument("--cores", default="0,1", help="the cores taskset pins the copy to (default 0,1)")
@@ -523,11 +527,7 @@ def main(argv):
     p.add_argument("--out", required=True, metavar="DIR")
     prep_opts(p)
     meas_opts(p)
-    p.add_argument("-o", "--output", metavar="FILE.md", help="also write the table here")
-    p.add_argument("--passes", type=int, default=3,
-                   help="calibrate passes at most: another starts from the last file while a fitted parameter "
-                        "ended at a bound of its range (default 3)")
-    p.add_argument("--shares", action="store_true", help="also where each graph's calibrated time goes, by class")
+    analyze_opts(p)
     common(p)
     args = ap.parse_args(argv)
     args.dplace = os.path.abspath(args.dplace)
