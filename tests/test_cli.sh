@@ -59,7 +59,7 @@ expect 2 'unknown device set "k80x3"' -- "$D" simulate --graph data/tiny.json --
 expect 2 'placement "gpu:5"' -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu:5
 expect 2 "unknown model" -- "$D" simulate --model nope --devices k40x2 --placement gpu
 expect 2 "not both" -- "$D" simulate --model synthetic-500 --graph data/tiny.json --devices k40x2 --placement gpu
-expect 2 "must be less than --steps" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --steps 2 --warmup 2
+expect 2 "warmup: in 0..steps-1" -- "$D" simulate --graph data/tiny.json --devices k40x2 --placement gpu --steps 2 --warmup 2
 }
 
 # op types the cost model does not know: one line on stderr per graph, the JSON lists them; none for a known graph

@@ -65,6 +65,14 @@ typedef struct dp_sim_options {
 /* Defaults: no trace, no noise, 1 step, no warm-up. */
 dp_sim_options dp_sim_options_default(void);
 
+#define DP_SIM_NOISE_MAX 5.0 /* the largest noise sigma the protocol takes */
+#define DP_SIM_STEPS_MAX 1024
+
+/* The measuring protocol's one check, for every front end: noise in
+ * 0..DP_SIM_NOISE_MAX, steps in 1..DP_SIM_STEPS_MAX, warm-up in 0..steps-1.
+ * INVALID with a message naming the option and its range. */
+dp_status dp_sim_options_check(const dp_sim_options *o, dp_error *err);
+
 typedef struct dp_sim_device_stats {
     double busy_s;        /* sum of op times on the device             */
     uint64_t peak_bytes;  /* peak memory by liveness                   */

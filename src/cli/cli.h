@@ -14,6 +14,7 @@
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/place.h"
+#include "dplace/sim.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
@@ -36,7 +37,7 @@
  *     const cli_option options[] = {
  *         CLI_GRAPH_OPTIONS(&src),
  *         {"--devices", NULL, "SPEC", CLI_STRING, .str = &devices, .required = 1,
- *          .help = "a preset (k40x4, ...) or a dplace-devices v1 JSON file"},
+ *          .help = "a preset (k40x4, ...) or a dplace-devices JSON file (docs/formats.md)"},
  *         {"--seed", NULL, "N", CLI_LONG, .num = &seed, .min = 0, .max = 2147483647, .range = ">= 0",
  *          .help = "seed (default 1)"},
  *         {"--json", NULL, NULL, CLI_FLAG, .flag = &json, .help = "print a JSON object"},
@@ -177,7 +178,7 @@ typedef struct cli_graph_source {
     "= 1..8; rtx4090xN with N = 1..4"
 /* The help of a --devices SPEC option. */
 #define CLI_DEVICES_HELP                                                                                         \
-    "a preset (" CLI_DEVICE_FAMILIES "; dplace devices lists them) or a dplace-devices v1 JSON file"
+    "a preset (" CLI_DEVICE_FAMILIES "; dplace devices lists them) or a dplace-devices JSON file (docs/formats.md)"
 /* --graph, --model, --batch into the cli_graph_source *src (cli_load_graph). */
 #define CLI_GRAPH_OPTIONS(src)                                                                                   \
     {"--graph", NULL, "FILE", CLI_STRING, .str = &(src)->graph_path, .help = "a dplace-graph v1 JSON file"},     \
@@ -188,27 +189,31 @@ typedef struct cli_graph_source {
 
 /* The papers' measuring protocol: --noise SIGMA (log-normal noise on op
  * times), --steps N and --warmup W (median of the steps after the warm-up;
- * with --mean their mean, as EAGLE measured). */
+ * with --mean their mean, as EAGLE measured). The values pass through as
+ * numbers; the library judges their ranges (dp_sim_options_check). */
 typedef struct cli_protocol {
     double noise;
     long steps, warmup;
     int mean;
 } cli_protocol;
 /* --noise, --steps, --warmup, --mean into the cli_protocol *p (start it at
- * {0.0, 1, 0, 0}; check warmup < steps after parsing: cli_protocol_check). */
+ * {0.0, 1, 0, 0}; judge it after parsing: cli_protocol_check). */
 #define CLI_PROTOCOL_OPTIONS(p)                                                                                  \
-    {"--noise", NULL, "SIGMA", CLI_DOUBLE, .real = &(p)->noise, .min = 0, .max = 5,                              \
+    {"--noise", NULL, "SIGMA", CLI_DOUBLE, .real = &(p)->noise, .min = -1e300, .max = 1e300, .range = "a number", \
      .help = "log-normal noise on every op time (0 = none, the default; at most 5)"},                            \
-        {"--steps", NULL, "N", CLI_LONG, .num = &(p)->steps, .min = 1, .max = 1024,                              \
-         .help = "steps simulated (default 1); with --noise, the median of the steps after the warm-up is "      \
-                 "reported, as the papers measured"},                                                            \
-        {"--warmup", NULL, "N", CLI_LONG, .num = &(p)->warmup, .min = 0, .max = 1023,                            \
+        {"--steps", NULL, "N", CLI_LONG, .num = &(p)->steps, .min = -2147483647L, .max = 2147483647L,            \
+         .range = "a whole number",                                                                             \
+         .help = "steps simulated (default 1, at most 1024); with --noise, the median of the steps after the "   \
+                 "warm-up is reported, as the papers measured"},                                                 \
+        {"--warmup", NULL, "N", CLI_LONG, .num = &(p)->warmup, .min = -2147483647L, .max = 2147483647L,          \
+         .range = "a whole number",                                                                             \
          .help = "warm-up steps left out of that median (default 0; fewer than --steps)"},                       \
         {"--mean", NULL, NULL, CLI_FLAG, .flag = &(p)->mean,                                                     \
          .help = "report the mean of those steps instead of the median (EAGLE's protocol: --steps 15 "           \
                  "--warmup 5)"}
 
-/* Prints a usage error and returns 2 unless p->warmup < p->steps; 0 then. */
+/* Prints a usage error with the library's message and returns 2 unless
+ * the protocol is one the simulator takes (dp_sim_options_check); 0 then. */
 int cli_protocol_check(const char *cmd, const cli_protocol *p);
 /* ---- helpers (cli_util.c) ---------------------------------------------------- */
 

@@ -1,6 +1,7 @@
 /* Option tables: one declarative table per command drives both the parsing
  * of argv and the --help text (cli.h describes the table). */
 #include <assert.h>
+#include <stdint.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -211,8 +212,14 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args) {
 /* ---- the shared option groups ---------------------------------------------- */
 
 int cli_protocol_check(const char *cmd, const cli_protocol *p) {
-    if (p->warmup < p->steps) return 0;
-    return cli_usage_error(cmd, "--warmup (%ld) must be less than --steps (%ld)", p->warmup, p->steps);
+    dp_sim_options so = dp_sim_options_default();
+    so.noise_sigma = p->noise, so.mean = p->mean;
+    so.steps = p->steps < INT32_MIN ? INT32_MIN : p->steps > INT32_MAX ? INT32_MAX : (int32_t)p->steps;
+    so.warmup = p->warmup < INT32_MIN ? INT32_MIN : p->warmup > INT32_MAX ? INT32_MAX : (int32_t)p->warmup;
+    dp_error err;
+    dp_error_clear(&err);
+    if (!dp_sim_options_check(&so, &err)) return 0;
+    return cli_usage_error(cmd, "%s", err.msg);
 }
 
 /* ---- help ------------------------------------------------------------------ */

@@ -18,6 +18,18 @@ const char *dp_sim_verdict_name(dp_sim_verdict v) {
     return (unsigned)v < DP_SIM_VERDICT_COUNT ? verdict_names[v] : "?";
 }
 
+dp_status dp_sim_options_check(const dp_sim_options *o, dp_error *err) {
+    if (!isfinite(o->noise_sigma) || o->noise_sigma < 0 || o->noise_sigma > DP_SIM_NOISE_MAX)
+        return dp_error_set(err, DP_STATUS_INVALID, "noise: a log-normal sigma in 0..%g, not %g", DP_SIM_NOISE_MAX,
+                            o->noise_sigma);
+    if (o->steps < 1 || o->steps > DP_SIM_STEPS_MAX)
+        return dp_error_set(err, DP_STATUS_INVALID, "steps: in 1..%d, not %d", DP_SIM_STEPS_MAX, (int)o->steps);
+    if (o->warmup < 0 || o->warmup >= o->steps)
+        return dp_error_set(err, DP_STATUS_INVALID, "warmup: in 0..steps-1 (steps %d), not %d", (int)o->steps,
+                            (int)o->warmup);
+    return DP_STATUS_OK;
+}
+
 dp_sim_options dp_sim_options_default(void) {
     dp_sim_options o;
     memset(&o, 0, sizeof o);
@@ -693,12 +705,8 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
                             w->sim->g->name);
     dp_sim_options o = opt ? *opt : dp_sim_options_default();
     if (o.steps < 1) o.steps = 1;
-    if (o.warmup < 0 || o.warmup >= o.steps)
-        return dp_error_set(err, DP_STATUS_INVALID, "warm-up steps (%d) must be fewer than steps (%d)", o.warmup,
-                            o.steps);
-    if (!isfinite(o.noise_sigma) || o.noise_sigma < 0 || o.noise_sigma > 5)
-        return dp_error_set(err, DP_STATUS_INVALID, "noise sigma must be in 0..5, got %g", o.noise_sigma);
-    if (o.steps > 1024) return dp_error_set(err, DP_STATUS_INVALID, "at most 1024 steps, got %d", o.steps);
+    dp_status st = dp_sim_options_check(&o, err);
+    if (st) return st;
     /* one pass: check indices, copy, count ops and parameters per device */
     int32_t *n_ops = w->n_ops;
     memset(w->n_ops, 0, sizeof w->n_ops);
@@ -716,10 +724,7 @@ dp_status dp_sim_run_ws(const dp_sim *s, dp_sim_workspace *w, const int32_t *pla
         w->param_bytes[d] += s->param_bytes[i];
     }
     w->have_trace = 0;
-    if (o.record_trace) {
-        dp_status st = sim_alloc_trace(s, w, err);
-        if (st) return st;
-    }
+    if (o.record_trace && (st = sim_alloc_trace(s, w, err))) return st;
     w->tracing = 0;
 
     int32_t steps = o.noise_sigma > 0 ? o.steps : 1;
