@@ -37,6 +37,13 @@ typedef struct dp_plot_line {
     double value;
 } dp_plot_line;
 
+/* A vertical line at x, e.g. {"search after", 2001}: where a run's next
+ * phase begins. Its label is drawn beside it at the top of the plot. */
+typedef struct dp_plot_marker {
+    const char *label;
+    double x;
+} dp_plot_marker;
+
 /* The data of one picture. Strings may be NULL (then: no title, "samples",
  * "step time (s)"); they are UTF-8 (invalid bytes become '?') and are
  * escaped for XML. The legend names the dots "sampled placements" and the
@@ -57,6 +64,14 @@ typedef struct dp_plot_curve {
      * NaN y: a gap, an update without a valid sample) */
     int64_t n_mean;
     const double *mean_x, *mean_y;
+    /* optional: vertical markers (x in the samples' units; those outside
+     * the samples' x range are left out) */
+    const dp_plot_marker *markers;
+    int n_markers;
+    /* optional: the final best as the caller prints it ("1.708912 s"), for
+     * the legend and the line under the title (NULL: the last finite best,
+     * to 4 significant digits) */
+    const char *best_label;
 } dp_plot_curve;
 
 /* Writes the picture of c as an SVG file at path, atomically (a reader

@@ -140,6 +140,34 @@ typedef struct dp_method {
     void *self;
 } dp_method;
 
+/* What found a run's best placement, as every report names it ("sample",
+ * "walk", "kept-walk", "greedy", "start", "search"; "none"), and in words
+ * for a summary ("a search move"). Out of range: "none", "nothing". */
+const char *dp_run_best_by_name(int32_t by);
+const char *dp_run_best_by_words(int32_t by);
+
+/* A training curve that can outlive one run: each sample a point, the
+ * best so far, the mean per step. Runs given the same curve in turn (a
+ * learned agent's, then the search after it) append to it, each after the
+ * points already there, so that one picture shows the whole job. */
+typedef struct dp_run_curve dp_run_curve;
+dp_run_curve *dp_run_curve_init(void); /* NULL when out of memory */
+void dp_run_curve_free(dp_run_curve *c);
+/* The largest x so far (0: no point): where the next run's samples begin. */
+double dp_run_curve_end(const dp_run_curve *c);
+
+/* How the picture of a curve is labelled (dp_plot_curve's fields). */
+typedef struct dp_run_plot {
+    const char *title;
+    const dp_plot_line *lines;
+    int n_lines;
+    const dp_plot_marker *markers;
+    int n_markers;
+    const char *best_label;
+} dp_run_plot;
+/* Writes c as an SVG at path, atomically (dp_plot_write_svg). */
+dp_status dp_run_curve_write_svg(const dp_run_curve *c, const char *path, const dp_run_plot *p, dp_error *err);
+
 typedef struct dp_run_options {
     const dp_graph *g;          /* for the placement files                       */
     const dp_devices *ds;
@@ -162,6 +190,10 @@ typedef struct dp_run_options {
     const char *plot_title;
     const dp_plot_line *plot_lines;
     int n_plot_lines;
+    /* NULL, or the curve this run appends to (and plots, with plot_path):
+     * its points after those already there, its best so far the lower of
+     * its own and the curve's last; the result's tenths are this run's */
+    dp_run_curve *curve;
 } dp_run_options;
 
 /* Defaults: no budget (the caller sets one), no outputs, checkpoints every

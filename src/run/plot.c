@@ -288,6 +288,21 @@ static void put_lines(FILE *f, const dp_plot_curve *c, const layout *L) {
     }
 }
 
+/* The vertical markers within the x range, each with its label at the top. */
+static void put_markers(FILE *f, const dp_plot_curve *c, const layout *L) {
+    for (int k = 0; k < c->n_markers; k++) {
+        double v = c->markers[k].x;
+        if (!isfinite(v) || v < L->ax.lo || v > L->ax.hi) continue;
+        double x = map_x(&L->ax, v);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#444\" stroke-width=\"1.2\" "
+                "stroke-dasharray=\"3 3\"/>\n<text x=\"%.1f\" y=\"%d\" font-size=\"11\" fill=\"#333\">",
+                x, PT, x, PB, x + 4, PT + 14);
+        put_text(f, c->markers[k].label ? c->markers[k].label : "", LABEL_CHARS);
+        fputs("</text>\n", f);
+    }
+}
+
 /* Pixel column (0 .. PR-PL-1) of an x value. */
 static int column_of(const layout *L, double x) {
     int col = (int)floor(map_x(&L->ax, x) - PL);
@@ -494,7 +509,8 @@ static void put_legend(FILE *f, const dp_plot_curve *c, const layout *L) {
                 LEGEND_X, y, LEGEND_X + 22, y, COLOR_BEST);
         fprintf(f, "<text x=\"%d\" y=\"%.1f\">", LEGEND_X + 30, y + 4);
         fputs("best so far", f);
-        if (isfinite(L->best_final)) fprintf(f, ": %.4g", L->best_final);
+        if (c->best_label && isfinite(L->best_final)) fputs(": ", f), put_text(f, c->best_label, LABEL_CHARS);
+        else if (isfinite(L->best_final)) fprintf(f, ": %.4g", L->best_final);
         fputs("</text>\n", f);
         y += 22;
     }
@@ -553,7 +569,8 @@ static void put_svg(FILE *f, const dp_plot_curve *c, const layout *L, dp_status 
     fprintf(f, "<text x=\"%d\" y=\"52\" font-size=\"12\" fill=\"#555\">%s sample%s", PL, a, c->n == 1 ? "" : "s");
     if (c->n) fprintf(f, ", %s valid (%.1f%%)", b, 100.0 * (double)L->n_valid / (double)c->n);
     if (isfinite(L->best_final)) {
-        fprintf(f, ", best %.4g", L->best_final);
+        if (c->best_label) fputs(", best ", f), put_text(f, c->best_label, LABEL_CHARS);
+        else fprintf(f, ", best %.4g", L->best_final);
         if (isfinite(L->best_x)) fprintf(f, " found at %.6g", L->best_x);
     }
     fputs("</text>\n", f);
@@ -567,6 +584,7 @@ static void put_svg(FILE *f, const dp_plot_curve *c, const layout *L, dp_status 
     *st = invalid ? put_points(f, c, L, invalid) : DP_STATUS_NOMEM;
     put_mean(f, c, L);
     put_best(f, c, L);
+    put_markers(f, c, L);
     fputs("</g>\n", f);
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", PL, PT,
             PR - PL, PB - PT);
@@ -585,6 +603,8 @@ dp_status dp_plot_write_svg(const char *path, const dp_plot_curve *c, dp_error *
     if (c->n_lines < 0 || (c->n_lines > 0 && !c->lines))
         return dp_error_set(err, DP_STATUS_INVALID, "%s: plot: %d reference lines but no array of them", path,
                             c->n_lines);
+    if (c->n_markers < 0 || (c->n_markers > 0 && !c->markers))
+        return dp_error_set(err, DP_STATUS_INVALID, "%s: plot: %d markers but no array of them", path, c->n_markers);
     layout L;
     memset(&L, 0, sizeof L);
     dp_status st = plan(c, &L);

@@ -19,6 +19,21 @@ const char dp_run_update_log_header[] =
     "update,samples,valid,mean_s,median_s,entropy_encoder,entropy_placer,adv_mean,adv_std,grad_norm_encoder,"
     "grad_norm_placer,kl,cache_hits,best_s,wall_s,elite_s,elite_sims,greedy_s\n";
 
+/* What found the best: a name for reports and words for a summary. */
+static const char *const best_by_names[][2] = {
+    {"none", "nothing"},
+    {"sample", "a placement sampled from the policy"},
+    {"walk", "an elite walk from a sample"},
+    {"kept-walk", "the walk from the best elite (elite-keep)"},
+    {"greedy", "the policy's greedy placement"},
+    {"start", "the search's start"},
+    {"search", "a search move"},
+};
+_Static_assert(sizeof best_by_names / sizeof best_by_names[0] == DP_RUN_BEST_BY_COUNT, "a name per dp_run_best_by");
+
+const char *dp_run_best_by_name(int32_t by) { return best_by_names[by >= 0 && by < DP_RUN_BEST_BY_COUNT ? by : 0][0]; }
+const char *dp_run_best_by_words(int32_t by) { return best_by_names[by >= 0 && by < DP_RUN_BEST_BY_COUNT ? by : 0][1]; }
+
 dp_run_options dp_run_options_default(void) {
     dp_run_options o;
     memset(&o, 0, sizeof o);
@@ -32,20 +47,44 @@ dp_run_options dp_run_options_default(void) {
 /* ---- the training curve --------------------------------------------------------- */
 
 /* The points kept for the plot, and the mean per update (mx: where the
- * update ended, in samples; my: its valid samples' mean, NaN: none). */
-typedef struct curve {
+ * update ended, in samples; my: its valid samples' mean, NaN: none); one
+ * run's, or several runs' in turn (dp_run_options.curve). */
+struct dp_run_curve {
     int64_t n, cap;
     double *x, *y, *best;
     unsigned char *valid;
     int64_t nm, mcap;
     double *mx, *my;
+    double end_x;   /* the largest x so far (0: none)        */
+    double end_best;/* the last point's best (inf: none)    */
     /* the update being read back from a resumed log */
     int64_t upd;
     double usum, ux;
     int64_t un;
-} curve;
+};
+typedef struct dp_run_curve curve;
 
 static void curve_free(curve *c) { free(c->x), free(c->y), free(c->best), free(c->valid), free(c->mx), free(c->my); }
+
+dp_run_curve *dp_run_curve_init(void) {
+    dp_run_curve *c = calloc(1, sizeof *c);
+    if (c) c->end_best = INFINITY;
+    return c;
+}
+
+void dp_run_curve_free(dp_run_curve *c) {
+    if (!c) return;
+    curve_free(c);
+    free(c);
+}
+
+double dp_run_curve_end(const dp_run_curve *c) { return c->end_x; }
+
+dp_status dp_run_curve_write_svg(const dp_run_curve *c, const char *path, const dp_run_plot *p, dp_error *err) {
+    dp_plot_curve pc = {p->title, "placements sampled", "step time (s)", c->n, c->x, c->y, c->valid, c->best,
+                        p->lines, p->n_lines, c->nm, c->mx, c->my, p->markers, p->n_markers, p->best_label};
+    return dp_plot_write_svg(path, &pc, err);
+}
 
 /* Appends an update's mean; -1 when out of memory. */
 static int curve_add_mean(curve *c, double x, double mean) {
@@ -80,6 +119,7 @@ static int curve_add(curve *c, double x, double y, int valid, double best) {
     }
     c->x[c->n] = x, c->y[c->n] = y, c->valid[c->n] = (unsigned char)valid, c->best[c->n] = best;
     c->n++;
+    c->end_x = fmax(c->end_x, x), c->end_best = best;
     return 0;
 }
 
@@ -247,8 +287,10 @@ static dp_status update_log_step(FILE *f, const char *path, const dp_run_state *
     return DP_STATUS_OK;
 }
 
-/* The last step's samples: a log row and a curve point each. */
-static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curve *c, dp_error *err) {
+/* The last step's samples: a log row and a curve point each (x after x0,
+ * the curve's best the lower of the run's and best0). */
+static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curve *c, double x0, double best0,
+                          dp_error *err) {
     for (int32_t k = 0; k < s->n_last; k++) {
         const dp_run_sample *x = &s->last[k];
         int64_t idx = s->samples - s->n_last + k;
@@ -257,10 +299,10 @@ static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curv
             csv_field(f, x->reason);
             fprintf(f, ",%.9g,%.9g,%.9g,%.3f\n", x->reward, s->baseline, s->best_s, s->elapsed_s);
         }
-        if (curve_add(c, (double)idx + 1, x->step_time_s, x->valid, s->best_s))
+        if (curve_add(c, x0 + (double)idx + 1, x->step_time_s, x->valid, fmin(s->best_s, best0)))
             return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
     }
-    if (s->n_last > 0 && curve_add_mean(c, (double)s->samples, s->upd.mean_s))
+    if (s->n_last > 0 && curve_add_mean(c, x0 + (double)s->samples, s->upd.mean_s))
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
     if (f && fflush(f)) return dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", path);
     return DP_STATUS_OK;
@@ -302,22 +344,22 @@ static int budget_left(const dp_run_options *o, const dp_run_state *s, double st
 
 /* The SVG of the curve, with the caller's reference lines. */
 static dp_status write_plot(const dp_run_options *o, const curve *c, dp_error *err) {
-    dp_plot_curve pc = {o->plot_title, "placements sampled", "step time (s)", c->n,  c->x,  c->y, c->valid,
-                        c->best,         o->plot_lines,        o->n_plot_lines, c->nm, c->mx, c->my};
-    return dp_plot_write_svg(o->plot_path, &pc, err);
+    dp_run_plot p = {o->plot_title, o->plot_lines, o->n_plot_lines, NULL, 0, NULL};
+    return dp_run_curve_write_svg(c, o->plot_path, &p, err);
 }
 
 /* The mean of the per-step means over the first and the last tenth of
- * the steps (NaN means left out). */
-static void tenths(const curve *c, dp_run_result *r) {
-    int64_t n = c->nm, t = n / 10 > 0 ? n / 10 : 1;
+ * this run's steps (from the curve's mean m0 on; NaN means left out). */
+static void tenths(const curve *c, int64_t m0, dp_run_result *r) {
+    const double *my = c->my + m0;
+    int64_t n = c->nm - m0, t = n / 10 > 0 ? n / 10 : 1;
     r->tenth = t;
     double s[2] = {0, 0};
     int64_t k[2] = {0, 0};
     for (int64_t i = 0; i < n && i < t; i++)
-        if (isfinite(c->my[i])) s[0] += c->my[i], k[0]++;
+        if (isfinite(my[i])) s[0] += my[i], k[0]++;
     for (int64_t i = n - t; i < n; i++)
-        if (i >= 0 && isfinite(c->my[i])) s[1] += c->my[i], k[1]++;
+        if (i >= 0 && isfinite(my[i])) s[1] += my[i], k[1]++;
     r->first_mean_s = k[0] ? s[0] / k[0] : NAN;
     r->last_mean_s = k[1] ? s[1] / k[1] : NAN;
 }
@@ -328,7 +370,9 @@ typedef struct run_ctx {
     const dp_run_options *o;
     const dp_run_hooks *h;
     FILE *log, *ulog;
-    curve cv;
+    curve own, *cv;   /* the curve: the run's own, or the caller's       */
+    double x0, best0; /* where this run's points begin, and the best before */
+    int64_t m0;       /* this run's first mean on the curve              */
     int64_t since_ck;
     double last_ck;
 } run_ctx;
@@ -338,7 +382,7 @@ typedef struct run_ctx {
 static dp_status after_step(run_ctx *r, double last_best, dp_error *err) {
     const dp_run_options *o = r->o;
     const dp_run_state *s = r->m.ops->state(r->m.self);
-    dp_status st = log_step(r->log, o->log_path, s, &r->cv, err);
+    dp_status st = log_step(r->log, o->log_path, s, r->cv, r->x0, r->best0, err);
     if (!st) st = update_log_step(r->ulog, o->update_log_path, s, err);
     if (!st && o->best_path && s->best_s < last_best && s->best_placement)
         st = dp_placement_write_file(o->best_path, o->g, o->ds, s->best_placement, err);
@@ -364,24 +408,28 @@ static dp_status finish(run_ctx *r, dp_error *err) {
     if (o->checkpoint_path && (r->since_ck || cancelled(o))) st = r->m.ops->save(r->m.self, o->checkpoint_path, err);
     if (!st && r->m.ops->final && !cancelled(o)) {
         st = r->m.ops->final(r->m.self, err);
-        if (!st && isfinite(s->final_s) && curve_add(&r->cv, (double)s->samples + 1, s->final_s, 1, s->best_s))
+        if (!st && isfinite(s->final_s) &&
+            curve_add(r->cv, r->x0 + (double)s->samples + 1, s->final_s, 1, fmin(s->best_s, r->best0)))
             st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the training curve");
     }
     if (!st && o->best_path && s->best_placement)
         st = dp_placement_write_file(o->best_path, o->g, o->ds, s->best_placement, err);
-    if (!st && o->plot_path) st = write_plot(o, &r->cv, err);
+    if (!st && o->plot_path) st = write_plot(o, r->cv, err);
     return st;
 }
 
 dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks, dp_run_result *out,
                  dp_error *err) {
     double start = dp_now_s(); /* the time budget counts the preparation too */
-    run_ctx r = {m, o, hooks, NULL, NULL, {0}, 0, start};
+    run_ctx r = {m, o, hooks, NULL, NULL, {0}, NULL, 0, INFINITY, 0, 0, start};
+    r.own.end_best = INFINITY;
+    r.cv = o->curve ? o->curve : &r.own;
+    r.x0 = r.cv->end_x, r.best0 = r.cv->end_best, r.m0 = r.cv->nm;
     dp_run_result res = {0, 0, 0, 0, NAN, NAN};
     const dp_run_state *s = m.ops->state(m.self);
     const char *resume = o->resume_path ? o->resume_path : o->resume ? o->checkpoint_path : NULL;
     dp_status st = resume ? m.ops->load(m.self, resume, err) : DP_STATUS_OK;
-    if (!st) st = log_open(o, s, resume != NULL, &r.cv, &r.log, err);
+    if (!st) st = log_open(o, s, resume != NULL, r.cv, &r.log, err);
     if (!st) st = update_log_open(o->update_log_path, s, resume != NULL, &r.ulog, err);
     int64_t prepared = s->prep_done;
     if (!st) st = prepare(m, o, hooks, start, err);
@@ -399,8 +447,8 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
     if (r.ulog && fclose(r.ulog) && !st)
         st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", o->update_log_path);
     if (!st) st = finish(&r, err);
-    tenths(&r.cv, &res);
-    curve_free(&r.cv);
+    tenths(r.cv, r.m0, &res);
+    curve_free(&r.own);
     res.interrupted = cancelled(o);
     res.wall_s = dp_now_s() - start;
     if (out) *out = res;
