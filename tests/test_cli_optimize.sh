@@ -63,7 +63,7 @@ expect 0 "search-after=180s" -- "$D" optimize --agent dplace --set help
 test_renamed() {
 expect 0 "is now --placements" -- "$D" optimize $G $SMALL --samples 4 --baselines none
 expect 0 "is now --search-after" -- "$D" optimize $G $SMALL --updates 1 --refine 1s --baselines none
-expect 0 "is now --set batch" -- "$D" optimize $G $SMALL --updates 1 --set samples=2 --baselines none
+expect 0 "is now batch" -- "$D" optimize $G $SMALL --updates 1 --set samples=2 --baselines none
 grep -q "2 samples per update" "$T/out" && ok || bad "--set samples=2 did not set batch"
 expect 0 "" -- "$D" optimize --help
 grep -q -- "--samples\|--refine" "$T/out" && bad "--help lists a renamed option" || ok
@@ -118,7 +118,7 @@ expect 0 '"final_greedy_s": [0-9]' -- "$D" optimize $G $SMALL --updates 2 --json
 # --updates 0 with --placements, or with the search: refused
 # shellcheck disable=SC2086
 test_updates_zero_refused() {
-expect 2 "give one of --updates and --placements" -- "$D" optimize $G $SMALL --updates 0 --placements 5
+expect 2 "one budget of updates and of placements" -- "$D" optimize $G $SMALL --updates 0 --placements 5
 expect 2 "needs at least one update" -- "$D" optimize $G --agent search --updates 0
 }
 
@@ -280,14 +280,16 @@ expect 2 "attention" -- "$D" optimize --model synthetic-12000 --devices k40x2 --
 # bad input: one line, exit 2, nothing written
 # shellcheck disable=SC2086
 test_bad_input() {
-expect 2 'unknown agent "nope"' -- "$D" optimize $G --agent nope -o "$T/no.json"
+expect 2 'agent "nope": no such agent' -- "$D" optimize $G --agent nope -o "$T/no.json"
 absent "$T/no.json"
 expect 2 "grouper" -- "$D" optimize $G --grouper bogus
 expect 2 "lr" -- "$D" optimize $G --set lr=-1
 expect 2 "unknown setting" -- "$D" optimize $G --set nope=1
 expect 2 "--time" -- "$D" optimize $G --time soon
 expect 2 "--devices" -- "$D" optimize --model synthetic-600
-expect 2 "one of --updates and --placements" -- "$D" optimize $G --updates 3 --placements 4
+expect 2 "one budget of updates and of placements" -- "$D" optimize $G --updates 3 --placements 4
+expect 2 "noise: a log-normal sigma in 0..5, not 7" -- "$D" optimize $G --noise 7
+expect 2 "threads: in 1..256, not 0" -- "$D" optimize $G --threads 0
 expect 2 "at most 4096" -- "$D" optimize --model synthetic-6000 --devices k40x2 --grouper none -o "$T/no.json"
 absent "$T/no.json"
 }

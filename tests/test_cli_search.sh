@@ -108,6 +108,27 @@ expect 0 "then searched" -- "$D" optimize $G --agent colocrl --set hidden=8 --se
 expect 0 "step time" -- "$D" simulate $G --placement "$T/ref.json"
 }
 
+# with a search after training, --json's best_* is the job's answer: the
+# placement written with -o; the training's own best is train_best_*; the
+# curve shows both phases and labels the job's best as the summary does
+# shellcheck disable=SC2086
+test_search_after_best() {
+"$D" optimize --model rnnlm --devices k40x2 --agent post --set batch=4 --updates 2 --search-after 2s --baselines none \
+  -o "$T/sa.json" --plot "$T/sa.svg" --json --quiet >"$T/sa.out" 2>"$T/sa.err" && ok || bad "post + search-after: $(cat "$T/sa.err")"
+"$D" simulate --model rnnlm --devices k40x2 --placement "$T/sa.json" --json >"$T/sa.sim" 2>&1 || bad "simulate -o's placement"
+/usr/bin/python3 - "$T/sa.out" "$T/sa.sim" "$T/sa.svg" <<'PY' && ok || bad "search-after: best_* is not the written placement's"
+import json, sys
+j, sim, svg = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+assert j["best_phase"] == "search-after", j["best_phase"]
+assert abs(j["best_step_time_s"] - sim["step_time_s"]) <= 1e-9 * sim["step_time_s"], (j["best_step_time_s"], sim)
+assert j["best_step_time_s"] <= j["train_best_step_time_s"], j
+assert j["search_after_step_time_s"] == j["best_step_time_s"], j
+label = f"{j['best_step_time_s']:.6f} s"
+assert f"best {label}" in svg and f"best so far: {label}" in svg, label
+assert "search after" in svg, "no marker where the search began"
+PY
+}
+
 # bad input: one line, exit 2, nothing written
 # shellcheck disable=SC2086
 test_bad_input() {
@@ -122,9 +143,9 @@ expect 2 "short.json" -- "$D" optimize $G --agent search --init-placement "$T/sh
 absent "$T/no.json"
 expect 2 "unknown setting" -- "$D" optimize $G --agent search --set nope=1
 expect 2 "moves" -- "$D" optimize $G --agent search --set moves=0
-expect 2 "--init-placement" -- "$D" optimize $G --agent hp --init-placement "$T/short.json"
-expect 2 "component" -- "$D" optimize $G --agent search --grouper metis
-expect 2 "--search-after" -- "$D" optimize $G --agent search --search-after 10s
+expect 2 "a start placement is the search's" -- "$D" optimize $G --agent hp --init-placement "$T/short.json"
+expect 2 "setting grouper is a learned agent's" -- "$D" optimize $G --agent search --grouper metis
+expect 2 "the search takes no init, search-after or measure" -- "$D" optimize $G --agent search --search-after 10s
 }
 
 test_run test_help
@@ -136,5 +157,6 @@ test_run test_resume_refused
 test_run test_sigint
 test_run test_init_placement
 test_run test_search_after
+test_run test_search_after_best
 test_run test_bad_input
 finish test_cli_search

@@ -5,15 +5,23 @@
  * (include/dplace/search.h) through the run driver (include/dplace/run.h)
  * with its budgets, logs, best placement, checkpoints and curve, then, for
  * a learned agent with search-after, the search from its best placement,
- * and the timeline of the best placement found. The same arguments give
- * the same run whoever calls it.
+ * and the timeline of the best placement found.
+ *
+ * The job's rules live here, not in its front ends: a front end passes
+ * what it was told through (the agent's name, the settings as KEY=VALUE
+ * strings, the numbers as given), dp_optimize_prepare judges all of it in
+ * one place (the presets, the overrides, every cross-option rule, the
+ * budgets' defaults), and the result is read back through one summary
+ * (dp_optimize_get_best) and one JSON writer (dp_optimize_json), so that
+ * the command line, Python and the benches say the same thing in the same
+ * words. The same arguments give the same run whoever calls it.
  *
  *     dp_optimize_options o = dp_optimize_options_default();
- *     o.g = g, o.ds = ds;
- *     dp_settings_preset("dplace", &o.settings);
+ *     o.g = g, o.ds = ds, o.agent = "dplace", o.max_seconds = 240;
  *     dp_optimize *op = dp_optimize_init(&o, &err);
  *     dp_optimize_run(op, NULL, &err);
- *     const dp_run_state *best = dp_optimize_final_state(op);
+ *     dp_optimize_best best;
+ *     dp_optimize_get_best(op, &best);   // best.step_time_s, best.placement
  *     dp_optimize_free(op);
  *
  * A distributed run (src/dist) plugs in through the evaluator's options
@@ -37,40 +45,63 @@ extern "C" {
 
 typedef struct dp_optimize dp_optimize;
 
+/* One setting by name, as a front end got it: `--set KEY=VALUE`, a
+ * component flag (`--grouper metis`: key "grouper"), Python's
+ * settings={KEY: VALUE}. "_" may stand for "-" in the key. */
+typedef struct dp_optimize_set {
+    const char *key, *value;
+} dp_optimize_set;
+
+#define DP_OPTIMIZE_UPDATES_DEFAULT 1000        /* an agent's, when no budget is given (the papers') */
+#define DP_OPTIMIZE_SEARCH_UPDATES_DEFAULT 2000 /* the search's                                     */
+
 typedef struct dp_optimize_options {
     const dp_graph *g;              /* finalized; must outlive the job          */
     const dp_devices *ds;
-    dp_settings settings;           /* the preset and its overrides (the agent's
-                                       and the search's, search_after_s)       */
-    int search;                     /* the method is the search, not an agent   */
-    uint64_t seed;                  /* seeds the agent, the search's chains and
-                                       the simulator's noise                    */
-    int32_t threads;                /* the agent's evaluations, the search's
-                                       chains                                   */
-    /* budgets (all < 0: 1,000 updates of an agent, 2,000 of the search) */
-    int64_t max_updates;
-    int64_t max_placements;
-    double max_seconds;             /* the whole job, search-after included     */
+    /* what runs, as the front end was told it (judged by dp_optimize_prepare) */
+    const char *agent;              /* a preset (dp_settings_preset_names), or
+                                       "search" for dplace's search            */
+    const dp_optimize_set *sets;    /* settings applied in order after the
+                                       preset's                                 */
+    int32_t n_sets;
+    const char *units;              /* NULL or "auto", "op", "module",
+                                       "module:DEPTH"                           */
+    double search_after_s;          /* > 0: a learned agent's search-after,
+                                       replacing the preset's                   */
+    int64_t seed;                   /* 0..2^31-1: seeds the agent, the search's
+                                       chains and the simulator's noise         */
+    int64_t threads;                /* 1..256: the agent's evaluations and
+                                       products, the search's chains            */
+    /* budgets (none given: DP_OPTIMIZE_*UPDATES_DEFAULT updates) */
+    int64_t max_updates;            /* < 0: not given; 0: an agent's greedy
+                                       placement alone                          */
+    int64_t max_placements;         /* < 0: not given; else >= 1               */
+    double max_seconds;             /* < 0: not given; the whole job,
+                                       search-after included                   */
     /* the comparison and the search's starts */
-    const dp_place_method *baselines; /* NULL: every placer                     */
-    int32_t n_baselines;
+    const char *baselines;          /* NULL: every placer; "none"; or a
+                                       comma-separated list of placers          */
     dp_place_expert_fn expert;      /* where the expert placement comes from
                                        (NULL: none)                            */
     const int32_t *init_placement;  /* NULL, or a start for the search [n_ops] */
     const char *init_placement_name;/* its name in the summary                  */
     const char *init_policy_path;   /* NULL, or a checkpoint whose networks the
                                        agent starts from (--init)              */
-    /* the evaluator of an agent (threads and seed are set from the above) */
+    /* the evaluator of an agent: its sim (noise, steps, warmup, mean),
+     * cache, measure_cmd and measure_timeout_s as given (judged here);
+     * threads, seed, expert and cancel are set from the above */
     dp_agent_eval_options eval;
     /* outputs (NULL: none) */
-    const char *best_path;          /* the best placement, rewritten when better */
+    const char *best_path;          /* the job's best placement, rewritten when
+                                       better                                  */
     const char *log_path;           /* per sample; beside it X.updates.csv per
                                        update, X.search.csv per search move of
                                        search-after                            */
     const char *checkpoint_path;
-    int64_t checkpoint_every;       /* updates between checkpoints (<= 0: 50)   */
+    int64_t checkpoint_every;       /* updates between checkpoints (>= 1)       */
     const char *resume_path;        /* NULL, or the checkpoint to continue      */
-    const char *plot_path;          /* the training curve (SVG)                 */
+    const char *plot_path;          /* the job's curve (SVG): both phases,
+                                       rewritten when each ends                */
     const char *trace_path;         /* the best placement's timeline            */
     const volatile sig_atomic_t *cancel; /* NULL, or the flag that stops the job */
     /* NULL, or called once the method exists: may replace *m by a method
@@ -79,8 +110,43 @@ typedef struct dp_optimize_options {
     void *wrap_user;
 } dp_optimize_options;
 
-/* Defaults: no graph, the hp preset (units AUTO), an agent, seed 1, 1
- * thread, no budget set, every baseline, no expert source, no outputs. */
+/* What dp_optimize_prepare makes of the options: everything the job runs
+ * by, judged. */
+typedef struct dp_optimize_plan {
+    int search;                     /* the method is the search, not an agent  */
+    dp_settings settings;           /* the preset (the search's base values for
+                                       the search), the walks' rule, the sets;
+                                       its search's seed and threads the job's */
+    dp_units_spec units;            /* as given (AUTO: resolved for the graph
+                                       by dp_optimize_init)                     */
+    int all_baselines;              /* every placer (baselines NULL)           */
+    dp_place_method baselines[DP_REFERENCE_MAX];
+    int32_t n_baselines;
+    /* the method's run: the budgets with their defaults, and its share of the
+     * time budget (< 0: none); search-after's seconds (0: none) */
+    int64_t max_updates, max_placements;
+    double train_s, after_s;
+    /* what the front end should tell the user, one warning a line ("elite
+     * walks off ...", a renamed setting's new name); "" when none */
+    char notes[1024];
+} dp_optimize_plan;
+
+/* Judges the options without the graph: the agent's name, the settings
+ * (the preset, then, for noisy or measured evaluations, the elite walks off
+ * with a note, then the sets in order; the search refuses a learned agent's
+ * settings), the units' and the baselines' names, the numbers' ranges (the
+ * measuring protocol's by dp_sim_options_check), and every rule across
+ * options: one budget of updates or placements; --init or --resume, not
+ * both; the search takes no --init, search-after, --measure, noise or
+ * steps, and at least one update; a start placement is the search's;
+ * search-after simulates, so not with --measure, and fits in the time
+ * budget. Fills *plan on success. Errors: INVALID, with a message that
+ * names the option and what it takes, the same whatever the front end. */
+dp_status dp_optimize_prepare(const dp_optimize_options *o, dp_optimize_plan *plan, dp_error *err);
+
+/* Defaults: no graph, agent "hp", units auto, seed 1, 1 thread, no
+ * budget set, every baseline, no expert source, the evaluator's defaults,
+ * checkpoints every 50 updates, no outputs. */
 dp_optimize_options dp_optimize_options_default(void);
 
 /* What the job is doing, for the hooks. */
@@ -103,12 +169,12 @@ typedef struct dp_optimize_hooks {
     void (*end)(void *user, dp_optimize_phase phase, dp_method m, const dp_run_state *s);
 } dp_optimize_hooks;
 
-/* Checks the options, computes the reference placements and builds the
- * method: the agent (from --init's networks when given) or the search
- * (from the references' starts and init_placement). Errors: INVALID (bad
- * settings, a device set that cannot host the graph, a refused start),
- * IO, PARSE (--init's file), NOMEM. o's strings and arrays must outlive the
- * job. */
+/* Prepares the options (dp_optimize_prepare), computes the reference
+ * placements and builds the method: the agent (from --init's networks when
+ * given) or the search (from the references' starts and init_placement).
+ * Errors: INVALID (the options, a device set that cannot host the graph, a
+ * refused start), IO, PARSE (--init's file), NOMEM. o's strings and arrays
+ * must outlive the job. */
 dp_optimize *dp_optimize_init(const dp_optimize_options *o, dp_error *err);
 void dp_optimize_free(dp_optimize *op);
 
@@ -116,6 +182,36 @@ void dp_optimize_free(dp_optimize *op);
  * search-after (not when cancelled), then writes the trace. hooks may be
  * NULL. Errors: the run driver's. */
 dp_status dp_optimize_run(dp_optimize *op, const dp_optimize_hooks *hooks, dp_error *err);
+
+/* The job's answer: the best placement of the whole job (search-after's
+ * when it found one, else the method's), the one written to best_path. */
+typedef struct dp_optimize_best {
+    double step_time_s;         /* inf: no valid placement                 */
+    const char *by;             /* what found it (dp_run_best_by_name)     */
+    const char *phase;          /* "train" (the agent's, or the search
+                                   alone) or "search-after"                */
+    int64_t update, sample;     /* when, counted in its phase              */
+    double found_s;             /* seconds into the job's runs when found  */
+    const int32_t *placement;   /* [n_ops], NULL when none                 */
+} dp_optimize_best;
+void dp_optimize_get_best(const dp_optimize *op, dp_optimize_best *out);
+
+/* The job's summary as one JSON object (the keys: docs/cli.md, "dplace
+ * optimize --json"): the job's best under best_*, the training's own best
+ * under train_best_*, the references and the lower bound, the search's
+ * and the agent's figures. interrupted: whether the job was stopped
+ * (beside the job's own record); digits: significant digits of the
+ * numbers (1..17; 17 reads back every double exactly). A malloc'd string
+ * the caller frees, or NULL with NOMEM. */
+char *dp_optimize_json(const dp_optimize *op, int interrupted, int digits, dp_error *err);
+
+/* The plan the job runs by (dp_optimize_prepare's, units resolved), and
+ * the options as the job holds them (its evaluator's threads, seed and
+ * cancel flag filled in). */
+const dp_optimize_plan *dp_optimize_get_plan(const dp_optimize *op);
+const dp_optimize_options *dp_optimize_get_options(const dp_optimize *op);
+/* Whether the cancel flag stopped a phase of the job. */
+int dp_optimize_interrupted(const dp_optimize *op);
 
 /* The parts, valid until dp_optimize_free. */
 const dp_reference *dp_optimize_reference(const dp_optimize *op);

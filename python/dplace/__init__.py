@@ -163,47 +163,46 @@ def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, grou
 
 
 class OptimizeResult:
-    """What dplace.optimize found.
+    """What dplace.optimize found: the keys of `dplace optimize --json` as attributes (docs/cli.md lists
+    them), with the same names and meanings, and what only Python has.
 
-    placement     the best placement (int32 array; None when no valid placement was found)
-    result        its SimResult (one step, no noise)
-    best_s        its step time (None: none found)
+    best_step_time_s   the job's answer: the step time of `placement`, the placement written to `out` (after
+                  search-after when it ran; None when no valid placement was found)
     best_by       what found it: 'sample', 'walk', 'kept-walk', 'greedy' (a learned agent's), 'start' or
                   'search' (the search's)
     best_phase    'train' (the agent or the search itself) or 'search-after'
-    best_update, best_sample, found_s   when it was found (updates, placements, seconds)
+    best_update, best_sample, best_found_s   when it was found (in its phase; seconds into the job)
+    train_best_step_time_s, train_best_by, ...   the training's own best, before search-after
+    updates, samples, train_s, single_gpu_s, expert_s, best_baseline, best_baseline_s, lower_bound_s, ...
+                  as in the JSON summary
+    placement     the best placement (int32 array; None when none)        [Python only]
+    result        its SimResult (one step, no noise)                       [Python only]
     history       one dict per update (what the callback saw): phase, update, samples, best_s, best_by, n,
                   valid, mean_s, median_s, elapsed_s, entropy, grouper_entropy, kl, elite_s, greedy_s, baseline
-    train         the method's own figures (updates, samples, best_s, train_s, policy_s, eval_s, ...)
-    references    single_gpu_s, expert_s, best_baseline, best_baseline_s, bound
-    search        the search's figures (the search, or search-after's), or None
-    first_tenth_mean_s, last_tenth_mean_s   the mean sampled step time over the first and last tenth of updates
-    interrupted   the run was stopped (Ctrl-C, or the callback); stopped_by_callback
-    units         what the job placed: 'op' or 'module[:DEPTH]'
-    agent, settings, seed, wall_s, warnings
+                                                                           [Python only]
+    warnings, wall_s, stopped_by_callback                                  [Python only]
     """
 
     def __init__(self, d):
         self.__dict__.update(d)
 
     def __repr__(self):
-        best = "no valid placement" if self.best_s is None else f"best {self.best_s:.6g} s by {self.best_by}"
-        return (f"<OptimizeResult agent {self.agent}: {best}, {self.train['updates']} updates"
+        best = ("no valid placement" if self.best_step_time_s is None
+                else f"best {self.best_step_time_s:.6g} s by {self.best_by}")
+        return (f"<OptimizeResult agent {self.agent}: {best}, {self.updates} updates"
                 f"{', interrupted' if self.interrupted else ''}>")
 
     def summary(self):
         """A few lines: the best beside single GPU, the expert, the best baseline and the bound."""
-        r = self.references
-        out = [f"agent {self.agent}: {self.train['updates']} updates, {self.train['samples']} placements in "
-               f"{self.wall_s:.1f} s"]
-        if self.best_s is not None:
-            out.append(f"{'best':<22s}{self.best_s:.6f} s  ({self.best_by}, {self.best_phase}, update "
-                       f"{self.best_update}, after {self.found_s:.1f} s)")
-        for label, v in (("single GPU", r["single_gpu_s"]), ("expert", r["expert_s"]),
-                         (f"baseline ({r['best_baseline']})", r["best_baseline_s"]),
-                         ("bound", r["bound"]["bound_s"])):
+        best = self.best_step_time_s
+        out = [f"agent {self.agent}: {self.updates} updates, {self.samples} placements in {self.wall_s:.1f} s"]
+        if best is not None:
+            out.append(f"{'best':<22s}{best:.6f} s  ({self.best_by}, {self.best_phase}, update "
+                       f"{self.best_update}, after {self.best_found_s:.1f} s)")
+        for label, v in (("single GPU", self.single_gpu_s), ("expert", self.expert_s),
+                         (f"baseline ({self.best_baseline})", self.best_baseline_s), ("bound", self.lower_bound_s)):
             if v is not None:
-                ratio = f"  ({self.best_s / v:.3f} x)" if self.best_s is not None and v > 0 else ""
+                ratio = f"  ({best / v:.3f} x)" if best is not None and v > 0 else ""
                 out.append(f"{label:<22s}{v:.6f} s{ratio}")
         return "\n".join(out)
 

@@ -4,6 +4,7 @@
  * one process or to the ranks of mpirun, and the job on this process. The
  * progress, the summary and the distributed ranks have files of their own
  * (optimize_cli.h). */
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,12 +63,13 @@ static void describe(char *buf, size_t size) {
         len += (size_t)snprintf(buf + len, size - len, "  %-16s", *p);
         append_wrapped(buf, size, &len, dp_settings_preset_find(*p)->summary, 18, 18);
     }
+    if (len < size) len += (size_t)snprintf(buf + len, size - len, "  %-16s", "search");
     if (len < size)
         append_wrapped(buf, size, &len,
-                       "  search          dplace's own placer (docs/search.md): a simulator-guided Metropolis search "
+                       "dplace's own placer (docs/search.md): a simulator-guided Metropolis search "
                        "over moves of ops, chains, colocation groups and layer scopes, from the best of the expert, "
                        "single GPU, every baseline and --init-placement; an update is one round of moves per thread",
-                       0, 18);
+                       18, 18);
 }
 
 /* Parses argv into o: -1 to go on, else the exit status (help, usage errors). */
@@ -118,7 +120,8 @@ static int parse_args(int argc, char **argv, opt_args *o) {
          .help = "training state, atomically, every --checkpoint-every updates (default 50) or 10 minutes, at the "
                  "end and on SIGINT/SIGTERM (an update in flight is abandoned: Mars's stop between minibatches, "
                  "measurements are killed)"},
-        {"--checkpoint-every", NULL, "N", CLI_LONG, .num = &o->ck_every, .min = 1, .max = 100000000L, .range = ">= 1",
+        {"--checkpoint-every", NULL, "N", CLI_LONG, .num = &o->ck_every, .min = -1e15, .max = 1e15,
+         .range = "a whole number",
          .help = "updates between checkpoints"},
         {"--resume", NULL, "FILE", CLI_STRING, .str = &o->resume_path,
          .help = "continue from a checkpoint (same graph, devices, agent, seed; --updates and --placements count "
@@ -133,15 +136,16 @@ static int parse_args(int argc, char **argv, opt_args *o) {
          .help = "start from the networks of another run's checkpoint (any graph: Mars's transfer; same agent "
                  "settings and device count), without its counters, optimiser state or pre-training"},
         CLI_HEADING("evaluation:"),
-        {"--threads", NULL, "N", CLI_LONG, .num = &o->threads, .min = 1, .max = 256, .range = "in 1..256",
+        {"--threads", NULL, "N", CLI_LONG, .num = &o->threads, .min = -1e15, .max = 1e15,
+         .range = "a whole number",
          .help = "threads for the policy's products and the evaluations (default 1)"},
         CLI_PROTOCOL_OPTIONS(&o->proto),
         {"--no-cache", NULL, NULL, CLI_FLAG, .flag = &o->no_cache, .help = "re-evaluate placements seen before"},
         {"--measure", NULL, "CMD", CLI_STRING, .str = &o->measure,
          .help = "evaluate each placement with CMD instead of the simulator (protocol: docs/measure.md; "
                  "scripts/dplace-measure-torch times a PyTorch model's step)"},
-        {"--measure-timeout", NULL, "S", CLI_DOUBLE, .real = &o->measure_timeout, .min = 0.001, .max = 1e6,
-         .range = "> 0 seconds", .help = "seconds before a measurement counts as failed (default 600)"},
+        {"--measure-timeout", NULL, "S", CLI_DOUBLE, .real = &o->measure_timeout, .min = -1e300, .max = 1e300,
+         .range = "a number", .help = "seconds before a measurement counts as failed (default 600)"},
         {"--baselines", NULL, "LIST", CLI_STRING, .str = &o->baselines,
          .help = "baseline placers to compare with (default all; none: skip)"},
         {"--units", NULL, "U", CLI_STRING, .str = &o->units,
@@ -149,7 +153,7 @@ static int parse_args(int argc, char **argv, opt_args *o) {
                  "and updates on one device: what the user applies), module:DEPTH (modules cut to DEPTH path "
                  "components), op (every op on its own: for executors that place ops), auto (default: module "
                  "on an export of scripts/dplace-export-torch, else op)"},
-        {"--seed", NULL, "N", CLI_LONG, .num = &o->seed, .min = 0, .max = 2147483647L, .range = ">= 0",
+        {"--seed", NULL, "N", CLI_LONG, .num = &o->seed, .min = -1e15, .max = 1e15, .range = "a whole number",
          .help = "seeds everything (default 1)"},
         {"--quiet", NULL, NULL, CLI_FLAG, .flag = &o->quiet, .help = "no progress on stderr"},
         CLI_HEADING("distributed (under mpirun; docs/distributed.md):"),
@@ -171,19 +175,19 @@ static int parse_args(int argc, char **argv, opt_args *o) {
  * learned agent its groups (and the search's when it searches after), for
  * the search its own; all: the experimental ones too, marked. */
 static void print_settings(const opt_args *o, int all) {
-    const dp_settings *st = &o->set;
-    int with_search = o->search || st->search_after_s > 0 || o->search_after > 0;
+    const dp_settings *st = &o->plan.settings;
+    int search = o->plan.search, with_search = search || st->search_after_s > 0;
     printf("settings of agent %s (override with --set KEY=VALUE; --set help=all lists every one; docs/agents.md):\n",
-           o->search ? "search" : st->agent.preset);
+           search ? "search" : st->agent.preset);
     int32_t n;
     const dp_setting *t = dp_settings_table(&n);
     for (int gr = 0; gr < DP_SETTING_GROUP_COUNT; gr++) {
         int search_group = gr == DP_SETTING_GROUP_SEARCH, heading = 0;
-        if (search_group ? !with_search : o->search) continue;
+        if (search_group ? !with_search : search) continue;
         for (int32_t k = 0; k < n; k++) {
             const dp_setting *r = &t[k];
             if ((int)r->group != gr || (!all && (r->flags & DP_SETTING_EXPERIMENTAL))) continue;
-            if (o->search && r->target == DP_SETTING_RUN) continue; /* search-after: a learned agent's */
+            if (search && r->target == DP_SETTING_RUN) continue; /* search-after: a learned agent's */
             if (!heading) printf("%s:\n", dp_setting_group_name((dp_setting_group)gr)), heading = 1;
             char v[96], label[160], help[512];
             dp_setting_format(r, st, v, sizeof v);
@@ -194,98 +198,59 @@ static void print_settings(const opt_args *o, int all) {
     }
 }
 
-/* The settings: the preset (the search's base values for --agent search),
- * then the overrides in order. --set help (or help=all), wherever it stands
- * among them, prints the result. Returns -1 to go on, else the exit status
- * (help, usage errors). */
-static int build_settings(opt_args *o) {
-    dp_settings *st = &o->set;
-    if (o->search) {
-        dp_settings_base(st);
-    } else if (dp_settings_preset(o->agent_name, st)) {
-        char list[256] = "";
-        for (const char *const *p = dp_settings_preset_names(); *p; p++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", *p);
-        return cli_usage_error("optimize", "unknown agent \"%s\" (agents: %ssearch)", o->agent_name, list);
+/* --set KEY=VALUE and the component flags into the job's list of settings,
+ * in order; --set help (or help=all), wherever it stands, into *help (1, or
+ * 2 for all). Returns -1 to go on, else the exit status. */
+static int collect_sets(opt_args *o, int *help) {
+    *help = 0;
+    o->n_set_list = 0;
+    for (int k = 0; k < o->sets.n; k++) {
+        const cli_list_item *it = &o->sets.item[k];
+        dp_optimize_set *x = &o->set_list[o->n_set_list];
+        if (it->key) {
+            x->key = it->key, x->value = it->value, o->n_set_list++;
+            continue;
+        }
+        if (!strcmp(it->value, "help") || !strcmp(it->value, "help=all")) {
+            *help = strcmp(it->value, "help") ? 2 : *help > 1 ? 2 : 1;
+            continue;
+        }
+        const char *eq = strchr(it->value, '=');
+        if (!eq || eq == it->value) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", it->value);
+        size_t len = (size_t)(eq - it->value);
+        if (len >= sizeof o->set_keys[0]) return cli_usage_error("optimize", "--set: no setting \"%.*s\"", (int)len, it->value);
+        memcpy(o->set_keys[o->n_set_list], it->value, len);
+        o->set_keys[o->n_set_list][len] = 0;
+        x->key = o->set_keys[o->n_set_list], x->value = eq + 1, o->n_set_list++;
     }
-    st->search.seed = (uint64_t)o->seed, st->search.threads = (int32_t)o->threads;
-    dp_units_spec units = {DP_UNITS_AUTO, 0};
-    if (o->units && dp_units_spec_parse(o->units, &units))
-        return cli_usage_error("optimize", "--units: unknown \"%s\" (module, module:DEPTH, op, auto)", o->units);
-    st->search.units = st->agent.units = units;
-    dp_agent_config *cfg = &st->agent;
-    if (!o->search && cfg->walks.moves > 0 && (o->measure || o->proto.noise > 0)) { /* walks need the simulator */
-        fprintf(stderr,
-                "optimize: elite walks off (the %s preset's elite-moves=%d: its walks need noiseless "
-                "simulations; placements here are %s)\n",
-                cfg->preset, (int)cfg->walks.moves, o->measure ? "measured" : "simulated with noise");
-        cfg->walks.moves = 0;
-    }
+    return -1;
+}
+
+/* The options the library judges (dp_optimize_prepare: the settings, the
+ * ranges, the rules across options, the same as Python's), then those of
+ * the command line alone; --set help prints the settings. Returns -1 to go
+ * on, else the exit status. */
+static int prepare(opt_args *o) {
+    int help;
+    int rc = collect_sets(o, &help);
+    if (rc >= 0) return rc;
+    dp_optimize_options jo = opt_job_options(o, NULL, NULL, NULL);
     dp_error err;
     dp_error_clear(&err);
-    int help = 0;
-    for (int k = 0; k < o->sets.n; k++) {
-        const char *kv = o->sets.item[k].value;
-        if (o->sets.item[k].key) {
-            if (o->search)
-                return cli_usage_error("optimize", "--%s is a learned agent's component; --agent search has none",
-                                       o->sets.item[k].key);
-            if (dp_settings_set(st, o->sets.item[k].key, kv, &err)) return cli_usage_error("optimize", "%s", err.msg);
-            continue;
-        }
-        if (!strcmp(kv, "help") || !strcmp(kv, "help=all")) {
-            help = strcmp(kv, "help") ? 2 : help > 1 ? 2 : 1;
-            continue;
-        }
-        const char *eq = strchr(kv, '=');
-        if (!eq) return cli_usage_error("optimize", "--set wants KEY=VALUE, not \"%s\"", kv);
-        char kname[64];
-        snprintf(kname, sizeof kname, "%.*s",
-                 (int)((size_t)(eq - kv) < sizeof kname ? (size_t)(eq - kv) : sizeof kname - 1), kv);
-        const dp_setting *r = dp_settings_find(kname);
-        if (r && o->search && r->target != DP_SETTING_SEARCH)
-            return cli_usage_error("optimize", "setting %s is a learned agent's; --agent search takes its own (--set "
-                                   "help lists them)", kname);
-        if (r && dp_settings_renamed(kname))
-            fprintf(stderr, "optimize: --set %s is now --set %s (the old name goes in the next release)\n", kname,
-                    r->name);
-        if (dp_settings_set(st, kname, eq + 1, &err)) return cli_usage_error("optimize", "%s", err.msg);
-    }
+    if (dp_optimize_prepare(&jo, &o->plan, &err)) return cli_usage_error("optimize", "%s", err.msg);
     if (help) {
         print_settings(o, help > 1);
         return CLI_EXIT_OK;
     }
-    if (!o->search && dp_agent_config_check(cfg, &err)) return cli_usage_error("optimize", "%s", err.msg);
-    return -1;
-}
-
-/* The checks across options; -1 to go on, else the exit status. */
-static int check_args(const opt_args *o) {
+    for (const char *n = o->plan.notes; *n; n += strcspn(n, "\n") + (n[strcspn(n, "\n")] != 0))
+        fprintf(stderr, "optimize: %.*s\n", (int)strcspn(n, "\n"), n);
     if (!o->devices) return cli_usage_error("optimize", "--devices SPEC is required");
-    if ((o->updates >= 0) + (o->placements >= 0) > 1) return cli_usage_error("optimize", "give one of --updates and --placements");
-    if (o->init_path && o->resume_path)
-        return cli_usage_error("optimize", "--init starts a new run from another's networks; --resume continues one: "
-                                           "give one of them");
-    if (cli_protocol_check("optimize", &o->proto)) return CLI_EXIT_INPUT;
-    if (o->search && o->updates == 0)
-        return cli_usage_error("optimize", "--updates 0 evaluates a learned agent's greedy placement; --agent search "
-                                           "needs at least one update");
-    if (o->search && (o->init_path || o->search_after > 0 || o->measure))
-        return cli_usage_error("optimize", "--agent search takes no --init, --search-after or --measure (a start "
-                                           "placement: --init-placement FILE)");
-    if (o->search && (o->proto.noise > 0 || o->proto.steps > 1))
-        return cli_usage_error("optimize", "--agent search simulates one step without noise (no --noise, --steps)");
-    if (!o->search && o->init_placement)
-        return cli_usage_error("optimize", "--init-placement is a start of the search (--agent search); the search "
-                                           "after a learned agent starts from its best");
-    if ((o->search_after > 0 || (!o->search && o->set.search_after_s > 0)) && o->measure)
-        return cli_usage_error("optimize", "--search-after searches with the simulator; not with --measure");
     /* the modes by name here: without MPI the dist layer is not built */
     if (o->mpi && strcmp(o->mpi, "sync") && strcmp(o->mpi, "async"))
         return cli_usage_error("optimize", "--mpi: unknown mode \"%s\" (modes: sync, async)", o->mpi);
     if (o->controllers != 1 && !(o->mpi && !strcmp(o->mpi, "async")))
         return cli_usage_error("optimize", "--controllers is for --mpi async");
-    if (o->mpi && o->search && strcmp(o->mpi, "sync"))
+    if (o->mpi && o->plan.search && strcmp(o->mpi, "sync"))
         return cli_usage_error("optimize", "--agent search runs over ranks with --mpi sync (every rank searches, the "
                                            "best shared), not --mpi %s", o->mpi);
     return -1;
@@ -311,14 +276,10 @@ static long mpirun_ranks(long *rank) {
 }
 
 int cmd_optimize(int argc, char **argv) {
-    opt_args o;
+    static opt_args o; /* large: its lists of settings */
     int rc = parse_args(argc, argv, &o);
-    o.search = rc < 0 && !strcmp(o.agent_name, "search");
-    if (rc < 0) rc = build_settings(&o);
-    if (rc < 0) rc = check_args(&o);
+    if (rc < 0) rc = prepare(&o);
     if (rc >= 0) return rc;
-    if (o.placements > 0) o.updates = -1;
-    if (o.search_after > 0) o.set.search_after_s = o.search_after;
     long rank, ranks = mpirun_ranks(&rank);
     if (!o.mpi && ranks > 1) {
         if (rank > 0) return CLI_EXIT_OK; /* said once, by rank 0: a rank that fails first aborts the others */

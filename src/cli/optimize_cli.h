@@ -24,19 +24,23 @@ typedef struct opt_args {
     const char *units;       /* --units (NULL: auto)                           */
     long updates, placements, seed, threads, ck_every, controllers;
     double time_budget, measure_timeout, search_after; /* --search-after (<= 0: the preset's) */
-    int search;              /* --agent search                                  */
-    dp_settings set;         /* the preset and --set's: the agent's, the search's */
     cli_protocol proto;
     int json, quiet, no_cache;
     cli_graph_source src;
     cli_list sets;           /* --set KEY=VALUE (key NULL) and the component
                                 flags, in order                              */
+    /* the settings as the job takes them (--set help left out) */
+    dp_optimize_set set_list[CLI_LIST_MAX];
+    char set_keys[CLI_LIST_MAX][64];
+    int n_set_list;
+    dp_optimize_plan plan;   /* the library's judgement of it all: the
+                                settings, the budgets, the notes          */
 } opt_args;
 
-/* The job's options from the command line for g on ds (init: the start
- * placement read, or NULL; list: room for the baselines). */
-dp_optimize_options opt_job_options(const opt_args *o, const dp_graph *g, const dp_devices *ds, const int32_t *init,
-                                    dp_place_method *list);
+/* The job's options from the command line for g on ds (NULL before they
+ * are loaded; init: the start placement read, or NULL), passed through
+ * for the library to judge. */
+dp_optimize_options opt_job_options(const opt_args *o, const dp_graph *g, const dp_devices *ds, const int32_t *init);
 /* Reads --init-placement (NULL: none given) into *out. */
 dp_status opt_read_init_placement(const opt_args *o, const dp_graph *g, const dp_devices *ds, int32_t **out,
                                   dp_error *err);

@@ -22,8 +22,7 @@ int opt_mpi(const opt_args *o, int *argc, char ***argv) {
 /* The evaluator's options of a rank other than 0: the command line's,
  * without progress or cancel flag (rank 0 stops the run). */
 static dp_agent_eval_options rank_eval_options(const opt_args *o, const dp_graph *g, const dp_devices *ds) {
-    dp_place_method list[DP_REFERENCE_MAX];
-    dp_optimize_options jo = opt_job_options(o, g, ds, NULL, list);
+    dp_optimize_options jo = opt_job_options(o, g, ds, NULL);
     dp_agent_eval_options eo = jo.eval;
     eo.threads = (int32_t)o->threads, eo.sim.seed = (uint64_t)o->seed, eo.expert = jo.expert;
     eo.cancel = NULL, eo.progress = NULL, eo.progress_user = NULL;
@@ -59,7 +58,7 @@ static int controller(const opt_args *o, dp_dist *dist) {
     dp_agent_eval_options eo = rank_eval_options(o, g, ds);
     dp_dist_attach(dist, &eo);
     uint64_t seed = (uint64_t)o->seed * 1000003u + (uint64_t)dp_dist_rank(dist);
-    dp_agent *agent = ds ? dp_agent_init(g, ds, &o->set.agent, &eo, seed, &err) : NULL;
+    dp_agent *agent = ds ? dp_agent_init(g, ds, &o->plan.settings.agent, &eo, seed, &err) : NULL;
     dp_status st = agent ? dp_dist_control(dist, g, agent, &err) : err.status ? err.status : DP_STATUS_NOMEM;
     dp_agent_free(agent);
     dp_devices_free(ds);
@@ -78,7 +77,7 @@ static int controller(const opt_args *o, dp_dist *dist) {
 static int search_rank(const opt_args *o, dp_dist *dist) {
     dp_error err;
     dp_error_clear(&err);
-    dp_search_options sopt = o->set.search;
+    dp_search_options sopt = o->plan.settings.search;
     sopt.seed = (uint64_t)o->seed + 1000003u * (uint64_t)dp_dist_rank(dist), sopt.threads = (int32_t)o->threads;
     dp_graph *g = NULL;
     dp_devices *ds = NULL;
@@ -86,14 +85,14 @@ static int search_rank(const opt_args *o, dp_dist *dist) {
     dp_search *se = NULL;
     int32_t *init = NULL;
     dp_reference rt = {0};
-    dp_place_method list[DP_REFERENCE_MAX];
     int ready = (g = cli_load_graph("optimize", &o->src, &err)) && (ds = dp_devices_load(o->devices, &err)) &&
                 (sim = dp_sim_init(g, ds, &err)) && !opt_read_init_placement(o, g, ds, &init, &err) &&
                 (se = dp_search_init(g, ds, sim, &sopt, &err));
     if (ready) {
-        dp_optimize_options jo = opt_job_options(o, g, ds, init, list);
+        dp_optimize_options jo = opt_job_options(o, g, ds, init);
         dp_reference_options ro = dp_reference_options_default();
-        ro.methods = jo.baselines, ro.n_methods = jo.n_baselines, ro.place.expert = jo.expert;
+        if (!o->plan.all_baselines) ro.methods = o->plan.baselines, ro.n_methods = o->plan.n_baselines;
+        ro.place.expert = jo.expert;
         ready = !dp_reference_compute(sim, g, ds, &ro, &rt, &err) &&
                 !dp_search_add_starts(se, &rt, init, jo.init_placement_name, &err);
     }
@@ -128,7 +127,7 @@ int opt_mpi(const opt_args *o, int *argc, char ***argv) {
         signal(SIGUSR1, SIG_IGN);
         if (opt_stop == SIGUSR1) opt_stop = 0;
     }
-    if (o->search && dp_dist_rank(dist) > 0) rc = search_rank(o, dist);
+    if (o->plan.search && dp_dist_rank(dist) > 0) rc = search_rank(o, dist);
     else if (role == DP_DIST_ROLE_WORKER) rc = worker(o, dist);
     else if (role == DP_DIST_ROLE_CONTROLLER && dp_dist_rank(dist) > 0) rc = controller(o, dist);
     else rc = opt_run(o, dist);

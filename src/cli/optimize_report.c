@@ -2,28 +2,12 @@
  * beside single GPU, the expert, the best baseline and the lower bound,
  * what found it, and whether the policy learned; or all of it as one JSON
  * object. */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/optimize_cli.h"
-
-/* What found the best (dp_run_best_by): a name for the JSON and words for
- * the summary. */
-static const char *const best_by_names[][2] = {
-    {"none", "nothing"},
-    {"sample", "a placement sampled from the policy"},
-    {"walk", "an elite walk from a sample"},
-    {"kept-walk", "the walk from the best elite (elite-keep)"},
-    {"greedy", "the policy's greedy placement"},
-    {"start", "the search's start"},
-    {"search", "a search move"},
-};
-_Static_assert(sizeof best_by_names / sizeof best_by_names[0] == DP_RUN_BEST_BY_COUNT, "a name per dp_run_best_by");
-static const char *best_by_name(int32_t b, int words) {
-    return best_by_names[b >= 0 && b < DP_RUN_BEST_BY_COUNT ? b : 0][words];
-}
 
 /* The search's lines: units, moves, the start (modules: the search moves
  * whole modules, their parents and grandparents). */
@@ -38,12 +22,12 @@ static void print_search(const opt_args *o, const dp_search *se, const char *wha
     opt_format_duration(s->elapsed_s, t, sizeof t);
     if (units.kind == DP_UNITS_MODULE)
         printf("%-10s %d threads x %d moves per update; units: %d modules, %d parents, %d grandparents\n", what,
-               (int)o->set.search.threads, (int)o->set.search.moves, (int)x.n_units[0], (int)x.n_units[2],
+               (int)o->plan.settings.search.threads, (int)o->plan.settings.search.moves, (int)x.n_units[0], (int)x.n_units[2],
                (int)x.n_units[3]);
     else
         printf("%-10s %d threads x %d moves per update; units: %d ops, %d chains, %d scopes, %d parent scopes, %d "
                "typed\n",
-               what, (int)o->set.search.threads, (int)o->set.search.moves, (int)x.n_units[0], (int)x.n_units[1],
+               what, (int)o->plan.settings.search.threads, (int)o->plan.settings.search.moves, (int)x.n_units[0], (int)x.n_units[1],
                (int)x.n_units[2], (int)x.n_units[3], (int)x.n_units[4]);
     printf("searched   %lld updates, %lld moves simulated in %s (%lld proposed, %lld refused by the memory check, "
            "%.1f%% accepted, %lld from the critical path, %lld restarts)\n",
@@ -53,88 +37,18 @@ static void print_search(const opt_args *o, const dp_search *se, const char *wha
     if (start) printf("start      %s (%.6f s%s)\n", start, sr.step_time_s, sr.valid ? "" : ", out of memory");
 }
 
-static json_t *json_num(double v, int ok) { return ok && isfinite(v) ? json_real(v) : json_null(); }
-
-static void print_json(const opt_args *o, const dp_optimize *op, const dp_graph *g, const dp_devices *ds,
-                       int interrupted) {
-    const dp_run_state *s = dp_optimize_state(op);
-    const dp_reference *rt = dp_optimize_reference(op);
-    const dp_run_result *rr = dp_optimize_result(op);
-    dp_agent *agent = dp_optimize_agent(op);
-    dp_search *se = agent ? dp_optimize_search_after(op) : dp_optimize_search(op);
-    const dp_run_state *after = agent && se ? dp_search_get_state(se) : NULL;
-    const dp_agent_config *cfg = agent ? &o->set.agent : NULL;
-    json_t *j = json_object();
-    json_object_set_new(j, "graph", json_string(g->name));
-    json_object_set_new(j, "ops", json_integer(g->n_ops));
-    json_object_set_new(j, "device_set", json_string(ds->name));
-    char ubuf[32];
-    dp_units_spec_format(dp_optimize_units(op), ubuf, sizeof ubuf);
-    json_object_set_new(j, "units", json_string(ubuf));
-    char cbuf[4096];
-    if (cfg) dp_settings_format_target(DP_SETTING_AGENT, cfg, cbuf, sizeof cbuf);
-    else dp_settings_format_target(DP_SETTING_SEARCH, &o->set.search, cbuf, sizeof cbuf);
-    json_object_set_new(j, "agent", json_string(cfg ? cfg->preset : "search"));
-    json_object_set_new(j, "settings", json_string(cbuf));
-    if (se) {
-        const char *start = NULL;
-        dp_sim_result sr;
-        dp_search_stats x;
-        dp_search_get_stats(se, &x);
-        dp_search_start(se, &start, &sr);
-        json_object_set_new(j, "search_start", start ? json_string(start) : json_null());
-        json_object_set_new(j, "search_start_s", json_num(sr.step_time_s, start != NULL));
-        json_object_set_new(j, "search_moves_simulated", json_integer(x.simulated));
-        json_object_set_new(j, "search_moves_accepted", json_integer(x.accepted));
-        json_object_set_new(j, "search_oom_refused", json_integer(x.oom_rejected));
+/* The library's JSON summary (dp_optimize_json), the same as Python's. */
+static void print_json(const dp_optimize *op, int interrupted) {
+    dp_error err;
+    dp_error_clear(&err);
+    char *text = dp_optimize_json(op, interrupted, 10, &err);
+    if (!text) {
+        cli_report(&err);
+        return;
     }
-    if (after) {
-        json_object_set_new(j, "search_after_step_time_s", json_num(after->best_s, 1));
-        json_object_set_new(j, "search_after_found_s", json_real(after->best_elapsed_s));
-    }
-    if (cfg && cfg->walks.moves > 0)
-        json_object_set_new(j, "elite_simulations", json_integer(dp_optimize_walk_simulations(op)));
-    json_object_set_new(j, "seed", json_integer(o->seed));
-    json_object_set_new(j, "updates", json_integer(s->updates));
-    json_object_set_new(j, "samples", json_integer(s->samples));
-    json_object_set_new(j, "groups", json_integer(s->n_groups));
-    json_object_set_new(j, "best_step_time_s", json_num(s->best_s, 1));
-    json_object_set_new(j, "best_update", json_integer(s->best_update));
-    json_object_set_new(j, "best_sample", json_integer(s->best_sample));
-    json_object_set_new(j, "best_found_s", json_real(s->best_elapsed_s));
-    json_object_set_new(j, "best_by", json_string(best_by_name(s->best_by, 0)));
-    json_object_set_new(j, "final_greedy_s", json_num(s->final_s, isfinite(s->final_s)));
-    json_object_set_new(j, "best_is_final_greedy", json_boolean(s->best_final));
-    json_object_set_new(j, "train_s", json_real(s->elapsed_s));
-    if (agent) {
-        const dp_agent_prep *p = dp_agent_get_prep(agent);
-        json_object_set_new(j, "pretrain_iters", json_integer(p->pretrain_done));
-        json_object_set_new(j, "pretrain_s", json_real(p->pretrain_s));
-        json_object_set_new(j, "pretrain_best_loss", json_num(p->pretrain_best, 1));
-        json_object_set_new(j, "warm_start_steps", json_integer(p->warm_done));
-        json_object_set_new(j, "warm_start_from", p->warm_from ? json_string(p->warm_from) : json_null());
-        json_object_set_new(j, "warm_start_target_s", json_num(p->warm_target_s, p->warm_from != NULL));
-    }
-    json_object_set_new(j, "policy_s", json_real(s->policy_s));
-    json_object_set_new(j, "eval_s", json_real(s->eval_s));
-    json_object_set_new(j, "cache_lookups", json_integer(s->cache_lookups));
-    json_object_set_new(j, "cache_hits", json_integer(s->cache_hits));
-    json_object_set_new(j, "single_gpu_s", json_num(rt->gpu_s, rt->gpu_valid));
-    json_object_set_new(j, "expert_s", json_num(rt->expert_s, rt->expert_valid));
-    json_object_set_new(j, "best_baseline", rt->best_name ? json_string(rt->best_name) : json_null());
-    json_object_set_new(j, "best_baseline_s", json_num(rt->best_s, rt->best >= 0));
-    json_object_set_new(j, "lower_bound_critical_path_s", json_real(rt->bound.critical_path_s));
-    json_object_set_new(j, "lower_bound_work_s", json_real(rt->bound.work_s));
-    json_object_set_new(j, "lower_bound_work_uniform_s", json_real(rt->bound.work_uniform_s));
-    json_object_set_new(j, "lower_bound_fanout_s", json_real(rt->bound.fanout_s));
-    json_object_set_new(j, "lower_bound_s", json_real(rt->bound.bound_s));
-    json_object_set_new(j, "first_tenth_mean_s", json_num(rr->first_mean_s, 1));
-    json_object_set_new(j, "last_tenth_mean_s", json_num(rr->last_mean_s, 1));
-    json_object_set_new(j, "tenth_updates", json_integer(rr->tenth));
-    json_object_set_new(j, "interrupted", json_boolean(interrupted));
-    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputs(text, stdout);
     fputc('\n', stdout);
-    json_decref(j);
+    free(text);
 }
 
 /* The header lines: graph, agent, training, elite walks, preparation. */
@@ -156,7 +70,7 @@ static void print_header(const opt_args *o, const dp_optimize *op, const dp_grap
         print_search(o, dp_optimize_search(op), "agent      search:", units);
         return;
     }
-    const dp_agent_config *cfg = &o->set.agent;
+    const dp_agent_config *cfg = &o->plan.settings.agent;
     if (cfg->encoder.kind == DP_AGENT_ENCODER_NONE)
         printf("agent      %s: grouper %s (%d groups), placer %s, %s, %d samples per update\n", cfg->preset,
                dp_agent_grouper_kind_name(cfg->grouper.kind), (int)s->n_groups,
@@ -258,15 +172,18 @@ static void print_table(const opt_args *o, const dp_optimize *op, const dp_graph
     const char *ref_name = NULL;
     if (rt->gpu_valid) ref = rt->gpu_s, ref_name = "single GPU";
     if (rt->expert_valid && !(rt->expert_s >= ref)) ref = rt->expert_s, ref_name = "expert";
+    dp_optimize_best b;
+    dp_optimize_get_best(op, &b);
     if (isfinite(s->best_s)) {
         char t2[32];
-        opt_format_duration(s->best_elapsed_s, t2, sizeof t2);
-        if (s->best_final)
+        opt_format_duration(b.found_s, t2, sizeof t2);
+        if (s->best_final && !after)
             printf("\nbest: the final policy's greedy placement, after %lld updates (%lld placements) and %s\n",
                    (long long)s->best_update, (long long)s->best_sample, t2);
         else
-            printf("\nbest found at update %lld (placement %lld) after %s, by %s\n", (long long)s->best_update,
-                   (long long)s->best_sample + 1, t2, best_by_name(s->best_by, 1));
+            printf("\nbest found %sat update %lld (placement %lld) after %s, by %s\n",
+                   strcmp(b.phase, "train") ? "by the search after training, " : "", (long long)b.update,
+                   (long long)b.sample + 1, t2, dp_run_best_by_words(s->best_by));
     }
     if (isfinite(s->best_s) && ref_name)
         printf("reduction over the better of single GPU and expert (%s): %.1f%%\n", ref_name,
@@ -276,6 +193,6 @@ static void print_table(const opt_args *o, const dp_optimize *op, const dp_graph
 }
 
 void opt_report(const opt_args *o, const dp_optimize *op, const dp_graph *g, const dp_devices *ds, int interrupted) {
-    if (o->json) print_json(o, op, g, ds, interrupted);
+    if (o->json) print_json(op, interrupted);
     else print_table(o, op, g, ds);
 }

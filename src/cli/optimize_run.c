@@ -2,6 +2,7 @@
  * distributed run: its options from the command line, the library's job
  * (include/dplace/optimize.h) with progress, the summary, the exit status;
  * and the signals that stop it. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,28 +18,29 @@ void opt_on_signal(int sig) {
     signal(sig, SIG_DFL); /* a second one ends the process at once */
 }
 
-dp_optimize_options opt_job_options(const opt_args *o, const dp_graph *g, const dp_devices *ds, const int32_t *init,
-                                    dp_place_method *list) {
+dp_optimize_options opt_job_options(const opt_args *o, const dp_graph *g, const dp_devices *ds, const int32_t *init) {
     dp_optimize_options jo = dp_optimize_options_default();
     jo.g = g, jo.ds = ds;
-    jo.settings = o->set;
-    jo.search = o->search;
-    jo.seed = (uint64_t)o->seed, jo.threads = (int32_t)o->threads;
+    jo.agent = o->agent_name;
+    jo.sets = o->set_list, jo.n_sets = o->n_set_list;
+    jo.units = o->units;
+    jo.search_after_s = o->search_after;
+    jo.seed = o->seed, jo.threads = o->threads;
     jo.max_updates = o->updates, jo.max_placements = o->placements, jo.max_seconds = o->time_budget;
-    if (o->baselines) { /* checked by check_args */
-        dp_error ignored;
-        jo.baselines = list;
-        if (dp_reference_parse_methods(o->baselines, list, DP_REFERENCE_MAX, &jo.n_baselines, &ignored))
-            jo.n_baselines = 0;
-    }
+    jo.baselines = o->baselines;
     jo.expert = dp_zoo_expert_placement;
-    jo.init_placement = init, jo.init_placement_name = "--init-placement";
+    /* before the graph is loaded, a named start stands for the one read later,
+     * so that the rules across options see it */
+    static const int32_t named_start = 0;
+    jo.init_placement = init ? init : o->init_placement ? &named_start : NULL;
+    jo.init_placement_name = "--init-placement";
     jo.init_policy_path = o->init_path;
     dp_agent_eval_options *eo = &jo.eval;
     eo->cache = !o->no_cache;
     eo->sim.noise_sigma = o->proto.noise;
-    eo->sim.steps = (int32_t)o->proto.steps;
-    eo->sim.warmup = (int32_t)o->proto.warmup;
+    eo->sim.steps = o->proto.steps < INT32_MIN ? INT32_MIN : o->proto.steps > INT32_MAX ? INT32_MAX : (int32_t)o->proto.steps;
+    eo->sim.warmup =
+        o->proto.warmup < INT32_MIN ? INT32_MIN : o->proto.warmup > INT32_MAX ? INT32_MAX : (int32_t)o->proto.warmup;
     eo->sim.mean = o->proto.mean;
     eo->measure_cmd = o->measure;
     eo->measure_timeout_s = o->measure_timeout;
@@ -70,7 +72,7 @@ static void print_start(const opt_args *o, const dp_optimize *op, const dp_graph
                 (int)o->threads, start, sr.step_time_s, resume);
         return;
     }
-    const dp_agent_config *cfg = &o->set.agent;
+    const dp_agent_config *cfg = &o->plan.settings.agent;
     fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg->preset,
             (int)dp_optimize_state(op)->n_groups,
             cfg->encoder.kind == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",
@@ -85,13 +87,12 @@ int opt_run(const opt_args *o, dp_dist *dist) {
     dp_devices *ds = NULL;
     int32_t *init = NULL;
     dp_optimize *op = NULL;
-    dp_place_method list[DP_REFERENCE_MAX];
     opt_progress pg;
     opt_progress_init(&pg, o);
     if (!(g = cli_load_graph("optimize", &o->src, &err)) || !(ds = dp_devices_load(o->devices, &err)) ||
         opt_read_init_placement(o, g, ds, &init, &err))
         goto fail;
-    dp_optimize_options jo = opt_job_options(o, g, ds, init, list);
+    dp_optimize_options jo = opt_job_options(o, g, ds, init);
     jo.eval.progress = opt_progress_in_update, jo.eval.progress_user = &pg;
 #ifdef DPLACE_HAVE_MPI
     opt_mpi_wrap_ctx wrap = {dist, g};
@@ -104,10 +105,10 @@ int opt_run(const opt_args *o, dp_dist *dist) {
 #endif
     if (!(op = dp_optimize_init(&jo, &err))) goto fail;
     pg.st = dp_optimize_state(op);
-    int none = o->updates < 0 && o->placements < 0 && o->time_budget < 0;
-    pg.total_updates = none ? (o->search ? 2000 : 1000) : o->updates;
-    pg.after_s = o->search ? 0 : o->set.search_after_s;
-    pg.time_budget = o->time_budget > 0 ? o->time_budget - pg.after_s : o->time_budget;
+    const dp_optimize_plan *plan = dp_optimize_get_plan(op);
+    pg.total_updates = plan->max_updates;
+    pg.after_s = plan->after_s;
+    pg.time_budget = plan->train_s;
     signal(SIGINT, opt_on_signal);
     signal(SIGTERM, opt_on_signal);
     print_start(o, op, g, ds);
@@ -135,7 +136,7 @@ done:
 
 #ifdef DPLACE_HAVE_MPI
 void opt_mpi_print_ranks(const opt_args *o, const dp_dist *dist) {
-    if (o->search)
+    if (o->plan.search)
         fprintf(stderr, "optimize: --mpi sync over %d ranks: every rank searches (seeds apart), the best shared after "
                 "each step\n", (int)dp_dist_size(dist));
     else if (dp_dist_get_role(dist) == DP_DIST_ROLE_SERVER)

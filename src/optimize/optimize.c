@@ -9,10 +9,10 @@
 #include "dplace/nn.h"
 #include "dplace/optimize.h"
 #include "dplace/placement.h"
-#include "dplace/plot.h"
 
 struct dp_optimize {
     dp_optimize_options o;
+    dp_optimize_plan plan; /* the options judged; units resolved for g      */
     dp_sim *sim;           /* references, search starts, the trace          */
     dp_reference ref;
     dp_agent *agent;       /* the method: an agent, or                       */
@@ -22,15 +22,16 @@ struct dp_optimize {
     dp_run_result result;
     int64_t walk_sims;     /* the agent's elite walks' simulations, here      */
     dp_units_spec units;   /* what every method places, resolved for g       */
-    double train_s;        /* the method's share of max_seconds               */
+    dp_run_curve *curve;   /* both phases' samples, for the plot              */
+    double after_x;        /* where search-after's samples begin on it       */
+    int interrupted;       /* the cancel flag stopped a phase                 */
     char log_updates[4096], log_search[4096];
 };
 
 dp_optimize_options dp_optimize_options_default(void) {
     dp_optimize_options o;
     memset(&o, 0, sizeof o);
-    dp_settings_preset("hp", &o.settings);
-    o.settings.agent.units = o.settings.search.units = (dp_units_spec){DP_UNITS_AUTO, 0};
+    o.agent = "hp";
     o.seed = 1, o.threads = 1;
     o.max_updates = o.max_placements = -1, o.max_seconds = -1;
     o.checkpoint_every = 50;
@@ -45,6 +46,7 @@ void dp_optimize_free(dp_optimize *op) {
     dp_agent_free(op->agent);
     dp_reference_free(&op->ref);
     dp_sim_free(op->sim);
+    dp_run_curve_free(op->curve);
     free(op);
 }
 
@@ -55,78 +57,65 @@ static void sibling(const char *path, const char *suffix, char *buf, size_t size
     snprintf(buf, size, "%.*s%s.csv", (int)(n - (size_t)cut), path, suffix);
 }
 
-/* The checks across options that the parts do not make themselves. */
-static dp_status check_options(const dp_optimize_options *o, dp_error *err) {
+/* The checks that need the graph (the rest: dp_optimize_prepare). */
+static dp_status check_graph(const dp_optimize_options *o, const dp_optimize_plan *p, dp_error *err) {
     if (!o->g || !o->ds) return dp_error_set(err, DP_STATUS_INVALID, "optimize: no graph or no device set");
-    if (o->threads < 1 || o->threads > 256)
-        return dp_error_set(err, DP_STATUS_INVALID, "optimize: threads must be in 1..256, not %d", (int)o->threads);
-    if (o->max_updates >= 0 && o->max_placements >= 0)
-        return dp_error_set(err, DP_STATUS_INVALID, "optimize: give one of a budget in updates and in placements");
-    if (o->init_policy_path && o->resume_path)
-        return dp_error_set(err, DP_STATUS_INVALID,
-                            "optimize: --init starts a new run from another's networks; --resume continues one: give "
-                            "one of them");
-    double after = o->search ? 0 : o->settings.search_after_s;
-    if (after > 0 && o->eval.measure_cmd)
-        return dp_error_set(err, DP_STATUS_INVALID, "optimize: search-after searches with the simulator; not with a "
-                                                    "measuring command (--measure)");
-    if (after > 0 && o->max_seconds > 0 && !(o->max_seconds > after))
-        return dp_error_set(err, DP_STATUS_INVALID,
-                            "optimize: the time budget (%gs) must be longer than search-after (%gs), which it "
-                            "includes",
-                            o->max_seconds, after);
-    if (!o->search && o->init_placement)
-        return dp_error_set(err, DP_STATUS_INVALID,
-                            "optimize: a start placement is the search's (--agent search); search-after starts from "
-                            "the agent's best");
-    dp_units_spec u = o->search ? o->settings.search.units : o->settings.agent.units;
-    if (u.kind == DP_UNITS_MODULE && !dp_units_has_modules(o->g))
+    if (p->units.kind == DP_UNITS_MODULE && !dp_units_has_modules(o->g))
         return dp_error_set(err, DP_STATUS_INVALID,
                             "optimize: graph \"%s\" has no modules to place (units by module are for PyTorch steps "
-                            "exported by scripts/dplace-export-torch): use --units op",
+                            "exported by scripts/dplace-export-torch): use units op",
                             o->g->name);
     return DP_STATUS_OK;
 }
 
+/* The references, and the method: the search from their starts, or the
+ * agent (wrapped by the caller's hook, from --init's networks). */
+static dp_status build_method(dp_optimize *op, dp_error *err) {
+    dp_optimize_options *o = &op->o;
+    dp_settings *st = &op->plan.settings;
+    dp_reference_options ro = dp_reference_options_default();
+    if (!op->plan.all_baselines) ro.methods = op->plan.baselines, ro.n_methods = op->plan.n_baselines;
+    ro.place.expert = o->expert;
+    ro.place.units = op->units;
+    dp_status s = dp_reference_compute(op->sim, o->g, o->ds, &ro, &op->ref, err);
+    if (s) return s;
+    if (op->plan.search) {
+        if (!(op->search = dp_search_init(o->g, o->ds, op->sim, &st->search, err))) return err->status;
+        if ((s = dp_search_add_starts(op->search, &op->ref, o->init_placement,
+                                      o->init_placement_name ? o->init_placement_name : "start", err)))
+            return s;
+        op->method = dp_search_method(op->search);
+    } else {
+        if (!(op->agent = dp_agent_init(o->g, o->ds, &st->agent, &o->eval, (uint64_t)o->seed, err)))
+            return err->status;
+        op->method = dp_agent_method(op->agent);
+    }
+    if (o->wrap && (s = o->wrap(o->wrap_user, op->agent, op->search, &op->method, err))) return s;
+    if (o->init_policy_path && op->agent && (s = dp_agent_load_policy(op->agent, o->init_policy_path, err)))
+        return s;
+    return DP_STATUS_OK;
+}
+
 dp_optimize *dp_optimize_init(const dp_optimize_options *opt, dp_error *err) {
-    dp_status st = check_options(opt, err);
-    if (st) return NULL;
+    dp_optimize_plan plan;
+    if (dp_optimize_prepare(opt, &plan, err) || check_graph(opt, &plan, err)) return NULL;
     dp_optimize *op = calloc(1, sizeof *op);
-    if (!op) {
+    if (!op || !(op->curve = dp_run_curve_init())) {
+        free(op);
         dp_error_set(err, DP_STATUS_NOMEM, "optimize: out of memory");
         return NULL;
     }
     op->o = *opt;
+    op->plan = plan;
     dp_optimize_options *o = &op->o;
     /* one granularity for the method, search-after and the baselines */
-    op->units = dp_units_spec_resolve(o->search ? o->settings.search.units : o->settings.agent.units, o->g);
-    o->settings.search.units = o->settings.agent.units = op->units;
-    o->settings.search.seed = o->seed, o->settings.search.threads = o->threads;
-    o->eval.threads = o->threads, o->eval.sim.seed = o->seed;
+    op->units = op->plan.units = dp_units_spec_resolve(plan.units, o->g);
+    op->plan.settings.search.units = op->plan.settings.agent.units = op->units;
+    o->eval.threads = (int32_t)o->threads, o->eval.sim.seed = (uint64_t)o->seed;
     if (!o->eval.expert) o->eval.expert = o->expert;
     if (!o->eval.cancel) o->eval.cancel = o->cancel;
     dp_nn_set_threads((int)o->threads); /* the policy's products */
-    double after = o->search ? 0 : o->settings.search_after_s;
-    op->train_s = o->max_seconds > 0 ? o->max_seconds - after : o->max_seconds;
-    if (!(op->sim = dp_sim_init(o->g, o->ds, err))) goto fail;
-    dp_reference_options ro = dp_reference_options_default();
-    ro.methods = o->baselines, ro.n_methods = o->n_baselines;
-    ro.place.expert = o->expert;
-    ro.place.units = op->units;
-    if ((st = dp_reference_compute(op->sim, o->g, o->ds, &ro, &op->ref, err))) goto fail;
-    if (o->search) {
-        if (!(op->search = dp_search_init(o->g, o->ds, op->sim, &o->settings.search, err))) goto fail;
-        if ((st = dp_search_add_starts(op->search, &op->ref, o->init_placement,
-                                       o->init_placement_name ? o->init_placement_name : "start", err)))
-            goto fail;
-        op->method = dp_search_method(op->search);
-    } else {
-        if (!(op->agent = dp_agent_init(o->g, o->ds, &o->settings.agent, &o->eval, o->seed, err))) goto fail;
-        op->method = dp_agent_method(op->agent);
-    }
-    if (o->wrap && (st = o->wrap(o->wrap_user, op->agent, op->search, &op->method, err))) goto fail;
-    if (o->init_policy_path && op->agent && (st = dp_agent_load_policy(op->agent, o->init_policy_path, err)))
-        goto fail;
+    if (!(op->sim = dp_sim_init(o->g, o->ds, err)) || build_method(op, err)) goto fail;
     if (o->log_path) {
         sibling(o->log_path, ".updates", op->log_updates, sizeof op->log_updates);
         sibling(o->log_path, ".search", op->log_search, sizeof op->log_search);
@@ -137,16 +126,29 @@ fail:
     return NULL;
 }
 
-/* The reference lines of the training curve. */
-static int plot_lines(const dp_reference *r, dp_plot_line *lines, char *best_label, size_t size) {
+/* The job's curve as an SVG: the reference lines, a marker where
+ * search-after began, the job's best labelled as the summary prints it. */
+static dp_status write_plot(dp_optimize *op, dp_error *err) {
+    const dp_optimize_options *o = &op->o;
+    const dp_reference *r = &op->ref;
+    if (!o->plot_path) return DP_STATUS_OK;
+    dp_plot_line lines[3];
     int nl = 0;
+    char base_label[96], title[256], best_label[64] = "";
     if (r->gpu_valid) lines[nl++] = (dp_plot_line){"single GPU", r->gpu_s};
     if (r->expert_valid) lines[nl++] = (dp_plot_line){"expert", r->expert_s};
     if (r->best >= 0) {
-        snprintf(best_label, size, "best baseline (%s)", r->best_name);
-        lines[nl++] = (dp_plot_line){best_label, r->best_s};
+        snprintf(base_label, sizeof base_label, "best baseline (%s)", r->best_name);
+        lines[nl++] = (dp_plot_line){base_label, r->best_s};
     }
-    return nl;
+    snprintf(title, sizeof title, "%s on %s: agent %s%s", o->g->name, o->ds->name,
+             op->plan.search ? "search" : op->plan.settings.agent.preset, op->after ? ", then the search" : "");
+    dp_optimize_best b;
+    dp_optimize_get_best(op, &b);
+    if (isfinite(b.step_time_s)) snprintf(best_label, sizeof best_label, "%.6f s", b.step_time_s);
+    dp_plot_marker mark = {"search after", op->after_x};
+    dp_run_plot p = {title, lines, nl, &mark, op->after ? 1 : 0, best_label[0] ? best_label : NULL};
+    return dp_run_curve_write_svg(op->curve, o->plot_path, &p, err);
 }
 
 /* The run driver's hooks, passed on with the phase and the method. */
@@ -169,38 +171,35 @@ static void relay_stepped(void *user, const dp_run_state *s) {
 }
 
 /* Runs m through the run driver: the method's run (phase TRAIN: the
- * budgets, checkpoints, logs and curve of the options), or search-after's
- * (its time, its log beside the agent's, no checkpoint, no curve). */
+ * budgets, checkpoints and logs of the options), or search-after's (its
+ * time, its log beside the agent's, no checkpoint); both add to the job's
+ * curve, which is drawn again when each ends. */
 static dp_status run_phase(dp_optimize *op, dp_method m, dp_optimize_phase phase, const dp_optimize_hooks *h,
                            dp_run_result *rr, dp_error *err) {
     const dp_optimize_options *o = &op->o;
+    const dp_optimize_plan *p = &op->plan;
     dp_run_options ro = dp_run_options_default();
     ro.g = o->g, ro.ds = o->ds;
     ro.best_path = o->best_path;
     ro.cancel = o->cancel;
-    dp_plot_line lines[3];
-    char best_label[96], title[256];
+    ro.curve = op->curve;
     if (phase == DP_OPTIMIZE_TRAIN) {
-        int none = o->max_updates < 0 && o->max_placements < 0 && op->train_s < 0;
-        ro.max_updates = none ? (o->search ? 2000 : 1000) : o->max_updates;
-        ro.max_samples = o->max_placements;
-        ro.max_seconds = op->train_s;
+        ro.max_updates = p->max_updates, ro.max_samples = p->max_placements, ro.max_seconds = p->train_s;
         ro.log_path = o->log_path, ro.update_log_path = o->log_path ? op->log_updates : NULL;
         ro.checkpoint_path = o->checkpoint_path, ro.checkpoint_every = o->checkpoint_every;
         ro.resume_path = o->resume_path;
-        snprintf(title, sizeof title, "%s on %s: agent %s", o->g->name, o->ds->name,
-                 o->search ? "search" : o->settings.agent.preset);
-        ro.plot_path = o->plot_path, ro.plot_title = title;
-        ro.plot_lines = lines, ro.n_plot_lines = plot_lines(&op->ref, lines, best_label, sizeof best_label);
     } else {
-        ro.max_updates = ro.max_samples = -1, ro.max_seconds = o->settings.search_after_s;
+        ro.max_updates = ro.max_samples = -1, ro.max_seconds = p->after_s;
         ro.log_path = o->log_path ? op->log_search : NULL;
+        op->after_x = dp_run_curve_end(op->curve) + 0.5;
     }
     relay r = {op, h, phase, m};
     dp_run_hooks hooks = {&r, relay_prepared, relay_stepped};
     const dp_run_state *s = m.ops->state(m.self);
     if (h && h->begin) h->begin(h->user, phase, m, s);
     dp_status st = dp_run(m, &ro, &hooks, rr, err);
+    op->interrupted |= rr->interrupted;
+    if (!st) st = write_plot(op, err);
     if (!st && h && h->end) h->end(h->user, phase, m, s);
     return st;
 }
@@ -212,9 +211,9 @@ static dp_status run_phase(dp_optimize *op, dp_method m, dp_optimize_phase phase
 static dp_status search_after(dp_optimize *op, const dp_optimize_hooks *h, dp_error *err) {
     const dp_optimize_options *o = &op->o;
     const dp_run_state *s = op->method.ops->state(op->method.self);
-    if (o->search || o->settings.search_after_s <= 0 || !s->best_placement || (o->cancel && *o->cancel))
+    if (op->plan.search || op->plan.after_s <= 0 || !s->best_placement || (o->cancel && *o->cancel))
         return DP_STATUS_OK;
-    if (!(op->after = dp_search_init(o->g, o->ds, op->sim, &o->settings.search, err))) return err->status;
+    if (!(op->after = dp_search_init(o->g, o->ds, op->sim, &op->plan.settings.search, err))) return err->status;
     dp_status st = dp_search_add_starts(op->after, &op->ref, s->best_placement, "learned", err);
     if (st) return st;
     dp_run_result rr;
@@ -263,4 +262,19 @@ const dp_run_state *dp_optimize_state(const dp_optimize *op) { return op->method
 const dp_run_state *dp_optimize_final_state(const dp_optimize *op) {
     const dp_run_state *a = op->after ? dp_search_get_state(op->after) : NULL;
     return a && a->best_placement ? a : dp_optimize_state(op);
+}
+
+const dp_optimize_plan *dp_optimize_get_plan(const dp_optimize *op) { return &op->plan; }
+const dp_optimize_options *dp_optimize_get_options(const dp_optimize *op) { return &op->o; }
+int dp_optimize_interrupted(const dp_optimize *op) { return op->interrupted; }
+
+void dp_optimize_get_best(const dp_optimize *op, dp_optimize_best *out) {
+    const dp_run_state *t = dp_optimize_state(op), *f = dp_optimize_final_state(op);
+    int after = f != t;
+    out->step_time_s = f->best_placement ? f->best_s : INFINITY;
+    out->by = dp_run_best_by_name(f->best_placement ? f->best_by : DP_RUN_BEST_BY_NONE);
+    out->phase = after ? "search-after" : "train";
+    out->update = f->best_update, out->sample = f->best_sample;
+    out->found_s = f->best_elapsed_s + (after ? t->elapsed_s : 0.0);
+    out->placement = f->best_placement;
 }

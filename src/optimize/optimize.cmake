@@ -4,4 +4,6 @@
 dp_add_layer(optimize
   SOURCES
     src/optimize/optimize.c
+    src/optimize/optimize_json.c
+    src/optimize/optimize_prepare.c
   BELOW agent search run place nn sim graph common)

@@ -103,7 +103,7 @@ def test_units_of_an_export_equal_cli():
     rc, out, err = pyt.run([pyt.dplace_bin(), "optimize", "--graph", path, "--devices", "p100x2", "--agent", "search",
                             "--updates", "5", "--seed", "2", "--set", "moves=8", "--json", "--quiet"])
     check(rc == 0, f"dplace optimize: {err}")
-    check_eq(float(f"{r.best_s:.10g}"), json.loads(out)["best_step_time_s"], "the search on an export, as the CLI")
+    check_eq(float(f"{r.best_step_time_s:.10g}"), json.loads(out)["best_step_time_s"], "the search on an export, as the CLI")
     raises(dplace.Error, dplace.optimize, dplace.Graph.from_zoo("synthetic-600"), d, agent="search", updates=1,
            units="module", match="module")
     raises(ValueError, dplace.optimize, g, d, agent="search", updates=1, units="pieces", match="pieces")

@@ -95,19 +95,19 @@ def test_optimize_search_equals_cli():
     r = dplace.optimize(g, d, agent="search", updates=8, seed=3, threads=2, settings={"moves": 8})
     j = cli_json("optimize", "--model", MODEL, "--devices", PRESET, "--agent", "search", "--updates", "8", "--seed",
                  "3", "--threads", "2", "--set", "moves=8", "--json", "--quiet")
-    check_eq(digits(r.best_s), j["best_step_time_s"], "search: best step time")
-    check_eq((r.train["updates"], r.train["samples"]), (j["updates"], j["samples"]), "search: updates, samples")
+    check_eq(digits(r.best_step_time_s), j["best_step_time_s"], "search: best step time")
+    check_eq((r.updates, r.samples), (j["updates"], j["samples"]), "search: updates, samples")
     check_eq(r.best_by, j["best_by"], "best_by")
     check_eq(r.settings, j["settings"], "settings")
-    check_eq(r.search["start"], j["search_start"], "the search's start")
-    check_eq(r.search["simulated"], j["search_moves_simulated"], "moves simulated")
+    check_eq(r.search_start, j["search_start"], "the search's start")
+    check_eq(r.search_moves_simulated, j["search_moves_simulated"], "moves simulated")
     check_eq(len(r.history), 8, "a history entry per update")
     check_eq([h["update"] for h in r.history], list(range(1, 9)), "history updates")
-    check_eq(r.history[-1]["best_s"], r.best_s, "the history's last best")
-    check_eq(dplace.Simulator(g, d).simulate(r.placement).step_time, r.best_s, "the placement's step time")
-    check_eq(r.result.step_time, r.best_s, "result")
-    check_eq(digits(r.references["single_gpu_s"]), j["single_gpu_s"], "single GPU")
-    check_eq(digits(r.references["bound"]["bound_s"]), j["lower_bound_s"], "bound")
+    check_eq(r.history[-1]["best_s"], r.best_step_time_s, "the history's last best")
+    check_eq(dplace.Simulator(g, d).simulate(r.placement).step_time, r.best_step_time_s, "the placement's step time")
+    check_eq(r.result.step_time, r.best_step_time_s, "result")
+    check_eq(digits(r.single_gpu_s), j["single_gpu_s"], "single GPU")
+    check_eq(digits(r.lower_bound_s), j["lower_bound_s"], "bound")
 
 
 def test_optimize_agent_equals_cli():
@@ -118,10 +118,10 @@ def test_optimize_agent_equals_cli():
     j = cli_json("optimize", "--model", MODEL, "--devices", PRESET, "--agent", "hp", "--updates", "2", "--seed",
                  "5", "--set", "batch=3", "--set", "elite-moves=0", "--baselines", "gpu,expert",
                  "--log", os.path.join(tmp, "cli.csv"), "--json", "--quiet")
-    check_eq(digits(r.best_s), j["best_step_time_s"], "hp: best step time")
-    check_eq(r.train["samples"], j["samples"], "hp: samples")
+    check_eq(digits(r.best_step_time_s), j["best_step_time_s"], "hp: best step time")
+    check_eq(r.samples, j["samples"], "hp: samples")
     check_eq(r.settings, j["settings"], "hp: settings")
-    check_eq(digits(r.train["final_greedy_s"]), j["final_greedy_s"], "hp: the final greedy placement")
+    check_eq(digits(r.final_greedy_s), j["final_greedy_s"], "hp: the final greedy placement")
 
     def rows(path):  # the per-sample log without its clock columns
         with open(path) as f:
@@ -147,12 +147,12 @@ def test_optimize_callback_stops_and_resumes():
                         settings={"moves": 4})
     check(r.interrupted and r.stopped_by_callback, "stopped by the callback")
     check_eq([s["update"] for s in seen], [1, 2, 3], "the callback saw updates 1..3")
-    check_eq(r.train["updates"], 3, "three updates")
+    check_eq(r.updates, 3, "three updates")
     check(os.path.exists(ck), "the checkpoint was written")
     full = dplace.optimize(g, d, agent="search", updates=10, seed=2, settings={"moves": 4})
     resumed = dplace.optimize(g, d, agent="search", updates=10, seed=2, settings={"moves": 4}, resume=ck)
-    check_eq(resumed.train["updates"], 10, "resumed to 10 updates")
-    check_eq(resumed.best_s, full.best_s, "a resumed run ends as the run never stopped")
+    check_eq(resumed.updates, 10, "resumed to 10 updates")
+    check_eq(resumed.best_step_time_s, full.best_step_time_s, "a resumed run ends as the run never stopped")
 
     def boom(info):
         raise ZeroDivisionError("from the callback")
@@ -184,21 +184,21 @@ def test_optimize_ctrl_c_writes_checkpoint():
     check(2 <= len(seen) < 100000, f"stopped after {len(seen)} updates")
     check(os.path.exists(ck), "the checkpoint was written")
     r = dplace.optimize(g, d, agent="search", updates=len(seen) + 2, resume=ck, settings={"moves": 4})
-    check(r.train["updates"] >= len(seen), "the checkpoint resumes")
+    check(r.updates >= len(seen), "the checkpoint resumes")
     check(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "Python's SIGINT handler is back")
 
 
 def test_optimize_bad_arguments():
     g, d = dplace.Graph.from_zoo("synthetic-600"), dplace.Devices.preset(PRESET)
     raises(ValueError, dplace.optimize, g, d, agent="nope", match="nope")
-    raises(ValueError, dplace.optimize, g, d, updates=3, placements=30, match="one of")
+    raises(ValueError, dplace.optimize, g, d, updates=3, placements=30, match="one budget")
     raises(ValueError, dplace.optimize, g, d, agent="hp", settings={"lr": -1}, match="lr")
     raises(ValueError, dplace.optimize, g, d, agent="hp", settings={"no_such": 1}, match="no-such")
     raises(ValueError, dplace.optimize, g, d, agent="search", settings={"lr": 0.1}, match="lr")
-    raises(ValueError, dplace.optimize, g, d, agent="search", search_after=10, match="search_after")
+    raises(ValueError, dplace.optimize, g, d, agent="search", search_after=10, match="search-after")
     raises(ValueError, dplace.optimize, g, d, agent="search", updates=0, match="updates")
     raises(ValueError, dplace.optimize, g, d, agent="hp", init_placement=np.zeros(len(g), dtype=np.int32),
-           match="init_placement")
+           match="start placement")
     raises(ValueError, dplace.optimize, g, d, agent="search", init_placement=np.zeros(3, dtype=np.int32),
            match="shape")
     raises(ValueError, dplace.optimize, g, d, time="soon", match="duration")
@@ -208,6 +208,47 @@ def test_optimize_bad_arguments():
     raises(ValueError, dplace.optimize, g, d, threads=0, match="threads")
     raises(dplace.Error, dplace.optimize, g, d, agent="search", updates=2, resume="/nonexistent/x.ck",
            match="x.ck")
+
+
+# What only Python's result has beside the JSON summary's keys.
+PYTHON_ONLY = {"placement", "result", "history", "warnings", "wall_s", "stopped_by_callback"}
+
+
+def test_optimize_keys_equal_cli():
+    g, d = dplace.Graph.from_zoo(MODEL), dplace.Devices.preset(PRESET)
+    for agent, extra, cli_extra in (("search", {}, []),
+                                    ("post", {"search_after": 1}, ["--search-after", "1s"])):
+        r = dplace.optimize(g, d, agent=agent, updates=2, seed=4, baselines="gpu,m-etf", **extra)
+        j = cli_json("optimize", "--model", MODEL, "--devices", PRESET, "--agent", agent, "--updates", "2", "--seed",
+                     "4", "--baselines", "gpu,m-etf", "--json", "--quiet", *cli_extra)
+        keys = set(vars(r))
+        check_eq(sorted(keys - PYTHON_ONLY), sorted(j), f"{agent}: the result's keys are the JSON summary's")
+
+
+def test_optimize_noise_refused_as_cli():
+    g, d = dplace.Graph.from_zoo("synthetic-600"), dplace.Devices.preset(PRESET)
+    rc, out, err = pyt.run([pyt.dplace_bin(), "optimize", "--model", "synthetic-600", "--devices", PRESET,
+                            "--noise", "7"])
+    check_eq(rc, 2, "the CLI refuses --noise 7")
+    try:
+        dplace.optimize(g, d, agent="hp", noise=7)
+    except ValueError as e:
+        check(str(e) in err, f"Python's message {str(e)!r} is the CLI's: {err!r}")
+    else:
+        raise pyt.Failure("noise=7 was accepted")
+
+
+def test_optimize_best_is_the_written_placement():
+    g, d = dplace.Graph.from_zoo("rnnlm"), dplace.Devices.preset("k40x2")
+    tmp = pyt.tmpdir()
+    out = os.path.join(tmp, "best.json")
+    r = dplace.optimize(g, d, agent="post", updates=2, search_after=2, seed=1, out=out, baselines="none",
+                        settings={"batch": 4})
+    check_eq(r.best_phase, "search-after", "search-after found the best")
+    check(r.best_step_time_s <= r.train_best_step_time_s, "the job's best is no worse than the training's")
+    written = dplace.Simulator(g, d).simulate(dplace.read_placement(out, g, d))
+    check_eq(written.step_time, r.best_step_time_s, "the written placement's step time is best_step_time_s")
+    check_eq(r.result.step_time, r.best_step_time_s, "result is the job's best")
 
 
 if __name__ == "__main__":
