@@ -1,4 +1,4 @@
-/* libFuzzer targets for every reader of dplace (issue 14). One source,
+/* libFuzzer targets for every reader of dplace (docs/fuzzing.md). One source,
  * compiled once per target with -DFUZZ_<TARGET>. Each target checks the
  * readers' contract, not only "no crash":
  *   - refused input: an error status, a non-empty one-line message with no

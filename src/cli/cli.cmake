@@ -18,6 +18,8 @@ add_executable(dplace_cli
 )
 set_target_properties(dplace_cli PROPERTIES OUTPUT_NAME dplace)
 target_include_directories(dplace_cli PRIVATE src)
+# `dplace --version` prints the version of project() (docs/releasing.md).
+target_compile_definitions(dplace_cli PRIVATE DPLACE_VERSION="${PROJECT_VERSION}")
 target_link_libraries(dplace_cli PRIVATE dplace_optimize dplace_agent dplace_search dplace_zoo dplace_import dplace_calib)
 if(MPI_C_FOUND)
   target_link_libraries(dplace_cli PRIVATE dplace_dist)

@@ -115,7 +115,8 @@ typedef struct cli_option {
     cli_parse_fn parse;          /* CLI_CUSTOM */
     int required;                /* missing: "--name ARG is required" */
     const char *help;            /* one paragraph (wrapped; "\n" breaks a line) */
-    const char *renamed;         /* an old spelling kept for one release: the
+    const char *renamed;         /* an old spelling, accepted until the release
+                                  * after the one that renamed it: the
                                   * option's new name; using it warns, and
                                   * --help leaves it out */
 } cli_option;

@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("dplace 0.1.0\n");
+        printf("dplace %s\n", DPLACE_VERSION); /* project(VERSION) in CMakeLists.txt */
         return CLI_EXIT_OK;
     }
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++)

@@ -94,7 +94,7 @@ void nn_pool_set_threads(int n) {
 }
 
 /* Until dp_nn_set_threads is called: OpenBLAS's default (OPENBLAS_NUM_THREADS
- * or the core count), as before the pool existed. */
+ * or the core count), so a program that never sets it gets BLAS's own. */
 int nn_pool_threads(void) {
     int n = atomic_load(&pool.threads);
     if (n < 1) {
