@@ -196,8 +196,8 @@ typedef struct dp_optimize_best {
 } dp_optimize_best;
 void dp_optimize_get_best(const dp_optimize *op, dp_optimize_best *out);
 
-/* The job's summary as one JSON object (the keys: docs/cli.md, "dplace
- * optimize --json"): the job's best under best_*, the training's own best
+/* The job's summary as one JSON object (the keys: docs/formats.md,
+ * "dplace optimize --json"): the job's best under best_*, the training's own best
  * under train_best_*, the references and the lower bound, the search's
  * and the agent's figures. interrupted: whether the job was stopped
  * (beside the job's own record); digits: significant digits of the
