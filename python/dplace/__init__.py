@@ -256,12 +256,13 @@ def _path(value, what):
     return os.fsdecode(value)
 
 
-def optimize(graph, devices, agent="dplace", updates=None, placements=None, time=None, seed=1, threads=1,
-             settings=None, log=None, checkpoint=None, resume=None, callback=None, *, out=None, plot=None,
-             trace=None, checkpoint_every=50, baselines=None, init=None, init_placement=None, search_after=None,
-             noise=0.0, steps=1, warmup=0, mean=False, cache=True, measure=None, measure_timeout=600.0,
-             units="auto"):
+def optimize(graph, devices, agent="dplace", *, updates=None, placements=None, time=None, seed=1, threads=1,
+             settings=None, log=None, checkpoint=None, resume=None, callback=None, out=None, plot=None, trace=None,
+             checkpoint_every=50, baselines=None, init=None, init_placement=None, search_after=None, noise=0.0,
+             steps=1, warmup=0, mean=False, cache=True, measure=None, measure_timeout=600.0, units="auto"):
     """Runs one optimisation job, as `dplace optimize` does, and returns an OptimizeResult.
+
+    graph, devices and agent may be given by position; every other argument is keyword-only.
 
     agent         a learned agent's preset (dplace.agents(): 'dplace', 'hp', 'colocrl', 'eagle', 'post', 'mars',
                   ...) or 'search', dplace's own search (docs/agents.md, docs/search.md)
@@ -320,8 +321,8 @@ def optimize(graph, devices, agent="dplace", updates=None, placements=None, time
         raise ValueError(f"checkpoint_every: {checkpoint_every}, must be at least 1")
     if steps < 1 or not 0 <= warmup < steps:
         raise ValueError(f"steps {steps} and warmup {warmup}: steps >= 1 and 0 <= warmup < steps")
-    if not (isinstance(noise, (int, float)) and 0 <= noise <= 10):
-        raise ValueError(f"noise: {noise!r}, a log-normal sigma in 0..10")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)):
+        raise TypeError(f"noise: a log-normal sigma (a number), not {type(noise).__name__}")
     if not (isinstance(measure_timeout, (int, float)) and measure_timeout > 0):
         raise ValueError(f"measure_timeout: {measure_timeout!r}, must be > 0 seconds")
     if measure is not None and not isinstance(measure, str):

@@ -94,11 +94,11 @@ class OptimizeResult:
     warnings: list[str]
     def summary(self) -> str: ...
 
-def optimize(graph: Graph | str, devices: Devices | str, agent: str = "dplace", updates: int | None = None,
+def optimize(graph: Graph | str, devices: Devices | str, agent: str = "dplace", *, updates: int | None = None,
              placements: int | None = None, time: float | str | None = None, seed: int = 1, threads: int = 1,
              settings: dict[str, str | int | float | bool] | None = None, log: str | os.PathLike[str] | None = None,
              checkpoint: str | os.PathLike[str] | None = None, resume: str | os.PathLike[str] | None = None,
-             callback: Callable[[UpdateInfo], bool | None] | None = None, *,
+             callback: Callable[[UpdateInfo], bool | None] | None = None,
              out: str | os.PathLike[str] | None = None, plot: str | os.PathLike[str] | None = None,
              trace: str | os.PathLike[str] | None = None, checkpoint_every: int = 50,
              baselines: str | Sequence[str] | None = None, init: str | os.PathLike[str] | None = None,

@@ -206,6 +206,7 @@ def test_optimize_bad_arguments():
     raises(TypeError, dplace.optimize, g, d, settings={"lr": [1]})
     raises(TypeError, dplace.optimize, g, d, callback=3)
     raises(ValueError, dplace.optimize, g, d, threads=0, match="threads")
+    raises(TypeError, dplace.optimize, g, d, noise="high", match="noise")
     raises(dplace.Error, dplace.optimize, g, d, agent="search", updates=2, resume="/nonexistent/x.ck",
            match="x.ck")
 
@@ -249,6 +250,11 @@ def test_optimize_best_is_the_written_placement():
     written = dplace.Simulator(g, d).simulate(dplace.read_placement(out, g, d))
     check_eq(written.step_time, r.best_step_time_s, "the written placement's step time is best_step_time_s")
     check_eq(r.result.step_time, r.best_step_time_s, "result is the job's best")
+
+
+def test_optimize_keyword_only_after_agent():
+    g, d = dplace.Graph.from_zoo("synthetic-600"), dplace.Devices.preset(PRESET)
+    raises(TypeError, dplace.optimize, g, d, "search", 2, match="positional")
 
 
 if __name__ == "__main__":
