@@ -1,4 +1,5 @@
 /* Common helpers: seeded RNG, error records, interning, atomic files. */
+#include <errno.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,6 +128,36 @@ static void test_error_control_characters_escaped(void) {
     dp_error_prefix(&e, "we\rird");
     CHECK_STR_CONTAINS(e.msg, "we\\x0dird: x.json");
     for (const char *p = e.msg; *p; p++) CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
+}
+
+/* A failed system call's error keeps its errno beside the message, which
+ * ends with the system's words for it; a later dp_error_set forgets it. */
+static void test_error_os_errno(void) {
+    dp_error e;
+    dp_error_clear(&e);
+    CHECK_INT_EQ(e.os_errno, 0);
+    CHECK_INT_EQ(dp_error_set_os(&e, ENOENT, "%s: cannot open", "x.json"), DP_STATUS_IO);
+    CHECK_INT_EQ(e.status, DP_STATUS_IO);
+    CHECK_INT_EQ(e.os_errno, ENOENT);
+    char want[256];
+    snprintf(want, sizeof want, "x.json: cannot open: %s", strerror(ENOENT));
+    CHECK(strcmp(e.msg, want) == 0);
+    dp_error_prefix(&e, "graph");
+    CHECK_INT_EQ(e.os_errno, ENOENT);
+    dp_error_set(&e, DP_STATUS_PARSE, "x.json: bad");
+    CHECK_INT_EQ(e.os_errno, 0);
+}
+
+/* Reading a file that does not exist fails with DP_STATUS_IO and ENOENT. */
+static void test_read_missing_file_errno(void) {
+    dp_error e;
+    dp_error_clear(&e);
+    char *buf = NULL;
+    size_t len = 0;
+    CHECK_INT_EQ(dp_read_file("/nonexistent-dplace-dir/x.json", 1024, &buf, &len, &e), DP_STATUS_IO);
+    CHECK_INT_EQ(e.os_errno, ENOENT);
+    CHECK_STR_CONTAINS(e.msg, "/nonexistent-dplace-dir/x.json: cannot open");
+    CHECK(buf == NULL);
 }
 
 /* Interned strings get dense ids in order, found again by name. */
@@ -285,6 +316,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_error_prefix);
     TEST_RUN(test_error_long_message_truncated);
     TEST_RUN(test_error_control_characters_escaped);
+    TEST_RUN(test_error_os_errno);
+    TEST_RUN(test_read_missing_file_errno);
     TEST_RUN(test_strtab);
     TEST_RUN(test_bytes_round_trip);
     TEST_RUN(test_bytes_short_read);

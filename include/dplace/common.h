@@ -22,15 +22,29 @@ typedef enum dp_status {
 } dp_status;
 
 /* One error record: the status and a message naming the file, item and
- * problem. Functions that fail fill it; callers print msg as it is. */
+ * problem. Functions that fail fill it; callers print msg as it is.
+ * os_errno is the system's errno behind a DP_STATUS_IO error when the
+ * library knows it (ENOENT: no such file), else 0, so that a binding can
+ * raise its language's own error for a missing file. */
 typedef struct dp_error {
     dp_status status;
+    int os_errno;
     char msg[1024];
 } dp_error;
 
-/* Fills err (if not NULL) with status and a printf-style message; returns
- * status so callers can write `return dp_error_set(err, ...)`. */
+/* Fills err (if not NULL) with status and a printf-style message (and
+ * os_errno 0); returns status so callers can write
+ * `return dp_error_set(err, ...)`. */
 dp_status dp_error_set(dp_error *err, dp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Fills err (if not NULL) with DP_STATUS_IO, the printf-style message
+ * followed by ": " and strerror(errnum), and os_errno = errnum; returns
+ * DP_STATUS_IO. For a failed system call: pass errno as it was. */
+dp_status dp_error_set_os(dp_error *err, int errnum, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -40,7 +54,7 @@ dp_status dp_error_set(dp_error *err, dp_status status, const char *fmt, ...)
  * err's status. Used to name the file in errors raised by inner calls. */
 dp_status dp_error_prefix(dp_error *err, const char *prefix);
 
-/* Resets err to DP_STATUS_OK with an empty message. */
+/* Resets err to DP_STATUS_OK with an empty message and os_errno 0. */
 void dp_error_clear(dp_error *err);
 
 /* Name of a status code ("ok", "io", ...). */

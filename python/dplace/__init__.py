@@ -13,7 +13,10 @@ in and out, and placement environments with the Gymnasium API (dplace.envs).
     best = dplace.optimize(g, d, agent="search", time=30)
 
 A placement is an int32 numpy array with one device index per op. Errors of the
-library raise dplace.Error carrying its one-line message; bad arguments raise
+library raise a dplace.Error carrying its one-line message, as the subclass that
+is also Python's own exception where one fits: MissingFileError (a
+FileNotFoundError), FileError (an OSError), InputError (a ValueError: a malformed
+or inconsistent input), OutOfMemoryError (a MemoryError). Bad arguments raise
 TypeError or ValueError naming them. The GIL is released while the library runs.
 docs/python.md is the reference and a tutorial.
 """
@@ -24,12 +27,14 @@ import threading
 import warnings
 
 from . import _dplace
-from ._dplace import (MAX_DEVICES, Delta, Devices, Error, Graph, SimBatch, SimResult, Simulator, __version__,
-                      agents, device_presets, group, group_methods, place, place_methods, read_placement,
-                      resolve_placement, settings, unit_masks, units, write_placement, zoo_models)
+from ._dplace import (MAX_DEVICES, Delta, Devices, Error, FileError, Graph, InputError, MissingFileError,
+                      OutOfMemoryError, SimBatch, SimResult, Simulator, __version__, agents, device_presets, group,
+                      group_methods, place, place_methods, read_placement, resolve_placement, settings, unit_masks,
+                      units, write_placement, zoo_models)
 
 __all__ = [
-    "Error", "Graph", "Devices", "Simulator", "SimResult", "SimBatch", "Delta", "Baselines", "BaselineReport",
+    "Error", "FileError", "MissingFileError", "InputError", "OutOfMemoryError", "Graph", "Devices", "Simulator",
+    "SimResult", "SimBatch", "Delta", "Baselines", "BaselineReport",
     "OptimizeResult", "baselines", "optimize", "place", "group", "units", "unit_masks", "resolve_placement",
     "read_placement", "write_placement", "zoo_models", "device_presets", "agents", "settings", "place_methods",
     "group_methods", "as_graph", "as_devices", "MAX_DEVICES", "__version__",

@@ -9,6 +9,10 @@ from ._dplace import MAX_DEVICES as MAX_DEVICES
 from ._dplace import Delta as Delta
 from ._dplace import Devices as Devices
 from ._dplace import Error as Error
+from ._dplace import FileError as FileError
+from ._dplace import InputError as InputError
+from ._dplace import MissingFileError as MissingFileError
+from ._dplace import OutOfMemoryError as OutOfMemoryError
 from ._dplace import Graph as Graph
 from ._dplace import Placement
 from ._dplace import SimBatch as SimBatch

@@ -14,7 +14,12 @@ Placement = Union[IntArray, Sequence[int]]
 Verdict = Literal["valid", "oom", "constraint", "colocation"]
 
 class Error(Exception):
-    status: Literal["io", "parse", "invalid", "unsupported"]
+    status: Literal["io", "parse", "invalid", "nomem", "unsupported"]
+
+class FileError(Error, OSError): ...
+class MissingFileError(FileError, FileNotFoundError): ...
+class InputError(Error, ValueError): ...
+class OutOfMemoryError(Error, MemoryError): ...
 
 class Graph:
     FEATURES: ClassVar[tuple[str, ...]]

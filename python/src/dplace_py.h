@@ -4,9 +4,11 @@
  * set-up, the conversions and the error rule.
  *
  * Rules every function of the module keeps:
- *  - a library error becomes dplace.Error carrying the library's one-line
- *    message (its status in .status); bad arguments raise TypeError or
- *    ValueError naming the argument and the problem; nothing crashes;
+ *  - a library error becomes a dplace.Error carrying the library's one-line
+ *    message (its status in .status), of the subclass that is also Python's
+ *    own exception for its status (dp_py_raise); bad arguments raise
+ *    TypeError or ValueError naming the argument and the problem; nothing
+ *    crashes;
  *  - the GIL is released while the library runs, so that other Python
  *    threads go on; a call that runs the library holds strong references
  *    to every object whose C data it reads;
@@ -63,14 +65,17 @@ typedef struct dp_py_sim {
 extern PyTypeObject dp_py_graph_type, dp_py_devices_type, dp_py_sim_type, dp_py_result_type, dp_py_batch_type,
     dp_py_delta_type;
 
-/* dplace.Error, the exception of every library error. */
+/* dplace.Error, the base of every library error's exception. */
 extern PyObject *dp_py_error;
 
 /* ---- errors ----------------------------------------------------------------- */
 
-/* Raises dplace.Error with err's message and status name; returns NULL. */
+/* Raises err's message as the dplace.Error subclass of its status (io:
+ * MissingFileError when os_errno is ENOENT, else FileError; parse and
+ * invalid: InputError; nomem: OutOfMemoryError; unsupported: Error), with
+ * .status its name and .errno its os_errno; returns NULL. */
 PyObject *dp_py_raise(const dp_error *err);
-/* Raises dplace.Error with a printf-style message and the status; NULL. */
+/* The same with a printf-style message and the status (no errno); NULL. */
 PyObject *dp_py_raise_status(dp_status status, const char *fmt, ...);
 
 /* ---- conversions -------------------------------------------------------------- */

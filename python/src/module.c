@@ -5,6 +5,7 @@
 #define DP_PY_IMPORT_ARRAY
 #include "dplace_py.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,26 +18,47 @@
 #include "dplace/zoo.h"
 
 PyObject *dp_py_error;
+/* The subclasses of dplace.Error that are also Python's own exceptions
+ * (docs/python.md, "Errors"). */
+static PyObject *file_error, *missing_file_error, *input_error, *memory_error;
 
 /* ---- errors ----------------------------------------------------------------- */
 
-/* Raises dplace.Error(msg) with .status set to the status's name. */
-static PyObject *raise_text(dp_status status, const char *msg) {
-    PyObject *e = PyObject_CallFunction(dp_py_error, "s", msg);
+/* The class of a library error of status (os_errno: the system's errno
+ * behind it, 0 when unknown): a subclass of dplace.Error that is also the
+ * Python exception a Python library would raise for it. */
+static PyObject *error_class(dp_status status, int os_errno) {
+    switch (status) {
+    case DP_STATUS_IO: return os_errno == ENOENT ? missing_file_error : file_error;
+    case DP_STATUS_PARSE:
+    case DP_STATUS_INVALID: return input_error;
+    case DP_STATUS_NOMEM: return memory_error;
+    default: return dp_py_error;
+    }
+}
+
+/* Raises the class of status with msg, .status set to the status's name
+ * and, on an OSError, .errno to os_errno when it is known. str(e) stays
+ * the library's message: the errno is not put in front of it. */
+static PyObject *raise_text(dp_status status, int os_errno, const char *msg) {
+    PyObject *cls = error_class(status, os_errno);
+    PyObject *e = PyObject_CallFunction(cls, "s", msg);
     if (!e) return NULL;
     PyObject *name = PyUnicode_FromString(dp_status_name(status));
-    if (name) {
-        PyObject_SetAttrString(e, "status", name);
-        Py_DECREF(name);
+    if (!name || PyObject_SetAttrString(e, "status", name)) PyErr_Clear();
+    Py_XDECREF(name);
+    if (os_errno && status == DP_STATUS_IO) {
+        PyObject *no = PyLong_FromLong(os_errno);
+        if (!no || PyObject_SetAttrString(e, "errno", no)) PyErr_Clear();
+        Py_XDECREF(no);
     }
-    PyErr_SetObject(dp_py_error, e);
+    PyErr_SetObject(cls, e);
     Py_DECREF(e);
     return NULL;
 }
 
 PyObject *dp_py_raise(const dp_error *err) {
-    if (err->status == DP_STATUS_NOMEM) return PyErr_NoMemory();
-    return raise_text(err->status, err->msg[0] ? err->msg : "dplace: an error without a message");
+    return raise_text(err->status, err->os_errno, err->msg[0] ? err->msg : "dplace: an error without a message");
 }
 
 PyObject *dp_py_raise_status(dp_status status, const char *fmt, ...) {
@@ -45,7 +67,7 @@ PyObject *dp_py_raise_status(dp_status status, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return raise_text(status, msg);
+    return raise_text(status, 0, msg);
 }
 
 /* ---- conversions -------------------------------------------------------------- */
@@ -380,6 +402,51 @@ static int add_functions(PyObject *m, PyMethodDef *defs) {
     return rc;
 }
 
+/* A new exception class dplace.NAME with bases base1 (and base2 when not
+ * NULL), added to m; NULL with the exception set. */
+static PyObject *new_error(PyObject *m, const char *name, const char *doc, PyObject *base1, PyObject *base2) {
+    char full[64];
+    snprintf(full, sizeof full, "dplace.%s", name);
+    PyObject *bases = base2 ? PyTuple_Pack(2, base1, base2) : Py_NewRef(base1);
+    if (!bases) return NULL;
+    PyObject *cls = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
+    Py_DECREF(bases);
+    if (cls && PyModule_AddObjectRef(m, name, cls)) Py_CLEAR(cls);
+    return cls;
+}
+
+/* dplace.Error and its subclasses (the module keeps a reference to each
+ * for the life of the process). */
+static int add_errors(PyObject *m) {
+    dp_py_error = new_error(
+        m, "Error",
+        "An error of the dplace library: bad input (a file, a graph, a device set, a setting) or a request it "
+        "cannot serve. str(e) is the library's one-line message naming the item and the problem; e.status is "
+        "its kind: 'io', 'parse', 'invalid', 'nomem' or 'unsupported'. Each kind but 'unsupported' is raised as "
+        "a subclass that is also Python's own exception: FileError (OSError), MissingFileError "
+        "(FileNotFoundError), InputError (ValueError), OutOfMemoryError (MemoryError).",
+        PyExc_Exception, NULL);
+    if (!dp_py_error) return -1;
+    file_error = new_error(m, "FileError",
+                           "A file the library could not open, read or write (e.status 'io'): a dplace.Error and an "
+                           "OSError; e.errno is the system's error number when the library knows it, else None.",
+                           dp_py_error, PyExc_OSError);
+    if (!file_error) return -1;
+    missing_file_error = new_error(m, "MissingFileError",
+                                   "A file that does not exist (e.status 'io', e.errno ENOENT): a dplace.FileError "
+                                   "and a FileNotFoundError.",
+                                   file_error, PyExc_FileNotFoundError);
+    input_error = new_error(m, "InputError",
+                            "Input the library refused (e.status 'parse': malformed; 'invalid': well-formed but "
+                            "inconsistent, or an unknown name or value): a dplace.Error and a ValueError.",
+                            dp_py_error, PyExc_ValueError);
+    memory_error = new_error(m, "OutOfMemoryError",
+                             "An allocation of the library failed (e.status 'nomem'): a dplace.Error and a "
+                             "MemoryError.",
+                             dp_py_error, PyExc_MemoryError);
+    return missing_file_error && input_error && memory_error ? 0 : -1;
+}
+
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_dplace",
@@ -392,13 +459,7 @@ PyMODINIT_FUNC PyInit__dplace(void) {
     import_array();
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
-    dp_py_error = PyErr_NewExceptionWithDoc(
-        "dplace.Error",
-        "An error of the dplace library: bad input (a file, a graph, a device set, a setting) or a request it "
-        "cannot serve. str(e) is the library's one-line message naming the item and the problem; e.status is "
-        "its kind: 'io', 'parse', 'invalid' or 'unsupported'.",
-        PyExc_Exception, NULL);
-    if (!dp_py_error || PyModule_AddObjectRef(m, "Error", dp_py_error) ||
+    if (add_errors(m) ||
         PyModule_AddStringConstant(m, "__version__", DPLACE_VERSION) ||
         PyModule_AddIntConstant(m, "MAX_DEVICES", DP_MAX_DEVICES) || dp_py_graph_ready(m) ||
         dp_py_devices_ready(m) || dp_py_sim_ready(m) || dp_py_result_ready(m) || dp_py_delta_ready(m) ||

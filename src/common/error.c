@@ -33,6 +33,7 @@ static void escape_controls(char *dst, size_t cap, const char *src) {
 dp_status dp_error_set(dp_error *err, dp_status status, const char *fmt, ...) {
     if (err) {
         err->status = status;
+        err->os_errno = 0;
         char raw[sizeof err->msg];
         va_list ap;
         va_start(ap, fmt);
@@ -41,6 +42,21 @@ dp_status dp_error_set(dp_error *err, dp_status status, const char *fmt, ...) {
         escape_controls(err->msg, sizeof err->msg, raw);
     }
     return status;
+}
+
+dp_status dp_error_set_os(dp_error *err, int errnum, const char *fmt, ...) {
+    if (err) {
+        err->status = DP_STATUS_IO;
+        err->os_errno = errnum;
+        char raw[sizeof err->msg];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(raw, sizeof raw, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && (size_t)n < sizeof raw) snprintf(raw + n, sizeof raw - (size_t)n, ": %s", strerror(errnum));
+        escape_controls(err->msg, sizeof err->msg, raw);
+    }
+    return DP_STATUS_IO;
 }
 
 dp_status dp_error_prefix(dp_error *err, const char *prefix) {
@@ -62,6 +78,7 @@ dp_status dp_error_prefix(dp_error *err, const char *prefix) {
 void dp_error_clear(dp_error *err) {
     if (err) {
         err->status = DP_STATUS_OK;
+        err->os_errno = 0;
         err->msg[0] = '\0';
     }
 }

@@ -40,7 +40,7 @@ dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *o
     *out = NULL;
     *out_len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return dp_error_set(err, DP_STATUS_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return dp_error_set_os(err, errno, "%s: cannot open", path);
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -180,7 +180,7 @@ dp_status dp_atomic_open(dp_atomic_file *af, const char *path, dp_error *err) {
     snprintf(af->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
     af->f = fopen(af->tmp_path, "wb");
     if (!af->f) {
-        dp_status st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write: %s", path, strerror(errno));
+        dp_status st = dp_error_set_os(err, errno, "%s: cannot write", path);
         free(af->path);
         free(af->tmp_path);
         memset(af, 0, sizeof *af);
@@ -197,10 +197,10 @@ dp_status dp_atomic_commit(dp_atomic_file *af, dp_error *err) {
     int saved = errno;
     if (fclose(af->f) != 0) bad = 1;
     if (bad) {
-        st = dp_error_set(err, DP_STATUS_IO, "%s: write failed: %s", af->path, strerror(saved ? saved : errno));
+        st = dp_error_set_os(err, saved ? saved : errno, "%s: write failed", af->path);
         remove(af->tmp_path);
     } else if (rename(af->tmp_path, af->path) != 0) {
-        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot rename temporary file: %s", af->path, strerror(errno));
+        st = dp_error_set_os(err, errno, "%s: cannot rename temporary file", af->path);
         remove(af->tmp_path);
     }
     free(af->path);
@@ -249,7 +249,7 @@ const char *dp_stage_add(dp_stage *s, const char *path, dp_error *err) {
     }
     FILE *probe = fopen(tmp, "wb");
     if (!probe) {
-        dp_error_set(err, DP_STATUS_IO, "%s: cannot write: %s", path, strerror(errno));
+        dp_error_set_os(err, errno, "%s: cannot write", path);
         free(fin);
         free(tmp);
         return NULL;
@@ -275,7 +275,7 @@ dp_status dp_stage_commit(dp_stage *s, dp_error *err) {
     int i = 0;
     for (; i < s->n; i++) {
         if (rename(s->tmp[i], s->final[i]) != 0) {
-            st = dp_error_set(err, DP_STATUS_IO, "%s: cannot rename temporary file: %s", s->final[i], strerror(errno));
+            st = dp_error_set_os(err, errno, "%s: cannot rename temporary file", s->final[i]);
             break;
         }
     }
