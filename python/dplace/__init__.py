@@ -18,8 +18,10 @@ is also Python's own exception where one fits: MissingFileError (a
 FileNotFoundError), FileError (an OSError), InputError (a ValueError: a malformed
 or inconsistent input), OutOfMemoryError (a MemoryError). Bad arguments raise
 TypeError or ValueError naming them. The GIL is released while the library runs.
+dplace.envs, dplace.spaces and dplace.torch_export are imported on first use.
 docs/python.md is the reference and a tutorial.
 """
+import importlib
 import math
 import os
 import re
@@ -37,8 +39,22 @@ __all__ = [
     "SimResult", "SimBatch", "Delta", "Baselines", "BaselineReport",
     "OptimizeResult", "baselines", "optimize", "place", "group", "units", "unit_masks", "resolve_placement",
     "read_placement", "write_placement", "zoo_models", "device_presets", "agents", "settings", "place_methods",
-    "group_methods", "as_graph", "as_devices", "MAX_DEVICES", "__version__",
+    "group_methods", "as_graph", "as_devices", "MAX_DEVICES", "__version__", "envs", "spaces", "torch_export",
 ]
+
+# The submodules imported on first use (PEP 562), so that `import dplace` stays fast and imports neither
+# gymnasium nor torch: dplace.envs after a plain `import dplace` imports dplace.envs then.
+_LAZY = ("envs", "spaces", "torch_export")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def as_graph(graph):

@@ -33,6 +33,10 @@ from ._dplace import units as units
 from ._dplace import write_placement as write_placement
 from ._dplace import zoo_models as zoo_models
 
+from . import envs as envs
+from . import spaces as spaces
+from . import torch_export as torch_export
+
 __all__: list[str]
 
 def as_graph(graph: Graph | str | os.PathLike[str]) -> Graph: ...

@@ -166,5 +166,34 @@ def test_lists():
     check("metis" in dplace.group_methods(), "group_methods")
 
 
+
+def fresh_python(code):
+    """Runs code in a new interpreter that imports the dplace under test: (exit status, stdout, stderr)."""
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(dplace.__file__))))
+    return pyt.run([sys.executable, "-c", code], env=env)
+
+
+def test_import_loads_no_submodule_nor_torch():
+    rc, out, err = fresh_python("import dplace, sys; print(sorted(m for m in sys.modules if m == 'torch' or "
+                                "m.startswith(('torch.', 'gymnasium', 'dplace.'))))")
+    check_eq(rc, 0, f"exit status (stderr: {err.strip()})")
+    check_eq(out.strip(), "['dplace._dplace']", "modules after import dplace")
+
+
+def test_submodules_load_on_first_use():
+    rc, out, err = fresh_python(
+        "import dplace\n"
+        "env = dplace.envs.PlacementEnv('synthetic-600', 'k40x2')\n"
+        "obs, info = env.reset(seed=1)\n"
+        "n = len(dplace.Devices.preset('k40x2'))\n"
+        "print(callable(dplace.torch_export.export), dplace.spaces.Box.__name__, obs['mask'].shape[1] == n)\n"
+        "print(all(n in dir(dplace) for n in ('envs', 'spaces', 'torch_export')))")
+    check_eq(rc, 0, f"exit status (stderr: {err.strip()})")
+    check_eq(out.split(), ["True", "Box", "True", "True"], "the submodules after a plain import dplace")
+
+
+def test_unknown_attribute_raises_attribute_error():
+    raises(AttributeError, getattr, dplace, "no_such_thing", match="no_such_thing")
+
 if __name__ == "__main__":
     pyt.main(globals())
