@@ -4,7 +4,8 @@ A test program runs every `def test_x():` of its module, or the one its last arg
 when they pass, 1 on the first failure (its message and traceback on stderr), 2 for an unknown name, and
 77 (skipped) when the dplace module was not built into $DPLACE_PYTHON_DIR (CTest sets it to the build's
 python/ folder; without it, the dplace on sys.path is tested). Each function runs alone: no state from an
-earlier one.
+earlier one. pytest runs the same files (tests/python/conftest.py points it at the build); a skip is then
+pytest's.
 """
 import os
 import subprocess
@@ -17,6 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def skip(why):
+    """Skips the test (exit 77), or under pytest the test or the module being collected."""
+    if "pytest" in sys.modules:
+        import pytest
+
+        pytest.skip(why, allow_module_level=True)
     print(f"skipped: {why}")
     sys.exit(77)
 
@@ -33,7 +39,8 @@ def import_dplace():
     try:
         import dplace
     except ImportError as e:
-        skip(f"import dplace failed: {e}")
+        skip(f"import dplace failed: {e} (build it into build/, or set DPLACE_PYTHON_DIR to a build's python/ "
+             "folder)")
     if d and not os.path.abspath(dplace.__file__).startswith(os.path.abspath(d)):
         raise SystemExit(f"FAIL: imported {dplace.__file__}, not the build's {d}")
     return dplace
