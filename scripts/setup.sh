@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config libjansson-dev libopenblas-dev libscotch-dev libmetis-dev coinor-libclp-dev clang
           python3-torch python3-torchvision libopenmpi-dev openmpi-bin
-          python3-dev python3-numpy python3-pytest python3-hypothesis)
+          python3-dev python3-numpy python3-pytest python3-hypothesis python3-pip python3-setuptools python3-wheel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
