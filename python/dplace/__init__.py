@@ -317,8 +317,6 @@ def optimize(graph, devices, agent="dplace", *, updates=None, placements=None, t
         raise TypeError(f"agent: a preset's name or 'search', not {type(agent).__name__}")
     updates = _budget(updates, "updates", 0)
     placements = _budget(placements, "placements", 1)
-    if updates >= 0 and placements >= 0:
-        raise ValueError("optimize: give one of updates and placements")
     seconds = -1.0 if time is None else _seconds(time, "time")
     after = -1.0 if search_after is None else _seconds(search_after, "search_after")
     if settings is None:
