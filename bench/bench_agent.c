@@ -6,7 +6,9 @@
  * placer, m-ETF included), dplace's reduction over the best prior placement
  * (CPU, GPU, expert, Scotch, MinCut, as the paper defines it) and over its
  * best baseline, the lower bound, and the run's wall time with the share
- * spent in the policy and in the simulator.
+ * spent in the policy and in the simulator. Each model runs the job
+ * `dplace optimize --agent AGENT --updates U` runs (include/dplace/optimize.h);
+ * the presets here have no search after training.
  *
  * usage: bench_agent [UPDATES [AGENT [MODEL...]]]
  *        defaults: 1000 (the paper's) hp inception_v3 resnet152 rnnlm nmt2 nmt4 nmt8
@@ -19,10 +21,9 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "dplace/agent.h"
 #include "dplace/nn.h"
+#include "dplace/optimize.h"
 #include "dplace/place.h"
-#include "dplace/reference.h"
 #include "dplace/zoo.h"
 
 typedef struct paper_row {
@@ -35,56 +36,29 @@ static const paper_row hp_table[] = {
     {"nmt2", "k40x2", 0.84, 60.6},         {"nmt4", "k40x4", 1.69, 53.7},     {"nmt8", "k40x8", 4.07, -4.9},
 };
 
-static int run(const char *agent, const char *model, const char *devices, const paper_row *paper, long updates,
-               int threads) {
-    dp_error err;
-    dp_graph *g = dp_zoo_build(model, 0, &err);
-    dp_devices *ds = g ? dp_devices_preset(devices, &err) : NULL;
-    dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
-    if (!g || !ds || !sim) {
-        fprintf(stderr, "bench_agent: %s\n", err.msg);
-        return 1;
-    }
-    /* baselines: the paper's prior placements, and every dplace placer */
+/* The paper's prior placements' best (CPU, GPU, expert, Scotch, MinCut):
+ * inf when none is valid. */
+static double prior_best(const dp_reference *ref) {
     double prior = INFINITY;
-    dp_reference_options refo = dp_reference_options_default();
-    refo.place.expert = dp_zoo_expert_placement;
-    dp_reference ref;
-    if (dp_reference_compute(sim, g, ds, &refo, &ref, &err)) {
-        fprintf(stderr, "bench_agent: %s\n", err.msg);
-        return 1;
-    }
-    for (int32_t k = 0; k < ref.n; k++) {
-        dp_place_method m = ref.reports[k].method;
-        if (!ref.reports[k].status && ref.reports[k].sim.valid &&
+    for (int32_t k = 0; k < ref->n; k++) {
+        dp_place_method m = ref->reports[k].method;
+        if (!ref->reports[k].status && ref->reports[k].sim.valid &&
             (m == DP_PLACE_METHOD_CPU || m == DP_PLACE_METHOD_GPU || m == DP_PLACE_METHOD_EXPERT ||
              m == DP_PLACE_METHOD_SCOTCH || m == DP_PLACE_METHOD_MINCUT))
-            prior = fmin(prior, ref.reports[k].sim.step_time_s);
+            prior = fmin(prior, ref->reports[k].sim.step_time_s);
     }
-    double best_base = ref.best >= 0 ? ref.best_s : INFINITY;
-    const char *best_name = ref.best >= 0 ? ref.best_name : "none";
-    dp_run_bound lb = ref.bound;
-    dp_reference_free(&ref);
-    dp_agent_config cfg;
-    dp_settings set;
-    dp_settings_preset(agent, &set);
-    cfg = set.agent;
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
-    eo.threads = threads;
-    dp_agent *a = dp_agent_init(g, ds, &cfg, &eo, 1, &err);
-    if (!a) {
-        fprintf(stderr, "bench_agent: %s: %s\n", model, err.msg);
-        return 1;
-    }
-    dp_run_options ro = dp_run_options_default();
-    ro.g = g, ro.ds = ds, ro.max_updates = updates;
-    dp_run_result rr;
-    if (dp_run(dp_agent_method(a), &ro, NULL, &rr, &err)) {
-        fprintf(stderr, "bench_agent: %s\n", err.msg);
-        return 1;
-    }
-    double wall = rr.wall_s;
-    const dp_run_state *s = dp_agent_get_state(a);
+    return prior;
+}
+
+/* One row of a finished job: the paper's figures, the learned best beside
+ * the references, the share of the run in the policy and the simulator. */
+static void print_row(const dp_optimize *op, const char *model, const char *devices, const paper_row *paper,
+                      long updates) {
+    const dp_reference *ref = dp_optimize_reference(op);
+    const dp_run_state *s = dp_optimize_state(op);
+    double prior = prior_best(ref), wall = dp_optimize_result(op)->wall_s;
+    double best_base = ref->best >= 0 ? ref->best_s : INFINITY;
+    const char *best_name = ref->best >= 0 ? ref->best_name : "none";
     char paper_hp[32] = "n/a", paper_red[32] = "n/a";
     if (paper && isfinite(paper->hp_s)) snprintf(paper_hp, sizeof paper_hp, "%.2f", paper->hp_s);
     if (paper && isfinite(paper->reduction_pct)) snprintf(paper_red, sizeof paper_red, "%.1f%%", paper->reduction_pct);
@@ -98,15 +72,30 @@ static int run(const char *agent, const char *model, const char *devices, const 
     char base[48];
     snprintf(base, sizeof base, "%.3f %s", best_base, best_name);
     printf("%-13s %-6s %6s %7s | %8s %8.3f %-16s %8s %8s %7.3f | %5ld %7.1f %5.0f%% %5.0f%% %6lld\n", model, devices,
-           paper_hp, paper_red, learned, prior, base, red_prior, red_base, lb.bound_s, updates,
-           wall, 100 * s->policy_s / fmax(s->elapsed_s, 1e-9), 100 * s->eval_s / fmax(s->elapsed_s, 1e-9),
+           paper_hp, paper_red, learned, prior, base, red_prior, red_base, ref->bound.bound_s, updates, wall,
+           100 * s->policy_s / fmax(s->elapsed_s, 1e-9), 100 * s->eval_s / fmax(s->elapsed_s, 1e-9),
            (long long)s->best_update);
     fflush(stdout);
-    dp_agent_free(a);
-    dp_sim_free(sim);
+}
+
+/* One model: the job `dplace optimize --agent AGENT --updates U` runs,
+ * every placer (m-ETF included) and the expert as its references. */
+static int run(const char *agent, const char *model, const char *devices, const paper_row *paper, long updates,
+               int threads) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build(model, 0, &err);
+    dp_devices *ds = g ? dp_devices_preset(devices, &err) : NULL;
+    dp_optimize_options o = dp_optimize_options_default();
+    o.g = g, o.ds = ds, o.agent = agent, o.threads = threads, o.max_updates = updates;
+    o.expert = dp_zoo_expert_placement;
+    dp_optimize *op = ds ? dp_optimize_init(&o, &err) : NULL;
+    int rc = !op || dp_optimize_run(op, NULL, &err);
+    if (rc) fprintf(stderr, "bench_agent: %s: %s\n", model, err.msg);
+    else print_row(op, model, devices, paper, updates);
+    dp_optimize_free(op);
     dp_devices_free(ds);
     dp_graph_free(g);
-    return 0;
+    return rc;
 }
 
 int main(int argc, char **argv) {

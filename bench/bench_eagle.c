@@ -10,7 +10,8 @@
  *              (PPO), EAGLE (PPO+CE)
  *
  * Each learned cell is one run of SAMPLES placements (the same budget for
- * every agent, whatever its placements per update), seed 1, scored by the
+ * every agent, whatever its placements per update), the job `dplace
+ * optimize` runs (include/dplace/optimize.h), seed 1, scored by the
  * simulator without noise; a cell prints the paper's value, dplace's best,
  * the placements it took to find it and the run's wall time. The runs are
  * shared between tables (Table I's feed-forward cell is Table IV's
@@ -28,8 +29,8 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "dplace/agent.h"
 #include "dplace/nn.h"
+#include "dplace/optimize.h"
 #include "dplace/place.h"
 #include "dplace/reference.h"
 #include "dplace/zoo.h"
@@ -93,7 +94,8 @@ typedef struct eagle_watch {
     int64_t valid, total;
 } eagle_watch;
 
-static void eagle_stepped(void *user, const dp_run_state *s) {
+static void eagle_stepped(void *user, dp_optimize_phase phase, dp_method m, const dp_run_state *s) {
+    (void)phase, (void)m;
     eagle_watch *w = user;
     for (int k = 0; k < s->n_last; k++) w->valid += s->last[k].valid, w->total++;
     w->out->at[w->out->n] = s->samples;
@@ -106,47 +108,48 @@ static void eagle_stepped(void *user, const dp_run_state *s) {
     }
 }
 
+/* One run as the job `dplace optimize --agent PRESET --set ... --updates U`
+ * runs it, U the updates that cover `samples` placements at the preset's
+ * batch; no baselines (the bench prices single GPU and the expert itself;
+ * none of these presets searches after training). */
 static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, long samples, int threads,
                    result *out) {
     dp_error err;
-    dp_agent_config c;
-    dp_settings set;
-    if (dp_settings_preset(rd->preset, &set)) return 1;
-    c = set.agent;
-    for (int k = 0; k < 3 && rd->set[k][0]; k++)
-        if (dp_agent_config_set(&c, rd->set[k][0], rd->set[k][1], &err)) {
-            fprintf(stderr, "bench_eagle: %s\n", err.msg);
-            return 1;
-        }
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
-    eo.threads = threads;
-    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
-    if (!a) {
+    dp_optimize_set set[3];
+    int n = 0;
+    for (; n < 3 && rd->set[n][0]; n++) set[n] = (dp_optimize_set){rd->set[n][0], rd->set[n][1]};
+    dp_optimize_options o = dp_optimize_options_default();
+    o.g = g, o.ds = ds, o.agent = rd->preset, o.sets = set, o.n_sets = n, o.threads = threads;
+    o.baselines = "none";
+    dp_optimize_plan plan;
+    if (dp_optimize_prepare(&o, &plan, &err)) {
+        fprintf(stderr, "bench_eagle: %s\n", err.msg);
+        return 1;
+    }
+    long batch = plan.settings.agent.train.batch, updates = (samples + batch - 1) / batch;
+    o.max_updates = updates;
+    dp_optimize *op = dp_optimize_init(&o, &err);
+    if (!op) {
         fprintf(stderr, "bench_eagle: %s: %s\n", rd->name, err.msg);
         return 1;
     }
-    long updates = (samples + c.train.batch - 1) / c.train.batch;
     out->at = calloc((size_t)updates, sizeof *out->at);
     out->best = calloc((size_t)updates, sizeof *out->best);
-    if (!out->at || !out->best) return 1;
+    if (!out->at || !out->best) return dp_optimize_free(op), 1;
     eagle_watch w = {g, rd, out, dp_now_s(), dp_now_s(), 0, 0};
-    dp_run_options ro = dp_run_options_default();
-    ro.g = g, ro.ds = ds, ro.max_updates = updates;
-    dp_run_hooks hooks = {&w, NULL, eagle_stepped};
-    if (dp_run(dp_agent_method(a), &ro, &hooks, NULL, &err)) {
+    dp_optimize_hooks hooks = {&w, NULL, NULL, eagle_stepped, NULL};
+    if (dp_optimize_run(op, &hooks, &err)) {
         fprintf(stderr, "bench_eagle: %s: %s\n", rd->name, err.msg);
-        dp_agent_free(a);
+        dp_optimize_free(op);
         return 1;
     }
-    const dp_run_state *s = dp_agent_get_state(a);
-    double t0 = w.t0;
-    int64_t valid = w.valid, total = w.total;
+    const dp_run_state *s = dp_optimize_state(op);
     out->done = 1;
     out->best_s = s->best_s;
     out->best_at = s->best_sample + 1;
-    out->wall_s = dp_now_s() - t0;
-    out->valid_frac = total ? (double)valid / total : 0;
-    dp_agent_free(a);
+    out->wall_s = dp_now_s() - w.t0;
+    out->valid_frac = w.total ? (double)w.valid / w.total : 0;
+    dp_optimize_free(op);
     return 0;
 }
 

@@ -1,24 +1,32 @@
 /* bench_learn: does each learned placer learn? Every preset on its papers'
- * benchmarks, a fixed budget of placements per cell, through the run
- * driver, beside the paper's figure and a control: the best of as many
- * placements sampled from the untrained policy (the preset with
- * train=no: its initial networks and any prior it has). Per cell:
+ * benchmarks, a fixed budget of placements per cell, each run the job
+ * `dplace optimize --agent P` runs (include/dplace/optimize.h: a preset
+ * with search-after, dplace's, then searches from its best), beside the
+ * paper's figure and a control: the best of as many placements sampled
+ * from the untrained policy (the preset with train=no and no
+ * search-after: its initial networks and any prior it has). Per cell:
  *
  *   paper     the paper's step time for this system (or what the
  *             extraction kept)
- *   best      dplace's best after the budget, and the placement where it
- *             was found (budget + 1: the final policy's greedy placement)
+ *   best      the job's best after the budget, and the placement where it
+ *             was found (budget + 1: the final policy's greedy placement;
+ *             "after": by the search after training)
  *   control   the untrained policy's best at the same budget (its greedy
  *             placement included, as the run driver evaluates it)
  *   expert, single GPU, the best baseline placer, the lower bound
  *   first/last the mean sampled step time over the first and the last
  *             tenth of the updates (learning moves it down)
  *   to beat   placements needed to beat the expert and the best baseline
- *   wall      seconds of the run (the control's not included)
+ *             ("after": only the search after training did)
+ *   wall      seconds of the job's runs, search-after's included (the
+ *             control's not)
  *   greedy    the trained policy's most likely placement (each decision its
  *             argmax): what the policy learned, apart from the luck of
  *             its samples; the run driver evaluates it after the budget
  *             (one simulation, not counted in it) as a candidate for best
+ *   trained   the training's own best and its placement: best without the
+ *             search after training (the same as best for a preset
+ *             without it)
  *
  * usage: bench_learn [--quick] [--preset P[,P...]] [--model M[,M...]] [--devices D[,D...]] [--budget N]
  *                    [--seeds N] [--threads N] [--no-control | --control-only] [--set KEY=VALUE]... [--md FILE]
@@ -34,11 +42,10 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "dplace/agent.h"
 #include "dplace/nn.h"
+#include "dplace/optimize.h"
 #include "dplace/place.h"
 #include "dplace/reference.h"
-#include "dplace/run.h"
 #include "dplace/zoo.h"
 
 #include "bench_mars_sizes.h"
@@ -96,7 +103,7 @@ static const cell_def cells[] = {
 #define N_CELLS ((int)(sizeof cells / sizeof cells[0]))
 
 #define MAX_SETS 32
-static const char *sets[MAX_SETS];
+static dp_optimize_set sets[MAX_SETS]; /* --set, split at '=' */
 static int n_sets;
 
 /* The references of a graph and device set. */
@@ -105,16 +112,19 @@ typedef struct refs {
     const char *base_name;
 } refs;
 
+#define AT_AFTER (-2) /* beaten or found by search-after */
+
 /* What one run gives. */
 typedef struct outcome {
     int ok;
     double best_s, first_s, last_s, wall_s;
+    double train_s;  /* the training's own best (best_s without search-after) */
     double greedy_s; /* the trained policy's most likely placement (inf: out of memory) */
-    int64_t best_at, beat_expert, beat_base; /* placements (1-based); -1: never */
+    int64_t best_at, train_at, beat_expert, beat_base; /* placements (1-based); -1: never; AT_AFTER */
 } outcome;
 
-/* The run driver's hook: when the best first beat the expert and the best
- * baseline, a progress line every 60 s. */
+/* The job's hooks: when the best first beat the expert and the best
+ * baseline (in search-after: AT_AFTER), a progress line every 60 s. */
 typedef struct watch {
     const refs *r;
     const char *label;
@@ -122,70 +132,89 @@ typedef struct watch {
     double t0, last;
 } watch;
 
-static void stepped(void *user, const dp_run_state *s) {
+static void stepped(void *user, dp_optimize_phase phase, dp_method m, const dp_run_state *s) {
+    (void)m;
     watch *w = user;
-    if (w->o->beat_expert < 0 && s->best_s < w->r->expert_s) w->o->beat_expert = s->best_sample + 1;
-    if (w->o->beat_base < 0 && s->best_s < w->r->base_s) w->o->beat_base = s->best_sample + 1;
+    int64_t at = phase == DP_OPTIMIZE_TRAIN ? s->best_sample + 1 : AT_AFTER;
+    if (w->o->beat_expert == -1 && s->best_s < w->r->expert_s) w->o->beat_expert = at;
+    if (w->o->beat_base == -1 && s->best_s < w->r->base_s) w->o->beat_base = at;
     double now = dp_now_s();
     if (now - w->last > 60) {
-        fprintf(stderr, "bench_learn: %s: %lld placements, best %.4f s, mean %.4f s, %.0f s\n", w->label,
-                (long long)s->samples, s->best_s, s->upd.mean_s, now - w->t0);
+        fprintf(stderr, "bench_learn: %s%s: %lld placements, best %.4f s, mean %.4f s, %.0f s\n", w->label,
+                phase == DP_OPTIMIZE_TRAIN ? "" : " search-after", (long long)s->samples, s->best_s, s->upd.mean_s,
+                now - w->t0);
         w->last = now;
     }
 }
 
-/* The preset's configuration with the bench's sizes and the --set overrides. */
-static int configure(const char *preset, int train, dp_agent_config *c, dp_error *err) {
-    dp_settings set;
-    if (!dp_settings_preset(preset, &set)) *c = set.agent;
-    else return dp_error_set(err, DP_STATUS_INVALID, "unknown preset %s", preset), 1;
-    if (bench_mars_shrink(c, err)) return 1;
-    for (int k = 0; k < n_sets; k++) {
-        char key[64];
-        const char *eq = strchr(sets[k], '=');
-        if (!eq) return dp_error_set(err, DP_STATUS_INVALID, "--set wants KEY=VALUE: %s", sets[k]), 1;
-        snprintf(key, sizeof key, "%.*s", (int)(eq - sets[k]), sets[k]);
-        if (dp_agent_config_set(c, key, eq + 1, err)) return 1;
-    }
-    if (!train && dp_agent_config_set(c, "train", "no", err)) return 1;
-    return dp_agent_config_check(c, err) != DP_STATUS_OK;
+/* The training's final greedy placement may have beaten them. */
+static void ended(void *user, dp_optimize_phase phase, dp_method m, const dp_run_state *s) {
+    if (phase == DP_OPTIMIZE_TRAIN) stepped(user, phase, m, s);
 }
 
-/* One run of budget placements; o->ok 0 when the agent could not be built. */
-static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd, long budget, uint64_t seed,
-                    int train, int threads, const refs *r, outcome *o) {
+/* The job's options for a cell, as a front end passes them: the preset,
+ * the bench's sizes, the --set overrides, for the control train=no and no
+ * search-after (the control is the untrained policy's samples alone).
+ * Every baseline when search-after runs (it starts from their
+ * placements); none otherwise (the bench computes its references once per
+ * cell). set has room for MAX_SETS + BENCH_MARS_SETS_MAX + 2. */
+static int job_options(const dp_graph *g, const dp_devices *ds, const cell_def *cd, long budget, int64_t seed,
+                       int train, int threads, dp_optimize_set *set, dp_optimize_options *o, dp_error *err) {
+    int n = bench_mars_sets(cd->preset, set);
+    for (int k = 0; k < n_sets; k++) set[n++] = sets[k];
+    if (!train) set[n++] = (dp_optimize_set){"train", "no"}, set[n++] = (dp_optimize_set){"search-after", "0"};
+    *o = dp_optimize_options_default();
+    o->g = g, o->ds = ds, o->agent = cd->preset, o->sets = set, o->n_sets = n;
+    o->seed = seed, o->threads = threads, o->max_placements = budget;
+    o->expert = dp_zoo_expert_placement;
+    dp_optimize_plan plan;
+    if (dp_optimize_prepare(o, &plan, err)) return 1;
+    o->baselines = plan.after_s > 0 ? NULL : "none";
+    return 0;
+}
+
+/* The outcome of a finished job: its best (search-after's when it ran),
+ * the training's own, the run driver's tenths, the wall of both phases. */
+static void read_job(const dp_optimize *op, outcome *o) {
+    const dp_run_state *s = dp_optimize_state(op);
+    const dp_run_result *rr = dp_optimize_result(op);
+    dp_optimize_best b;
+    dp_optimize_get_best(op, &b);
+    dp_search *after = dp_optimize_search_after(op);
+    o->ok = 1;
+    o->best_s = b.step_time_s;
+    o->best_at = strcmp(b.phase, "train") ? AT_AFTER : b.sample + 1;
+    o->train_s = s->best_s, o->train_at = s->best_sample + 1;
+    o->first_s = rr->first_mean_s, o->last_s = rr->last_mean_s;
+    o->wall_s = rr->wall_s + (after ? dp_search_get_state(after)->elapsed_s : 0.0);
+    o->greedy_s = s->final_s;
+}
+
+/* One job of budget placements (and search-after when the preset has it);
+ * o->ok 0 when it could not be built or failed. */
+static void run_one(const dp_graph *g, const dp_devices *ds, const cell_def *cd, long budget, int64_t seed, int train,
+                    int threads, const refs *r, outcome *o) {
     dp_error err;
-    dp_agent_config c;
     memset(o, 0, sizeof *o);
-    o->best_s = o->first_s = o->last_s = NAN;
-    o->beat_expert = o->beat_base = o->best_at = -1;
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
-    eo.threads = threads;
-    eo.expert = dp_zoo_expert_placement;
-    dp_agent *a = configure(cd->preset, train, &c, &err) ? NULL : dp_agent_init(g, ds, &c, &eo, seed, &err);
-    if (!a) {
+    o->best_s = o->first_s = o->last_s = o->train_s = NAN;
+    o->beat_expert = o->beat_base = o->best_at = o->train_at = -1;
+    dp_optimize_set set[MAX_SETS + BENCH_MARS_SETS_MAX + 2];
+    dp_optimize_options opt;
+    dp_optimize *op = job_options(g, ds, cd, budget, seed, train, threads, set, &opt, &err)
+                          ? NULL
+                          : dp_optimize_init(&opt, &err);
+    if (!op) {
         fprintf(stderr, "bench_learn: %s on %s: %s\n", cd->preset, cd->model, err.msg);
         return;
     }
     char label[128];
-    snprintf(label, sizeof label, "%s %s %s%s seed %llu", cd->preset, cd->model, cd->devices,
-             train ? "" : " (control)", (unsigned long long)seed);
+    snprintf(label, sizeof label, "%s %s %s%s seed %lld", cd->preset, cd->model, cd->devices,
+             train ? "" : " (control)", (long long)seed);
     watch w = {r, label, o, dp_now_s(), dp_now_s()};
-    dp_run_options ro = dp_run_options_default();
-    ro.g = g, ro.ds = ds, ro.max_samples = budget;
-    dp_run_hooks hooks = {&w, NULL, stepped};
-    dp_run_result rr;
-    if (dp_run(dp_agent_method(a), &ro, &hooks, &rr, &err)) {
-        fprintf(stderr, "bench_learn: %s: %s\n", label, err.msg);
-    } else {
-        const dp_run_state *s = dp_agent_get_state(a);
-        o->ok = 1;
-        o->best_s = s->best_s, o->best_at = s->best_sample + 1;
-        o->first_s = rr.first_mean_s, o->last_s = rr.last_mean_s, o->wall_s = rr.wall_s;
-        o->greedy_s = s->final_s;
-        stepped(&w, s); /* the run's final greedy placement may have beaten them */
-    }
-    dp_agent_free(a);
+    dp_optimize_hooks hooks = {&w, NULL, NULL, stepped, ended};
+    if (dp_optimize_run(op, &hooks, &err)) fprintf(stderr, "bench_learn: %s: %s\n", label, err.msg);
+    else read_job(op, o);
+    dp_optimize_free(op);
 }
 
 /* Expert, single GPU, the best baseline placer and the lower bound. */
@@ -217,7 +246,8 @@ static void fmt_s(char *buf, size_t n, double t) {
 }
 
 static void fmt_at(char *buf, size_t n, int64_t at) {
-    if (at < 0) snprintf(buf, n, "never");
+    if (at == AT_AFTER) snprintf(buf, n, "after");
+    else if (at < 0) snprintf(buf, n, "never");
     else snprintf(buf, n, "%lld", (long long)at);
 }
 
@@ -229,23 +259,23 @@ static int cmp_double(const void *x, const void *y) {
 /* A table row for a cell: the median over seeds of each figure (the
  * papers' bests listed when there are several). */
 static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, outcome *o, outcome *ctl, int seeds) {
-    double best[64], first[64], last[64], cbest[64], greedy[64], wall = 0, cwall = 0;
+    double best[64], first[64], last[64], cbest[64], greedy[64], trained[64], wall = 0, cwall = 0;
     int n = 0, nc = 0;
-    int64_t be = -1, bb = -1, at = -1;
+    int64_t be = -1, bb = -1, at = -1, tat = -1;
     for (int k = 0; k < seeds; k++) {
         if (ctl[k].ok) cbest[nc++] = ctl[k].best_s, cwall += ctl[k].wall_s;
         if (!o[k].ok) continue;
         best[n] = o[k].best_s, first[n] = o[k].first_s, last[n] = o[k].last_s, wall += o[k].wall_s;
-        greedy[n] = o[k].greedy_s;
-        if (n == 0) be = o[k].beat_expert, bb = o[k].beat_base, at = o[k].best_at;
+        greedy[n] = o[k].greedy_s, trained[n] = o[k].train_s;
+        if (n == 0) be = o[k].beat_expert, bb = o[k].beat_base, at = o[k].best_at, tat = o[k].train_at;
         n++;
     }
-    char p[24], b[24], c[24], e[24], gp[24], bs[24], lb[24], fm[24], lm[24], x1[24], x2[24], gr[24];
+    char p[24], b[24], c[24], e[24], gp[24], bs[24], lb[24], fm[24], lm[24], x1[24], x2[24], gr[24], ba[24], tr[24];
     fmt_s(p, sizeof p, cd->paper_s);
     if (!n && nc) { /* --control-only: the control's best and wall (its own run's) */
         qsort(cbest, (size_t)nc, sizeof cbest[0], cmp_double);
         fmt_s(c, sizeof c, cbest[nc / 2]);
-        fprintf(f, "| %s | %s %s | %ld | %s (%s) | - | %s | | | | | | | | | %.0f (control) | |\n", cd->preset, cd->model,
+        fprintf(f, "| %s | %s %s | %ld | %s (%s) | - | %s | | | | | | | | | %.0f (control) | | |\n", cd->preset, cd->model,
                 cd->devices, budget, p, cd->source, c, cwall / nc);
         fflush(f);
         return;
@@ -261,9 +291,11 @@ static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, o
     fmt_s(lb, sizeof lb, r->bound_s), fmt_s(fm, sizeof fm, first[n / 2]), fmt_s(lm, sizeof lm, last[n / 2]);
     fmt_at(x1, sizeof x1, be), fmt_at(x2, sizeof x2, bb);
     qsort(greedy, (size_t)n, sizeof greedy[0], cmp_double), fmt_s(gr, sizeof gr, greedy[n / 2]);
-    fprintf(f, "| %s | %s %s | %ld | %s (%s) | %s @%lld | %s | %s | %s | %s %s | %s | %s -> %s | %s | %s | %.0f | %s |\n",
-            cd->preset, cd->model, cd->devices, budget, p, cd->source, b, (long long)at, c, e, gp, bs, r->base_name,
-            lb, fm, lm, x1, x2, wall / n, gr);
+    qsort(trained, (size_t)n, sizeof trained[0], cmp_double), fmt_s(tr, sizeof tr, trained[n / 2]);
+    fmt_at(ba, sizeof ba, at);
+    fprintf(f, "| %s | %s %s | %ld | %s (%s) | %s @%s | %s | %s | %s | %s %s | %s | %s -> %s | %s | %s | %.0f | %s | %s @%lld |\n",
+            cd->preset, cd->model, cd->devices, budget, p, cd->source, b, ba, c, e, gp, bs, r->base_name, lb, fm, lm,
+            x1, x2, wall / n, gr, tr, (long long)tat);
     if (n > 1) {
         fprintf(f, "|  | papers' bests:");
         for (int k = 0; k < n; k++) fprintf(f, " %.3f", best[k]);
@@ -271,7 +303,7 @@ static void print_row(FILE *f, const cell_def *cd, long budget, const refs *r, o
         for (int k = 0; k < nc; k++) fprintf(f, " %.3f", cbest[k]);
         fprintf(f, "; greedy:");
         for (int k = 0; k < n; k++) fprintf(f, " %.3f", greedy[k]);
-        fprintf(f, " | | | | | | | | | | | | |\n");
+        fprintf(f, " | | | | | | | | | | | | | |\n");
     }
     fflush(f);
 }
@@ -300,7 +332,10 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
-        else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < MAX_SETS) sets[n_sets++] = argv[++i];
+        else if (!strcmp(argv[i], "--set") && i + 1 < argc && n_sets < MAX_SETS && strchr(argv[i + 1], '=')) {
+            char *eq = strchr(argv[++i], '=');
+            *eq = 0, sets[n_sets++] = (dp_optimize_set){argv[i], eq + 1};
+        }
         else {
             fprintf(stderr, "usage: bench_learn [--quick] [--preset P,...] [--model M,...] [--devices D,...] [--budget N] "
                             "[--seeds N] [--threads N] [--no-control | --control-only] [--set KEY=VALUE]... [--md FILE]\n");
@@ -314,10 +349,11 @@ int main(int argc, char **argv) {
     if (!out) return fprintf(stderr, "bench_learn: cannot write %s\n", md), 1;
     fprintf(out, "bench_learn: simulator without noise, %d threads, %d seed%s%s", threads, seeds, seeds > 1 ? "s" : "",
             quick ? ", quick subset" : "");
-    for (int k = 0; k < n_sets; k++) fprintf(out, "%s--set %s", k ? " " : ", ", sets[k]);
+    for (int k = 0; k < n_sets; k++) fprintf(out, "%s--set %s=%s", k ? " " : ", ", sets[k].key, sets[k].value);
     fprintf(out, "\n\n| preset | graph | budget | paper (source) | best @placement | control | expert | 1 GPU | "
-                 "best baseline | bound | mean: first -> last tenth | beat expert | beat baseline | wall s | greedy |\n"
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                 "best baseline | bound | mean: first -> last tenth | beat expert | beat baseline | wall s | greedy | "
+                 "trained @placement |\n"
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     fflush(out);
     for (int ci = 0; ci < N_CELLS; ci++) {
         const cell_def *cd = &cells[ci];
@@ -336,9 +372,9 @@ int main(int argc, char **argv) {
         }
         outcome o[64], ctl[64];
         for (int k = 0; k < seeds; k++) {
-            if (learn) run_one(g, ds, cd, b, (uint64_t)k + 1, 1, threads, &r, &o[k]);
+            if (learn) run_one(g, ds, cd, b, (int64_t)k + 1, 1, threads, &r, &o[k]);
             else memset(&o[k], 0, sizeof o[k]);
-            if (control) run_one(g, ds, cd, b, (uint64_t)k + 1, 0, threads, &r, &ctl[k]);
+            if (control) run_one(g, ds, cd, b, (int64_t)k + 1, 0, threads, &r, &ctl[k]);
             else ctl[k].ok = 0;
         }
         print_row(out, cd, b, &r, o, ctl, seeds);

@@ -15,8 +15,9 @@
  *             number of updates: the source run gets UPDATES - FINETUNE
  *             updates, the fine-tuning FINETUNE, the direct run UPDATES
  *
- * Each learned cell is one run, seed 1, scored by the simulator without
- * noise; a cell prints the paper's value, dplace's best, the placements it
+ * Each learned cell is one run, the job `dplace optimize` runs
+ * (include/dplace/optimize.h; Table 3's fine-tuning with --init), seed 1,
+ * scored by the simulator without noise; a cell prints the paper's value, dplace's best, the placements it
  * took to find it and the run's wall time (pre-training included). The
  * Hierarchical Planner gets as many placements as a Mars run (UPDATES x
  * its 20), and so does EAGLE (not in Mars's tables; the issue's target
@@ -50,8 +51,8 @@
 #include <unistd.h>
 
 #include "common/util.h"
-#include "dplace/agent.h"
 #include "dplace/nn.h"
+#include "dplace/optimize.h"
 #include "dplace/place.h"
 #include "dplace/reference.h"
 #include "dplace/zoo.h"
@@ -126,17 +127,6 @@ static int wanted(const char *name) {
     return 0;
 }
 
-/* The configuration of a run: preset, the bench's sizes, its overrides. */
-static int configure(const run_def *rd, dp_agent_config *c, dp_error *err) {
-    dp_settings set;
-    if (dp_settings_preset(rd->preset, &set)) return 1;
-    *c = set.agent;
-    if (small_sizes && bench_mars_shrink(c, err)) return 1;
-    for (int k = 0; k < 3 && rd->set[k][0]; k++)
-        if (dp_agent_config_set(c, rd->set[k][0], rd->set[k][1], err)) return 1;
-    return 0;
-}
-
 /* What a run's hook keeps: the first update's mean, the best after each
  * update, the valid share, the policy saved after save_at updates, a
  * progress line every 60 s. */
@@ -153,7 +143,8 @@ typedef struct mars_watch {
     dp_error err;
 } mars_watch;
 
-static void mars_stepped(void *user, const dp_run_state *s) {
+static void mars_stepped(void *user, dp_optimize_phase phase, dp_method m, const dp_run_state *s) {
+    (void)phase, (void)m;
     mars_watch *w = user;
     double sum = 0.0;
     int nv = 0;
@@ -173,58 +164,66 @@ static void mars_stepped(void *user, const dp_run_state *s) {
     }
 }
 
+/* The job of rd on g as a front end passes it: the preset, the bench's
+ * sizes, the run's overrides, --init's networks, `updates` updates
+ * (Mars-type runs: of 20 placements; others: as many placements, *total
+ * the updates that makes); no baselines (the bench prices the expert and
+ * single GPU itself; none of these presets searches after training). set
+ * has room for BENCH_MARS_SETS_MAX + 3. */
+static dp_optimize *start_job(const dp_graph *g, const dp_devices *ds, const run_def *rd, long updates, int threads,
+                              const char *init, dp_optimize_set *set, long *total, dp_error *err) {
+    int n = small_sizes ? bench_mars_sets(rd->preset, set) : 0;
+    for (int k = 0; k < 3 && rd->set[k][0]; k++) set[n++] = (dp_optimize_set){rd->set[k][0], rd->set[k][1]};
+    dp_optimize_options o = dp_optimize_options_default();
+    o.g = g, o.ds = ds, o.agent = rd->preset, o.sets = set, o.n_sets = n, o.threads = threads;
+    o.baselines = "none", o.init_policy_path = init;
+    dp_optimize_plan plan;
+    if (dp_optimize_prepare(&o, &plan, err)) return NULL;
+    const dp_agent_config *c = &plan.settings.agent;
+    *total = c->encoder.kind == DP_AGENT_ENCODER_NONE ? (updates * 20 + c->train.batch - 1) / c->train.batch : updates;
+    o.max_updates = *total;
+    return dp_optimize_init(&o, err);
+}
+
 /* Runs `updates` updates of rd on g (Mars-type runs: `updates` of 20
  * placements; others: as many placements). init: start from that
  * checkpoint's networks; save_path: write a checkpoint after save_at
- * updates. A configuration the agent refuses is a refused cell, not an
- * error. */
+ * updates. A configuration the job refuses (INVALID) is a refused cell,
+ * not an error. */
 static int run_one(const dp_graph *g, const dp_devices *ds, const run_def *rd, long updates, int threads,
                    const char *init, const char *save_path, long save_at, result *out) {
     dp_error err;
-    dp_agent_config c;
     memset(out, 0, sizeof *out);
     out->best_s = INFINITY;
-    if (configure(rd, &c, &err)) {
-        fprintf(stderr, "bench_mars_tables: %s: %s\n", rd->name, err.msg);
-        return 1;
-    }
-    dp_agent_eval_options eo = dp_agent_eval_options_default();
-    eo.threads = threads;
-    dp_agent *a = dp_agent_init(g, ds, &c, &eo, 1, &err);
-    if (!a) {
+    dp_optimize_set set[BENCH_MARS_SETS_MAX + 3];
+    long total = 0;
+    dp_optimize *op = start_job(g, ds, rd, updates, threads, init, set, &total, &err);
+    if (!op) {
+        if (err.status != DP_STATUS_INVALID) return fprintf(stderr, "bench_mars_tables: %s: %s\n", rd->name, err.msg), 1;
         out->done = out->refused = 1;
         snprintf(out->why, sizeof out->why, "%s", err.msg);
         return 0;
     }
-    if (init && dp_agent_load_policy(a, init, &err)) {
-        fprintf(stderr, "bench_mars_tables: %s: %s\n", rd->name, err.msg);
-        dp_agent_free(a);
-        return 1;
-    }
-    long total = c.encoder.kind == DP_AGENT_ENCODER_NONE ? (updates * 20 + c.train.batch - 1) / c.train.batch : updates;
     out->at = calloc((size_t)total, sizeof *out->at);
     out->best = calloc((size_t)total, sizeof *out->best);
-    if (!out->at || !out->best) return 1;
+    if (!out->at || !out->best) return dp_optimize_free(op), 1;
     out->first_mean = NAN;
-    mars_watch w = {g, rd, out, a, save_path, save_at, total, dp_now_s(), dp_now_s(), 0, 0, DP_STATUS_OK, {0}};
-    dp_run_options ro = dp_run_options_default();
-    ro.g = g, ro.ds = ds, ro.max_updates = total;
-    dp_run_hooks hooks = {&w, NULL, mars_stepped};
-    if (dp_run(dp_agent_method(a), &ro, &hooks, NULL, &err) || w.st) {
+    mars_watch w = {g, rd, out, dp_optimize_agent(op), save_path, save_at, total, dp_now_s(), dp_now_s(), 0, 0,
+                    DP_STATUS_OK, {0}};
+    dp_optimize_hooks hooks = {&w, NULL, NULL, mars_stepped, NULL};
+    if (dp_optimize_run(op, &hooks, &err) || w.st) {
         fprintf(stderr, "bench_mars_tables: %s: %s\n", rd->name, w.st ? w.err.msg : err.msg);
-        dp_agent_free(a);
+        dp_optimize_free(op);
         return 1;
     }
-    const dp_run_state *s = dp_agent_get_state(a);
-    double t0 = w.t0;
-    int64_t valid = w.valid, all = w.all;
+    const dp_run_state *s = dp_optimize_state(op);
     out->done = 1;
     out->best_s = s->best_s;
     out->best_at = s->best_sample + 1;
-    out->wall_s = dp_now_s() - t0;
+    out->wall_s = dp_now_s() - w.t0;
     out->pretrain_s = s->prep_s;
-    out->valid_frac = all ? (double)valid / all : 0;
-    dp_agent_free(a);
+    out->valid_frac = w.all ? (double)w.valid / w.all : 0;
+    dp_optimize_free(op);
     return 0;
 }
 

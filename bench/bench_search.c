@@ -5,18 +5,17 @@
  * expert, the best baseline placer and the lower bound, and the target
  * set for it (met: also faster than single GPU and the expert).
  * usage: bench_search [SECONDS [THREADS [NAME...]]]   (default 120 s, 2 threads, every benchmark)
- * The search starts from every baseline's placement, as `dplace optimize
- * --agent search` does. docs/results/bench_search.md records runs. */
+ * Each row is the job `dplace optimize --agent search --time SECONDS`
+ * runs (include/dplace/optimize.h): the search starts from every
+ * baseline's placement. docs/results/bench_search.md records runs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dplace/optimize.h"
 #include "dplace/place.h"
 #include "dplace/placement.h"
-#include "dplace/run.h"
-#include "dplace/reference.h"
-#include "dplace/search.h"
 #include "dplace/zoo.h"
 
 typedef struct bench {
@@ -39,55 +38,52 @@ static void print_s(double t) {
     else printf(" %8s", "-");
 }
 
-/* One benchmark: the baselines, the bound and the search; one row. */
+/* One row of a finished job: the search's best and when it was found,
+ * the references, the target and whether it was met. */
+static void print_row(const bench *b, const dp_graph *g, const dp_optimize *op) {
+    const dp_run_state *s = dp_optimize_state(op);
+    const dp_reference *r = dp_optimize_reference(op);
+    const char *start = NULL;
+    dp_search_start(dp_optimize_search(op), &start, NULL);
+    double bound = r->bound.bound_s;
+    printf("%-20s %6d", b->label, g->n_ops);
+    print_s(s->best_s);
+    printf(" %7.1f %9lld", s->best_elapsed_s, (long long)s->best_sample + 1);
+    print_s(r->gpu_s), print_s(r->expert_s), print_s(r->best_s);
+    printf(" %-7s", r->best_name ? r->best_name : "none");
+    print_s(bound);
+    /* the target: gnmt4 0.83 x the expert (EAGLE's margin); else 0.75 x the best baseline where
+     * it is over 1.5 x the bound; else faster than it; always faster than single GPU and the expert */
+    double target = r->best_s; /* faster than it, not as fast */
+    int margin = 1;
+    if (!strcmp(b->model, "gnmt4") && isfinite(r->expert_s)) target = 0.83 * r->expert_s;
+    else if (r->best_s / bound > 1.5) target = 0.75 * r->best_s;
+    else margin = 0;
+    int met = (margin ? s->best_s <= target : s->best_s < target) && !(s->best_s >= r->gpu_s) &&
+              !(s->best_s >= r->expert_s);
+    printf(" %6.3f %6.2f %7lld %-7s", s->best_s / r->best_s, r->best_s / bound, (long long)s->samples, start);
+    print_s(target);
+    printf(" %s\n", met ? "yes" : "no");
+    fflush(stdout);
+}
+
+/* One benchmark: the job `dplace optimize --agent search --time SECONDS`
+ * runs (the baselines, the bound, the search from their placements);
+ * one row. */
 static int run_one(const bench *b, double seconds, int threads) {
     dp_error err;
     dp_graph *g = dp_zoo_build(b->model, 0, &err);
     dp_devices *ds = g ? dp_devices_preset(b->devices, &err) : NULL;
     for (int32_t d = 0; ds && b->gpu_gib && d < ds->n_devices; d++)
         if (ds->devices[d].kind == DP_DEVKIND_GPU) ds->devices[d].memory_bytes = (uint64_t)b->gpu_gib << 30;
-    dp_sim *sim = ds ? dp_sim_init(g, ds, &err) : NULL;
-    dp_search_options so = dp_search_options_default();
-    so.threads = threads;
-    dp_search *se = sim ? dp_search_init(g, ds, sim, &so, &err) : NULL;
-    dp_reference r = {0};
-    dp_reference_options o = dp_reference_options_default();
-    o.place.expert = dp_zoo_expert_placement;
-    int rc = 1;
-    if (se && !dp_reference_compute(sim, g, ds, &o, &r, &err) && !dp_search_add_starts(se, &r, NULL, NULL, &err)) {
-        dp_run_options ro = dp_run_options_default();
-        ro.g = g, ro.ds = ds, ro.max_seconds = seconds;
-        if (!dp_run(dp_search_method(se), &ro, NULL, NULL, &err)) {
-            const dp_run_state *s = dp_search_get_state(se);
-            const char *start = NULL;
-            dp_search_start(se, &start, NULL);
-            double bound = r.bound.bound_s;
-            printf("%-20s %6d", b->label, g->n_ops);
-            print_s(s->best_s);
-            printf(" %7.1f %9lld", s->best_elapsed_s, (long long)s->best_sample + 1);
-            print_s(r.gpu_s), print_s(r.expert_s), print_s(r.best_s);
-            printf(" %-7s", r.best_name ? r.best_name : "none");
-            print_s(bound);
-            /* the target: gnmt4 0.83 x the expert (EAGLE's margin); else 0.75 x the best baseline where
-             * it is over 1.5 x the bound; else faster than it; always faster than single GPU and the expert */
-            double target = r.best_s; /* faster than it, not as fast */
-            int margin = 1;
-            if (!strcmp(b->model, "gnmt4") && isfinite(r.expert_s)) target = 0.83 * r.expert_s;
-            else if (r.best_s / bound > 1.5) target = 0.75 * r.best_s;
-            else margin = 0;
-            int met = (margin ? s->best_s <= target : s->best_s < target) && !(s->best_s >= r.gpu_s) &&
-                      !(s->best_s >= r.expert_s);
-            printf(" %6.3f %6.2f %7lld %-7s", s->best_s / r.best_s, r.best_s / bound, (long long)s->samples, start);
-            print_s(target);
-            printf(" %s\n", met ? "yes" : "no");
-            fflush(stdout);
-            rc = 0;
-        }
-    }
+    dp_optimize_options o = dp_optimize_options_default();
+    o.g = g, o.ds = ds, o.agent = "search", o.threads = threads, o.max_seconds = seconds;
+    o.expert = dp_zoo_expert_placement;
+    dp_optimize *op = ds ? dp_optimize_init(&o, &err) : NULL;
+    int rc = !op || dp_optimize_run(op, NULL, &err);
     if (rc) fprintf(stderr, "bench_search: %s: %s\n", b->label, err.msg);
-    dp_reference_free(&r);
-    dp_search_free(se);
-    dp_sim_free(sim);
+    else print_row(b, g, op);
+    dp_optimize_free(op);
     dp_devices_free(ds);
     dp_graph_free(g);
     return rc;
