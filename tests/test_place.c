@@ -315,14 +315,14 @@ static void test_sct_favourites(void) {
     dp_error err;
     int32_t from[2] = {0, 0}, to[2] = {1, 2}, fav[3];
     double comm[2] = {10, 0.1}, op_s[3] = {1, 1, 1}, mk;
-    CHECK(place_sct_favourites(3, 2, from, to, comm, op_s, 0.1, fav, &mk, &err) == DP_STATUS_OK);
+    CHECK(place_sct_favourites(3, 2, from, to, comm, op_s, 0.1, NULL, fav, &mk, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(fav[0], 1);
     CHECK_INT_EQ(fav[1], -1);
     CHECK_NEAR(mk, 2.1 - 0.1 / 101, 1e-6); /* relaxed: x = 1/101 on the big edge */
     TEST_CASE("two parents of one child");
     int32_t from2[2] = {0, 1}, to2[2] = {2, 2};
     double comm2[2] = {5, 0.5};
-    CHECK(place_sct_favourites(3, 2, from2, to2, comm2, op_s, 0.1, fav, &mk, &err) == DP_STATUS_OK);
+    CHECK(place_sct_favourites(3, 2, from2, to2, comm2, op_s, 0.1, NULL, fav, &mk, &err) == DP_STATUS_OK);
     CHECK_INT_EQ(fav[0], 2); /* x = 1/11 < 0.1 */
     CHECK_INT_EQ(fav[1], -1);
     CHECK_NEAR(mk, 2 + 5.0 / 11, 1e-6);
@@ -864,6 +864,61 @@ static void test_list_placer_retried_out_of_memory(void) {
     CHECK(rep.status == DP_STATUS_OK && rep.sim.valid);
     CHECK(fixture_simulate(t.g, t.ds, q).valid);
     dp_sim_free(sim);
+    torch_step_close(&t);
+}
+
+/* m-SCT's LP memo: the same inputs again are not solved again and give the
+ * favourites solved afresh; other inputs (a transfer time changed) are. */
+static void test_sct_memo_solves_same_lp_once(void) {
+    dp_error err;
+    int32_t from[2] = {0, 0}, to[2] = {1, 2}, fresh[3], fav[3];
+    double comm[2] = {10, 0.1}, op_s[3] = {1, 1, 1}, mk_fresh, mk;
+    place_sct_memo *memo = place_sct_memo_new();
+    CHECK(memo);
+    CHECK(place_sct_favourites(3, 2, from, to, comm, op_s, 0.1, NULL, fresh, &mk_fresh, &err) == DP_STATUS_OK);
+    for (int k = 0; k < 3; k++) {
+        TEST_CASE("placement %d with the memo", k);
+        CHECK(place_sct_favourites(3, 2, from, to, comm, op_s, 0.1, memo, fav, &mk, &err) == DP_STATUS_OK);
+        CHECK_INT_EQ(place_sct_memo_solves(memo), 1);
+        for (int i = 0; i < 3; i++) CHECK_INT_EQ(fav[i], fresh[i]);
+        CHECK(mk == mk_fresh);
+    }
+    TEST_CASE("another transfer time");
+    comm[1] = 1000; /* now the other child is the favourite */
+    CHECK(place_sct_favourites(3, 2, from, to, comm, op_s, 0.1, memo, fav, &mk, &err) == DP_STATUS_OK);
+    CHECK_INT_EQ(place_sct_memo_solves(memo), 2);
+    CHECK_INT_EQ(fav[0], 2);
+    place_sct_memo_free(memo);
+}
+
+/* The memory retry's placements of m-SCT (smaller memory fractions, then the
+ * backward pass reserved) make one LP per rule set: with one memo, each rule
+ * set's LP is solved once, and every placement is the one m-SCT makes
+ * without a memo. */
+static void test_sct_memory_retry_solves_lp_once(void) {
+    torch_step t = torch_step_open();
+    dp_devices_free(t.ds);
+    t.ds = fixture_devices(4, 64000000, 1e10);
+    int32_t fresh[512], p[512];
+    CHECK(t.g->n_ops <= 512);
+    dp_place_rules rules[] = {DP_PLACE_RULES_DATAFLOW, DP_PLACE_RULES_PAPER};
+    place_sct_memo *memo = place_sct_memo_new();
+    CHECK(memo);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 8; k++) {
+            dp_place_options o = dp_place_options_default();
+            o.rules = rules[r];
+            o.memory_backward = k >= 4;
+            for (int j = 0; j < k % 4; j++) o.memory_fraction *= 0.8;
+            TEST_CASE("rules %s, memory fraction %.3f, memory_backward %d", dp_place_rules_name(o.rules),
+                      o.memory_fraction, o.memory_backward);
+            dp_error err;
+            place(DP_PLACE_METHOD_M_SCT, t.g, t.ds, &o, fresh);
+            CHECK_INT_EQ(place_m_sct_memo(t.g, t.ds, &o, memo, p, &err), DP_STATUS_OK);
+            CHECK_INT_EQ(place_sct_memo_solves(memo), r + 1);
+            for (int32_t i = 0; i < t.g->n_ops; i++) CHECK_INT_EQ(p[i], fresh[i]);
+        }
+    place_sct_memo_free(memo);
     torch_step_close(&t);
 }
 
@@ -1578,6 +1633,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_etf_branch_modules_not_slower_than_one_gpu);
     TEST_RUN(test_sct_branch_modules_not_slower_than_one_gpu);
     TEST_RUN(test_list_placer_retried_out_of_memory);
+    TEST_RUN(test_sct_memo_solves_same_lp_once);
+    TEST_RUN(test_sct_memory_retry_solves_lp_once);
     TEST_RUN(test_list_placers_split_module_chain_too_big_for_one_gpu);
     TEST_RUN(test_etf_chain);
     TEST_RUN(test_gpu_out_of_memory_on_large_model);

@@ -81,16 +81,33 @@ dp_status place_fluid(const place_wgraph *w, int32_t k, uint64_t seed, int32_t *
 
 /* ---- m-SCT's LP (place_sct.c, COIN-OR CLP) ------------------------------ */
 
+/* Solved LPs kept by their inputs, so that placing the same problem again
+ * (a memory retry) does not solve its LP again. Not thread-safe: one
+ * placement at a time uses a memo. */
+typedef struct place_sct_memo place_sct_memo;
+
+/* An empty memo; NULL when out of memory. */
+place_sct_memo *place_sct_memo_new(void);
+void place_sct_memo_free(place_sct_memo *memo);
+/* LPs solved (not found in memo) so far; 0 for NULL. */
+int64_t place_sct_memo_solves(const place_sct_memo *memo);
+
 /* Favourite children from the LP relaxation of SCT over n_ops ops and
  * n_edges edges from[e] -> to[e] (each pair once) with transfer times
  * comm_s[e] and op times op_s[op]: fav[op] is op's favourite child or -1;
  * *lp_makespan_s the LP's (relaxed) makespan. An edge whose LP value is
  * under threshold is a favourite; each op keeps at most one favourite child
- * and one favourite parent (first edges first). DP_STATUS_UNSUPPORTED when
- * CLP finds no optimum, DP_STATUS_NOMEM. */
+ * and one favourite parent (first edges first). With memo (may be NULL), an
+ * LP of the same inputs solved before is not solved again: its favourites
+ * are the ones it gave, and a solved LP is kept there. DP_STATUS_UNSUPPORTED
+ * when CLP finds no optimum, DP_STATUS_NOMEM. */
 dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
-                               const double *comm_s, const double *op_s, double threshold, int32_t *fav,
-                               double *lp_makespan_s, dp_error *err);
+                               const double *comm_s, const double *op_s, double threshold, place_sct_memo *memo,
+                               int32_t *fav, double *lp_makespan_s, dp_error *err);
+
+/* dp_place_m_sct with a memo of its LPs (NULL: none). */
+dp_status place_m_sct_memo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                           place_sct_memo *memo, int32_t *out, dp_error *err);
 
 /* ---- forward-only placement (place_forward.c) --------------------------- */
 

@@ -1024,7 +1024,7 @@ static int etf_schedule(etf *e, int32_t op, int32_t d) {
  * consumer) pair, its transfer time that of its distinct tensors between
  * the first two devices of the pool (0 inside a unit: never sent), op
  * times averaged over each op's devices; fills e->fav. */
-static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
+static dp_status sct_init(etf *e, const dp_place_options *o, place_sct_memo *memo, dp_error *err) {
     const dp_graph *g = e->c.g;
     const dp_devices *ds = e->c.ds;
     int32_t n = g->n_ops;
@@ -1075,7 +1075,7 @@ static dp_status sct_init(etf *e, const dp_place_options *o, dp_error *err) {
         }
     }
     double lp_makespan;
-    st = place_sct_favourites(n, ne, from, to, comm, op_s, o->sct_threshold, e->fav, &lp_makespan, err);
+    st = place_sct_favourites(n, ne, from, to, comm, op_s, o->sct_threshold, memo, e->fav, &lp_makespan, err);
 done:
     free(from), free(to), free(comm), free(op_s), free(seen_by), free(edge_of);
     return st;
@@ -1170,6 +1170,11 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
 
 dp_status dp_place_m_sct(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                          dp_error *err) {
+    return place_m_sct_memo(g, ds, opt, NULL, out, err);
+}
+
+dp_status place_m_sct_memo(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                           place_sct_memo *memo, int32_t *out, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
     if (!(o.sct_threshold > 0 && o.sct_threshold <= 1))
         return dp_error_set(err, DP_STATUS_INVALID, "m-sct threshold %g is not in (0, 1]", o.sct_threshold);
@@ -1177,7 +1182,7 @@ dp_status dp_place_m_sct(const dp_graph *g, const dp_devices *ds, const dp_place
     dp_status st = etf_init(&e, g, ds, DP_PLACE_METHOD_M_SCT, &o, err);
     if (st) return st;
     e->sct = 1;
-    if (!(st = sct_init(e, &o, err))) st = etf_run(e, out, err);
+    if (!(st = sct_init(e, &o, memo, err))) st = etf_run(e, out, err);
     etf_free(e);
     return st;
 }

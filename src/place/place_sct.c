@@ -30,7 +30,15 @@
  *     order, a chain shares its first op's column).
  * An edge is a favourite when x_e < threshold (Baechi's rounding); the
  * rounded edges are then matched greedily in edge order so that every op
- * keeps at most one favourite child and one favourite parent. */
+ * keeps at most one favourite child and one favourite parent.
+ *
+ * A memo (place_sct_memo) keeps solved LPs by their inputs, bit for bit:
+ * the memory retries of dp_place_evaluate change the memory fraction and the
+ * backward pass's reservation, neither of which is in the LP, so they make
+ * the same LP and take its solution from the memo instead of solving it
+ * again. An LP is looked up by its full inputs rather than by the options
+ * that made them, so an option that does change the LP (the rule set, the
+ * units) can never be given another's solution. */
 #include <coin/Clp_C_Interface.h>
 #include <float.h>
 #include <stdlib.h>
@@ -289,17 +297,89 @@ static void sct_round(sct_lp *lp, double threshold, int32_t *fav) {
     }
 }
 
-dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
-                               const double *comm_s, const double *op_s, double threshold, int32_t *fav,
-                               double *lp_makespan_s, dp_error *err) {
-    for (int32_t i = 0; i < n_ops; i++) fav[i] = -1;
-    *lp_makespan_s = 0;
-    for (int32_t i = 0; i < n_ops; i++)
-        if (op_s[i] > *lp_makespan_s) *lp_makespan_s = op_s[i];
-    if (n_edges == 0) return DP_STATUS_OK; /* no edge, no favourite */
-    if (n_edges > DP_SCT_MAX_LP_EDGES)
-        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "m-sct: the LP would have %lld edges, over the limit of %d",
-                            (long long)n_edges, DP_SCT_MAX_LP_EDGES);
+/* One solved LP: its inputs as given (copied) and the favourites they gave. */
+typedef struct sct_memo_entry {
+    int32_t n_ops;
+    int64_t n_edges;
+    double threshold;
+    int32_t *from, *to; /* [n_edges] */
+    double *comm_s;     /* [n_edges] */
+    double *op_s;       /* [n_ops] */
+    int32_t *fav;       /* [n_ops] */
+    double lp_makespan_s;
+} sct_memo_entry;
+
+#define SCT_MEMO_ENTRIES 4 /* LPs kept: one per rule set, and room to spare */
+
+struct place_sct_memo {
+    sct_memo_entry entry[SCT_MEMO_ENTRIES];
+    int32_t n, next; /* entries filled; the one replaced next when full */
+    int64_t solves;
+};
+
+place_sct_memo *place_sct_memo_new(void) { return calloc(1, sizeof(place_sct_memo)); }
+
+/* Frees an entry's arrays and clears it. */
+static void sct_memo_entry_free(sct_memo_entry *m) {
+    free(m->from), free(m->to), free(m->comm_s), free(m->op_s), free(m->fav);
+    memset(m, 0, sizeof *m);
+}
+
+void place_sct_memo_free(place_sct_memo *memo) {
+    if (!memo) return;
+    for (int32_t k = 0; k < memo->n; k++) sct_memo_entry_free(&memo->entry[k]);
+    free(memo);
+}
+
+int64_t place_sct_memo_solves(const place_sct_memo *memo) { return memo ? memo->solves : 0; }
+
+/* The entry whose inputs are these, bit for bit; NULL when none is. */
+static const sct_memo_entry *sct_memo_find(const place_sct_memo *memo, int32_t n_ops, int64_t n_edges,
+                                           const int32_t *from, const int32_t *to, const double *comm_s,
+                                           const double *op_s, double threshold) {
+    size_t ne = (size_t)n_edges, no = (size_t)n_ops;
+    for (int32_t k = 0; memo && k < memo->n; k++) {
+        const sct_memo_entry *m = &memo->entry[k];
+        if (m->n_ops == n_ops && m->n_edges == n_edges && !memcmp(&m->threshold, &threshold, sizeof threshold) &&
+            !memcmp(m->from, from, ne * sizeof *from) && !memcmp(m->to, to, ne * sizeof *to) &&
+            !memcmp(m->comm_s, comm_s, ne * sizeof *comm_s) && !memcmp(m->op_s, op_s, no * sizeof *op_s))
+            return m;
+    }
+    return NULL;
+}
+
+/* Keeps a solved LP's inputs and favourites in memo, replacing the oldest
+ * entry when it is full. Out of memory keeps nothing: the next placement
+ * solves the LP again, with the same result. */
+static void sct_memo_keep(place_sct_memo *memo, int32_t n_ops, int64_t n_edges, const int32_t *from,
+                          const int32_t *to, const double *comm_s, const double *op_s, double threshold,
+                          const int32_t *fav, double lp_makespan_s) {
+    size_t ne = (size_t)n_edges, no = (size_t)n_ops;
+    sct_memo_entry m = {.n_ops = n_ops, .n_edges = n_edges, .threshold = threshold, .lp_makespan_s = lp_makespan_s};
+    m.from = malloc(ne * sizeof *from), m.to = malloc(ne * sizeof *to), m.comm_s = malloc(ne * sizeof *comm_s);
+    m.op_s = malloc(no * sizeof *op_s), m.fav = malloc(no * sizeof *fav);
+    if (!m.from || !m.to || !m.comm_s || !m.op_s || !m.fav) {
+        sct_memo_entry_free(&m);
+        return;
+    }
+    memcpy(m.from, from, ne * sizeof *from), memcpy(m.to, to, ne * sizeof *to);
+    memcpy(m.comm_s, comm_s, ne * sizeof *comm_s), memcpy(m.op_s, op_s, no * sizeof *op_s);
+    memcpy(m.fav, fav, no * sizeof *fav);
+    int32_t k;
+    if (memo->n < SCT_MEMO_ENTRIES) {
+        k = memo->n++;
+    } else {
+        k = memo->next;
+        memo->next = (k + 1) % SCT_MEMO_ENTRIES;
+        sct_memo_entry_free(&memo->entry[k]);
+    }
+    memo->entry[k] = m;
+}
+
+/* Builds and solves the LP, then rounds it (n_edges > 0). */
+static dp_status sct_solve_lp(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
+                              const double *comm_s, const double *op_s, double threshold, int32_t *fav,
+                              double *lp_makespan_s, dp_error *err) {
     sct_lp lp = {.n_ops = n_ops, .n_edges = n_edges, .from = from, .to = to, .comm_s = comm_s, .op_s = op_s};
     dp_status st = sct_alloc(&lp, err);
     if (!st) {
@@ -315,5 +395,28 @@ dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *fr
         sct_round(&lp, threshold, fav);
     }
     sct_free(&lp);
+    return st;
+}
+
+dp_status place_sct_favourites(int32_t n_ops, int64_t n_edges, const int32_t *from, const int32_t *to,
+                               const double *comm_s, const double *op_s, double threshold, place_sct_memo *memo,
+                               int32_t *fav, double *lp_makespan_s, dp_error *err) {
+    for (int32_t i = 0; i < n_ops; i++) fav[i] = -1;
+    *lp_makespan_s = 0;
+    for (int32_t i = 0; i < n_ops; i++)
+        if (op_s[i] > *lp_makespan_s) *lp_makespan_s = op_s[i];
+    if (n_edges == 0) return DP_STATUS_OK; /* no edge, no favourite */
+    if (n_edges > DP_SCT_MAX_LP_EDGES)
+        return dp_error_set(err, DP_STATUS_UNSUPPORTED, "m-sct: the LP would have %lld edges, over the limit of %d",
+                            (long long)n_edges, DP_SCT_MAX_LP_EDGES);
+    const sct_memo_entry *m = sct_memo_find(memo, n_ops, n_edges, from, to, comm_s, op_s, threshold);
+    if (m) {
+        memcpy(fav, m->fav, (size_t)n_ops * sizeof *fav);
+        *lp_makespan_s = m->lp_makespan_s;
+        return DP_STATUS_OK;
+    }
+    dp_status st = sct_solve_lp(n_ops, n_edges, from, to, comm_s, op_s, threshold, fav, lp_makespan_s, err);
+    if (memo) memo->solves++;
+    if (!st && memo) sct_memo_keep(memo, n_ops, n_edges, from, to, comm_s, op_s, threshold, fav, *lp_makespan_s);
     return st;
 }

@@ -159,6 +159,13 @@ dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_plac
     return DP_STATUS_OK;
 }
 
+/* Runs placer m; m-sct with memo (the solved LPs of this evaluation). */
+static dp_status evaluate_place(dp_place_method m, const dp_graph *g, const dp_devices *ds,
+                                const dp_place_options *o, place_sct_memo *memo, int32_t *out, dp_error *err) {
+    if (m == DP_PLACE_METHOD_M_SCT) return place_m_sct_memo(g, ds, o, memo, out, err);
+    return dp_place_run(m, g, ds, o, out, err);
+}
+
 /* When list placer m's placement runs out of memory in the simulator (its
  * count of memory, forward-only, does not see all of the backward pass's),
  * m again with memory_fraction 0.8 times smaller, up to five times, then
@@ -169,8 +176,8 @@ dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_plac
  * included), else the first stays. The simulator is the judge, as a user lowering
  * --memory-fraction by hand would use it. */
 static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
-                                  const dp_place_options *opt, int32_t *placement, dp_place_report *rep,
-                                  dp_error *err) {
+                                  const dp_place_options *opt, place_sct_memo *memo, int32_t *placement,
+                                  dp_place_report *rep, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
     int32_t *p = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     if (!p) return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (a placement of %d ops)", g->n_ops);
@@ -188,7 +195,7 @@ static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devic
         }
         dp_error perr;
         double t0 = dp_now_s();
-        dp_status pst = dp_place_run(m, g, ds, &o, p, &perr);
+        dp_status pst = evaluate_place(m, g, ds, &o, memo, p, &perr);
         rep->place_s += dp_now_s() - t0;
         if (pst == DP_STATUS_NOMEM) st = dp_error_set(err, pst, "%s", perr.msg);
         if (pst) break;
@@ -205,17 +212,18 @@ static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devic
 }
 
 /* One rule set's placement of list placer or other method m (opt->rules
- * not BEST), simulated, retried with less memory when out of memory. */
+ * not BEST), simulated, retried with less memory when out of memory; m-sct
+ * keeps its LPs in memo (may be NULL). */
 static dp_status evaluate_one(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
-                              const dp_place_options *opt, int32_t *placement, dp_place_report *rep,
-                              dp_error *err) {
+                              const dp_place_options *opt, place_sct_memo *memo, int32_t *placement,
+                              dp_place_report *rep, dp_error *err) {
     memset(rep, 0, sizeof *rep);
     rep->method = m;
     rep->rules = uses_memory(m) ? opt->rules : DP_PLACE_RULES_BEST;
     dp_error perr;
     dp_error_clear(&perr);
     double t0 = dp_now_s();
-    dp_status st = dp_place_run(m, g, ds, opt, placement, &perr);
+    dp_status st = evaluate_place(m, g, ds, opt, memo, placement, &perr);
     rep->place_s = dp_now_s() - t0;
     if (st == DP_STATUS_NOMEM) {
         if (err) *err = perr;
@@ -228,7 +236,7 @@ static dp_status evaluate_one(dp_sim *sim, const dp_graph *g, const dp_devices *
     }
     if ((st = dp_sim_run(sim, placement, NULL, &rep->sim, err))) return st;
     if (rep->sim.verdict == DP_SIM_VERDICT_OOM && uses_memory(m) &&
-        (st = evaluate_smaller(sim, g, ds, m, opt, placement, rep, err)))
+        (st = evaluate_smaller(sim, g, ds, m, opt, memo, placement, rep, err)))
         return st;
     dp_mask used = 0;
     for (int32_t i = 0; i < g->n_ops; i++) used |= dp_mask_bit(placement[i]);
@@ -259,19 +267,15 @@ static dp_status rules_apply(const dp_graph *g, const dp_place_options *o, int *
     return DP_STATUS_OK;
 }
 
-/* With rules BEST, a list placer's two placements (DATAFLOW's, then
- * PAPER's) are both made and simulated, the faster kept; the simulator is
- * the judge, as for the memory retry, since neither rule set is faster on
- * every graph. The time reported is both placers'. Where the rule sets
- * cannot differ (rules_apply), DATAFLOW's alone is made. */
-dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
-                            const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
-    dp_place_options o = opt ? *opt : dp_place_options_default();
-    if (!uses_memory(m) || o.rules != DP_PLACE_RULES_BEST) return evaluate_one(sim, g, ds, m, &o, placement, rep, err);
+/* Both rule sets' placements of list placer m (rules BEST), as
+ * dp_place_evaluate says, with m-sct's LPs in memo. */
+static dp_status evaluate_both(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                               dp_place_options o, place_sct_memo *memo, int32_t *placement, dp_place_report *rep,
+                               dp_error *err) {
     o.rules = DP_PLACE_RULES_DATAFLOW;
     int both;
     dp_status st = rules_apply(g, &o, &both, err);
-    if (!st) st = evaluate_one(sim, g, ds, m, &o, placement, rep, err);
+    if (!st) st = evaluate_one(sim, g, ds, m, &o, memo, placement, rep, err);
     if (st || !both) return st;
     int32_t *p = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     dp_place_report *r = malloc(sizeof *r);
@@ -281,7 +285,7 @@ dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (a placement of %d ops)", g->n_ops);
     }
     o.rules = DP_PLACE_RULES_PAPER;
-    if (!(st = evaluate_one(sim, g, ds, m, &o, p, r, err))) {
+    if (!(st = evaluate_one(sim, g, ds, m, &o, memo, p, r, err))) {
         double place_s = rep->place_s + r->place_s;
         if (report_better(r, rep)) {
             memcpy(placement, p, (size_t)g->n_ops * sizeof(int32_t));
@@ -294,5 +298,24 @@ dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds
     }
     free(p);
     free(r);
+    return st;
+}
+
+/* With rules BEST, a list placer's two placements (DATAFLOW's, then
+ * PAPER's) are both made and simulated, the faster kept; the simulator is
+ * the judge, as for the memory retry, since neither rule set is faster on
+ * every graph. The time reported is both placers'. Where the rule sets
+ * cannot differ (rules_apply), DATAFLOW's alone is made. m-sct's memory
+ * retries of one rule set make the same LP: one memo for the whole
+ * evaluation solves it once (without memory for the memo, each placement
+ * solves it, with the same result). */
+dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                            const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    place_sct_memo *memo = m == DP_PLACE_METHOD_M_SCT ? place_sct_memo_new() : NULL;
+    dp_status st = !uses_memory(m) || o.rules != DP_PLACE_RULES_BEST
+                       ? evaluate_one(sim, g, ds, m, &o, memo, placement, rep, err)
+                       : evaluate_both(sim, g, ds, m, o, memo, placement, rep, err);
+    place_sct_memo_free(memo);
     return st;
 }
