@@ -8,7 +8,7 @@
  * Models the zoo cannot build yet are skipped with a note.
  *
  * usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] [--group METHOD [--groups N]]
- *                       [--forward-only yes|no] [--rules best|dataflow|paper]
+ *                       [--forward-only yes|no] [--rules best|dataflow|paper] [--threads N]
  * The units column names, for m-topo, m-etf and m-sct, the rule set of the
  * placement kept (dp_place_rules). A program, not a timed test (bench/README.md, docs/results/bench_baseline.md). */
 #include <stdio.h>
@@ -81,7 +81,7 @@ static int wanted(const char *list, const char *name) {
 
 int main(int argc, char **argv) {
     const char *only = NULL, *only_methods = NULL;
-    long seed = 1, n_groups = 256;
+    long seed = 1, n_groups = 256, threads = 1;
     int32_t group = DP_PLACE_GROUP_DEFAULT;
     int forward_only = 1;
     dp_place_rules rules = DP_PLACE_RULES_BEST;
@@ -97,10 +97,12 @@ int main(int argc, char **argv) {
             forward_only = !strcmp(argv[++i], "yes");
         else if (!strcmp(argv[i], "--rules") && i + 1 < argc && !dp_place_rules_from_name(argv[i + 1], &rules))
             i++;
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc && strtol(argv[i + 1], NULL, 10) >= 1)
+            threads = strtol(argv[++i], NULL, 10);
         else {
             fprintf(stderr, "usage: bench_baseline [--models a,b,...] [--methods a,b,...] [--seed N] "
                             "[--group METHOD [--groups N]] [--forward-only yes|no]\n"
-                            "                      [--rules best|dataflow|paper]\n"
+                            "                      [--rules best|dataflow|paper] [--threads N]\n"
                             "  METHOD: none, colocation, metis, scotch, fluid, random, default\n");
             return 2;
         }
@@ -148,6 +150,7 @@ int main(int argc, char **argv) {
         }
         dp_reference_options ro = dp_reference_options_default();
         ro.place = opt, ro.methods = list, ro.n_methods = n_list, ro.bound = 0;
+        ro.threads = (int32_t)threads;
         dp_reference ref;
         if (dp_reference_compute(sim, g, ds, &ro, &ref, &err)) {
             fprintf(stderr, "bench_baseline: %s: %s\n", models[k].model, err.msg);

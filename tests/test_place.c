@@ -1425,6 +1425,40 @@ static void test_evaluate_keeps_faster_rule_set(void) {
     torch_step_close(&t);
 }
 
+/* Every method evaluated at once on two threads, each rule set of a list
+ * placer a task of its own, gives each method's placement and report as
+ * dp_place_evaluate gives them alone (the placer's time aside). */
+static void test_evaluate_all_matches_evaluate(void) {
+    torch_step t = torch_step_open();
+    dp_devices_free(t.ds);
+    t.ds = fixture_devices(4, 64000000, 1e10);
+    dp_error err;
+    dp_sim *sim = dp_sim_init(t.g, t.ds, &err);
+    CHECK(sim);
+    dp_place_method all[DP_PLACE_METHOD_COUNT];
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) all[m] = (dp_place_method)m;
+    int32_t n = t.g->n_ops, *ps = malloc(sizeof(int32_t) * (size_t)n * DP_PLACE_METHOD_COUNT), p[512];
+    dp_place_report reps[DP_PLACE_METHOD_COUNT], rep;
+    CHECK(ps && n <= 512);
+    CHECK_INT_EQ(dp_place_evaluate_all(sim, t.g, t.ds, all, DP_PLACE_METHOD_COUNT, NULL, 2, ps, reps, &err),
+                 DP_STATUS_OK);
+    for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
+        TEST_CASE("%s", dp_place_method_name(all[m]));
+        CHECK_INT_EQ(dp_place_evaluate(sim, t.g, t.ds, all[m], NULL, p, &rep, &err), DP_STATUS_OK);
+        CHECK(reps[m].method == all[m] && reps[m].sim.link == NULL);
+        CHECK_INT_EQ(reps[m].status, rep.status);
+        CHECK_INT_EQ(reps[m].rules, rep.rules);
+        CHECK_INT_EQ(reps[m].n_used, rep.n_used);
+        if (rep.status) continue;
+        CHECK(reps[m].sim.step_time_s == rep.sim.step_time_s);
+        CHECK_INT_EQ(reps[m].sim.verdict, rep.sim.verdict);
+        CHECK(!memcmp(ps + (size_t)m * (size_t)n, p, sizeof(int32_t) * (size_t)n));
+    }
+    free(ps);
+    dp_sim_free(sim);
+    torch_step_close(&t);
+}
+
 /* The memory retry's last resort: m-ETF with dplace's rules places NMT-8
  * on eight K40s out of memory at every memory fraction the retry tries
  * (its forward-only count misses the backward pass's memory, most of it
@@ -1655,6 +1689,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_same_seed_same_placement);
     TEST_RUN(test_method_names_round_trip);
     TEST_RUN(test_evaluate_keeps_faster_rule_set);
+    TEST_RUN(test_evaluate_all_matches_evaluate);
     TEST_RUN(test_rules_names_round_trip);
     TEST_RUN(test_etf_counts_backward_pass_when_retry_fails);
     TEST_RUN(test_every_zoo_model);

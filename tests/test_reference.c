@@ -129,11 +129,59 @@ static void test_parse_methods(void) {
     CHECK_STR_CONTAINS(err.msg, "more than 4");
 }
 
+/* Whether two reports say the same, their placer's wall time aside. */
+static int same_report(const dp_place_report *a, const dp_place_report *b) {
+    if (a->method != b->method || a->status != b->status || strcmp(a->reason, b->reason) || a->rules != b->rules ||
+        a->n_used != b->n_used)
+        return 0;
+    const dp_sim_result *x = &a->sim, *y = &b->sim;
+    if (a->status) return 1;
+    if (x->step_time_s != y->step_time_s || x->valid != y->valid || x->verdict != y->verdict ||
+        strcmp(x->reason, y->reason) || x->n_devices != y->n_devices || x->transfer_bytes != y->transfer_bytes ||
+        x->n_transfers != y->n_transfers)
+        return 0;
+    for (int32_t d = 0; d < x->n_devices; d++)
+        if (x->device[d].peak_bytes != y->device[d].peak_bytes || x->device[d].busy_s != y->device[d].busy_s ||
+            x->device[d].n_ops != y->device[d].n_ops)
+            return 0;
+    return 1;
+}
+
+/* The references on several threads are those on one: every report (its
+ * placer's time aside), every placement, the best, whatever the count. */
+static void test_threads_same_references(void) {
+    fixture f = open_fixture("inception_v3", "k40x2");
+    dp_reference_options o = dp_reference_options_default();
+    o.place.expert = dp_zoo_expert_placement;
+    dp_reference one, many;
+    dp_error err;
+    CHECK(dp_reference_compute(f.sim, f.g, f.ds, &o, &one, &err) == DP_STATUS_OK);
+    int32_t counts[] = {2, 3, 16};
+    for (int c = 0; c < 3; c++) {
+        o.threads = counts[c];
+        CHECK(dp_reference_compute(f.sim, f.g, f.ds, &o, &many, &err) == DP_STATUS_OK);
+        CHECK_INT_EQ(many.n, one.n);
+        CHECK_INT_EQ(many.best, one.best);
+        CHECK(many.best_s == one.best_s);
+        for (int32_t k = 0; k < one.n; k++) {
+            TEST_CASE("%d threads, placer %s", counts[c], dp_place_method_name(one.reports[k].method));
+            CHECK(same_report(&many.reports[k], &one.reports[k]));
+            if (one.reports[k].status) continue;
+            CHECK(!memcmp(dp_reference_placement(&many, one.reports[k].method),
+                          dp_reference_placement(&one, one.reports[k].method), sizeof(int32_t) * (size_t)f.g->n_ops));
+        }
+        dp_reference_free(&many);
+    }
+    dp_reference_free(&one);
+    close_fixture(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_every_placer);
     TEST_RUN(test_methods_in_order);
     TEST_RUN(test_expert_missing);
     TEST_RUN(test_parse_methods);
+    TEST_RUN(test_threads_same_references);
     return test_end();
 }

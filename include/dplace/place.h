@@ -195,6 +195,19 @@ typedef struct dp_place_report {
 dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                             const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err);
 
+/* dp_place_evaluate of the methods list[n] (each under opt), on up to `threads`
+ * threads (< 1: one), each simulating with a workspace of its own on sim
+ * (its own workspace is not used): placements[n, g->n_ops] and reps[n] in
+ * the order of list, the same whatever the thread count (rep->place_s
+ * aside), rep->sim.link NULL. The placers that do not depend on each other
+ * run at once: every method, and a list placer's two rule sets under BEST;
+ * those calling Scotch or METIS (scotch, mincut, metis, and a list placer
+ * grouped by either), whose random state is the process's, one at a time.
+ * Errors as dp_place_evaluate's (the first method's that fails). */
+dp_status dp_place_evaluate_all(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const dp_place_method *list,
+                                int32_t n, const dp_place_options *opt, int32_t threads, int32_t *placements,
+                                dp_place_report *reps, dp_error *err);
+
 #ifdef __cplusplus
 }
 #endif

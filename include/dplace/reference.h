@@ -29,10 +29,14 @@ typedef struct dp_reference_options {
     int32_t n_methods;              /* of methods (0 with methods set: none) */
     dp_place_options place;  /* the placers' options (the expert's source)   */
     int bound;               /* compute the lower bound (dp_run_lower_bound)  */
+    int32_t threads;         /* placers run at once (dp_place_evaluate_all;
+                                default 1): the same references whatever
+                                the count                                    */
 } dp_reference_options;
 
 /* Defaults: every placer, dp_place_options_default (no expert source: the
- * caller sets place.expert, e.g. dp_zoo_expert_placement), the bound on. */
+ * caller sets place.expert, e.g. dp_zoo_expert_placement), the bound on,
+ * one thread. */
 dp_reference_options dp_reference_options_default(void);
 
 typedef struct dp_reference {
@@ -50,9 +54,10 @@ typedef struct dp_reference {
     dp_run_bound bound;            /* when asked (zeros otherwise)              */
 } dp_reference;
 
-/* Runs the placers o asks for (o NULL: the defaults) on g and ds, each timed
- * and simulated by sim (a context for g on ds), keeps their placements and
- * reports, and computes the bound when asked. A placer that cannot apply
+/* Runs the placers o asks for (o NULL: the defaults) on g and ds, up to
+ * o->threads at once, each timed and simulated by sim (a context for g on
+ * ds), keeps their placements and reports, and computes the bound when
+ * asked. A placer that cannot apply
  * is not an error: its report's status says why. Errors: NOMEM, or a
  * placer's bug (an index out of range); out is then empty. Free out with
  * dp_reference_free. */

@@ -153,6 +153,7 @@ typedef struct baseline_args {
     int json;
     dp_place_method methods[MAX_METHODS];
     int n_methods;
+    int32_t threads;
     dp_place_options opt;
 } baseline_args;
 
@@ -175,7 +176,7 @@ static int parse_group(const cli_option *o, const char *value, void *data, char 
  * usage error). */
 static int parse_args(int argc, char **argv, baseline_args *a) {
     const char *methods = NULL;
-    long seed = 1, n_groups = 256;
+    long seed = 1, n_groups = 256, threads = 1;
     double fraction = 0.9, sct_threshold = 0.1;
     static const char *const yes_no[] = {"yes", "no", NULL};
     int forward_only = 0; /* index in yes_no */
@@ -193,6 +194,8 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
          .help = "write each placement as DIR/METHOD.json (dplace-placement v1; DIR is created if missing)"},
         {"--seed", NULL, "N", CLI_LONG, .num = &seed, .min = 0, .max = 2147483647L, .range = ">= 0",
          .help = "seed of Scotch's and METIS's random state (default 1)"},
+        {"--threads", NULL, "N", CLI_LONG, .num = &threads, .min = 1, .max = 256, .range = "in 1..256",
+         .help = "placers run at once (default 1); the table is the same whatever N"},
         {"--memory-fraction", NULL, "F", CLI_DOUBLE, .real = &fraction, .min = 1e-6, .max = 1, .range = "in (0, 1]",
          .help = "share of each device's memory m-topo and m-etf fill (0 < F <= 1, default 0.9)"},
         {"--group", NULL, "METHOD", CLI_CUSTOM, .data = &group, .parse = parse_group,
@@ -217,7 +220,7 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
         .name = "baseline",
         .synopsis =
             "dplace baseline (--graph FILE | --model NAME [--batch N]) --devices SPEC [--methods LIST]\n"
-            "                       [--json] [--out-dir DIR] [--seed N] [--memory-fraction F]\n"
+            "                       [--json] [--out-dir DIR] [--seed N] [--threads N] [--memory-fraction F]\n"
             "                       [--group METHOD] [--groups N] [--sct-threshold X] [--forward-only yes|no]\n"
             "                       [--units U]",
         .description =
@@ -252,6 +255,7 @@ static int parse_args(int argc, char **argv, baseline_args *a) {
         a->n_methods = n;
     }
     a->opt = dp_place_options_default();
+    a->threads = (int32_t)threads;
     a->opt.seed = (uint64_t)seed;
     a->opt.memory_fraction = fraction;
     a->opt.group = group;
@@ -305,6 +309,7 @@ static int run_baseline(const baseline_args *a) {
     }
     dp_reference_options ro = dp_reference_options_default();
     ro.place = opt, ro.methods = a->methods, ro.n_methods = n_methods, ro.bound = 0;
+    ro.threads = a->threads;
     if (dp_reference_compute(sim, g, ds, &ro, &ref, &err)) {
         rc = cli_report(&err);
         goto done;

@@ -1,6 +1,7 @@
 /* The method table, the single-device placers (cpu, gpu), the human expert,
  * and dp_place_evaluate (a placer timed, then simulated). */
 #include <assert.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,18 @@ dp_status dp_place_expert(const dp_graph *g, const dp_devices *ds, const dp_plac
     return DP_STATUS_OK;
 }
 
+/* What evaluates placements: a context and a workspace of it (NULL: the
+ * context's own, one thread at a time; else this thread's). */
+typedef struct eval_sim {
+    dp_sim *sim;
+    dp_sim_workspace *ws;
+} eval_sim;
+
+/* Simulates placement p with es. */
+static dp_status eval_sim_run(const eval_sim *es, const int32_t *p, dp_sim_result *r, dp_error *err) {
+    return es->ws ? dp_sim_run_ws(es->sim, es->ws, p, NULL, r, err) : dp_sim_run(es->sim, p, NULL, r, err);
+}
+
 /* Runs placer m; m-sct with memo (the solved LPs of this evaluation). */
 static dp_status evaluate_place(dp_place_method m, const dp_graph *g, const dp_devices *ds,
                                 const dp_place_options *o, place_sct_memo *memo, int32_t *out, dp_error *err) {
@@ -175,7 +188,7 @@ static dp_status evaluate_place(dp_place_method m, const dp_graph *g, const dp_d
  * replaces it in placement and rep (sim result, the placer's time
  * included), else the first stays. The simulator is the judge, as a user lowering
  * --memory-fraction by hand would use it. */
-static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+static dp_status evaluate_smaller(const eval_sim *es, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                                   const dp_place_options *opt, place_sct_memo *memo, int32_t *placement,
                                   dp_place_report *rep, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
@@ -200,21 +213,21 @@ static dp_status evaluate_smaller(dp_sim *sim, const dp_graph *g, const dp_devic
         if (pst == DP_STATUS_NOMEM) st = dp_error_set(err, pst, "%s", perr.msg);
         if (pst) break;
         dp_sim_result r;
-        if ((st = dp_sim_run(sim, p, NULL, &r, err)) || r.verdict == DP_SIM_VERDICT_OOM) continue;
+        if ((st = eval_sim_run(es, p, &r, err)) || r.verdict == DP_SIM_VERDICT_OOM) continue;
         memcpy(placement, p, (size_t)g->n_ops * sizeof(int32_t));
         rep->sim = r;
         replaced = 1;
     }
     free(p);
     /* the first placement again: its result's link figures are the context's */
-    if (!st && !replaced) st = dp_sim_run(sim, placement, NULL, &rep->sim, err);
+    if (!st && !replaced) st = eval_sim_run(es, placement, &rep->sim, err);
     return st;
 }
 
 /* One rule set's placement of list placer or other method m (opt->rules
  * not BEST), simulated, retried with less memory when out of memory; m-sct
  * keeps its LPs in memo (may be NULL). */
-static dp_status evaluate_one(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+static dp_status evaluate_one(const eval_sim *es, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                               const dp_place_options *opt, place_sct_memo *memo, int32_t *placement,
                               dp_place_report *rep, dp_error *err) {
     memset(rep, 0, sizeof *rep);
@@ -234,9 +247,9 @@ static dp_status evaluate_one(dp_sim *sim, const dp_graph *g, const dp_devices *
         snprintf(rep->reason, sizeof rep->reason, "%s", perr.msg[0] ? perr.msg : dp_status_name(st));
         return DP_STATUS_OK;
     }
-    if ((st = dp_sim_run(sim, placement, NULL, &rep->sim, err))) return st;
+    if ((st = eval_sim_run(es, placement, &rep->sim, err))) return st;
     if (rep->sim.verdict == DP_SIM_VERDICT_OOM && uses_memory(m) &&
-        (st = evaluate_smaller(sim, g, ds, m, opt, memo, placement, rep, err)))
+        (st = evaluate_smaller(es, g, ds, m, opt, memo, placement, rep, err)))
         return st;
     dp_mask used = 0;
     for (int32_t i = 0; i < g->n_ops; i++) used |= dp_mask_bit(placement[i]);
@@ -269,13 +282,13 @@ static dp_status rules_apply(const dp_graph *g, const dp_place_options *o, int *
 
 /* Both rule sets' placements of list placer m (rules BEST), as
  * dp_place_evaluate says, with m-sct's LPs in memo. */
-static dp_status evaluate_both(dp_sim *sim, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+static dp_status evaluate_both(const eval_sim *es, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                                dp_place_options o, place_sct_memo *memo, int32_t *placement, dp_place_report *rep,
                                dp_error *err) {
     o.rules = DP_PLACE_RULES_DATAFLOW;
     int both;
     dp_status st = rules_apply(g, &o, &both, err);
-    if (!st) st = evaluate_one(sim, g, ds, m, &o, memo, placement, rep, err);
+    if (!st) st = evaluate_one(es, g, ds, m, &o, memo, placement, rep, err);
     if (st || !both) return st;
     int32_t *p = malloc(((size_t)g->n_ops + 1) * sizeof(int32_t));
     dp_place_report *r = malloc(sizeof *r);
@@ -285,14 +298,14 @@ static dp_status evaluate_both(dp_sim *sim, const dp_graph *g, const dp_devices 
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory (a placement of %d ops)", g->n_ops);
     }
     o.rules = DP_PLACE_RULES_PAPER;
-    if (!(st = evaluate_one(sim, g, ds, m, &o, memo, p, r, err))) {
+    if (!(st = evaluate_one(es, g, ds, m, &o, memo, p, r, err))) {
         double place_s = rep->place_s + r->place_s;
         if (report_better(r, rep)) {
             memcpy(placement, p, (size_t)g->n_ops * sizeof(int32_t));
             *rep = *r;
         } else if (rep->status == DP_STATUS_OK) {
             /* the kept placement again: its result's link figures are the context's */
-            st = dp_sim_run(sim, placement, NULL, &rep->sim, err);
+            st = eval_sim_run(es, placement, &rep->sim, err);
         }
         rep->place_s = place_s;
     }
@@ -313,9 +326,191 @@ dp_status dp_place_evaluate(dp_sim *sim, const dp_graph *g, const dp_devices *ds
                             const dp_place_options *opt, int32_t *placement, dp_place_report *rep, dp_error *err) {
     dp_place_options o = opt ? *opt : dp_place_options_default();
     place_sct_memo *memo = m == DP_PLACE_METHOD_M_SCT ? place_sct_memo_new() : NULL;
+    eval_sim one = {sim, NULL}, *es = &one;
     dp_status st = !uses_memory(m) || o.rules != DP_PLACE_RULES_BEST
-                       ? evaluate_one(sim, g, ds, m, &o, memo, placement, rep, err)
-                       : evaluate_both(sim, g, ds, m, o, memo, placement, rep, err);
+                       ? evaluate_one(es, g, ds, m, &o, memo, placement, rep, err)
+                       : evaluate_both(es, g, ds, m, o, memo, placement, rep, err);
     place_sct_memo_free(memo);
+    return st;
+}
+
+/* ---- several methods at once --------------------------------------------- */
+
+/* One evaluation of dp_place_evaluate_all: method m under one rule set (a
+ * list placer under BEST makes two, DATAFLOW's and PAPER's). */
+typedef struct eval_task {
+    int32_t k;             /* the method's row */
+    dp_place_method m;
+    dp_place_options o;    /* rules DATAFLOW or PAPER for a list placer */
+    int graph_lib;         /* calls Scotch or METIS: one such task at a time */
+    int32_t *placement;    /* [n_ops] */
+    dp_place_report rep;
+    dp_status st;
+    dp_error err;
+} eval_task;
+
+typedef struct eval_pool {
+    const dp_graph *g;
+    const dp_devices *ds;
+    dp_sim *sim;
+    eval_task *task;
+    int32_t n_tasks;
+    uint8_t *taken;        /* [n_tasks] */
+    int graph_busy;        /* a task calling Scotch or METIS runs */
+    pthread_mutex_t lock;
+    pthread_cond_t freed;  /* graph_busy cleared */
+} eval_pool;
+
+/* Whether method m under o calls Scotch or METIS, whose random state is the
+ * process's: two such calls at once would mix their seeds. */
+static int uses_graph_lib(dp_place_method m, const dp_place_options *o) {
+    if (m == DP_PLACE_METHOD_SCOTCH || m == DP_PLACE_METHOD_MINCUT || m == DP_PLACE_METHOD_METIS) return 1;
+    if (m == DP_PLACE_METHOD_CPU || m == DP_PLACE_METHOD_GPU || m == DP_PLACE_METHOD_EXPERT) return 0; /* no grouping */
+    int32_t grp = dp_place_group_of(m, o);
+    return grp == DP_GROUP_METHOD_METIS || grp == DP_GROUP_METHOD_SCOTCH;
+}
+
+/* The next task a thread may run (the first not taken, skipping those that
+ * call Scotch or METIS while one does), taken; -1 when none is left. Waits
+ * while the only ones left wait for Scotch or METIS. */
+static int32_t eval_pool_take(eval_pool *p) {
+    pthread_mutex_lock(&p->lock);
+    int32_t next = -1;
+    for (;;) {
+        int left = 0;
+        for (int32_t t = 0; t < p->n_tasks && next < 0; t++) {
+            if (p->taken[t]) continue;
+            left = 1;
+            if (!p->task[t].graph_lib || !p->graph_busy) next = t;
+        }
+        if (next >= 0 || !left) break;
+        pthread_cond_wait(&p->freed, &p->lock);
+    }
+    if (next >= 0) {
+        p->taken[next] = 1;
+        if (p->task[next].graph_lib) p->graph_busy = 1;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return next;
+}
+
+/* Marks task t done (Scotch and METIS free again when it used them). */
+static void eval_pool_done(eval_pool *p, int32_t t) {
+    if (!p->task[t].graph_lib) return;
+    pthread_mutex_lock(&p->lock);
+    p->graph_busy = 0;
+    pthread_cond_broadcast(&p->freed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* One thread: runs tasks until none is left, simulating with a workspace
+ * of its own. */
+static void *eval_worker(void *arg) {
+    eval_pool *p = *(eval_pool **)arg;
+    dp_error werr;
+    dp_sim_workspace *ws = dp_sim_workspace_init(p->sim, &werr);
+    eval_sim es = {p->sim, ws};
+    for (int32_t t; (t = eval_pool_take(p)) >= 0;) {
+        eval_task *x = &p->task[t];
+        dp_error_clear(&x->err);
+        if (!ws) {
+            x->st = DP_STATUS_NOMEM, x->err = werr;
+        } else {
+            place_sct_memo *memo = x->m == DP_PLACE_METHOD_M_SCT ? place_sct_memo_new() : NULL;
+            x->st = evaluate_one(&es, p->g, p->ds, x->m, &x->o, memo, x->placement, &x->rep, &x->err);
+            place_sct_memo_free(memo);
+            x->rep.sim.link = NULL; /* the workspace's, freed below */
+        }
+        eval_pool_done(p, t);
+    }
+    dp_sim_workspace_free(ws);
+    return NULL;
+}
+
+/* The tasks of list[n] under opt into p->task (p->n_tasks of them):
+ * one per method, two for a list placer under BEST where the rule sets
+ * differ (rules_apply, asked once for all), m-sct's first (the longest),
+ * placements in place[2 n, n_ops]. */
+static dp_status eval_tasks(eval_pool *p, const dp_place_method *list, int32_t n, const dp_place_options *opt,
+                            int32_t *place, dp_error *err) {
+    int both = 0;
+    dp_status st = rules_apply(p->g, opt, &both, err);
+    if (st) return st;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t k = 0; k < n; k++) {
+            dp_place_method m = list[k];
+            if ((m == DP_PLACE_METHOD_M_SCT) != (pass == 0)) continue;
+            int split = uses_memory(m) && opt->rules == DP_PLACE_RULES_BEST;
+            for (int r = 0; r < 1 + (split && both); r++) {
+                eval_task *x = &p->task[p->n_tasks];
+                memset(x, 0, sizeof *x);
+                x->k = k, x->m = m, x->o = *opt;
+                if (split) x->o.rules = r ? DP_PLACE_RULES_PAPER : DP_PLACE_RULES_DATAFLOW;
+                x->graph_lib = uses_graph_lib(m, &x->o);
+                x->placement = place + (size_t)p->n_tasks * (size_t)p->g->n_ops;
+                p->n_tasks++;
+            }
+        }
+    return DP_STATUS_OK;
+}
+
+/* Each method's report and placement from its tasks, in task order: a
+ * method's first task (DATAFLOW's under BEST), replaced by the second
+ * (PAPER's) when that one is better, with both placers' times. The error
+ * of the first method (in the caller's order) with a failed task, else OK. */
+static dp_status eval_gather(const eval_pool *p, int32_t *placements, dp_place_report *reps, dp_error *err) {
+    int32_t n_ops = p->g->n_ops, failed = -1;
+    for (int32_t t = 0; t < p->n_tasks; t++)
+        if (p->task[t].st && (failed < 0 || p->task[t].k < p->task[failed].k)) failed = t;
+    if (failed >= 0) {
+        if (err) *err = p->task[failed].err;
+        return p->task[failed].st;
+    }
+    for (int32_t t = 0; t < p->n_tasks; t++) {
+        const eval_task *x = &p->task[t];
+        dp_place_report *rep = &reps[x->k];
+        int32_t *out = placements + (size_t)x->k * (size_t)n_ops;
+        int second = t > 0 && p->task[t - 1].k == x->k;
+        if (second) {
+            double place_s = rep->place_s + x->rep.place_s;
+            if (report_better(&x->rep, rep)) {
+                *rep = x->rep;
+                memcpy(out, x->placement, (size_t)n_ops * sizeof(int32_t));
+            }
+            rep->place_s = place_s;
+        } else {
+            *rep = x->rep;
+            memcpy(out, x->placement, (size_t)n_ops * sizeof(int32_t));
+        }
+    }
+    return DP_STATUS_OK;
+}
+
+dp_status dp_place_evaluate_all(dp_sim *sim, const dp_graph *g, const dp_devices *ds, const dp_place_method *list,
+                                int32_t n, const dp_place_options *opt, int32_t threads, int32_t *placements,
+                                dp_place_report *reps, dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    eval_pool p = {.g = g, .ds = ds, .sim = sim};
+    size_t most = 2 * (size_t)(n > 0 ? n : 1);
+    p.task = malloc(most * sizeof *p.task);
+    p.taken = calloc(most, 1);
+    int32_t *place = malloc(most * ((size_t)g->n_ops + 1) * sizeof(int32_t));
+    dp_status st = DP_STATUS_OK;
+    if (!p.task || !p.taken || !place)
+        st = dp_error_set(err, DP_STATUS_NOMEM, "out of memory (evaluating %d methods)", (int)n);
+    if (!st) st = eval_tasks(&p, list, n, &o, place, err);
+    if (!st) {
+        int32_t nt = threads < p.n_tasks ? threads : p.n_tasks;
+        if (nt < 1) nt = 1;
+        eval_pool *jobs[nt];
+        for (int32_t t = 0; t < nt; t++) jobs[t] = &p;
+        pthread_mutex_init(&p.lock, NULL);
+        pthread_cond_init(&p.freed, NULL);
+        dp_run_jobs(eval_worker, jobs, sizeof jobs[0], nt);
+        pthread_cond_destroy(&p.freed);
+        pthread_mutex_destroy(&p.lock);
+        st = eval_gather(&p, placements, reps, err);
+    }
+    free(p.task), free(p.taken), free(place);
     return st;
 }

@@ -12,6 +12,7 @@ dp_reference_options dp_reference_options_default(void) {
     memset(&o, 0, sizeof o);
     o.place = dp_place_options_default();
     o.bound = 1;
+    o.threads = 1;
     return o;
 }
 
@@ -39,16 +40,14 @@ dp_status dp_reference_compute(dp_sim *sim, const dp_graph *g, const dp_devices 
         dp_reference_free(out);
         return dp_error_set(err, DP_STATUS_NOMEM, "reference placements: out of memory");
     }
+    dp_status st = dp_place_evaluate_all(sim, g, ds, list, n, &d.place, d.threads, out->placements, out->reports, err);
+    if (st) {
+        dp_reference_free(out);
+        return st;
+    }
+    out->n = n;
     for (int32_t k = 0; k < n; k++) {
-        dp_place_report *r = &out->reports[k];
-        int32_t *place = out->placements + (size_t)k * (size_t)g->n_ops;
-        dp_status st = dp_place_evaluate(sim, g, ds, list[k], &d.place, place, r, err);
-        if (st) {
-            dp_reference_free(out);
-            return st;
-        }
-        r->sim.link = NULL; /* the context's, overwritten by its next run */
-        out->n = k + 1;
+        const dp_place_report *r = &out->reports[k];
         if (r->status) continue;
         if (list[k] == DP_PLACE_METHOD_GPU && r->sim.valid && !out->gpu_valid)
             out->gpu_s = r->sim.step_time_s, out->gpu_valid = 1;
@@ -60,8 +59,7 @@ dp_status dp_reference_compute(dp_sim *sim, const dp_graph *g, const dp_devices 
         }
     }
     if (d.bound) {
-        dp_status st = dp_run_lower_bound(g, ds, sim, &out->bound, err);
-        if (st) {
+        if ((st = dp_run_lower_bound(g, ds, sim, &out->bound, err))) {
             dp_reference_free(out);
             return st;
         }
