@@ -77,6 +77,7 @@ static dp_status build_method(dp_optimize *op, dp_error *err) {
     if (!op->plan.all_baselines) ro.methods = op->plan.baselines, ro.n_methods = op->plan.n_baselines;
     ro.place.expert = o->expert;
     ro.place.units = op->units;
+    ro.threads = (int32_t)o->threads; /* the placers that do not depend on each other, at once */
     dp_status s = dp_reference_compute(op->sim, o->g, o->ds, &ro, &op->ref, err);
     if (s) return s;
     if (op->plan.search) {
