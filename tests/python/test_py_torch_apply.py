@@ -226,5 +226,18 @@ def test_dplace_placement_file_applied():
     raises(ValueError, te.apply_placement, models.small(), place, match="needs the graph")
 
 
+def test_example_runs():
+    """examples/torch_apply.py: a short search, its device map applied, training steps that print losses."""
+    need_torch()
+    tmp = pyt.tmpdir()
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(dplace.__file__)))
+    out_map = os.path.join(tmp, "dm.json")
+    rc, out, err = pyt.run([sys.executable, os.path.join(pyt.ROOT, "examples", "torch_apply.py"), "--time", "2",
+                            "--steps", "2", "--batch", "8", "--device-map", out_map], env=env, timeout=120)
+    check(rc == 0, f"torch_apply.py failed: {err}")
+    check("step 2: loss" in out and "trained 2 steps" in out, f"its lines: {out}")
+    check("stem" in json.load(open(out_map)), "the device map it wrote")
+
+
 if __name__ == "__main__":
     pyt.main(globals())
