@@ -13,12 +13,21 @@ module_placement() maps a placement of that graph back to module paths, as `dpla
     d = dplace.Devices.preset("p100x2")
     best = dplace.optimize(g, d, agent="search", time=10)
     torch_export.module_placement(g, d, best.placement)   # {"0": {"device": "gpu:0", ...}, ...}
+    torch_export.device_map(g, d, best.placement)         # {"0": "cuda:0", "2": "cuda:1", ...}
+    model = torch_export.apply_placement(model, best.placement, g, d)   # then train as before
+
+apply_placement() is the code dplace-measure-torch runs a placement with (scripts/dplace-export-torch's
+place_model): each module's parameters and buffers on its device, and the tensors routed between them.
 """
+import json
+import os
+
 import dplace
 
 from . import _export_torch as exporter
 
-__all__ = ["export", "module_placement", "torch_devices", "exporter"]
+__all__ = ["export", "module_placement", "torch_devices", "device_map", "write_device_map", "read_device_map",
+           "apply_placement", "remove_placement", "exporter"]
 
 
 def export(model, batch=32, input_shape=None, *, input_dtype="float32", input_high=1000, optimizer="sgd", lr=0.1,
@@ -100,3 +109,114 @@ def torch_devices(mapping):
         dev = v["device"]
         out[path] = "cpu" if dev.startswith("cpu") else "cuda:" + dev.split(":", 1)[1]
     return out
+
+
+def device_map(graph, devices, placement):
+    """{module path: "cpu" or "cuda:N"} of a placement of an exported graph: module_placement's devices as
+    Hugging Face's device_map writes them (dplace's gpu:N is torch's cuda:N, cpu:N is cpu), the modules
+    alone (not the step's "input", "loss", "constant", "optimizer"); "" is the model's own forward. What
+    `dplace-export-torch --map-placement P --graph G --device-map FILE` writes. Raises ValueError for a device
+    without a torch name (neither cpu:N nor gpu:N)."""
+    return _call(exporter.device_map_of, module_placement(graph, devices, placement))
+
+
+def write_device_map(mapping, path):
+    """Writes a device map ({module path: device}) as a JSON object to path, atomically."""
+    text = "{\n" + ",\n".join(f" {json.dumps(k)}: {json.dumps(v)}" for k, v in mapping.items()) + "\n}\n"
+    _call(exporter.write_atomic, os.fspath(path), text)
+
+
+def read_device_map(path):
+    """The device map of a JSON file: an object {module path: "cpu" | "cuda:N" | "gpu:N" | GPU number}, as
+    write_device_map and `dplace-export-torch --device-map` write it. Raises ValueError naming the file."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not JSON: {e}") from None
+    if not isinstance(doc, dict) or "format" in doc:
+        raise ValueError(f"{path}: not a device map (a JSON object of module path -> device)")
+    return doc
+
+
+def apply_placement(model, placement, graph=None, devices=None, *, output_device="input"):
+    """Places model for training, in place, and returns it: every module's parameters and buffers on its
+    device, and its inputs and its operations routed there while the model runs, so that a training loop
+    written for the unplaced model runs unchanged.
+
+    placement     a device map {module path: "cpu" | "cuda:N" | "gpu:N" | GPU number} (Hugging Face's
+                  device_map: a path places its whole subtree unless a child path says otherwise, "" is the
+                  whole model), module_placement's result, the path of a device-map JSON file, or a placement
+                  of an exported graph (dplace's array, or a dplace-placement file) with graph (and devices,
+                  for an array)
+    output_device where the model's output goes: "input" (the default) the device of the first tensor the
+                  model is given, so that the loss meets targets kept beside the batch; a device; or None to
+                  leave it on the last module's device
+
+    Parameters move in place (the same Parameter objects), so an optimizer made before still updates them;
+    make it after when it holds state already (momentum, Adam's moments), which stays where it was. The
+    routing is forward hooks and a wrapper around model.forward, removed by remove_placement(model). Deep-copy
+    the model before placing it rather than after: a copy of a placed model shares its routing.
+
+    Raises ValueError, naming the module, for a path the model lacks, a device that is not cpu or cuda:N
+    or that this machine lacks (cuda:0 without a GPU), or a module holding parameters or buffers that
+    neither it nor a parent is mapped to; ImportError without torch."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model: a torch.nn.Module, not {type(model).__name__}")
+    what = "device_map"
+    if isinstance(placement, (str, os.PathLike)):
+        what = os.fspath(placement)
+        mapping = _placement_file(what, graph)
+    elif isinstance(placement, dict):
+        mapping = placement
+    else:
+        if graph is None or devices is None:
+            raise ValueError("placement: a placement array needs the graph it places and its devices")
+        mapping = module_placement(graph, devices, placement)
+    if mapping and all(isinstance(v, dict) and "device" in v for v in mapping.values()):
+        mapping = _call(exporter.device_map_of, mapping)  # module_placement's result
+    if output_device not in (None, "input"):
+        name = exporter.torch_device_name(output_device)
+        if name is None:
+            raise ValueError(f"output_device: {output_device!r} is not \"input\", None, cpu or cuda:N")
+        output_device = _call(exporter.check_torch_device, name, f"output_device {name}")
+    device_of, torch_of = _call(exporter.resolve_module_map, model, mapping, what)
+    _call(exporter.place_model, model, device_of, torch_of, output_device)
+    return model
+
+
+def remove_placement(model):
+    """Removes apply_placement's routing from model (its hooks and forward wrapper) and returns it; the
+    parameters and buffers stay where they were placed."""
+    placer = model.__dict__.get("dplace_placer")
+    if placer is not None:
+        placer.remove()
+    return model
+
+
+def _placement_file(path, graph):
+    """The module map of a device-map file, or of a dplace-placement file of graph."""
+    doc = read_device_map(path) if not _is_placement_file(path) else None
+    if doc is not None:
+        return doc
+    if graph is None:
+        raise ValueError(f"{path}: a dplace-placement file needs the graph it places (graph=)")
+    p = _call(exporter.load_json, path, "dplace-placement")
+    names, place = _call(exporter.placement_arrays, p, path)
+    if len(place) != len(graph):
+        raise ValueError(f"{path}: places {len(place)} ops but the graph has {len(graph)}: not a placement of it")
+    return _call(exporter.placement_modules, [{"scope": s} for s in graph.scopes], names, place)
+
+
+def _is_placement_file(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return False  # read_device_map says what is wrong
+    return isinstance(doc, dict) and doc.get("format") == "dplace-placement"
