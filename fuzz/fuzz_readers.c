@@ -20,6 +20,7 @@
 #include "dplace/measure.h"
 #include "dplace/nn.h"
 #include "dplace/placement.h"
+#include "dplace/settings_job.h"
 #include "dplace/sim.h"
 
 #define REQUIRE(c)                                                                 \

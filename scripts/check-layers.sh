@@ -39,8 +39,8 @@ declare -A header_layer=(
   [run]=run [plot]=run [settings]=run [reference]=run
   [calib]=calib
   [search]=search
-  [agent]=agent [measure]=agent
-  [optimize]=optimize
+  [agent]=agent [agent_config]=agent [measure]=agent
+  [optimize]=optimize [settings_job]=optimize
   [dist]=dist
 )
 

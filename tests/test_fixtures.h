@@ -9,7 +9,7 @@
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/nn_check.h"
-#include "dplace/settings.h"
+#include "dplace/settings_job.h"
 #include "dplace/sim.h"
 #include "test_util.h"
 
@@ -95,7 +95,7 @@ static inline double fixture_gradcheck_report(const char *what, const dp_nn_chec
     return worst;
 }
 
-/* The agent part of a preset (include/dplace/settings.h) into *c: 0, or -1
+/* The agent part of a preset (include/dplace/settings_job.h) into *c: 0, or -1
  * for an unknown name. */
 static inline int agent_preset(const char *name, dp_agent_config *c) {
     dp_settings s;

@@ -1,8 +1,8 @@
-/* The settings table and the presets as data (include/dplace/settings.h). */
+/* The settings table and the presets as data (include/dplace/settings_job.h). */
 #include <string.h>
 
 #include "dplace/agent.h"
-#include "dplace/settings.h"
+#include "dplace/settings_job.h"
 #include "test_util.h"
 
 /* Keys listed whatever the presets do: the components with command-line

@@ -5,7 +5,7 @@
 #include "dplace/devices.h"
 #include "dplace/placement.h"
 #include "dplace/search.h"
-#include "dplace/settings.h"
+#include "dplace/settings_job.h"
 #include "dplace/sim.h"
 #include "dplace/units.h"
 #include "test_util.h"

@@ -42,20 +42,16 @@
 
 #include <signal.h>
 
+#include "dplace/agent_config.h"
 #include "dplace/devices.h"
 #include "dplace/graph.h"
 #include "dplace/run.h"
-#include "dplace/settings.h"
 #include "dplace/sim.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-
-/* Checks a whole configuration (ranges, combinations): DP_STATUS_INVALID
- * with a message naming the setting. */
-dp_status dp_agent_config_check(const dp_agent_config *cfg, dp_error *err);
 /* One placement's evaluation. */
 typedef struct dp_agent_eval_result {
     double step_time_s;

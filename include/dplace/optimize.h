@@ -37,7 +37,7 @@
 #include "dplace/reference.h"
 #include "dplace/run.h"
 #include "dplace/search.h"
-#include "dplace/settings.h"
+#include "dplace/settings_job.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -42,14 +42,44 @@
 #include "dplace/run.h"
 #include "dplace/settings.h"
 #include "dplace/sim.h"
+#include "dplace/units.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Defaults: seed 1, 1 thread, and the search rows' base values of the
- * settings table (dp_settings_base). */
+/* The search's settings: a row each (dp_search_options_rows) but seed and
+ * threads, which come from the run (--seed, --threads). */
+typedef struct dp_search_options {
+    uint64_t seed;          /* seeds every chain (chain c: seed and c)            */
+    int32_t threads;        /* independent chains, each on its own thread (>= 1)  */
+    int32_t moves;          /* moves each chain proposes per step (>= 1)          */
+    double t0;              /* starting temperature: a move making the step time x
+                               times worse (x relative) is accepted with
+                               probability exp(-x / t) (> 0)                      */
+    double decay;           /* the temperature's factor per step (0 < d <= 1)     */
+    double t_min;           /* the temperature's floor, relative to t0            */
+    int32_t restart_steps;  /* a chain without a better placement of its own for
+                               this many steps restarts from the best found,
+                               reheated to t0 (>= 1)                              */
+    int32_t sync_steps;     /* every this many steps the chain with the worst
+                               current placement restarts from the best (>= 1)   */
+    double critical;        /* share of moves proposed from the critical path     */
+    double swap;            /* share of swaps among the other moves               */
+    dp_units_spec units;    /* what a move moves (dplace/units.h; --units, not in
+                               the table): OP (zeroed), the levels of
+                               docs/search.md; MODULE, whole modules and their
+                               parents; AUTO resolved at init                 */
+} dp_search_options;
+
+/* The search's rows (include/dplace/settings.h), one group; *n their
+ * count. */
+const dp_setting *dp_search_options_rows(int32_t *n);
+/* Defaults: seed 1, 1 thread, units OP, and every row's base value. */
 dp_search_options dp_search_options_default(void);
+/* Writes every row as "key=value ..." in the rows' order (a checkpoint's
+ * identity); returns the length it needed (snprintf's rule). */
+size_t dp_search_options_format(const dp_search_options *o, char *buf, size_t size);
 
 typedef struct dp_search dp_search;
 

@@ -14,7 +14,7 @@
 
 #include "dplace/group.h"
 #include "dplace/place.h"
-#include "dplace/settings.h"
+#include "dplace/settings_job.h"
 #include "dplace/zoo.h"
 
 PyObject *dp_py_error;

@@ -51,7 +51,7 @@
 
 /* What must be the same for a checkpoint to apply. */
 static char *identity(const dp_agent *a) {
-    size_t clen = dp_settings_format_target(DP_SETTING_AGENT, &a->cfg, NULL, 0);
+    size_t clen = dp_agent_config_format(&a->cfg, NULL, 0);
     size_t cap = clen + 4096 + (size_t)a->D * 64;
     char *s = malloc(cap);
     if (!s) return NULL;
@@ -60,7 +60,7 @@ static char *identity(const dp_agent *a) {
     w += snprintf(s + w, cap - (size_t)w, " seed=%llu eval=%s noise=%.9g steps=%d warmup=%d mean=%d simseed=%llu groups=%d ",
                   (unsigned long long)a->seed, a->eo.measure_cmd ? "measure" : "sim", a->eo.sim.noise_sigma,
                   (int)a->eo.sim.steps, (int)a->eo.sim.warmup, a->eo.sim.mean, (unsigned long long)a->eo.sim.seed, (int)a->T);
-    w += (int)dp_settings_format_target(DP_SETTING_AGENT, &a->cfg, s + w, cap - (size_t)w);
+    w += (int)dp_agent_config_format(&a->cfg, s + w, cap - (size_t)w);
     char units[32];
     dp_units_spec_format(a->cfg.units, units, sizeof units);
     if ((size_t)w < cap) snprintf(s + w, cap - (size_t)w, " units=%s", units);

@@ -13,12 +13,6 @@
 
 /* ---- options ------------------------------------------------------------------------- */
 
-dp_search_options dp_search_options_default(void) {
-    dp_settings s;
-    dp_settings_base(&s);
-    return s.search;
-}
-
 /* The checks of dp_search_init: NULL when o is fine, else what is wrong. */
 static const char *options_problem(const dp_search_options *o) {
     if (o->threads < 1 || o->threads > 256) return "threads must be in 1..256";

@@ -4,6 +4,7 @@
 dp_add_layer(search
   SOURCES
     src/search/search.c
+    src/search/search_options.c
     src/search/search_chain.c
     src/search/search_units.c
     src/search/search_moves.c

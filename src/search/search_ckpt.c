@@ -6,7 +6,7 @@
  *   u32 cost model version (DP_COST_MODEL_VERSION), u64 hash of the device
  *       parameters (dp_devices_hash): both must match
  *   identity: i32 ops, devices, chains, moves; u64 seed; u32 length + the
- *       search's settings as the settings table formats them (must match)
+ *       search's settings as its rows format them (must match)
  *   i32 begun, starts, next start; per start: f64 score, 64 bytes name,
  *       its result (its bytes, link pointer cleared), i32 [ops] placement
  *   the counters: i64 updates, samples, best update, best sample, restarts;
@@ -44,10 +44,10 @@ static ck_id identity(const dp_search *s) {
     return id;
 }
 
-/* The search's settings as the settings table formats them, and its units,
+/* The search's settings as its rows format them, and its units,
  * into buf; returns the length written. */
 static uint32_t settings_identity(const dp_search *s, char *buf, size_t size) {
-    size_t n = dp_settings_format_target(DP_SETTING_SEARCH, &s->opt, buf, size);
+    size_t n = dp_search_options_format(&s->opt, buf, size);
     if (n >= size) n = size - 1;
     char units[32];
     dp_units_spec_format(s->opt.units, units, sizeof units);
