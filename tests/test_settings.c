@@ -1,17 +1,11 @@
 /* The settings table and the presets as data (include/dplace/settings_job.h). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dplace/agent.h"
 #include "dplace/settings_job.h"
 #include "test_util.h"
-
-/* Keys listed whatever the presets do: the components with command-line
- * flags of their own (--grouper, --placer, --algo, --groups) and train=no,
- * the untrained control every learned result is compared with. */
-static int component_key(const char *name) {
-    return !strcmp(name, "grouper") || !strcmp(name, "placer") || !strcmp(name, "algo") || !strcmp(name, "groups") ||
-           !strcmp(name, "train");
-}
 
 /* Every row has a unique name, a help line longer than its name, a group,
  * and its base value within its range. */
@@ -103,32 +97,82 @@ static void test_renamed(void) {
     CHECK(dp_settings_set(&s, "samples", "7", &err) == DP_STATUS_OK && s.agent.train.batch == 7);
 }
 
-/* A setting is experimental exactly when no preset moves it from its base
- * value (component keys aside): the default listing holds what the presets
- * use, and at most 45 keys for a learned agent. */
-static void test_experimental_flags(void) {
+/* The text of a file of the repository (path from tests/), NUL-ended, or
+ * NULL; the caller frees it. */
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += got;
+        if (len + 1 == cap) buf = realloc(buf, cap *= 2);
+    }
+    fclose(f);
+    if (buf) buf[len] = 0;
+    return buf;
+}
+
+/* No key a preset sets is experimental: every preset line names its
+ * source, a paper's sentence or a measured choice of dplace's. */
+static void test_preset_keys_not_experimental(void) {
+    for (const char *const *p = dp_settings_preset_names(); *p; p++) {
+        const dp_preset *pr = dp_settings_preset_find(*p);
+        for (int32_t k = 0; k < pr->n_lines; k++) {
+            TEST_CASE("preset %s, line %s=%s", *p, pr->lines[k].key, pr->lines[k].value);
+            const dp_setting *r = dp_settings_find(pr->lines[k].key);
+            CHECK(r && !(r->flags & DP_SETTING_EXPERIMENTAL));
+        }
+    }
+}
+
+/* No key that docs/design/preset-sources.md gives a source for (the first
+ * cell of its tables' rows: a paper's value, or dplace's with its reason)
+ * is experimental: Mars's gcn-layers and seg-len, the Hierarchical
+ * Planner's type-vocab and clip, ... */
+static void test_sourced_keys_not_experimental(void) {
+    char *doc = read_text("../docs/design/preset-sources.md");
+    CHECK(doc != NULL);
+    if (!doc) return;
+    int sourced = 0;
+    for (char *line = doc; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, "| ", 2)) continue;
+        size_t cell = strcspn(line + 2, "|\n");
+        char keys[256];
+        snprintf(keys, sizeof keys, "%.*s", (int)(cell < sizeof keys ? cell : sizeof keys - 1), line + 2);
+        for (char *save = NULL, *k = strtok_r(keys, " ,;", &save); k; k = strtok_r(NULL, " ,;", &save)) {
+            const dp_setting *r = dp_settings_find(k);
+            if (!r) continue; /* a header cell, or a word */
+            TEST_CASE("setting %s", k);
+            CHECK(!(r->flags & DP_SETTING_EXPERIMENTAL));
+            sourced++;
+        }
+    }
+    CHECK(sourced > 60);
+    free(doc);
+}
+
+/* The experimental keys are exactly those docs/agents.md marks with a *
+ * (its settings table, `key`*), and the search has none (its values are
+ * its own, tuned: docs/search.md). */
+static void test_experimental_documented(void) {
+    char *doc = read_text("../docs/agents.md");
+    CHECK(doc != NULL);
+    if (!doc) return;
     int32_t n;
     const dp_setting *t = dp_settings_table(&n);
-    dp_settings base;
-    dp_settings_base(&base);
-    int listed_agent = 0;
+    int experimental = 0;
     for (int32_t k = 0; k < n; k++) {
         TEST_CASE("setting %s", t[k].name);
-        char b[128], v[128];
-        dp_setting_format(&t[k], &base, b, sizeof b);
-        int moved = 0;
-        for (const char *const *p = dp_settings_preset_names(); *p; p++) {
-            dp_settings s;
-            CHECK(dp_settings_preset(*p, &s) == 0);
-            dp_setting_format(&t[k], &s, v, sizeof v);
-            moved |= strcmp(b, v) != 0;
-        }
-        int experimental = (t[k].flags & DP_SETTING_EXPERIMENTAL) != 0;
-        if (t[k].group == DP_SETTING_GROUP_SEARCH) CHECK(!experimental); /* the search's own values */
-        else CHECK(experimental == !(moved || component_key(t[k].name)));
-        if (!experimental && t[k].group != DP_SETTING_GROUP_SEARCH) listed_agent++;
+        char marked[80];
+        snprintf(marked, sizeof marked, "`%s`*", t[k].name);
+        int x = (t[k].flags & DP_SETTING_EXPERIMENTAL) != 0;
+        CHECK(x == (strstr(doc, marked) != NULL));
+        if (t[k].group == DP_SETTING_GROUP_SEARCH) CHECK(!x);
+        experimental += x;
     }
-    CHECK(listed_agent <= 45);
+    CHECK(experimental > 0);
+    free(doc);
 }
 
 /* Each preset's lines name a setting of the table, give a value it takes,
@@ -337,7 +381,9 @@ int main(int argc, char **argv) {
     TEST_RUN(test_format_round_trip);
     TEST_RUN(test_set_errors);
     TEST_RUN(test_renamed);
-    TEST_RUN(test_experimental_flags);
+    TEST_RUN(test_preset_keys_not_experimental);
+    TEST_RUN(test_sourced_keys_not_experimental);
+    TEST_RUN(test_experimental_documented);
     TEST_RUN(test_preset_lines);
     TEST_RUN(test_presets_match_functions);
     return test_end();
