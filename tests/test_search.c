@@ -518,6 +518,99 @@ static void test_every_setting(void) {
     fixture_close(&f);
 }
 
+/* Runs `updates` steps of a search of f from single GPU under o (seed 1,
+ * one chain, 8 moves a step, then `set`'s key=value); its counters in *st,
+ * its best step time returned. */
+static double run_set(fixture *f, const char *const *set, int64_t updates, dp_search_stats *st) {
+    dp_search_options o = dp_search_options_default();
+    o.moves = 8;
+    dp_settings all;
+    dp_settings_base(&all);
+    all.search = o;
+    dp_error err;
+    for (; *set; set += 2) {
+        TEST_CASE("%s=%s", set[0], set[1]);
+        CHECK(dp_settings_set(&all, set[0], set[1], &err) == DP_STATUS_OK);
+    }
+    dp_search *s = dp_search_init(f->g, f->ds, f->sim, &all.search, &err);
+    CHECK(s);
+    CHECK(dp_placement_single(f->g, f->ds, 1, f->p, &err) == DP_STATUS_OK);
+    CHECK(dp_search_add_start(s, "gpu", f->p, &err) == DP_STATUS_OK);
+    search_run(s, f, updates, NULL, 0);
+    dp_search_get_stats(s, st);
+    double best = dp_search_get_state(s)->best_s;
+    dp_search_free(s);
+    return best;
+}
+
+/* restart: a chain that finds no better placement of its own for that
+ * many updates restarts from the best; each restart is counted. One chain
+ * (no sync restarts): restart=1 restarts it after every update without
+ * progress, a restart longer than the run never. */
+static void test_restart_after_stall(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search_stats often, never;
+    run_set(&f, (const char *const[]){"restart", "1", NULL}, 30, &often);
+    run_set(&f, (const char *const[]){"restart", "1000", NULL}, 30, &never);
+    CHECK(never.restarts == 0);
+    CHECK(often.restarts > 0 && often.restarts <= 30);
+    fixture_close(&f);
+}
+
+/* critical: the share of moves proposed from the simulated critical path;
+ * 0 proposes none from it, 1 all. */
+static void test_critical_share(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search_stats none, all;
+    run_set(&f, (const char *const[]){"critical", "0", NULL}, 10, &none);
+    run_set(&f, (const char *const[]){"critical", "1", NULL}, 10, &all);
+    CHECK(none.proposed == 80 && none.critical == 0);
+    CHECK(all.proposed == 80 && all.critical == 80);
+    fixture_close(&f);
+}
+
+/* swap: the share of swaps among the moves not from the critical path. At
+ * swap=1 (critical=0) every move swaps two units on different devices:
+ * from single GPU there are none, so nothing is simulated; at swap=0 units
+ * move off it. */
+static void test_swap_share(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search_stats swaps, moves;
+    run_set(&f, (const char *const[]){"critical", "0", "swap", "1", NULL}, 10, &swaps);
+    run_set(&f, (const char *const[]){"critical", "0", "swap", "0", NULL}, 10, &moves);
+    CHECK(swaps.proposed == 80 && swaps.simulated == 0);
+    CHECK(moves.simulated > 0 && moves.accepted > 0);
+    fixture_close(&f);
+}
+
+/* decay: the temperature's factor per update. At t0=100 a slower move is
+ * accepted almost surely; with decay=1 the temperature stays there, with
+ * decay=1e-12 (t-min=0) it falls to nothing after the first update and
+ * only moves no slower are accepted. */
+static void test_decay_cools(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search_stats hot, cooled;
+    run_set(&f, (const char *const[]){"t0", "100", "decay", "1", "t-min", "0", NULL}, 20, &hot);
+    run_set(&f, (const char *const[]){"t0", "100", "decay", "1e-12", "t-min", "0", NULL}, 20, &cooled);
+    CHECK(hot.simulated > 0 && cooled.simulated > 0);
+    CHECK(hot.accepted - hot.improved > 2 * (cooled.accepted - cooled.improved));
+    fixture_close(&f);
+}
+
+/* t-min: the temperature's floor, relative to t0. With t-min=1 the
+ * temperature never leaves t0 whatever the decay: the run is the run
+ * without decay, move for move. */
+static void test_t_min_floor(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    dp_search_stats floored, flat;
+    double a = run_set(&f, (const char *const[]){"t0", "100", "decay", "1e-12", "t-min", "1", NULL}, 20, &floored);
+    double b = run_set(&f, (const char *const[]){"t0", "100", "decay", "1", "t-min", "0", NULL}, 20, &flat);
+    CHECK(a == b);
+    CHECK(floored.simulated == flat.simulated && floored.accepted == flat.accepted);
+    CHECK(floored.improved == flat.improved);
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_improves_start);
@@ -538,5 +631,10 @@ int main(int argc, char **argv) {
     TEST_RUN(test_typed_units_move_together);
     TEST_RUN(test_typed_units_split_phases);
     TEST_RUN(test_every_setting);
+    TEST_RUN(test_restart_after_stall);
+    TEST_RUN(test_critical_share);
+    TEST_RUN(test_swap_share);
+    TEST_RUN(test_decay_cools);
+    TEST_RUN(test_t_min_floor);
     return test_end();
 }
