@@ -203,6 +203,50 @@ static flops_t round_flops(const sizes_t *z, int ops, double nnz) {
     return f;
 }
 
+/* Prints a round's work (its GFLOP, the forward's shares) and rate, the
+ * rates of its hot kernels here, and the round extrapolated to the papers'
+ * graphs; med is the round's median seconds on OPS ops (nnz adjacency
+ * entries), nseg its segments, csz a minibatch's samples. */
+static void report_work(const sizes_t *sz, int OPS, double nnz, int csz, int THREADS, double med, int nseg,
+                        dp_rng *rng) {
+    int SEG = sz->seg, H = sz->H, GH = sz->GH, S = sz->S, updates = sz->updates;
+    flops_t fl = round_flops(sz, OPS, nnz);
+    double total = fl.total;
+    printf("GFLOP per round: %.1f (sample %.1f, train forward %.1f, train backward %.1f); of the forward work: "
+           "decoder products %.0f%%, attention scores %.0f%%, segment encoders %.0f%%, GCN %.0f%%\n",
+           total * 1e-9, fl.sample * 1e-9, fl.train_f * 1e-9, fl.train_b * 1e-9, fl.pct[0], fl.pct[1], fl.pct[2],
+           fl.pct[3]);
+    printf("rate: %.1f GFLOP/s over the round\n", total * 1e-9 / med);
+
+    /* the round's hot kernels on this machine */
+    printf("kernel rates (threads=%d): recurrence %dx%dx%d %.1f GFLOP/s, %dx%dx%d %.1f; att@P %dx%dx%d %.1f, "
+           "%dx%dx%d %.1f; query %dx%dx%d %.1f; encoder step 1x%dx%d %.1f; attention scores %.2f us/step/sample "
+           "(T=%d A=%d)\n",
+           THREADS, csz, 4 * H, H, gemm_rate(csz, 4 * H, H, 1), S, 4 * H, H, gemm_rate(S, 4 * H, H, 1), csz, 4 * H,
+           SEG, gemm_rate(csz, 4 * H, SEG, 0), S, 4 * H, SEG, gemm_rate(S, 4 * H, SEG, 0), csz, H, H,
+           gemm_rate(csz, H, H, 1), 4 * H, H, gemm_rate(1, 4 * H, H, 1), attn_rate(SEG, H) * 1e6, SEG, H);
+
+    /* the paper's sizes: the round's cost per segment (everything but the
+     * GCN) times the segments there, plus measured GCN passes
+     * (DPLACE_MARS_PAPER=0 skips this, e.g. for profiling the round) */
+    const char *pp = getenv("DPLACE_MARS_PAPER");
+    double t_gcn_here = gcn_seconds(OPS, GH, rng);
+    double per_seg = (med - (1 + updates) * t_gcn_here) / nseg;
+    static const struct { const char *name; int ops; } paper[] = {
+        {"inception_v3", 21700}, {"gnmt4", 55785}, {"bert_base", 11443}};
+    for (int i = 0; i < 3 && !(pp && strcmp(pp, "0") == 0); i++) {
+        int n = paper[i].ops, segs = (n + SEG - 1) / SEG;
+        double tg = gcn_seconds(n, GH, rng);
+        double est = segs * per_seg + (1 + updates) * tg;
+        flops_t pf = round_flops(sz, n, nnz / OPS * n); /* anchor-like graphs */
+        printf("paper size %-12s %6d ops, %4d segments: %.0f s per round (%.2f s per segment x %d, GCN %d x "
+               "%.3f s), extrapolated from this round; %.1f TFLOP per round (forward: decoder products %.0f%%, "
+               "attention scores %.0f%%, segment encoders %.0f%%, GCN %.1f%%)\n",
+               paper[i].name, n, segs, est, per_seg, segs, 1 + updates, tg, pf.total * 1e-12, pf.pct[0], pf.pct[1],
+               pf.pct[2], pf.pct[3]);
+    }
+}
+
 int main(int argc, char **argv) {
     int a[10] = {256, 128, 512, 256, 5, 20, 3, 4, 1, 2};
     for (int i = 1; i < argc && i <= 10; i++) a[i - 1] = atoi(argv[i]);
@@ -309,41 +353,7 @@ int main(int argc, char **argv) {
 
     int updates = EPOCHS * nchunks;
     sizes_t sz = {SEG, H, GH, D, S, EPOCHS, updates};
-    flops_t fl = round_flops(&sz, OPS, (double)g.nnz);
-    double total = fl.total;
-    printf("GFLOP per round: %.1f (sample %.1f, train forward %.1f, train backward %.1f); of the forward work: "
-           "decoder products %.0f%%, attention scores %.0f%%, segment encoders %.0f%%, GCN %.0f%%\n",
-           total * 1e-9, fl.sample * 1e-9, fl.train_f * 1e-9, fl.train_b * 1e-9, fl.pct[0], fl.pct[1], fl.pct[2],
-           fl.pct[3]);
-    printf("rate: %.1f GFLOP/s over the round\n", total * 1e-9 / med);
-
-    /* the round's hot kernels on this machine */
-    printf("kernel rates (threads=%d): recurrence %dx%dx%d %.1f GFLOP/s, %dx%dx%d %.1f; att@P %dx%dx%d %.1f, "
-           "%dx%dx%d %.1f; query %dx%dx%d %.1f; encoder step 1x%dx%d %.1f; attention scores %.2f us/step/sample "
-           "(T=%d A=%d)\n",
-           THREADS, csz, 4 * H, H, gemm_rate(csz, 4 * H, H, 1), S, 4 * H, H, gemm_rate(S, 4 * H, H, 1), csz, 4 * H,
-           SEG, gemm_rate(csz, 4 * H, SEG, 0), S, 4 * H, SEG, gemm_rate(S, 4 * H, SEG, 0), csz, H, H,
-           gemm_rate(csz, H, H, 1), 4 * H, H, gemm_rate(1, 4 * H, H, 1), attn_rate(SEG, H) * 1e6, SEG, H);
-
-    /* the paper's sizes: the round's cost per segment (everything but the
-     * GCN) times the segments there, plus measured GCN passes
-     * (DPLACE_MARS_PAPER=0 skips this, e.g. for profiling the round) */
-    const char *pp = getenv("DPLACE_MARS_PAPER");
-    double t_gcn_here = gcn_seconds(OPS, GH, &rng);
-    double per_seg = (med - (1 + updates) * t_gcn_here) / trainer.seg.nseg;
-    static const struct { const char *name; int ops; } paper[] = {
-        {"inception_v3", 21700}, {"gnmt4", 55785}, {"bert_base", 11443}};
-    for (int i = 0; i < 3 && !(pp && strcmp(pp, "0") == 0); i++) {
-        int n = paper[i].ops, segs = (n + SEG - 1) / SEG;
-        double tg = gcn_seconds(n, GH, &rng);
-        double est = segs * per_seg + (1 + updates) * tg;
-        flops_t pf = round_flops(&sz, n, (double)g.nnz / OPS * n); /* anchor-like graphs */
-        printf("paper size %-12s %6d ops, %4d segments: %.0f s per round (%.2f s per segment x %d, GCN %d x "
-               "%.3f s), extrapolated from this round; %.1f TFLOP per round (forward: decoder products %.0f%%, "
-               "attention scores %.0f%%, segment encoders %.0f%%, GCN %.1f%%)\n",
-               paper[i].name, n, segs, est, per_seg, segs, 1 + updates, tg, pf.total * 1e-12, pf.pct[0], pf.pct[1],
-               pf.pct[2], pf.pct[3]);
-    }
+    report_work(&sz, OPS, (double)g.nnz, csz, THREADS, med, trainer.seg.nseg, &rng);
     dp_nn_mars_free(&sampler);
     dp_nn_mars_free(&trainer);
     if (rem != csz) dp_nn_mars_free(&trainer_rem);

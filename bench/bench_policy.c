@@ -84,6 +84,36 @@ static double sgemm_rate(int M, int N, int K, int own) {
     return 2.0 * M * N * K / best * 1e-9;
 }
 
+/* DPLACE_NN_ISA=base|avx2|avx512 runs a narrower kernel set (comparisons):
+ * 0, or 2 after a message when it names none supported here. */
+static int force_isa(void) {
+    const char *isa = getenv("DPLACE_NN_ISA");
+    if (!isa) return 0;
+    static const char *const names[NN_ISA_COUNT] = {"base", "avx2", "avx512"};
+    int i = 0;
+    while (i < NN_ISA_COUNT && strcmp(isa, names[i]) != 0) i++;
+    if (i == NN_ISA_COUNT || i > (int)nn_kern_best_isa()) {
+        fprintf(stderr, "bench_policy: DPLACE_NN_ISA=%s is not base, avx2 or avx512 supported here\n", isa);
+        return 2;
+    }
+    nn_kern_force((nn_isa)i);
+    return 0;
+}
+
+/* Fills the graph of OPS ops: each op's type and shape, the E edges src ->
+ * dst (a chain, then forward edges of up to 50 ops), the input features x. */
+static void make_graph(int OPS, int E, int *op_type, float *op_shape, int *src, int *dst, float *x, dp_rng *rng) {
+    for (int i = 0; i < OPS; i++) op_type[i] = (int)dp_rng_below(rng, TYPES);
+    for (size_t i = 0; i < (size_t)OPS * SHAPE; i++) op_shape[i] = (float)dp_rng_uniform(rng);
+    for (int i = 1; i < OPS; i++) src[i - 1] = (int)dp_rng_below(rng, (uint64_t)i), dst[i - 1] = i;
+    for (int e = OPS - 1; e < E; e++) {
+        src[e] = (int)dp_rng_below(rng, (uint64_t)OPS - 1);
+        int d = src[e] + 1 + (int)dp_rng_below(rng, 50);
+        dst[e] = d < OPS - 1 ? d : OPS - 1;
+    }
+    for (size_t i = 0; i < (size_t)OPS * FIN; i++) x[i] = (float)dp_rng_normal(rng);
+}
+
 int main(int argc, char **argv) {
     int def[7] = {24713, 256, 256, 5, 4, 5, 2};
     for (int i = 1; i < argc && i <= 7; i++) def[i - 1] = atoi(argv[i]);
@@ -95,18 +125,7 @@ int main(int argc, char **argv) {
     dp_nn_set_threads(THREADS);
     /* DPLACE_NN_SUBNORMALS=1 keeps IEEE subnormals (no FTZ/DAZ), for comparison */
     if (getenv("DPLACE_NN_SUBNORMALS")) dp_nn_set_flush_denormals(0);
-    /* DPLACE_NN_ISA=base|avx2|avx512 runs a narrower kernel set (comparisons) */
-    const char *isa = getenv("DPLACE_NN_ISA");
-    if (isa) {
-        static const char *const names[NN_ISA_COUNT] = {"base", "avx2", "avx512"};
-        int i = 0;
-        while (i < NN_ISA_COUNT && strcmp(isa, names[i]) != 0) i++;
-        if (i == NN_ISA_COUNT || i > (int)nn_kern_best_isa()) {
-            fprintf(stderr, "bench_policy: DPLACE_NN_ISA=%s is not base, avx2 or avx512 supported here\n", isa);
-            return 2;
-        }
-        nn_kern_force((nn_isa)i);
-    }
+    if (force_isa()) return 2;
     dp_rng rng;
     dp_rng_seed(&rng, 0);
 
@@ -116,15 +135,7 @@ int main(int argc, char **argv) {
     int E = OPS - 1 + OPS / 2;
     int *src = xmalloc(sizeof(int) * E), *dst = xmalloc(sizeof(int) * E);
     float *x = xmalloc(sizeof(float) * (size_t)OPS * FIN);
-    for (int i = 0; i < OPS; i++) op_type[i] = (int)dp_rng_below(&rng, TYPES);
-    for (size_t i = 0; i < (size_t)OPS * SHAPE; i++) op_shape[i] = (float)dp_rng_uniform(&rng);
-    for (int i = 1; i < OPS; i++) src[i - 1] = (int)dp_rng_below(&rng, (uint64_t)i), dst[i - 1] = i;
-    for (int e = OPS - 1; e < E; e++) {
-        src[e] = (int)dp_rng_below(&rng, (uint64_t)OPS - 1);
-        int d = src[e] + 1 + (int)dp_rng_below(&rng, 50);
-        dst[e] = d < OPS - 1 ? d : OPS - 1;
-    }
-    for (size_t i = 0; i < (size_t)OPS * FIN; i++) x[i] = (float)dp_rng_normal(&rng);
+    make_graph(OPS, E, op_type, op_shape, src, dst, x, &rng);
 
     /* the agent: grouper + placer in one parameter store */
     int GF = TYPES + SHAPE + G;
