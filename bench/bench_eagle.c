@@ -199,54 +199,9 @@ static double baseline_time(const dp_graph *g, const dp_devices *ds, dp_place_me
     return t;
 }
 
-int main(int argc, char **argv) {
-    long samples = argc > 1 ? strtol(argv[1], NULL, 10) : 400;
-    if (samples < 1) {
-        fprintf(stderr, "usage: bench_eagle [SAMPLES [MODEL...]]\n");
-        return 2;
-    }
-    const char *env = getenv("DPLACE_THREADS");
-    int threads = env ? atoi(env) : 2;
-    if (threads < 1) threads = 1;
-    dp_nn_set_threads(threads);
-    int use[M_COUNT] = {0};
-    if (argc > 2) {
-        for (int i = 2; i < argc; i++) {
-            int found = 0;
-            for (int m = 0; m < M_COUNT; m++)
-                if (strcmp(argv[i], model_names[m]) == 0) use[m] = found = 1;
-            if (!found) {
-                fprintf(stderr, "bench_eagle: model %s is not one of EAGLE's (inception_v3, gnmt4, bert_base)\n",
-                        argv[i]);
-                return 2;
-            }
-        }
-    } else {
-        for (int m = 0; m < M_COUNT; m++) use[m] = 1;
-    }
-    static result res[M_COUNT][R_COUNT];
-    double single[M_COUNT], expert[M_COUNT];
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        dp_error err;
-        dp_graph *g = dp_zoo_build(model_names[m], 0, &err);
-        dp_devices *ds = g ? dp_devices_preset("p100x4", &err) : NULL;
-        if (!g || !ds) {
-            fprintf(stderr, "bench_eagle: %s\n", err.msg);
-            return 1;
-        }
-        single[m] = baseline_time(g, ds, DP_PLACE_METHOD_GPU);
-        expert[m] = baseline_time(g, ds, DP_PLACE_METHOD_EXPERT);
-        for (int r = 0; r < R_COUNT; r++) {
-            if (!wanted(runs[r].name)) continue;
-            if (run_one(g, ds, &runs[r], samples, threads, &res[m][r])) return 1;
-            fprintf(stderr, "bench_eagle: %s %s: best %.4f s at placement %lld, %.0f s\n", model_names[m],
-                    runs[r].name, res[m][r].best_s, (long long)res[m][r].best_at, res[m][r].wall_s);
-        }
-        dp_graph_free(g);
-        dp_devices_free(ds);
-    }
-
+/* Tables I-IV: the paper's cells beside dplace's. */
+static void print_paper_tables(long samples, int threads, const int *use, result res[M_COUNT][R_COUNT],
+                               const double *single, const double *expert) {
     printf("EAGLE (the EAGLE paper) Tables I-IV beside dplace on p100x4: %ld placements per learned run, seed 1,\n"
            "simulator without noise, %d threads. Cells: paper s | dplace best s | placements when found | wall.\n",
            samples, threads);
@@ -295,6 +250,11 @@ int main(int argc, char **argv) {
         cell(t4[m][5], &res[m][R_EAGLE_CE]);
         printf("\n");
     }
+}
+
+/* When each run reached the Hierarchical Planner's best, and the valid
+ * share of its samples. */
+static void print_reach(const int *use, result res[M_COUNT][R_COUNT]) {
     printf("\nPlacements each run needed to reach the Hierarchical Planner's best (\"-\": never)\n%-13s %8s",
            "model", "hp best");
     for (int r = 0; r < R_COUNT; r++) printf(" %15s", runs[r].name);
@@ -321,6 +281,63 @@ int main(int argc, char **argv) {
             else printf(" %15s", "-");
         printf("\n");
     }
+}
+
+static void print_tables(long samples, int threads, const int *use, result res[M_COUNT][R_COUNT],
+                         const double *single, const double *expert) {
+    print_paper_tables(samples, threads, use, res, single, expert);
+    print_reach(use, res);
+}
+
+int main(int argc, char **argv) {
+    long samples = argc > 1 ? strtol(argv[1], NULL, 10) : 400;
+    if (samples < 1) {
+        fprintf(stderr, "usage: bench_eagle [SAMPLES [MODEL...]]\n");
+        return 2;
+    }
+    const char *env = getenv("DPLACE_THREADS");
+    int threads = env ? atoi(env) : 2;
+    if (threads < 1) threads = 1;
+    dp_nn_set_threads(threads);
+    int use[M_COUNT] = {0};
+    if (argc > 2) {
+        for (int i = 2; i < argc; i++) {
+            int found = 0;
+            for (int m = 0; m < M_COUNT; m++)
+                if (strcmp(argv[i], model_names[m]) == 0) use[m] = found = 1;
+            if (!found) {
+                fprintf(stderr, "bench_eagle: model %s is not one of EAGLE's (inception_v3, gnmt4, bert_base)\n",
+                        argv[i]);
+                return 2;
+            }
+        }
+    } else {
+        for (int m = 0; m < M_COUNT; m++) use[m] = 1;
+    }
+    static result res[M_COUNT][R_COUNT];
+    double single[M_COUNT], expert[M_COUNT];
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        dp_error err;
+        dp_graph *g = dp_zoo_build(model_names[m], 0, &err);
+        dp_devices *ds = g ? dp_devices_preset("p100x4", &err) : NULL;
+        if (!g || !ds) {
+            fprintf(stderr, "bench_eagle: %s\n", err.msg);
+            return 1;
+        }
+        single[m] = baseline_time(g, ds, DP_PLACE_METHOD_GPU);
+        expert[m] = baseline_time(g, ds, DP_PLACE_METHOD_EXPERT);
+        for (int r = 0; r < R_COUNT; r++) {
+            if (!wanted(runs[r].name)) continue;
+            if (run_one(g, ds, &runs[r], samples, threads, &res[m][r])) return 1;
+            fprintf(stderr, "bench_eagle: %s %s: best %.4f s at placement %lld, %.0f s\n", model_names[m],
+                    runs[r].name, res[m][r].best_s, (long long)res[m][r].best_at, res[m][r].wall_s);
+        }
+        dp_graph_free(g);
+        dp_devices_free(ds);
+    }
+
+    print_tables(samples, threads, use, res, single, expert);
     for (int m = 0; m < M_COUNT; m++)
         for (int r = 0; r < R_COUNT; r++) free(res[m][r].at), free(res[m][r].best);
     return 0;

@@ -283,6 +283,160 @@ static dp_graph *build(const char *model, int32_t batch, dp_devices **ds) {
     return *ds ? g : NULL;
 }
 
+/* Table 3: for each model, the sources (unless a Table 2 run is one),
+ * then the fine-tuning from each; 1 when a run failed. */
+static int table3(const int *use, char ck[M_COUNT][256], const int *have_ck, long src_updates, long finetune,
+                  int threads, result res[M_COUNT][R_COUNT]) {
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        for (int kind = 0; kind < 2; kind++) {
+            int r = kind ? R_T3_DIFF : R_T3_SIM;
+            if (!wanted(runs[r].name)) continue;
+            const source_def *sd = kind ? &different_src[m] : &similar_src[m];
+            char path[256];
+            int from = -1;
+            for (int k = 0; k < M_COUNT; k++)
+                if (sd->batch == 0 && strcmp(sd->model, model_names[k]) == 0 && have_ck[k]) from = k;
+            if (from >= 0) {
+                snprintf(path, sizeof path, "%s", ck[from]);
+            } else {
+                snprintf(path, sizeof path, "/tmp/bench_mars_tables_%d_src_%s_%d.ck", (int)getpid(), sd->model,
+                         (int)sd->batch);
+                if (access(path, R_OK) != 0) { /* not trained yet */
+                    dp_devices *ds;
+                    dp_graph *g = build(sd->model, sd->batch, &ds);
+                    if (!g) return 1;
+                    result src;
+                    run_def rd = runs[R_MARS];
+                    if (run_one(g, ds, &rd, src_updates, threads, NULL, path, src_updates, &src)) return 1;
+                    fprintf(stderr, "bench_mars_tables: source %s: best %.4f s, %.0f s\n", sd->label, src.best_s,
+                            src.wall_s);
+                    free(src.at), free(src.best);
+                    dp_graph_free(g);
+                    dp_devices_free(ds);
+                }
+            }
+            dp_devices *ds;
+            dp_graph *g = build(model_names[m], 0, &ds);
+            if (!g) return 1;
+            if (run_one(g, ds, &runs[r], finetune, threads, path, NULL, 0, &res[m][r])) return 1;
+            fprintf(stderr, "bench_mars_tables: %s %s from %s: best %.4f s, %.0f s\n", model_names[m], runs[r].name,
+                    sd->label, res[m][r].best_s, res[m][r].wall_s);
+            dp_graph_free(g);
+            dp_devices_free(ds);
+        }
+    }
+    return 0;
+}
+
+/* Tables 1 and 2: the paper's cells beside dplace's. */
+static void print_tables_1_2(long updates, int threads, const int *use, result res[M_COUNT][R_COUNT],
+                             const double *single, const double *expert) {
+    printf("Mars (the Mars paper) Tables 1-3 beside dplace on p100x4: %ld updates of 20 placements per Mars run (the\n"
+           "Hierarchical Planner: as many placements), seed 1, simulator without noise, %d threads, networks %s.\n"
+           "Cells: paper s | dplace best s | placement when found | wall (pre-training included).\n",
+           updates, threads,
+           small_sizes ? "shrunk (GCN/LSTM/attention 32, 200 pre-training iterations)" : "at the paper's sizes");
+    const char *c1[] = {"Seq2seq (whole sequence)", "Trf-XL", "Seq2seq (segment)"};
+    header("Table 1: placers on the pre-trained encoder's fixed representations", c1, 3);
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        printf("%-13s", model_names[m]);
+        cell(t1[m][0], &res[m][R_T1_S2S]), cell(t1[m][1], &res[m][R_T1_TXL]), cell(t1[m][2], &res[m][R_T1_SEG]);
+        printf("\n");
+    }
+    for (int m = 0; m < M_COUNT; m++)
+        if (use[m] && res[m][R_T1_S2S].refused)
+            printf("  %s seq2seq refused: %s\n", model_names[m], res[m][R_T1_S2S].why);
+
+    printf("\nTable 2: approaches (human expert and GPU only: paper | dplace)\n%-13s | %-15s | %-15s", "model",
+           "human expert", "GPU only");
+    const char *c2[] = {"Grouper-Placer (hp)", "Encoder-Placer (GCN+TrfXL)", "Mars", "Mars (no pre-training)"};
+    for (int k = 0; k < 4; k++) printf(" | %-28s", c2[k]);
+    printf("\n");
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        char a[16], b[16];
+        printf("%-13s", model_names[m]);
+        for (int k = 0; k < 2; k++) {
+            double d = k == 0 ? expert[m] : single[m];
+            paper_text(t2[m][k], a, sizeof a);
+            if (isinf(d)) snprintf(b, sizeof b, "OOM/n.a.");
+            else snprintf(b, sizeof b, "%.3f", d);
+            printf(" | %6s %8s", a, b);
+        }
+        cell(t2[m][2], &res[m][R_GP]), cell(t2[m][3], &res[m][R_EP]), cell(t2[m][4], &res[m][R_MARS]);
+        cell(t2[m][5], &res[m][R_MARS_NP]);
+        printf("\n");
+    }
+}
+
+/* Table 3, the targets' questions, the pre-training and the valid share. */
+static void print_table_3(long updates, long finetune, const int *use, result res[M_COUNT][R_COUNT]) {
+    const char *c3[] = {"Direct training (mars)", "Generalised: similar type", "Generalised: different type"};
+    printf("\nTable 3: Mars directly (%ld updates) and fine-tuned for %ld updates from a policy trained %ld updates "
+           "on another graph\n",
+           updates, finetune, updates - finetune);
+    header("", c3, 3);
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        printf("%-13s", model_names[m]);
+        cell(t3[m][0], &res[m][R_MARS]), cell(t3[m][1], &res[m][R_T3_SIM]), cell(t3[m][2], &res[m][R_T3_DIFF]);
+        printf("\n");
+    }
+    printf("sources: ");
+    for (int m = 0; m < M_COUNT; m++)
+        if (use[m])
+            printf("%s <- %s, %s; ", model_names[m], similar_src[m].label, different_src[m].label);
+    printf("\n");
+
+    printf("\nThe targets' questions\n");
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        const result *e = &res[m][R_EAGLE], *h = &res[m][R_GP], *mm = &res[m][R_MARS];
+        if (e->done && h->done && mm->done)
+            printf("%-13s best step time, same placements: Mars %.3f s, EAGLE %.3f s, Hierarchical Planner %.3f s\n",
+                   model_names[m], mm->best_s, e->best_s, h->best_s);
+        const result *dp = &res[m][R_MARS_DP];
+        if (dp->done && !dp->refused)
+            printf("%-13s Mars with dplace's prior (op-order=dfs, stick=5): best %.3f s at placement %lld, first "
+                   "update's mean %.3f s, %.0f s\n",
+                   model_names[m], dp->best_s, (long long)dp->best_at, dp->first_mean, dp->wall_s);
+        const result *ma = &res[m][R_MARS], *np = &res[m][R_MARS_NP];
+        if (ma->done && np->done && !ma->refused && !np->refused && isfinite(ma->best_s) && isfinite(np->best_s)) {
+            double target = fmax(ma->best_s, np->best_s); /* a level both reached */
+            printf("%-13s pre-training: placements to reach %.3f s: mars %lld, no pre-training %lld\n", model_names[m],
+                   target, (long long)reached(ma, target), (long long)reached(np, target));
+        }
+        printf("%-13s first update (mean of valid samples / best):", model_names[m]);
+        const int rr[] = {R_MARS, R_T3_SIM, R_T3_DIFF};
+        const char *nm[] = {"scratch", "similar", "different"};
+        for (int k = 0; k < 3; k++) {
+            const result *r = &res[m][rr[k]];
+            if (r->done && !r->refused) printf("  %s %.3f / %.3f", nm[k], r->first_mean, r->first_best);
+        }
+        printf("\n");
+    }
+    printf("\nPre-training seconds and valid share of sampled placements\n%-13s", "model");
+    for (int r = 0; r < R_COUNT; r++) printf(" %15s", runs[r].name);
+    printf("\n");
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!use[m]) continue;
+        printf("%-13s", model_names[m]);
+        for (int r = 0; r < R_COUNT; r++)
+            if (res[m][r].done && !res[m][r].refused)
+                printf(" %7.0fs %5.0f%%", res[m][r].pretrain_s, 100 * res[m][r].valid_frac);
+            else printf(" %15s", "-");
+        printf("\n");
+    }
+}
+
+static void print_tables(long updates, long finetune, int threads, const int *use, result res[M_COUNT][R_COUNT],
+                         const double *single, const double *expert) {
+    print_tables_1_2(updates, threads, use, res, single, expert);
+    print_table_3(updates, finetune, use, res);
+}
+
 int main(int argc, char **argv) {
     long updates = argc > 1 ? strtol(argv[1], NULL, 10) : 10;
     const char *fe = getenv("DPLACE_MARS_FINETUNE");
@@ -343,46 +497,7 @@ int main(int argc, char **argv) {
         dp_devices_free(ds);
     }
 
-    /* Table 3: the sources (unless a Table 2 run is one), then the fine-tuning */
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        for (int kind = 0; kind < 2; kind++) {
-            int r = kind ? R_T3_DIFF : R_T3_SIM;
-            if (!wanted(runs[r].name)) continue;
-            const source_def *sd = kind ? &different_src[m] : &similar_src[m];
-            char path[256];
-            int from = -1;
-            for (int k = 0; k < M_COUNT; k++)
-                if (sd->batch == 0 && strcmp(sd->model, model_names[k]) == 0 && have_ck[k]) from = k;
-            if (from >= 0) {
-                snprintf(path, sizeof path, "%s", ck[from]);
-            } else {
-                snprintf(path, sizeof path, "/tmp/bench_mars_tables_%d_src_%s_%d.ck", (int)getpid(), sd->model,
-                         (int)sd->batch);
-                if (access(path, R_OK) != 0) { /* not trained yet */
-                    dp_devices *ds;
-                    dp_graph *g = build(sd->model, sd->batch, &ds);
-                    if (!g) return 1;
-                    result src;
-                    run_def rd = runs[R_MARS];
-                    if (run_one(g, ds, &rd, src_updates, threads, NULL, path, src_updates, &src)) return 1;
-                    fprintf(stderr, "bench_mars_tables: source %s: best %.4f s, %.0f s\n", sd->label, src.best_s,
-                            src.wall_s);
-                    free(src.at), free(src.best);
-                    dp_graph_free(g);
-                    dp_devices_free(ds);
-                }
-            }
-            dp_devices *ds;
-            dp_graph *g = build(model_names[m], 0, &ds);
-            if (!g) return 1;
-            if (run_one(g, ds, &runs[r], finetune, threads, path, NULL, 0, &res[m][r])) return 1;
-            fprintf(stderr, "bench_mars_tables: %s %s from %s: best %.4f s, %.0f s\n", model_names[m], runs[r].name,
-                    sd->label, res[m][r].best_s, res[m][r].wall_s);
-            dp_graph_free(g);
-            dp_devices_free(ds);
-        }
-    }
+    if (table3(use, ck, have_ck, src_updates, finetune, threads, res)) return 1;
     for (int m = 0; m < M_COUNT; m++) {
         remove(ck[m]);
         for (int kind = 0; kind < 2; kind++) {
@@ -394,100 +509,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    printf("Mars (the Mars paper) Tables 1-3 beside dplace on p100x4: %ld updates of 20 placements per Mars run (the\n"
-           "Hierarchical Planner: as many placements), seed 1, simulator without noise, %d threads, networks %s.\n"
-           "Cells: paper s | dplace best s | placement when found | wall (pre-training included).\n",
-           updates, threads,
-           small_sizes ? "shrunk (GCN/LSTM/attention 32, 200 pre-training iterations)" : "at the paper's sizes");
-    const char *c1[] = {"Seq2seq (whole sequence)", "Trf-XL", "Seq2seq (segment)"};
-    header("Table 1: placers on the pre-trained encoder's fixed representations", c1, 3);
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        printf("%-13s", model_names[m]);
-        cell(t1[m][0], &res[m][R_T1_S2S]), cell(t1[m][1], &res[m][R_T1_TXL]), cell(t1[m][2], &res[m][R_T1_SEG]);
-        printf("\n");
-    }
-    for (int m = 0; m < M_COUNT; m++)
-        if (use[m] && res[m][R_T1_S2S].refused)
-            printf("  %s seq2seq refused: %s\n", model_names[m], res[m][R_T1_S2S].why);
-
-    printf("\nTable 2: approaches (human expert and GPU only: paper | dplace)\n%-13s | %-15s | %-15s", "model",
-           "human expert", "GPU only");
-    const char *c2[] = {"Grouper-Placer (hp)", "Encoder-Placer (GCN+TrfXL)", "Mars", "Mars (no pre-training)"};
-    for (int k = 0; k < 4; k++) printf(" | %-28s", c2[k]);
-    printf("\n");
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        char a[16], b[16];
-        printf("%-13s", model_names[m]);
-        for (int k = 0; k < 2; k++) {
-            double d = k == 0 ? expert[m] : single[m];
-            paper_text(t2[m][k], a, sizeof a);
-            if (isinf(d)) snprintf(b, sizeof b, "OOM/n.a.");
-            else snprintf(b, sizeof b, "%.3f", d);
-            printf(" | %6s %8s", a, b);
-        }
-        cell(t2[m][2], &res[m][R_GP]), cell(t2[m][3], &res[m][R_EP]), cell(t2[m][4], &res[m][R_MARS]);
-        cell(t2[m][5], &res[m][R_MARS_NP]);
-        printf("\n");
-    }
-
-    const char *c3[] = {"Direct training (mars)", "Generalised: similar type", "Generalised: different type"};
-    printf("\nTable 3: Mars directly (%ld updates) and fine-tuned for %ld updates from a policy trained %ld updates "
-           "on another graph\n",
-           updates, finetune, src_updates);
-    header("", c3, 3);
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        printf("%-13s", model_names[m]);
-        cell(t3[m][0], &res[m][R_MARS]), cell(t3[m][1], &res[m][R_T3_SIM]), cell(t3[m][2], &res[m][R_T3_DIFF]);
-        printf("\n");
-    }
-    printf("sources: ");
-    for (int m = 0; m < M_COUNT; m++)
-        if (use[m])
-            printf("%s <- %s, %s; ", model_names[m], similar_src[m].label, different_src[m].label);
-    printf("\n");
-
-    printf("\nThe targets' questions\n");
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        const result *e = &res[m][R_EAGLE], *h = &res[m][R_GP], *mm = &res[m][R_MARS];
-        if (e->done && h->done && mm->done)
-            printf("%-13s best step time, same placements: Mars %.3f s, EAGLE %.3f s, Hierarchical Planner %.3f s\n",
-                   model_names[m], mm->best_s, e->best_s, h->best_s);
-        const result *dp = &res[m][R_MARS_DP];
-        if (dp->done && !dp->refused)
-            printf("%-13s Mars with dplace's prior (op-order=dfs, stick=5): best %.3f s at placement %lld, first "
-                   "update's mean %.3f s, %.0f s\n",
-                   model_names[m], dp->best_s, (long long)dp->best_at, dp->first_mean, dp->wall_s);
-        const result *ma = &res[m][R_MARS], *np = &res[m][R_MARS_NP];
-        if (ma->done && np->done && !ma->refused && !np->refused && isfinite(ma->best_s) && isfinite(np->best_s)) {
-            double target = fmax(ma->best_s, np->best_s); /* a level both reached */
-            printf("%-13s pre-training: placements to reach %.3f s: mars %lld, no pre-training %lld\n", model_names[m],
-                   target, (long long)reached(ma, target), (long long)reached(np, target));
-        }
-        printf("%-13s first update (mean of valid samples / best):", model_names[m]);
-        const int rr[] = {R_MARS, R_T3_SIM, R_T3_DIFF};
-        const char *nm[] = {"scratch", "similar", "different"};
-        for (int k = 0; k < 3; k++) {
-            const result *r = &res[m][rr[k]];
-            if (r->done && !r->refused) printf("  %s %.3f / %.3f", nm[k], r->first_mean, r->first_best);
-        }
-        printf("\n");
-    }
-    printf("\nPre-training seconds and valid share of sampled placements\n%-13s", "model");
-    for (int r = 0; r < R_COUNT; r++) printf(" %15s", runs[r].name);
-    printf("\n");
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!use[m]) continue;
-        printf("%-13s", model_names[m]);
-        for (int r = 0; r < R_COUNT; r++)
-            if (res[m][r].done && !res[m][r].refused)
-                printf(" %7.0fs %5.0f%%", res[m][r].pretrain_s, 100 * res[m][r].valid_frac);
-            else printf(" %15s", "-");
-        printf("\n");
-    }
+    print_tables(updates, finetune, threads, use, res, single, expert);
     for (int m = 0; m < M_COUNT; m++)
         for (int r = 0; r < R_COUNT; r++) free(res[m][r].at), free(res[m][r].best);
     return 0;

@@ -1,8 +1,7 @@
 #!/bin/sh
 # Lists the functions in src/ and bench/ longer than MAX lines (from the line
 # where the function's declaration starts to its closing brace) and fails
-# when there is one. Exit status: 0 none; 1 some, outside the excluded files;
-# 77 (skipped) long ones only in the excluded files.
+# when there is one. Exit status: 0 none; 1 some.
 # usage: scripts/check-functions.sh [DIR...]   (default: src/ and bench/ beside
 # scripts/; each DIR a folder of the repository)
 #
@@ -10,11 +9,6 @@
 # braces in comments, strings, character literals and preprocessor lines: a
 # '{' at file level right after a ')' opens a function body.
 
-# Files whose long functions are listed but make the check skip rather
-# than fail: two benches' main, to be split along their phases with the
-# rewrite that runs their cells through dp_optimize (every function in src/
-# is at most MAX lines).
-EXCLUDE="bench/bench_eagle.c bench/bench_mars_tables.c"
 MAX=120
 
 set -u
@@ -71,22 +65,16 @@ FNR == 1 { depth = 0; pdepth = 0; comment = 0; pp = 0; start = 0; fn = ""; name 
     }
 }' $files | sort -k1,1nr -k2)
 
-status=0 # 1: a long function outside the excluded files; 77: only inside them
+status=0 # 1: a long function
 while read -r lines where fn; do
     [ -n "$lines" ] || continue
-    if printf '%s\n' $EXCLUDE | grep -qx "${where%%:*}"; then
-        echo "$where $fn: $lines lines (excluded: being rewritten)"
-        [ "$status" = 0 ] && status=77
-    else
-        echo "$where $fn: $lines lines (over $MAX)"
-        status=1
-    fi
+    echo "$where $fn: $lines lines (over $MAX)"
+    status=1
 done <<EOF
 $long
 EOF
 case $status in
 0) echo "check-functions: no function in$dirs over $MAX lines" ;;
 1) echo "check-functions: functions over $MAX lines in$dirs: split them along their phases" >&2 ;;
-77) echo "check-functions: functions over $MAX lines only in the excluded files: skipped" >&2 ;;
 esac
 exit $status
