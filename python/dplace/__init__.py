@@ -334,16 +334,10 @@ def optimize(graph, devices, agent="dplace", *, updates=None, placements=None, t
                     ("warmup", warmup)):
         if isinstance(v, bool) or not isinstance(v, int):
             raise TypeError(f"{name}: an int, not {type(v).__name__}")
-    if not 0 <= seed <= 2147483647:
-        raise ValueError(f"seed: {seed}, must be in 0..2147483647")
-    if checkpoint_every < 1:
-        raise ValueError(f"checkpoint_every: {checkpoint_every}, must be at least 1")
-    if steps < 1 or not 0 <= warmup < steps:
-        raise ValueError(f"steps {steps} and warmup {warmup}: steps >= 1 and 0 <= warmup < steps")
-    if isinstance(noise, bool) or not isinstance(noise, (int, float)):
-        raise TypeError(f"noise: a log-normal sigma (a number), not {type(noise).__name__}")
-    if not (isinstance(measure_timeout, (int, float)) and measure_timeout > 0):
-        raise ValueError(f"measure_timeout: {measure_timeout!r}, must be > 0 seconds")
+    # the ranges and the rules across arguments are the library's (dp_optimize_prepare), as the command line's
+    for name, v in (("noise", noise), ("measure_timeout", measure_timeout)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise TypeError(f"{name}: a number, not {type(v).__name__}")
     if measure is not None and not isinstance(measure, str):
         raise TypeError(f"measure: a shell command (str), not {type(measure).__name__}")
     d = _dplace._optimize(

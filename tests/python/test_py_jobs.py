@@ -207,6 +207,10 @@ def test_optimize_bad_arguments():
     raises(TypeError, dplace.optimize, g, d, callback=3)
     raises(ValueError, dplace.optimize, g, d, threads=0, match="threads")
     raises(TypeError, dplace.optimize, g, d, noise="high", match="noise")
+    raises(ValueError, dplace.optimize, g, d, seed=-1, match="seed: in 0..2147483647")
+    raises(ValueError, dplace.optimize, g, d, checkpoint_every=0, match="checkpoint-every")
+    raises(ValueError, dplace.optimize, g, d, steps=2, warmup=2, match="warmup")
+    raises(ValueError, dplace.optimize, g, d, measure_timeout=0, match="measure-timeout")
     raises(dplace.Error, dplace.optimize, g, d, agent="search", updates=2, resume="/nonexistent/x.ck",
            match="x.ck")
 
