@@ -280,6 +280,21 @@ def test_baseline_units():
     check(rc == 2 and "has no modules" in text, f"--units module without modules: exit {rc}: {text}")
 
 
+def test_accel_baselines():
+    """dplace baseline lists accelerate's placements of an export: sequential
+    keeps resnet18 on GPU 0, balanced spreads it over the four GPUs."""
+    graph = resnet18()[0]
+    rc, text = dplace("baseline", "--graph", graph, "--devices", "p100x4", "--json", "--methods",
+                      "gpu,accel-balanced,accel-sequential")
+    check(rc == 0, f"dplace baseline with the accel placers: exit {rc}: {text}")
+    rows = {r["method"]: r for r in json.loads(text)["methods"]}
+    for m, used in (("accel-sequential", 1), ("accel-balanced", 4)):
+        r = rows.get(m, {})
+        check(r.get("applied") and r.get("valid"), f"{m}: {r}")
+        check_eq(r.get("units"), "module", f"{m}'s units")
+        check_eq(r.get("devices_used"), used, f"{m}: devices used")
+
+
 def test_profile():
     out = os.path.join(TMP, "profiled.json")
     rc, err = export(f"{MODELS}:small", "--batch", "2", "--input-shape", "3,8,8", "--profile", "--profile-steps", "1",

@@ -636,6 +636,85 @@ static void test_etf_exported_cnn_not_slower_than_one_gpu(void) {
     torch_step_close(&t);
 }
 
+/* The exported step of torch_step_open on four GPUs of gpu_mem bytes each
+ * (device 0 the CPU). */
+static torch_step torch_step_memory(uint64_t gpu_mem) {
+    torch_step t = torch_step_open();
+    dp_devices_free(t.ds);
+    t.ds = fixture_devices(4, gpu_mem, 1e10);
+    return t;
+}
+
+/* accel-sequential fills GPU 0 with the modules in their order, then GPU 1:
+ * each layer holds 515 kB (a 512 kB convolution with its momentum, a 3 kB
+ * batch norm), so GPU 0's 1.543 MB takes layers 0 and 1 whole; layer 2 does
+ * not fit and is split into its submodules: its convolution fits, its batch
+ * norm does not and goes to GPU 1 with layer 3 (the walk never goes back). */
+static void test_accel_sequential_fills_gpu0_then_splits(void) {
+    torch_step t = torch_step_memory(1543000);
+    int32_t p[512];
+    place(DP_PLACE_METHOD_ACCEL_SEQUENTIAL, t.g, t.ds, NULL, p);
+    check_constraints(t.g, t.ds, p, "accel-sequential");
+    CHECK_INT_EQ(p[t.conv[0]], G0);
+    CHECK_INT_EQ(p[t.bn[0]], G0);
+    CHECK_INT_EQ(p[t.conv[1]], G0);
+    CHECK_INT_EQ(p[t.bn[1]], G0);
+    CHECK_INT_EQ(p[t.conv[2]], G0); /* a submodule of the split layer 2 */
+    CHECK_INT_EQ(p[t.bn[2]], G1);
+    CHECK_INT_EQ(p[t.conv[3]], G1);
+    CHECK_INT_EQ(p[t.bn[3]], G1);
+    torch_step_close(&t);
+}
+
+/* accel-sequential with room to spare puts every module on GPU 0. */
+static void test_accel_sequential_fits_on_gpu0(void) {
+    torch_step t = torch_step_open();
+    int32_t p[512];
+    place(DP_PLACE_METHOD_ACCEL_SEQUENTIAL, t.g, t.ds, NULL, p);
+    for (int32_t i = 0; i < t.g->n_ops; i++)
+        if (t.g->ops[i].device.kind == DP_DEVCON_NONE) CHECK_INT_EQ(p[i], G0);
+    torch_step_close(&t);
+}
+
+/* accel-balanced spreads the parameter bytes over the four GPUs within one
+ * layer's bytes of even, every GPU used. */
+static void test_accel_balanced_spreads_parameters(void) {
+    torch_step t = torch_step_open();
+    int32_t p[512];
+    place(DP_PLACE_METHOD_ACCEL_BALANCED, t.g, t.ds, NULL, p);
+    check_constraints(t.g, t.ds, p, "accel-balanced");
+    uint64_t bytes[8] = {0}, total = 0, layer = 515000;
+    for (int32_t i = 0; i < t.g->n_ops; i++) bytes[p[i]] += t.g->ops[i].param_bytes, total += t.g->ops[i].param_bytes;
+    CHECK_INT_EQ(bytes[CPU], 0);
+    for (int d = G0; d <= G0 + 3; d++) {
+        TEST_CASE("gpu %d: %llu of %llu bytes", d - G0, (unsigned long long)bytes[d], (unsigned long long)total);
+        CHECK(bytes[d] > 0);
+        CHECK(bytes[d] + layer >= total / 4 && bytes[d] <= total / 4 + layer);
+    }
+    torch_step_close(&t);
+}
+
+/* On a graph without module scopes (the zoo's) both accel placers say they
+ * cannot apply, and why. */
+static void test_accel_zoo_unsupported(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("synthetic-500", 0, &err);
+    CHECK(g);
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    CHECK(ds);
+    int32_t *p = malloc((size_t)g->n_ops * sizeof(int32_t));
+    CHECK(p);
+    dp_place_method m[2] = {DP_PLACE_METHOD_ACCEL_BALANCED, DP_PLACE_METHOD_ACCEL_SEQUENTIAL};
+    for (int k = 0; k < 2; k++) {
+        TEST_CASE("%s", dp_place_method_name(m[k]));
+        CHECK_INT_EQ(dp_place_run(m[k], g, ds, NULL, p, &err), DP_STATUS_UNSUPPORTED);
+        CHECK_STR_CONTAINS(err.msg, "needs module scopes: a PyTorch export");
+    }
+    free(p);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 /* m-SCT too. */
 static void test_sct_exported_cnn_not_slower_than_one_gpu(void) {
     torch_step t = torch_step_open();
@@ -1090,6 +1169,11 @@ static void test_every_placer_keeps_constraints(void) {
                 CHECK_STR_CONTAINS(err.msg, "no expert placement given");
                 continue;
             }
+            if (m >= DP_PLACE_METHOD_ACCEL_BALANCED) { /* no module scopes */
+                CHECK_INT_EQ(st, DP_STATUS_UNSUPPORTED);
+                CHECK_STR_CONTAINS(err.msg, "needs module scopes");
+                continue;
+            }
             if (st) fprintf(stderr, "%s: %s\n", dp_place_method_name((dp_place_method)m), err.msg);
             CHECK_INT_EQ(st, DP_STATUS_OK);
             check_constraints(g, ds, p, dp_place_method_name((dp_place_method)m));
@@ -1267,7 +1351,7 @@ static void test_one_op(void) {
     fixture_finalize(g);
     int placed = every_placer_small(g, ds);
     test_case_[0] = '\0';
-    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 1); /* all but expert */
+    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 3); /* all but expert and the accel placers (no modules) */
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -1283,7 +1367,7 @@ static void test_cpu_only_ops(void) {
     fixture_finalize(g);
     int placed = every_placer_small(g, ds);
     test_case_[0] = '\0';
-    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 1);
+    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 3);
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -1320,7 +1404,7 @@ static void test_gpus_without_a_cpu(void) {
     fast_slow_gpus(&ds, &g);
     int placed = every_placer_small(g, ds);
     test_case_[0] = '\0';
-    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 2); /* no CPU, no expert */
+    CHECK_INT_EQ(placed, DP_PLACE_METHOD_COUNT - 4); /* no CPU, no expert, no modules */
     dp_graph_free(g);
     dp_devices_free(ds);
 }
@@ -1357,6 +1441,7 @@ static void test_same_seed_same_placement(void) {
     opt.seed = 7;
     for (int m = 0; m < DP_PLACE_METHOD_COUNT; m++) {
         if (m == DP_PLACE_METHOD_EXPERT || m == DP_PLACE_METHOD_M_SCT) continue; /* m-sct: LP too large */
+        if (m >= DP_PLACE_METHOD_ACCEL_BALANCED) continue;                        /* no modules */
         TEST_CASE("%s", dp_place_method_name((dp_place_method)m));
         place((dp_place_method)m, g, ds, &opt, p1);
         place((dp_place_method)m, g, ds, &opt, p2);
@@ -1549,11 +1634,15 @@ static void every_placer(const dp_graph *g, const dp_devices *ds, const char *wh
         if (st) fprintf(stderr, "%s %s: %s\n", what, dp_place_method_name((dp_place_method)m), err.msg);
         CHECK_INT_EQ(st, DP_STATUS_OK);
         if (rep.status) {
-            /* only the expert, and m-sct over its LP size limit, may be
-             * missing, with a reason */
+            /* only the expert, m-sct over its LP size limit and the accel
+             * placers on a graph without modules may be missing, with a
+             * reason */
             int sct_big = m == DP_PLACE_METHOD_M_SCT && strstr(rep.reason, "over the limit");
-            if (m != DP_PLACE_METHOD_EXPERT && !sct_big) fprintf(stderr, "%s %s: %s\n", what, rep.reason, rep.reason);
-            CHECK(m == DP_PLACE_METHOD_EXPERT || sct_big);
+            int no_modules = m >= DP_PLACE_METHOD_ACCEL_BALANCED && !dp_units_has_modules(g) &&
+                             strstr(rep.reason, "needs module scopes");
+            if (m != DP_PLACE_METHOD_EXPERT && !sct_big && !no_modules)
+                fprintf(stderr, "%s %s: %s\n", what, rep.reason, rep.reason);
+            CHECK(m == DP_PLACE_METHOD_EXPERT || sct_big || no_modules);
             CHECK(rep.reason[0]);
             printf(" %s -", dp_place_method_name((dp_place_method)m));
             continue;
@@ -1659,6 +1748,10 @@ int main(int argc, char **argv) {
     TEST_RUN(test_forward_only_placers);
     TEST_RUN(test_every_op_placed_without_forward_only);
     TEST_RUN(test_etf_exported_cnn_not_slower_than_one_gpu);
+    TEST_RUN(test_accel_sequential_fills_gpu0_then_splits);
+    TEST_RUN(test_accel_sequential_fits_on_gpu0);
+    TEST_RUN(test_accel_balanced_spreads_parameters);
+    TEST_RUN(test_accel_zoo_unsupported);
     TEST_RUN(test_sct_exported_cnn_not_slower_than_one_gpu);
     TEST_RUN(test_topo_exported_cnn_fills_gpus_in_order);
     TEST_RUN(test_placers_keep_modules_whole);

@@ -99,8 +99,9 @@ typedef enum dp_agent_op_order {
 typedef enum dp_agent_warm {
     DP_AGENT_WARM_NONE = 0, /* no warm start: the networks' initial values (the papers') */
     DP_AGENT_WARM_BEST,     /* the fastest valid placement of the baseline placers      */
-    DP_AGENT_WARM_CPU,      /* then one per dp_place_method, in its order: cpu, gpu,     */
-                            /* expert, scotch, mincut, metis, m-topo, m-etf, m-sct        */
+    DP_AGENT_WARM_CPU,      /* then one per dp_place_method up to m-sct, in its order:   */
+                            /* cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf,    */
+                            /* m-sct (the accel placers after it only through best)       */
     DP_AGENT_WARM_COUNT = DP_AGENT_WARM_CPU + 9
 } dp_agent_warm;
 

@@ -15,8 +15,16 @@
  *   m-etf    Baechi's earliest-time-first list scheduling with memory limits
  *   m-sct    Baechi's m-SCT: m-etf that keeps each op's "favourite child"
  *            (from an LP relaxation solved by COIN-OR CLP) on the op's device
+ *   accel-balanced, accel-sequential
+ *            Hugging Face accelerate's infer_auto_device_map with
+ *            device_map="balanced" or "sequential": the modules of a
+ *            PyTorch export in their order, each GPU filled in turn up to a
+ *            budget of parameter bytes, a module too large split into its
+ *            submodules, the rest on the CPU (UNSUPPORTED on a graph
+ *            without module scopes)
  *
- * Every placer but cpu, gpu and expert places units (dplace/units.h) made by
+ * Every placer but cpu, gpu, expert and the accel placers (which place
+ * modules, always) places units (dplace/units.h) made by
  * a grouping step (dp_place_options.group): TensorFlow's colocation groups
  * alone (the default: on the zoo it beats Baechi's co-placement for m-etf,
  * docs/baselines.md), or the groups of a grouper (dplace/group.h), such as
@@ -48,6 +56,8 @@ typedef enum dp_place_method {
     DP_PLACE_METHOD_M_TOPO,
     DP_PLACE_METHOD_M_ETF,
     DP_PLACE_METHOD_M_SCT,
+    DP_PLACE_METHOD_ACCEL_BALANCED,
+    DP_PLACE_METHOD_ACCEL_SEQUENTIAL,
     DP_PLACE_METHOD_COUNT
 } dp_place_method;
 
@@ -166,6 +176,10 @@ dp_status dp_place_m_etf(const dp_graph *g, const dp_devices *ds, const dp_place
                          dp_error *err);
 dp_status dp_place_m_sct(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                          dp_error *err);
+dp_status dp_place_accel_balanced(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
+                                  dp_error *err);
+dp_status dp_place_accel_sequential(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
+                                    int32_t *out, dp_error *err);
 
 /* One row of a baseline table: a placer's result as the simulator sees it. */
 typedef struct dp_place_report {

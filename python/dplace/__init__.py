@@ -156,7 +156,8 @@ def baselines(graph, devices, methods=None, *, seed=1, memory_fraction=0.9, grou
               forward_only=True, units="auto", rules="best", bound=True):
     """Runs the baseline placers on graph and devices and simulates their placements.
 
-    methods: None (every placer: cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct), a list of
+    methods: None (every placer: cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct, accel-balanced,
+    accel-sequential: accelerate's infer_auto_device_map, on a PyTorch export only), a list of
     names or a comma-separated str. seed, memory_fraction, group (a grouping step: 'none', 'colocation',
     'metis', ...), n_groups and forward_only are the placers' options (docs/baselines.md). units: what every
     placer but cpu, gpu and expert places: 'op', 'module' (a PyTorch export's modules, each whole with its

@@ -293,7 +293,8 @@ PyMethodDef dp_py_jobs_methods[] = {
     {"place", (PyCFunction)(void (*)(void))py_place, METH_VARARGS | METH_KEYWORDS,
      "place(graph, devices, method, *, seed=1, memory_fraction=0.9, group=None, n_groups=256, forward_only=True, "
      "units='auto', rules='best') -> int32 array [n_ops]\n\nOne baseline placer's placement (dplace.place_methods(): "
-     "cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct; docs/baselines.md). units: what the placers "
+     "cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, m-sct, accel-balanced, accel-sequential; "
+     "docs/baselines.md). units: what the placers "
      "but cpu, gpu and expert place: 'op', 'module' (a PyTorch export's whole modules), 'module:DEPTH', 'auto' "
      "(modules on an export, else ops). rules: the list placers' forward-only placement, 'dataflow' (dplace's "
      "rules; also what 'best' gives here, where nothing is simulated) or 'paper' (Baechi's as published). "

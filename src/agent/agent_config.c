@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dplace/agent.h"
+#include "dplace/place.h"
 
 /* ---- the choices of the enum settings ------------------------------------------ */
 
@@ -30,6 +31,10 @@ _Static_assert(sizeof op_order_names / sizeof op_order_names[0] == DP_AGENT_OP_O
 static const char *const warm_names[] = {"none",   "best",  "cpu",   "gpu",    "expert", "scotch",
                                          "mincut", "metis", "m-topo", "m-etf", "m-sct"};
 _Static_assert(sizeof warm_names / sizeof warm_names[0] == DP_AGENT_WARM_COUNT, "a name per warm start");
+/* A warm start names the placers up to m-sct; those appended after it (the
+ * accel placers) are reached through "best" alone, so saved settings keep
+ * their meaning. */
+_Static_assert(DP_AGENT_WARM_COUNT - DP_AGENT_WARM_CPU == DP_PLACE_METHOD_M_SCT + 1, "a warm start per placer up to m-sct");
 static const char *const type_ids_names[] = {"rank", "fixed"};
 _Static_assert(sizeof type_ids_names / sizeof type_ids_names[0] == DP_AGENT_TYPE_IDS_COUNT, "a name per type-id scheme");
 static const char *const group_types_names[] = {"counts", "embedding"};

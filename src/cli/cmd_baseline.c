@@ -31,9 +31,11 @@ static void verdict_text(const dp_devices *ds, const dp_sim_result *r, char *buf
 }
 
 /* What method m placed under opt into buf: "-" (cpu, gpu, expert: every op
- * on its device), the grouping step's name, or the modules' spec. */
+ * on its device), "module" (the accel placers: always modules), the grouping
+ * step's name, or the modules' spec. */
 static void units_name(dp_place_method m, const dp_place_options *opt, char *buf, size_t size) {
     if (m <= DP_PLACE_METHOD_EXPERT) snprintf(buf, size, "-");
+    else if (m >= DP_PLACE_METHOD_ACCEL_BALANCED) snprintf(buf, size, "module");
     else if (opt->units.kind == DP_UNITS_MODULE) dp_units_spec_format(opt->units, buf, size);
     else snprintf(buf, size, "%s", dp_place_group_name(dp_place_group_of(m, opt)));
 }

@@ -18,7 +18,8 @@ static const struct command {
     {"zoo", cmd_zoo, "list the built-in models, or build one into a graph file"},
     {"baseline", cmd_baseline,
      "run the baseline placers (cpu, gpu, expert, scotch, mincut, metis,\n"
-     "m-topo, m-etf, m-sct) and simulate each placement: one row per method"},
+     "m-topo, m-etf, m-sct, accel-balanced, accel-sequential) and simulate\n"
+     "each placement: one row per method"},
     {"group", cmd_group, "group a graph's ops (colocation, metis, scotch, fluid, random)"},
     {"import", cmd_import, "convert an MSR dnn-partitioning graph or expert split to dplace files"},
     {"optimize", cmd_optimize,

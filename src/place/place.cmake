@@ -24,6 +24,7 @@ dp_add_layer(place
     src/place/units.c
     src/place/place_common.c
     src/place/place_simple.c
+    src/place/place_accel.c
     src/place/place_partition.c
     src/place/place_scotch.c
     src/place/place_metis.c

@@ -26,6 +26,8 @@ static const struct {
     [DP_PLACE_METHOD_M_TOPO] = {"m-topo", dp_place_m_topo},
     [DP_PLACE_METHOD_M_ETF] = {"m-etf", dp_place_m_etf},
     [DP_PLACE_METHOD_M_SCT] = {"m-sct", dp_place_m_sct},
+    [DP_PLACE_METHOD_ACCEL_BALANCED] = {"accel-balanced", dp_place_accel_balanced},
+    [DP_PLACE_METHOD_ACCEL_SEQUENTIAL] = {"accel-sequential", dp_place_accel_sequential},
 };
 _Static_assert(sizeof(methods) / sizeof(methods[0]) == DP_PLACE_METHOD_COUNT, "methods");
 

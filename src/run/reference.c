@@ -93,7 +93,7 @@ dp_status dp_reference_parse_methods(const char *list, dp_place_method *out, int
         if (len == 0 || len >= sizeof name || dp_place_method_from_name(name, &m))
             return dp_error_set(err, DP_STATUS_INVALID,
                                 "unknown method \"%.*s\" (cpu, gpu, expert, scotch, mincut, metis, m-topo, m-etf, "
-                                "m-sct; comma-separated, or none)",
+                                "m-sct, accel-balanced, accel-sequential; comma-separated, or none)",
                                 (int)(len < 64 ? len : 64), p);
         if (*n == max) return dp_error_set(err, DP_STATUS_INVALID, "more than %d methods", (int)max);
         out[(*n)++] = m;
