@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dplace/optimize.h"
 
@@ -50,7 +51,7 @@ static void put_best(json_t *j, const dp_optimize *op) {
     set(j, "train_best_sample", json_integer(s->best_sample));
     set(j, "train_best_found_s", json_real(s->best_elapsed_s));
     set(j, "final_greedy_s", num(s->final_s, isfinite(s->final_s)));
-    set(j, "best_is_final_greedy", json_boolean(s->best_final && b.phase[0] == 't'));
+    set(j, "best_is_final_greedy", json_boolean(s->best_final && !strcmp(b.phase, "train")));
 }
 
 /* The search's figures: the method's, or search-after's. */

@@ -54,9 +54,7 @@ static dp_status apply_set(const dp_optimize_set *x, dp_optimize_plan *p, dp_err
                             key);
     if (r && dp_settings_renamed(key))
         note(p, "setting %s is now %s (the old name goes in the next release)", key, r->name);
-    dp_status st = dp_settings_set(&p->settings, key, x->value, err);
-    if (st) return st;
-    return DP_STATUS_OK;
+    return dp_settings_set(&p->settings, key, x->value, err);
 }
 
 /* The settings: the preset, the elite walks off where they cannot run
