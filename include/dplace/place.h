@@ -157,6 +157,15 @@ int dp_place_group_from_name(const char *name, int32_t *out);
 dp_status dp_place_run(dp_place_method m, const dp_graph *g, const dp_devices *ds, const dp_place_options *opt,
                        int32_t *out, dp_error *err);
 
+/* The units placer m places under opt (opt may be NULL: defaults): its
+ * grouping step's units, or a PyTorch export's modules when opt->units asks
+ * for them; with opt->forward_only, each gradient op in the unit of the
+ * forward op it differentiates, as the list placers place them. For a
+ * placer of its own that wants the baselines' units (the pretrained
+ * policy's). u is left empty on failure (DP_STATUS_INVALID, NOMEM). */
+dp_status dp_place_units(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                         const dp_place_options *opt, dp_error *err);
+
 /* The placers one by one; same contract as dp_place_run. */
 dp_status dp_place_cpu(const dp_graph *g, const dp_devices *ds, const dp_place_options *opt, int32_t *out,
                        dp_error *err);

@@ -46,6 +46,18 @@ static dp_status module_grouping(const dp_graph *g, dp_units_spec us, int32_t *g
     return DP_STATUS_OK;
 }
 
+dp_status dp_place_units(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
+                         const dp_place_options *opt, dp_error *err) {
+    dp_place_options o = opt ? *opt : dp_place_options_default();
+    place_fwd fwd;
+    memset(&fwd, 0, sizeof fwd);
+    memset(u, 0, sizeof *u);
+    dp_status st = o.forward_only ? place_fwd_init(&fwd, g, err) : DP_STATUS_OK;
+    if (!st) st = place_units_init(u, g, ds, m, &o, fwd.n_backward ? &fwd : NULL, err);
+    place_fwd_free(&fwd);
+    return st;
+}
+
 dp_status place_units_init(dp_units *u, const dp_graph *g, const dp_devices *ds, dp_place_method m,
                            const dp_place_options *opt, const place_fwd *fwd, dp_error *err) {
     memset(u, 0, sizeof *u);
