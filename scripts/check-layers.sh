@@ -39,7 +39,7 @@ declare -A header_layer=(
   [run]=run [plot]=run [settings]=run [reference]=run
   [calib]=calib
   [search]=search
-  [agent]=agent [agent_config]=agent [measure]=agent
+  [agent]=agent [agent_config]=agent [measure]=agent [pretrained]=agent
   [optimize]=optimize [settings_job]=optimize
   [dist]=dist
 )

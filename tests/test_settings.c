@@ -45,9 +45,14 @@ static void test_format_round_trip(void) {
             CHECK(dp_settings_set(&r, t[k].name, v, &err) == DP_STATUS_OK);
         }
         char a[8192], b[8192];
-        for (int target = DP_SETTING_AGENT; target <= DP_SETTING_SEARCH; target++) {
-            const void *ps = target == DP_SETTING_AGENT ? (const void *)&s.agent : (const void *)&s.search;
-            const void *pr = target == DP_SETTING_AGENT ? (const void *)&r.agent : (const void *)&r.search;
+        for (int target = DP_SETTING_AGENT; target <= DP_SETTING_PRETRAINED; target++) {
+            if (target == DP_SETTING_RUN) continue;
+            const void *ps = target == DP_SETTING_AGENT    ? (const void *)&s.agent
+                             : target == DP_SETTING_SEARCH ? (const void *)&s.search
+                                                           : (const void *)&s.pretrained;
+            const void *pr = target == DP_SETTING_AGENT    ? (const void *)&r.agent
+                             : target == DP_SETTING_SEARCH ? (const void *)&r.search
+                                                           : (const void *)&r.pretrained;
             CHECK(dp_settings_format_target((dp_setting_target)target, ps, a, sizeof a) < sizeof a);
             dp_settings_format_target((dp_setting_target)target, pr, b, sizeof b);
             CHECK(!strcmp(a, b));

@@ -36,6 +36,7 @@
 #include "dplace/agent.h"
 #include "dplace/reference.h"
 #include "dplace/run.h"
+#include "dplace/pretrained.h"
 #include "dplace/search.h"
 #include "dplace/settings_job.h"
 
@@ -59,8 +60,10 @@ typedef struct dp_optimize_options {
     const dp_graph *g;              /* finalized; must outlive the job          */
     const dp_devices *ds;
     /* what runs, as the front end was told it (judged by dp_optimize_prepare) */
-    const char *agent;              /* a preset (dp_settings_preset_names), or
-                                       "search" for dplace's search            */
+    const char *agent;              /* a preset (dp_settings_preset_names),
+                                       "search" for dplace's search, or
+                                       "pretrained" for the placer trained
+                                       across graphs (dplace/pretrained.h)     */
     const dp_optimize_set *sets;    /* settings applied in order after the
                                        preset's                                 */
     int32_t n_sets;
@@ -114,6 +117,7 @@ typedef struct dp_optimize_options {
  * by, judged. */
 typedef struct dp_optimize_plan {
     int search;                     /* the method is the search, not an agent  */
+    int pretrained;                 /* the method is the pretrained placer     */
     dp_settings settings;           /* the preset (the search's base values for
                                        the search), the walks' rule, the sets;
                                        its search's seed and threads the job's */
@@ -216,6 +220,7 @@ int dp_optimize_interrupted(const dp_optimize *op);
 /* The parts, valid until dp_optimize_free. */
 const dp_reference *dp_optimize_reference(const dp_optimize *op);
 dp_agent *dp_optimize_agent(const dp_optimize *op);           /* NULL: the search   */
+dp_pretrained *dp_optimize_pretrained(const dp_optimize *op); /* the pretrained placer, or NULL */
 dp_search *dp_optimize_search(const dp_optimize *op);         /* the method's (NULL:
                                                                   an agent)          */
 dp_search *dp_optimize_search_after(const dp_optimize *op);   /* NULL: none run      */

@@ -16,6 +16,7 @@
 
 #include "dplace/agent_config.h"
 #include "dplace/common.h"
+#include "dplace/pretrained.h"
 #include "dplace/search.h"
 #include "dplace/settings.h"
 
@@ -28,6 +29,7 @@ extern "C" {
 typedef struct dp_settings {
     dp_agent_config agent;
     dp_search_options search;
+    dp_pretrained_options pretrained;
     double search_after_s;  /* > 0: after a learned agent's run, the search
                                from its best for this many seconds            */
 } dp_settings;
@@ -46,6 +48,7 @@ typedef enum dp_setting_group {
     DP_SETTING_GROUP_CE = DP_AGENT_CONFIG_GROUP_CE,
     DP_SETTING_GROUP_WALKS = DP_AGENT_CONFIG_GROUP_WALKS,
     DP_SETTING_GROUP_SEARCH = DP_AGENT_CONFIG_GROUP_COUNT,
+    DP_SETTING_GROUP_PRETRAINED, /* the pretrained placer's (include/dplace/pretrained.h) */
     DP_SETTING_GROUP_COUNT
 } dp_setting_group;
 
@@ -55,6 +58,7 @@ typedef enum dp_setting_target {
     DP_SETTING_AGENT = 0, /* dp_agent_config                        */
     DP_SETTING_SEARCH,    /* dp_search_options                      */
     DP_SETTING_RUN,       /* dp_settings itself                     */
+    DP_SETTING_PRETRAINED /* dp_pretrained_options                  */
 } dp_setting_target;
 
 /* The table, in its printing order (by group); *n its rows. */

@@ -17,5 +17,20 @@ dp_add_layer(agent
     src/agent/agent_features.c
     src/agent/agent_eval.c
     src/agent/agent_ckpt.c
+    src/agent/pretrained_policy.c
+    src/agent/pretrained_decode.c
+    src/agent/pretrained.c
+    src/agent/pretrained_default.c
   BELOW run place nn sim graph common
   LIBS Threads::Threads)
+# The shipped policy (policies/pretrained.dpp), compiled in as bytes.
+set(DP_POLICY_FILE ${PROJECT_SOURCE_DIR}/policies/pretrained.dpp)
+set(DP_POLICY_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/embed.cmake)
+if(EXISTS ${DP_POLICY_FILE})
+  list(APPEND DP_POLICY_DEPENDS ${DP_POLICY_FILE})
+endif()
+add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/pretrained_blob.c
+  COMMAND ${CMAKE_COMMAND} -DIN=${DP_POLICY_FILE} -DOUT=${PROJECT_BINARY_DIR}/pretrained_blob.c
+          -DNAME=dp_pretrained_blob -P ${PROJECT_SOURCE_DIR}/cmake/embed.cmake
+  DEPENDS ${DP_POLICY_DEPENDS} VERBATIM)
+target_sources(dplace_agent PRIVATE ${PROJECT_BINARY_DIR}/pretrained_blob.c)

@@ -63,6 +63,13 @@ static void describe(char *buf, size_t size) {
         len += (size_t)snprintf(buf + len, size - len, "  %-16s", *p);
         append_wrapped(buf, size, &len, dp_settings_preset_find(*p)->summary, 18, 18);
     }
+    if (len < size) len += (size_t)snprintf(buf + len, size - len, "  %-16s", "pretrained");
+    if (len < size)
+        append_wrapped(buf, size, &len,
+                       "dplace's placer trained across graphs and machines with the search as teacher "
+                       "(docs/pretrained.md): places any graph zero-shot in seconds (--updates 0), fine-tunes "
+                       "on it by REINFORCE, --init FILE another policy file",
+                       18, 18);
     if (len < size) len += (size_t)snprintf(buf + len, size - len, "  %-16s", "search");
     if (len < size)
         append_wrapped(buf, size, &len,
@@ -134,7 +141,8 @@ static int parse_args(int argc, char **argv, opt_args *o) {
         {"--refine", NULL, "D", CLI_DURATION, .real = &o->search_after, .renamed = "--search-after"},
         {"--init", NULL, "FILE", CLI_STRING, .str = &o->init_path,
          .help = "start from the networks of another run's checkpoint (any graph: Mars's transfer; same agent "
-                 "settings and device count), without its counters, optimiser state or pre-training"},
+                 "settings and device count), without its counters, optimiser state or pre-training; for "
+                 "--agent pretrained a policy file (dplace-policy v1) instead of the built-in one"},
         CLI_HEADING("evaluation:"),
         {"--threads", NULL, "N", CLI_LONG, .num = &o->threads, .min = -1e15, .max = 1e15,
          .range = "a whole number",
@@ -182,8 +190,8 @@ static void print_settings(const opt_args *o, int all) {
     int32_t n;
     const dp_setting *t = dp_settings_table(&n);
     for (int gr = 0; gr < DP_SETTING_GROUP_COUNT; gr++) {
-        int search_group = gr == DP_SETTING_GROUP_SEARCH, heading = 0;
-        if (search_group ? !with_search : search) continue;
+        int search_group = gr == DP_SETTING_GROUP_SEARCH, pt_group = gr == DP_SETTING_GROUP_PRETRAINED, heading = 0;
+        if (search_group ? !with_search : pt_group ? !o->plan.pretrained : search || o->plan.pretrained) continue;
         for (int32_t k = 0; k < n; k++) {
             const dp_setting *r = &t[k];
             if ((int)r->group != gr || (!all && (r->flags & DP_SETTING_EXPERIMENTAL))) continue;

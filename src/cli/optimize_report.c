@@ -66,6 +66,14 @@ static void print_header(const opt_args *o, const dp_optimize *op, const dp_grap
                "device, as PyTorch runs them (--units op: op by op)\n",
                ubuf);
     }
+    dp_pretrained *pt = dp_optimize_pretrained(op);
+    if (pt) {
+        printf("agent      pretrained: %d units placed one by one by a policy trained across graphs (%s)\n",
+               (int)s->n_groups, dp_pretrained_policy_note(dp_pretrained_get_policy(pt)));
+        printf("zero-shot  %lld placements in %.1f s; then %lld fine-tuning updates, %lld placements in %s\n",
+               (long long)s->prep_done, s->prep_s, (long long)s->updates, (long long)(s->samples - s->prep_done), t1);
+        return;
+    }
     if (!agent) {
         print_search(o, dp_optimize_search(op), "agent      search:", units);
         return;

@@ -73,6 +73,11 @@ static void print_start(const opt_args *o, const dp_optimize *op, const dp_graph
         return;
     }
     const dp_agent_config *cfg = &o->plan.settings.agent;
+    if (o->plan.pretrained) {
+        fprintf(stderr, "optimize: %s on %s, agent pretrained, %d units placed one by one%s\n", g->name, ds->name,
+                (int)dp_optimize_state(op)->n_groups, o->init_path ? " (policy from --init)" : "");
+        return;
+    }
     fprintf(stderr, "optimize: %s on %s, agent %s, %d %s%s\n", g->name, ds->name, cfg->preset,
             (int)dp_optimize_state(op)->n_groups,
             cfg->encoder.kind == DP_AGENT_ENCODER_NONE ? "groups" : "ops placed one by one",

@@ -17,6 +17,7 @@ struct dp_optimize {
     dp_reference ref;
     dp_agent *agent;       /* the method: an agent, or                       */
     dp_search *search;     /* the search                                      */
+    dp_pretrained *pretrained; /* or the pretrained placer                    */
     dp_search *after;      /* search-after's, once run                        */
     dp_method method;      /* as run (wrapped by the caller's hook)          */
     dp_run_result result;
@@ -44,6 +45,7 @@ void dp_optimize_free(dp_optimize *op) {
     dp_search_free(op->after);
     dp_search_free(op->search);
     dp_agent_free(op->agent);
+    dp_pretrained_free(op->pretrained);
     dp_reference_free(&op->ref);
     dp_sim_free(op->sim);
     dp_run_curve_free(op->curve);
@@ -86,6 +88,14 @@ static dp_status build_method(dp_optimize *op, dp_error *err) {
                                       o->init_placement_name ? o->init_placement_name : "start", err)))
             return s;
         op->method = dp_search_method(op->search);
+    } else if (op->plan.pretrained) {
+        /* --init names a policy file to start from; else the shipped one */
+        dp_pretrained_policy *pol = o->init_policy_path ? dp_pretrained_policy_load(o->init_policy_path, err)
+                                                        : dp_pretrained_policy_default(err);
+        if (!pol || !(op->pretrained = dp_pretrained_init(o->g, o->ds, pol, &st->pretrained, &o->eval, err)))
+            return err->status;
+        op->method = dp_pretrained_method(op->pretrained);
+        return DP_STATUS_OK;
     } else {
         if (!(op->agent = dp_agent_init(o->g, o->ds, &st->agent, &o->eval, (uint64_t)o->seed, err)))
             return err->status;
@@ -250,6 +260,7 @@ dp_status dp_optimize_run(dp_optimize *op, const dp_optimize_hooks *h, dp_error 
 
 const dp_reference *dp_optimize_reference(const dp_optimize *op) { return &op->ref; }
 dp_agent *dp_optimize_agent(const dp_optimize *op) { return op->agent; }
+dp_pretrained *dp_optimize_pretrained(const dp_optimize *op) { return op->pretrained; }
 dp_search *dp_optimize_search(const dp_optimize *op) { return op->search; }
 dp_search *dp_optimize_search_after(const dp_optimize *op) { return op->after; }
 dp_method dp_optimize_method(const dp_optimize *op) { return op->method; }

@@ -22,12 +22,14 @@ static void put_job(json_t *j, const dp_optimize *op) {
     char ubuf[32], cbuf[4096];
     dp_units_spec_format(dp_optimize_units(op), ubuf, sizeof ubuf);
     if (p->search) dp_settings_format_target(DP_SETTING_SEARCH, &p->settings.search, cbuf, sizeof cbuf);
+    else if (p->pretrained)
+        dp_settings_format_target(DP_SETTING_PRETRAINED, &p->settings.pretrained, cbuf, sizeof cbuf);
     else dp_settings_format_target(DP_SETTING_AGENT, &p->settings.agent, cbuf, sizeof cbuf);
     set(j, "graph", json_string(g->name));
     set(j, "ops", json_integer(g->n_ops));
     set(j, "device_set", json_string(ds->name));
     set(j, "units", json_string(ubuf));
-    set(j, "agent", json_string(p->search ? "search" : p->settings.agent.preset));
+    set(j, "agent", json_string(p->search ? "search" : p->pretrained ? "pretrained" : p->settings.agent.preset));
     set(j, "settings", json_string(cbuf));
     set(j, "seed", json_integer((json_int_t)o->seed));
 }
@@ -56,7 +58,8 @@ static void put_best(json_t *j, const dp_optimize *op) {
 
 /* The search's figures: the method's, or search-after's. */
 static void put_search(json_t *j, const dp_optimize *op) {
-    dp_search *se = dp_optimize_agent(op) ? dp_optimize_search_after(op) : dp_optimize_search(op);
+    int after = !dp_optimize_get_plan(op)->search;
+    dp_search *se = after ? dp_optimize_search_after(op) : dp_optimize_search(op);
     if (!se) return;
     const char *start = NULL;
     dp_sim_result sr;
@@ -72,7 +75,7 @@ static void put_search(json_t *j, const dp_optimize *op) {
     set(j, "search_oom_refused", json_integer(x.oom_rejected));
     set(j, "search_restarts", json_integer(x.restarts));
     set(j, "search_critical", json_integer(x.critical));
-    if (!dp_optimize_agent(op)) return;
+    if (!after) return;
     const dp_run_state *a = dp_search_get_state(se);
     set(j, "search_after_step_time_s", num(a->best_s, a->best_placement != NULL));
     set(j, "search_after_found_s", json_real(a->best_elapsed_s));

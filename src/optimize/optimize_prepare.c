@@ -26,15 +26,18 @@ static void note(dp_optimize_plan *p, const char *fmt, ...) {
  * the agents there are. */
 static dp_status start_settings(const char *agent, dp_optimize_plan *p, dp_error *err) {
     p->search = !strcmp(agent, "search");
-    if (p->search) {
+    p->pretrained = !strcmp(agent, "pretrained");
+    if (p->search || p->pretrained) {
         dp_settings_base(&p->settings);
+        if (p->pretrained) snprintf(p->settings.agent.preset, sizeof p->settings.agent.preset, "pretrained");
         return DP_STATUS_OK;
     }
     if (!dp_settings_preset(agent, &p->settings)) return DP_STATUS_OK;
     char list[512] = "";
     for (const char *const *n = dp_settings_preset_names(); *n; n++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ", *n);
-    return dp_error_set(err, DP_STATUS_INVALID, "agent \"%.64s\": no such agent (agents: %ssearch)", agent, list);
+    return dp_error_set(err, DP_STATUS_INVALID, "agent \"%.64s\": no such agent (agents: %spretrained, search)", agent,
+                        list);
 }
 
 /* One override: its key with "_" read as "-", refused for the search when
@@ -52,6 +55,16 @@ static dp_status apply_set(const dp_optimize_set *x, dp_optimize_plan *p, dp_err
                             "setting %s is a learned agent's; the search takes its own (the search's settings: "
                             "dplace optimize --agent search --set help)",
                             key);
+    if (r && !p->search && (r->target == DP_SETTING_PRETRAINED) != p->pretrained && r->target != DP_SETTING_RUN &&
+        r->target != DP_SETTING_SEARCH)
+        return dp_error_set(err, DP_STATUS_INVALID,
+                            p->pretrained ? "setting %s is a learned agent's; the pretrained placer takes its own "
+                                            "(dplace optimize --agent pretrained --set help)"
+                                          : "setting %s is the pretrained placer's (agent pretrained), not this "
+                                            "agent's",
+                            key);
+    if (r && p->search && r->target == DP_SETTING_PRETRAINED)
+        return dp_error_set(err, DP_STATUS_INVALID, "setting %s is the pretrained placer's (agent pretrained)", key);
     if (r && dp_settings_renamed(key))
         note(p, "setting %s is now %s (the old name goes in the next release)", key, r->name);
     return dp_settings_set(&p->settings, key, x->value, err);
@@ -86,6 +99,8 @@ static dp_status build_settings(const dp_optimize_options *o, dp_optimize_plan *
     if (o->search_after_s > 0) s->search_after_s = o->search_after_s;
     if (p->search) s->search_after_s = 0;
     s->search.seed = (uint64_t)o->seed, s->search.threads = (int32_t)o->threads;
+    s->pretrained.seed = (uint64_t)o->seed, s->pretrained.units = units;
+    if (p->pretrained) return dp_settings_check_target(DP_SETTING_PRETRAINED, &s->pretrained, err);
     return p->search ? DP_STATUS_OK : dp_agent_config_check(cfg, err);
 }
 
@@ -121,6 +136,11 @@ static dp_status check_rules(const dp_optimize_options *o, const dp_optimize_pla
         bad = "the search takes no init, search-after or measure (a start placement: init-placement)";
     else if (p->search && (o->eval.sim.noise_sigma > 0 || o->eval.sim.steps > 1))
         bad = "the search simulates one step without noise (no noise, no steps)";
+    else if (p->pretrained && (o->checkpoint_path || o->resume_path))
+        bad = "the pretrained placer keeps no checkpoint (no checkpoint, no resume; init FILE starts from a policy "
+              "file)";
+    else if (p->pretrained && o->wrap)
+        bad = "the pretrained placer runs in one process (no mpi)";
     else if (!p->search && o->init_placement)
         bad = "a start placement is the search's (agent search); search-after starts from the agent's best";
     else if (after > 0 && o->eval.measure_cmd)

@@ -40,10 +40,13 @@ const dp_setting *dp_settings_table(int32_t *n) {
     static int32_t len;
     if (!len) {
         int32_t k = 0, na, ns;
+        int32_t np;
         const dp_setting *agent = dp_agent_config_rows(&na), *search = dp_search_options_rows(&ns);
+        const dp_setting *pt = dp_pretrained_options_rows(&np);
         append(table, &k, agent, na, DP_SETTING_AGENT, 0);
         append(table, &k, run_rows, N_RUN_ROWS, DP_SETTING_RUN, 0);
         append(table, &k, search, ns, DP_SETTING_SEARCH, DP_SETTING_GROUP_SEARCH);
+        append(table, &k, pt, np, DP_SETTING_PRETRAINED, DP_SETTING_GROUP_PRETRAINED);
         len = k;
     }
     if (n) *n = len;
@@ -62,20 +65,24 @@ const dp_setting *dp_settings_find(const char *name) {
 
 const char *dp_setting_group_name(dp_setting_group g) {
     if ((unsigned)g < DP_AGENT_CONFIG_GROUP_COUNT) return dp_agent_config_group_name((int)g);
-    return g == DP_SETTING_GROUP_SEARCH ? "search" : "?";
+    return g == DP_SETTING_GROUP_SEARCH ? "search" : g == DP_SETTING_GROUP_PRETRAINED ? "pretrained" : "?";
 }
 
 /* ---- values ---------------------------------------------------------------------- */
 
 /* The struct of target t in s. */
 static void *target_of(dp_settings *s, int t) {
-    return t == DP_SETTING_AGENT ? (void *)&s->agent : t == DP_SETTING_SEARCH ? (void *)&s->search : (void *)s;
+    return t == DP_SETTING_AGENT        ? (void *)&s->agent
+           : t == DP_SETTING_SEARCH     ? (void *)&s->search
+           : t == DP_SETTING_PRETRAINED ? (void *)&s->pretrained
+                                        : (void *)s;
 }
 
 void dp_settings_base(dp_settings *s) {
     memset(s, 0, sizeof *s);
     dp_agent_config_base(&s->agent);
     s->search = dp_search_options_default();
+    s->pretrained = dp_pretrained_options_default();
     dp_setting_rows_base(run_rows, N_RUN_ROWS, s);
 }
 

@@ -1,0 +1,32 @@
+/* The pretrained placer's pieces shared by its files (pretrained_policy.c:
+ * the network and its file; pretrained_decode.c: the features and the
+ * decoder; pretrained.c: the method). Not part of the public API. */
+#ifndef DPLACE_PRETRAINED_INTERNAL_H
+#define DPLACE_PRETRAINED_INTERNAL_H
+
+#include "dplace/nn.h"
+#include "dplace/pretrained.h"
+
+struct dp_pretrained_policy {
+    dp_nn_params params; /* mean, std, w1, b1, w2, b2, w3, b3 */
+    int32_t h1, h2;
+    char note[64];
+};
+
+/* One pass's activations over n rows (n <= DP_MAX_DEVICES). */
+typedef struct pretrained_acts {
+    float *x, *z1, *a1, *z2, *a2, *score;
+} pretrained_acts;
+
+dp_status pretrained_acts_init(pretrained_acts *a, const dp_pretrained_policy *p, int n, dp_error *err);
+void pretrained_acts_free(pretrained_acts *a);
+
+/* Scores rows [n, FEATURES] into a->score [n]. */
+void pretrained_forward(const dp_pretrained_policy *p, const float *rows, int n, pretrained_acts *a);
+
+/* Adds to grad (laid out as p's parameters) the gradient of the scores'
+ * dscore [n] through the pass a; s is scratch of the same size. */
+void pretrained_backward(const dp_pretrained_policy *p, float *grad, const pretrained_acts *a, const float *dscore,
+                         int n, pretrained_acts *s);
+
+#endif

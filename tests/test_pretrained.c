@@ -1,0 +1,341 @@
+/* The pretrained placer (include/dplace/pretrained.h): its policy file
+ * round-trips and a corrupt, truncated or incompatible one is refused in
+ * one line naming the file; the shipped policy loads; the teacher's replay
+ * reproduces a placement of its units exactly and offers identical devices
+ * in identical states as one target; decoding is seeded and places every
+ * op where it may go; a policy-gradient step raises the log-probability of
+ * a placement given a positive weight; the method's zero-shot answer does
+ * not depend on the threads; and the job runs it from its name. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dplace/optimize.h"
+#include "dplace/placement.h"
+#include "dplace/pretrained.h"
+#include "dplace/zoo.h"
+#include "test_util.h"
+
+typedef struct fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    dp_pretrained_ctx *c;
+    int32_t *a, *b; /* [n_ops] */
+} fixture;
+
+static fixture open_fixture(const char *model, const char *devices) {
+    fixture f;
+    dp_error err;
+    CHECK(f.g = dp_zoo_build(model, 0, &err));
+    CHECK(f.ds = dp_devices_preset(devices, &err));
+    dp_units_spec us = {DP_UNITS_OP, 0};
+    CHECK(f.c = dp_pretrained_ctx_init(f.g, f.ds, us, &err));
+    CHECK(f.a = malloc(sizeof(int32_t) * (size_t)f.g->n_ops));
+    CHECK(f.b = malloc(sizeof(int32_t) * (size_t)f.g->n_ops));
+    return f;
+}
+
+static void close_fixture(fixture *f) {
+    dp_pretrained_ctx_free(f->c);
+    free(f->a), free(f->b);
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
+static const char *tmp_path(const char *name) {
+    static char buf[256];
+    snprintf(buf, sizeof buf, "/tmp/dplace_test_pretrained_%d_%s", (int)getpid(), name);
+    return buf;
+}
+
+/* The bytes of a file (n of them), malloc'd. */
+static unsigned char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    CHECK(f);
+    unsigned char *b = malloc(1 << 20);
+    CHECK(b);
+    *n = fread(b, 1, 1 << 20, f);
+    fclose(f);
+    return b;
+}
+
+static void test_policy_roundtrip(void) {
+    fixture f = open_fixture("rnnlm", "k40x2");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 3, &err), *q;
+    CHECK(p);
+    const char *path = tmp_path("rt.dpp");
+    CHECK(dp_pretrained_policy_save(p, path, &err) == DP_STATUS_OK);
+    CHECK(q = dp_pretrained_policy_load(path, &err));
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_GREEDY, 1, NULL, NULL, f.a, NULL, NULL, &err) == DP_STATUS_OK);
+    CHECK(dp_pretrained_decode(f.c, q, DP_PRETRAINED_GREEDY, 1, NULL, NULL, f.b, NULL, NULL, &err) == DP_STATUS_OK);
+    CHECK(!memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops));
+    unlink(path);
+    dp_pretrained_policy_free(p), dp_pretrained_policy_free(q);
+    close_fixture(&f);
+}
+
+/* Loads bytes b[n] after `edit` and expects a refusal containing want. */
+static void expect_refused(const unsigned char *b, size_t n, const char *want) {
+    dp_error err;
+    TEST_CASE("%s", want);
+    CHECK(!dp_pretrained_policy_from_bytes(b, n, "p.dpp", &err));
+    CHECK(err.status == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "p.dpp: ");
+    CHECK_STR_CONTAINS(err.msg, want);
+    CHECK(!strchr(err.msg, '\n'));
+}
+
+static void test_policy_corrupt_refused(void) {
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 3, &err);
+    const char *path = tmp_path("bad.dpp");
+    CHECK(dp_pretrained_policy_save(p, path, &err) == DP_STATUS_OK);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    expect_refused(b, n - 4, "truncated or corrupt");
+    b[n - 5] ^= 0x40;
+    expect_refused(b, n, "checksum");
+    b[n - 5] ^= 0x40;
+    b[0] = 'X';
+    expect_refused(b, n, "not a dplace policy");
+    expect_refused(b, 10, "not a dplace policy");
+    unlink(path);
+    free(b);
+    dp_pretrained_policy_free(p);
+}
+
+static void test_policy_incompatible_refused(void) {
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 3, &err);
+    const char *path = tmp_path("old.dpp");
+    CHECK(dp_pretrained_policy_save(p, path, &err) == DP_STATUS_OK);
+    size_t n;
+    unsigned char *b = slurp(path, &n);
+    b[12]++; /* the feature set */
+    expect_refused(b, n, "feature set");
+    b[12]--, b[16]++; /* the cost model */
+    expect_refused(b, n, "cost model");
+    b[16]--, b[8]++; /* the format */
+    expect_refused(b, n, "policy format");
+    b[8]--;
+    dp_pretrained_policy *q = dp_pretrained_policy_from_bytes(b, n, "p.dpp", &err);
+    CHECK(q); /* the untouched bytes load */
+    dp_pretrained_policy_free(q);
+    CHECK(!dp_pretrained_policy_load(tmp_path("missing.dpp"), &err) && err.status == DP_STATUS_IO);
+    CHECK_STR_CONTAINS(err.msg, "missing.dpp");
+    unlink(path);
+    free(b);
+    dp_pretrained_policy_free(p);
+}
+
+static void test_default_policy_loads(void) {
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_default(&err);
+    if (!p && err.status == DP_STATUS_UNSUPPORTED) {
+        test_skip("this build has no policy compiled in");
+        return;
+    }
+    CHECK(p);
+    CHECK(strlen(dp_pretrained_policy_note(p)) > 0);
+    dp_pretrained_policy_free(p);
+}
+
+/* A placement of the decoder's units (each unit on one device it may use)
+ * replays exactly, and every op lands on a device it may use. */
+static void test_teacher_replays_exactly(void) {
+    fixture f = open_fixture("inception_v3", "p100x4");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 5, &err);
+    dp_rng rng;
+    dp_rng_seed(&rng, 9);
+    /* a sampled placement is one of the units' */
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 1, &rng, NULL, f.a, NULL, NULL, &err) == DP_STATUS_OK);
+    for (int32_t op = 0; op < f.g->n_ops; op++) CHECK(dp_placement_allowed(f.g, f.ds, op, f.a[op]));
+    dp_pretrained_trace tr;
+    CHECK(dp_pretrained_trace_init(&tr, f.c, &err) == DP_STATUS_OK);
+    CHECK(dp_pretrained_decode(f.c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, f.a, f.b, &tr, NULL, &err) == DP_STATUS_OK);
+    CHECK(!memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops));
+    for (int32_t i = 0; i < tr.n_steps; i++) {
+        TEST_CASE("step %d", (int)i);
+        CHECK(tr.steps[i].cand & dp_mask_bit(tr.steps[i].action));
+        if (tr.steps[i].target) CHECK(tr.steps[i].target & dp_mask_bit(tr.steps[i].action));
+    }
+    dp_pretrained_trace_free(&tr);
+    dp_pretrained_policy_free(p);
+    close_fixture(&f);
+}
+
+/* At the first decision with a choice, every GPU is empty: four identical
+ * rows, four devices in the target. */
+static void test_identical_devices_one_target(void) {
+    fixture f = open_fixture("rnnlm", "k40x4");
+    dp_error err;
+    dp_pretrained_trace tr;
+    CHECK(dp_pretrained_trace_init(&tr, f.c, &err) == DP_STATUS_OK);
+    for (int32_t op = 0; op < f.g->n_ops; op++) f.a[op] = dp_placement_allowed(f.g, f.ds, op, 2) ? 2 : 0;
+    CHECK(dp_pretrained_decode(f.c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, f.a, f.b, &tr, NULL, &err) == DP_STATUS_OK);
+    int32_t i = 0;
+    while (i < tr.n_steps && dp_mask_count(tr.steps[i].cand) < 2) i++;
+    CHECK(i < tr.n_steps);
+    CHECK_INT_EQ(tr.steps[i].action, 2);
+    CHECK_INT_EQ(dp_mask_count(tr.steps[i].target), 4);
+    dp_pretrained_trace_free(&tr);
+    close_fixture(&f);
+}
+
+static void test_sampling_seeded(void) {
+    fixture f = open_fixture("rnnlm", "k40x4");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 5, &err);
+    dp_rng r1, r2, r3;
+    dp_rng_seed(&r1, 4), dp_rng_seed(&r2, 4), dp_rng_seed(&r3, 5);
+    double l1, l2;
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 1, &r1, NULL, f.a, NULL, &l1, &err) == DP_STATUS_OK);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 1, &r2, NULL, f.b, NULL, &l2, &err) == DP_STATUS_OK);
+    CHECK(!memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops) && l1 == l2 && l1 < 0);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 1, &r3, NULL, f.b, NULL, NULL, &err) == DP_STATUS_OK);
+    CHECK(memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops));
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 0, &r3, NULL, f.b, NULL, NULL, &err) ==
+          DP_STATUS_INVALID);
+    CHECK(dp_pretrained_decode(f.c, NULL, DP_PRETRAINED_GREEDY, 1, NULL, NULL, f.b, NULL, NULL, &err) ==
+          DP_STATUS_INVALID);
+    dp_pretrained_policy_free(p);
+    close_fixture(&f);
+}
+
+static void test_gradient_raises_logp(void) {
+    fixture f = open_fixture("rnnlm", "k40x4");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 5, &err);
+    dp_pretrained_trace tr;
+    CHECK(dp_pretrained_trace_init(&tr, f.c, &err) == DP_STATUS_OK);
+    dp_rng rng;
+    dp_rng_seed(&rng, 4);
+    double before, after;
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 1, &rng, NULL, f.a, &tr, &before, &err) == 0);
+    dp_pretrained_grad *g = dp_pretrained_grad_init(p, &err);
+    CHECK(g);
+    for (int it = 0; it < 5; it++) {
+        dp_pretrained_grad_zero(g);
+        double ent = dp_pretrained_grad_add(g, p, &tr, 1.0);
+        CHECK(ent > 0);
+        CHECK(dp_pretrained_grad_step(g, p, 1e-2, 0) > 0);
+    }
+    /* the same placement's log-probability under the updated policy: decode
+     * with the teacher's actions and sum the softmax at them */
+    dp_pretrained_trace t2;
+    CHECK(dp_pretrained_trace_init(&t2, f.c, &err) == DP_STATUS_OK);
+    CHECK(dp_pretrained_decode(f.c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, f.a, f.b, &t2, NULL, &err) == 0);
+    after = dp_pretrained_trace_logp(p, &t2);
+    double again = dp_pretrained_trace_logp(p, &tr);
+    CHECK(fabs(again - after) < 1e-3 * fabs(after) + 1e-6); /* the replay's rows are the sample's */
+    CHECK(after > before + 1e-3);
+    dp_pretrained_grad_free(g);
+    dp_pretrained_trace_free(&tr), dp_pretrained_trace_free(&t2);
+    dp_pretrained_policy_free(p);
+    close_fixture(&f);
+}
+
+/* The method's zero-shot answer under the run driver: the same with 1 and
+ * 2 threads, and at least as good as the greedy placement. */
+static double zero_shot(int32_t threads, int64_t updates, double *greedy) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    eo.threads = threads;
+    dp_pretrained_options o = dp_pretrained_options_default();
+    o.zero_shot = 12, o.zero_shot_s = 1e9;
+    dp_pretrained *pt = dp_pretrained_init(g, ds, dp_pretrained_policy_random(16, 8, 2, &err), &o, &eo, &err);
+    CHECK(pt);
+    dp_run_options ro = dp_run_options_default();
+    ro.max_updates = updates;
+    dp_run_result rr;
+    CHECK(dp_run(dp_pretrained_method(pt), &ro, NULL, &rr, &err) == DP_STATUS_OK);
+    const dp_run_state *s = dp_pretrained_method(pt).ops->state(pt);
+    CHECK(s->prep_done == 12 && s->samples >= 13 + updates * o.samples && isfinite(s->final_s));
+    *greedy = s->final_s;
+    double best = s->best_s;
+    dp_pretrained_free(pt);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+    return best;
+}
+
+static void test_zero_shot_threads_agree(void) {
+    double g1, g2;
+    double a = zero_shot(1, 0, &g1), b = zero_shot(2, 0, &g2);
+    CHECK(a == b && g1 == g2);
+    CHECK(a <= g1);
+}
+
+/* Fine-tuning: each sample's gradient summed in sample order, so two
+ * updates end at the same policy (its greedy placement's time) with 1 and
+ * 3 threads. */
+static void test_tuning_threads_agree(void) {
+    double g1, g2;
+    double a = zero_shot(1, 2, &g1), b = zero_shot(3, 2, &g2);
+    CHECK(a == b && g1 == g2);
+}
+
+/* The job runs the placer by its name: zero-shot, one fine-tuning update;
+ * a learned agent's setting is refused for it, its own for others. */
+static void test_optimize_runs_pretrained(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    const char *path = tmp_path("job.dpp");
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 2, &err);
+    CHECK(dp_pretrained_policy_save(p, path, &err) == DP_STATUS_OK);
+    dp_pretrained_policy_free(p);
+    dp_optimize_options o = dp_optimize_options_default();
+    o.g = g, o.ds = ds, o.agent = "pretrained", o.max_updates = 1, o.baselines = "none";
+    o.init_policy_path = path;
+    dp_optimize_set sets[] = {{"zero-shot", "4"}, {"tune-samples", "4"}};
+    o.sets = sets, o.n_sets = 2;
+    dp_optimize *op = dp_optimize_init(&o, &err);
+    CHECK(op);
+    CHECK(dp_optimize_run(op, NULL, &err) == DP_STATUS_OK);
+    dp_optimize_best b;
+    dp_optimize_get_best(op, &b);
+    CHECK(b.placement && isfinite(b.step_time_s));
+    char *json = dp_optimize_json(op, 0, 10, &err);
+    CHECK_STR_CONTAINS(json, "\"agent\": \"pretrained\"");
+    CHECK_STR_CONTAINS(json, "zero-shot=4");
+    free(json);
+    CHECK_INT_EQ(dp_optimize_state(op)->updates, 1);
+    dp_optimize_free(op);
+    dp_optimize_set agent_set[] = {{"lr", "0.1"}};
+    o.sets = agent_set, o.n_sets = 1;
+    dp_optimize_plan plan;
+    CHECK(dp_optimize_prepare(&o, &plan, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "learned agent's");
+    o.agent = "hp", o.sets = sets, o.n_sets = 1, o.init_policy_path = NULL;
+    CHECK(dp_optimize_prepare(&o, &plan, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "pretrained placer's");
+    o.agent = "pretrained", o.n_sets = 0, o.checkpoint_path = "x.ckpt";
+    CHECK(dp_optimize_prepare(&o, &plan, &err) == DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "no checkpoint");
+    unlink(path);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+int main(int argc, char **argv) {
+    test_init(argc, argv);
+    TEST_RUN(test_policy_roundtrip);
+    TEST_RUN(test_policy_corrupt_refused);
+    TEST_RUN(test_policy_incompatible_refused);
+    TEST_RUN(test_default_policy_loads);
+    TEST_RUN(test_teacher_replays_exactly);
+    TEST_RUN(test_identical_devices_one_target);
+    TEST_RUN(test_sampling_seeded);
+    TEST_RUN(test_gradient_raises_logp);
+    TEST_RUN(test_zero_shot_threads_agree);
+    TEST_RUN(test_tuning_threads_agree);
+    TEST_RUN(test_optimize_runs_pretrained);
+    return test_end();
+}
