@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""heldout: the pretrained placer against the search and the baselines on
+graph and machine pairs that training never saw.
+
+    bench/heldout.py run --arm search          # 4 thread-minutes of the search per pair
+    bench/heldout.py run --arm zero-shot       # --agent pretrained --updates 0
+    bench/heldout.py job --seeds 1,2,3         # README's job against the search alone, same time
+
+Every pair is a held-out pair of bench/corpus/manifest.json (its graph family
+or its machine family is held out); the list below spans a held-out zoo graph
+(GNMT), a held-out PyTorch export (the Transformer encoder), the held-out
+machines (L4, RTX 4090) and memory-tight machines where one GPU is out of
+memory. Each run's --json summary is kept in bench/heldout/ARM/ID.json,
+written atomically; a pair whose file exists is done (resumable).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+
+ROOT = corpus.ROOT
+OUT = os.path.join(ROOT, "bench", "heldout")
+PAIRS = [
+    "gnmt4_b128@p100x4",
+    "gnmt4_b128@l4x4-tight",
+    "transformer_encoder_b8@a100-sxmx4-tight",
+    "transformer_encoder_b4@rtx4090x2",
+    "nmt4_b64@l4x4",
+    "resnet50_b64@rtx4090x4",
+    "inception_v3_b8@l4x4-tight",
+    "bert_base_b24@rtx4090x2-tight",
+]
+
+ARMS = {
+    # the teacher's budget on a pair it never taught: 4 minutes on one thread
+    "search": ["--agent", "search", "--time", "4m", "--threads", "1"],
+    "zero-shot": ["--agent", "pretrained", "--updates", "0", "--baselines", "none", "--threads", "2"],
+}
+
+
+def run_pair(p, arm, seed):
+    cache = os.path.join(corpus.DEFAULT_DIR, "cache")
+    gargs = corpus.graph_args(p, cache)
+    dev = corpus.devices_arg(p, gargs, cache)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "best.json")
+        t0 = time.monotonic()
+        summary = json.loads(corpus.run_cmd([corpus.DPLACE, "optimize", *gargs, "--devices", dev, *ARMS[arm],
+                                             "--seed", str(seed), "--json", "--quiet", "-o", out], 3600))
+        wall = time.monotonic() - t0
+    rec = {"id": p["id"], "arm": arm, "seed": seed, "wall_s": round(wall, 2), "summary": summary}
+    corpus.write_atomic(os.path.join(OUT, arm, p["id"] + ".json"), json.dumps(rec) + "\n")
+    return rec
+
+
+def run(args):
+    m = corpus.load_manifest(corpus.DEFAULT_DIR)
+    byid = {p["id"]: p for p in m["pairs"]}
+    for pid in PAIRS:
+        p = byid[pid]
+        if p["split"] != "held-out":
+            sys.exit(f"heldout: {pid} is not a held-out pair of the manifest")
+        if os.path.exists(os.path.join(OUT, args.arm, pid + ".json")):
+            continue
+        rec = run_pair(p, args.arm, args.seed)
+        best = rec["summary"]["best_step_time_s"]
+        print(f"heldout: {args.arm} {pid}: {'none valid' if best is None else f'{best:.4f} s'} in {rec['wall_s']} s",
+              file=sys.stderr, flush=True)
+
+
+# README's job (the trained policy, a short fine-tune, the search from its
+# best) against the search alone in the same wall time, 2 threads each, one
+# run after the other: nmt4 on k40x4 (README's pair) and two held-out pairs.
+JOB_PAIRS = ["nmt4_b64@k40x4", "gnmt4_b128@p100x4", "inception_v3_b8@l4x4-tight"]
+JOB_ARMS = {
+    "job": ["--agent", "pretrained", "--time", "4m", "--search-after", "3m30s", "--threads", "2"],
+    "search-alone": ["--agent", "search", "--time", "4m", "--threads", "2"],
+}
+
+
+def job(args):
+    m = corpus.load_manifest(corpus.DEFAULT_DIR)
+    byid = {p["id"]: p for p in m["pairs"]}
+    cache = os.path.join(corpus.DEFAULT_DIR, "cache")
+    for seed in [int(x) for x in args.seeds.split(",")]:
+        for pid in JOB_PAIRS:
+            p = byid[pid]
+            for arm, flags in JOB_ARMS.items():
+                out = os.path.join(OUT, "job", f"{pid}_{arm}_s{seed}.json")
+                if os.path.exists(out):
+                    continue
+                gargs = corpus.graph_args(p, cache)
+                dev = corpus.devices_arg(p, gargs, cache)
+                t0 = time.monotonic()
+                summary = json.loads(corpus.run_cmd([corpus.DPLACE, "optimize", *gargs, "--devices", dev, *flags,
+                                                     "--seed", str(seed), "--json", "--quiet"], 3600))
+                rec = {"id": pid, "arm": arm, "seed": seed, "wall_s": round(time.monotonic() - t0, 2),
+                       "summary": summary}
+                corpus.write_atomic(out, json.dumps(rec) + "\n")
+                print(f"heldout: job {pid} {arm} seed {seed}: {summary['best_step_time_s']:.4f} s",
+                      file=sys.stderr, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["run", "job"])
+    ap.add_argument("--arm", choices=sorted(ARMS), help="run: which arm")
+    ap.add_argument("--seeds", default="1,2,3", help="job: the seeds")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    if args.command == "run" and not args.arm:
+        ap.error("run needs --arm")
+    {"run": run, "job": job}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+#!/usr/bin/python3
+"""pretrain: the pretrained placer's policy, imitated from the search on the
+corpus's training pairs (bench/corpus.py), written to policies/pretrained.dpp.
+
+    bench/pretrain.py data                   # each taught pair replayed -> bench/pretrain/data/ID.bin
+    bench/pretrain.py data --dagger POLICY   # where POLICY goes, the teacher's labels -> bench/pretrain/dagger/
+    bench/pretrain.py train [--epochs N]     # imitation, resumable -> policies/pretrained.dpp
+    bench/pretrain.py status
+
+`data` runs build/bench/bench_pretrained data on every training pair whose
+teacher record exists: the decoder replays the search's best placement
+unit by unit and keeps up to 1,200 of its decisions (each: one row of
+features per device offered, the teacher's device, and the devices whose
+rows equal it: identical GPUs in identical states). Held-out pairs are never
+read here: the manifest's split decides, and `train` refuses a data file of
+a held-out pair. With --dagger POLICY it keeps instead the decisions of a
+placement POLICY samples (temperature 0.5), each labelled with the
+teacher's grouping in the state the policy reached: the devices holding
+most of what is placed of the units the teacher put together with this
+one (DAgger: imitation data where the policy goes, not only where the
+teacher went). `train` reads both folders.
+
+`train` fits the network (features -> 64 -> 64 -> score, ReLU) with
+PyTorch: the loss of a decision is -log of the policy's probability of the
+teacher's set of devices; every pair weighs the same. The inputs are
+normalised by the training rows' mean and spread, which the file keeps.
+Checkpoints (bench/pretrain/ckpt.pt, atomic) after every epoch; a run
+resumes from one. The curve (loss and accuracy per epoch, on the training
+pairs and on a tenth of them kept aside for validation) goes to
+docs/results/pretrain_curve.csv. The policy file is dplace-policy v1
+(include/dplace/pretrained.h).
+"""
+import argparse
+import base64
+import glob
+import gzip
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import corpus  # noqa: E402
+
+ROOT = corpus.ROOT
+WORK = os.path.join(ROOT, "bench", "pretrain")
+DATA = os.path.join(WORK, "data")
+DAGGER = os.path.join(WORK, "dagger")
+BENCH = os.environ.get("BENCH_PRETRAINED", os.path.join(ROOT, "build", "bench", "bench_pretrained"))
+POLICY = os.path.join(ROOT, "policies", "pretrained.dpp")
+CURVE = os.path.join(ROOT, "docs", "results", "pretrain_curve.csv")
+FEATURES = 33
+FEATURE_SET = 3
+COST_MODEL = 2
+H1 = H2 = 64
+
+
+def manifest():
+    return {p["id"]: p for p in corpus.load_manifest(corpus.DEFAULT_DIR)["pairs"]}
+
+
+def data(args):
+    m = manifest()
+    cache = os.path.join(corpus.DEFAULT_DIR, "cache")
+    recs = sorted(glob.glob(os.path.join(corpus.DEFAULT_DIR, "pairs", "*.json")))
+    folder = DAGGER if args.dagger else DATA
+    if args.dagger:
+        shutil.rmtree(DAGGER, ignore_errors=True)  # one round's: the latest policy's
+    os.makedirs(folder, exist_ok=True)
+    done = 0
+    for f in recs:
+        rec = json.load(open(f))
+        p = m[rec["id"]]
+        if p["split"] != "train":
+            continue
+        out = os.path.join(folder, p["id"] + ".bin")
+        if os.path.exists(out):
+            continue
+        gargs = corpus.graph_args(p, cache)
+        gspec = gargs[1] if gargs[0] == "--graph" else (gargs[1] + (":" + gargs[3] if len(gargs) > 2 else ""))
+        dev = corpus.devices_arg(p, gargs, cache)
+        placement = list(gzip.decompress(base64.b64decode(rec["placement_gz_b64"])))
+        with tempfile.TemporaryDirectory() as tmp:
+            pf = os.path.join(tmp, "p.json")
+            with open(pf, "w") as fh:
+                json.dump({"format": "dplace-placement", "version": 1, "graph": rec["summary"]["graph"],
+                           "devices": rec["devices"], "placement": placement}, fh)
+            tmp_out = os.path.join(tmp, "d.bin")
+            cmd = [BENCH, "data", gspec, dev, pf, tmp_out, str(args.steps), "1"] + ([args.dagger] if args.dagger else [])
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"pretrain: {p['id']}: {r.stderr.strip()}", file=sys.stderr)
+                continue
+            os.replace(tmp_out, out)
+        done += 1
+        print(f"pretrain: [{done}] {r.stdout.strip()}", file=sys.stderr, flush=True)
+
+
+def read_data(path):
+    with open(path, "rb") as f:
+        b = f.read()
+    if b[:8] != b"DPPTDATA":
+        raise ValueError(f"{path}: not imitation data")
+    nf, nd, n, _ = struct.unpack_from("<4I", b, 8)
+    if nf != FEATURES:
+        raise ValueError(f"{path}: {nf} features, this trainer reads {FEATURES}: run `data` again")
+    rec = np.dtype([("cand", "<u8"), ("target", "<u8"), ("action", "<u4"), ("pad", "<u4"),
+                    ("rows", "<f4", (nd, nf))])
+    a = np.frombuffer(b, dtype=rec, count=n, offset=24)
+    return nd, a
+
+
+def load_all():
+    """Every training pair's decisions, padded to 9 devices: rows [N, 9, F],
+    cand and target masks [N, 9], the pair of each decision."""
+    m = manifest()
+    rows, cand, tgt, pair = [], [], [], []
+    files = sorted(glob.glob(os.path.join(DATA, "*.bin"))) + sorted(glob.glob(os.path.join(DAGGER, "*.bin")))
+    ids = sorted({os.path.basename(f)[:-4] for f in files})  # a pair's teacher and DAgger data: one pair
+    index = {pid: i for i, pid in enumerate(ids)}
+    for f in files:
+        pid = os.path.basename(f)[:-4]
+        i = index[pid]
+        if m[pid]["split"] != "train":
+            sys.exit(f"pretrain: {f} is a held-out pair's: training never reads one")
+        nd, a = read_data(f)
+        if len(a) == 0:
+            continue
+        r = np.zeros((len(a), 9, FEATURES), np.float32)
+        r[:, :nd] = a["rows"]
+        bits = (1 << np.arange(9, dtype=np.uint64))
+        cand.append((a["cand"][:, None] & bits) != 0)
+        tgt.append((a["target"][:, None] & bits) != 0)
+        rows.append(r)
+        pair.append(np.full(len(a), i, np.int32))
+    return np.concatenate(rows), np.concatenate(cand), np.concatenate(tgt), np.concatenate(pair), ids
+
+
+def write_policy(path, mean, std, sd, note):
+    import torch  # noqa: F401
+    parts = [mean, std, sd["l1.weight"], sd["l1.bias"], sd["l2.weight"], sd["l2.bias"], sd["l3.weight"],
+             sd["l3.bias"]]
+    flat = np.concatenate([np.asarray(x, np.float32).reshape(-1) for x in parts]).astype("<f4")
+    body = flat.tobytes()
+    h = 0xcbf29ce484222325
+    for byte in body:
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    hdr = b"DPPOLICY" + struct.pack("<6I", 1, FEATURE_SET, COST_MODEL, FEATURES, H1, H2)
+    hdr += struct.pack("<QQ", flat.size, h) + note.encode()[:63].ljust(64, b"\0")
+    _write_bytes(path, hdr + body)
+
+
+def _write_bytes(path, b):
+    """Writes b to path atomically."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(b)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def train(args):
+    import torch
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rows, cand, tgt, pair, files = load_all()
+    n_pairs = len(files)
+    rng = np.random.default_rng(args.seed)
+    val_pairs = set(rng.choice(n_pairs, max(1, n_pairs // 10), replace=False).tolist())
+    is_val = np.array([p in val_pairs for p in pair])
+    flat = rows[cand]
+    mean = flat.mean(0)
+    std = flat.std(0) + 1e-3
+    X = torch.tensor((rows - mean) / std, dtype=torch.float32)
+    C = torch.tensor(cand)
+    Tg = torch.tensor(tgt & cand)
+    counts = np.bincount(pair, minlength=n_pairs).astype(np.float64)
+    W = torch.tensor(1.0 / counts[pair], dtype=torch.float32)  # every pair weighs the same
+    tr_idx = np.nonzero(~is_val)[0]
+    va_idx = np.nonzero(is_val)[0]
+
+    net = torch.nn.Sequential()
+    net.add_module("l1", torch.nn.Linear(FEATURES, H1))
+    net.add_module("r1", torch.nn.ReLU())
+    net.add_module("l2", torch.nn.Linear(H1, H2))
+    net.add_module("r2", torch.nn.ReLU())
+    net.add_module("l3", torch.nn.Linear(H2, 1))
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
+    ckpt = os.path.join(WORK, "ckpt.pt")
+    epoch0, curve = 0, []
+    if os.path.exists(ckpt) and not args.fresh:
+        s = torch.load(ckpt)
+        net.load_state_dict(s["net"])
+        opt.load_state_dict(s["opt"])
+        epoch0, curve = s["epoch"], s["curve"]
+        print(f"pretrain: resumed at epoch {epoch0}", file=sys.stderr)
+
+    def loss_acc(idx):
+        x, c, t, w = X[idx], C[idx], Tg[idx], W[idx]
+        s = net(x).squeeze(-1).masked_fill(~c, -1e9)
+        lse = torch.logsumexp(s, -1)
+        lt = torch.logsumexp(s.masked_fill(~t, -1e9), -1)
+        loss = ((lse - lt) * w).sum() / w.sum()
+        acc = ((t.gather(1, s.argmax(-1, keepdim=True)).squeeze(1)).float() * w).sum() / w.sum()
+        return loss, acc
+
+    for epoch in range(epoch0, args.epochs):
+        t0 = time.monotonic()
+        perm = torch.tensor(rng.permutation(tr_idx))
+        net.train()
+        for i in range(0, len(perm), args.batch):
+            loss, _ = loss_acc(perm[i:i + args.batch])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        net.eval()
+        with torch.no_grad():
+            tl, ta = loss_acc(torch.tensor(tr_idx))
+            vl, va = loss_acc(torch.tensor(va_idx))
+        curve.append((epoch + 1, float(tl), float(ta), float(vl), float(va), round(time.monotonic() - t0, 1)))
+        print(f"pretrain: epoch {epoch + 1}: train loss {tl:.4f} acc {ta:.3f}  validation loss {vl:.4f} acc {va:.3f}"
+              f"  ({curve[-1][-1]} s)", file=sys.stderr, flush=True)
+        os.makedirs(WORK, exist_ok=True)
+        tmp = ckpt + ".tmp"
+        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "epoch": epoch + 1, "curve": curve}, tmp)
+        os.replace(tmp, ckpt)
+    sd = {k: v.detach().numpy() for k, v in net.state_dict().items()}
+    note = f"imitation of the search, {n_pairs} corpus pairs, {len(curve)} epochs"
+    write_policy(args.out, mean, std, sd, note)
+    lines = ["epoch,train_loss,train_acc,validation_loss,validation_acc,seconds"]
+    lines += [",".join(str(x) for x in row) for row in curve]
+    corpus.write_atomic(CURVE, "\n".join(lines) + "\n")
+    print(f"pretrain: wrote {args.out} ({n_pairs} pairs, {len(rows)} decisions)", file=sys.stderr)
+
+
+def status(args):
+    m = manifest()
+    files = glob.glob(os.path.join(DATA, "*.bin"))
+    print(f"data: {len(files)} pairs of {sum(1 for p in m.values() if p['split'] == 'train')} training pairs")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["data", "train", "status"])
+    ap.add_argument("--steps", type=int, default=1200, help="decisions kept per pair (data)")
+    ap.add_argument("--dagger", default="", help="data: the decisions of this policy file's placements")
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=512)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--fresh", action="store_true", help="ignore a checkpoint")
+    ap.add_argument("--out", default=POLICY)
+    args = ap.parse_args()
+    {"data": data, "train": train, "status": status}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
