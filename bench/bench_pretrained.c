@@ -1,12 +1,10 @@
 /* bench_pretrained: the pretrained placer's data and a quick look at it.
  *
- *   bench_pretrained data GRAPH DEVICES PLACEMENT OUT [STEPS SEED [POLICY]]
+ *   bench_pretrained data GRAPH DEVICES PLACEMENT OUT [STEPS SEED]
  *       replays a teacher's placement (dplace-placement v1) through the
  *       decoder and writes up to STEPS of its decisions (default 1200,
  *       drawn with SEED, default 1) to OUT, the imitation data
- *       bench/pretrain.py reads; with POLICY, the decisions of a placement
- *       that policy samples (temperature 0.5), each labelled with the
- *       teacher's grouping in the state it reached (DAgger);
+ *       bench/pretrain.py reads;
  *   bench_pretrained random OUT [SEED]
  *       a policy of fresh weights (the shipped one's widths): the untrained
  *       control, for `dplace optimize --agent pretrained --init OUT`;
@@ -56,16 +54,9 @@ static int data(int argc, char **argv) {
     int rc = 1;
     if (!ds || !teacher || !out || dp_placement_read_file(argv[4], g, ds, teacher, &err)) goto done;
     dp_units_spec us = {dp_units_has_modules(g) ? DP_UNITS_MODULE : DP_UNITS_OP, 0};
-    dp_pretrained_policy *pol = argc > 8 ? dp_pretrained_policy_load(argv[8], &err) : NULL;
-    dp_rng drng;
-    dp_rng_seed(&drng, seed + 7);
-    if ((argc > 8 && !pol) || !(c = dp_pretrained_ctx_init(g, ds, us, &err)) || dp_pretrained_trace_init(&tr, c, &err) ||
-        dp_pretrained_decode(c, pol, pol ? DP_PRETRAINED_DAGGER : DP_PRETRAINED_TEACHER, 0.5, &drng, teacher, out, &tr,
-                             NULL, &err)) {
-        dp_pretrained_policy_free(pol);
+    if (!(c = dp_pretrained_ctx_init(g, ds, us, &err)) || dp_pretrained_trace_init(&tr, c, &err) ||
+        dp_pretrained_decode(c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, teacher, out, &tr, NULL, &err))
         goto done;
-    }
-    dp_pretrained_policy_free(pol);
     /* the decisions with a choice whose teacher's device was offered */
     int32_t *pick = malloc(sizeof(int32_t) * (size_t)(tr.n_steps + 1)), n = 0;
     for (int32_t i = 0; pick && i < tr.n_steps; i++)
@@ -101,9 +92,8 @@ static int data(int argc, char **argv) {
     dp_sim_result r0, r1;
     if (!sim || dp_sim_run(sim, teacher, NULL, &r0, &err) || dp_sim_run(sim, out, NULL, &r1, &err)) rc = 1;
     else
-        printf("%s on %s: %d units, %d decisions kept; teacher %.6f s, %s %.6f s%s\n", argv[2], argv[3],
-               tr.n_steps, n, r0.step_time_s, argc > 8 ? "the policy's" : "by units", r1.step_time_s,
-               r1.valid ? "" : " (not valid)");
+        printf("%s on %s: %d units, %d decisions kept; teacher %.6f s, by units %.6f s%s\n", argv[2], argv[3],
+               tr.n_steps, n, r0.step_time_s, r1.step_time_s, r1.valid ? "" : " (not valid)");
     dp_sim_free(sim);
 done:
     if (rc && err.status) fprintf(stderr, "bench_pretrained: %s\n", err.msg);

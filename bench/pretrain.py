@@ -3,7 +3,6 @@
 corpus's training pairs (bench/corpus.py), written to policies/pretrained.dpp.
 
     bench/pretrain.py data                   # each taught pair replayed -> bench/pretrain/data/ID.bin
-    bench/pretrain.py data --dagger POLICY   # where POLICY goes, the teacher's labels -> bench/pretrain/dagger/
     bench/pretrain.py train [--epochs N]     # imitation, resumable -> policies/pretrained.dpp
     bench/pretrain.py status
 
@@ -13,12 +12,7 @@ unit by unit and keeps up to 1,200 of its decisions (each: one row of
 features per device offered, the teacher's device, and the devices whose
 rows equal it: identical GPUs in identical states). Held-out pairs are never
 read here: the manifest's split decides, and `train` refuses a data file of
-a held-out pair. With --dagger POLICY it keeps instead the decisions of a
-placement POLICY samples (temperature 0.5), each labelled with the
-teacher's grouping in the state the policy reached: the devices holding
-most of what is placed of the units the teacher put together with this
-one (DAgger: imitation data where the policy goes, not only where the
-teacher went). `train` reads both folders.
+a held-out pair.
 
 `train` fits the network (features -> 64 -> 64 -> score, ReLU) with
 PyTorch: the loss of a decision is -log of the policy's probability of the
@@ -36,7 +30,6 @@ import glob
 import gzip
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -51,14 +44,13 @@ import corpus  # noqa: E402
 ROOT = corpus.ROOT
 WORK = os.path.join(ROOT, "bench", "pretrain")
 DATA = os.path.join(WORK, "data")
-DAGGER = os.path.join(WORK, "dagger")
 BENCH = os.environ.get("BENCH_PRETRAINED", os.path.join(ROOT, "build", "bench", "bench_pretrained"))
 POLICY = os.path.join(ROOT, "policies", "pretrained.dpp")
 CURVE = os.path.join(ROOT, "docs", "results", "pretrain_curve.csv")
 FEATURES = 33
 FEATURE_SET = 3
 COST_MODEL = 2
-H1 = H2 = 64
+H1 = H2 = 64  # the hidden widths (--hidden changes them)
 
 
 def manifest():
@@ -69,9 +61,7 @@ def data(args):
     m = manifest()
     cache = os.path.join(corpus.DEFAULT_DIR, "cache")
     recs = sorted(glob.glob(os.path.join(corpus.DEFAULT_DIR, "pairs", "*.json")))
-    folder = DAGGER if args.dagger else DATA
-    if args.dagger:
-        shutil.rmtree(DAGGER, ignore_errors=True)  # one round's: the latest policy's
+    folder = DATA
     os.makedirs(folder, exist_ok=True)
     done = 0
     for f in recs:
@@ -92,7 +82,7 @@ def data(args):
                 json.dump({"format": "dplace-placement", "version": 1, "graph": rec["summary"]["graph"],
                            "devices": rec["devices"], "placement": placement}, fh)
             tmp_out = os.path.join(tmp, "d.bin")
-            cmd = [BENCH, "data", gspec, dev, pf, tmp_out, str(args.steps), "1"] + ([args.dagger] if args.dagger else [])
+            cmd = [BENCH, "data", gspec, dev, pf, tmp_out, str(args.steps), "1"]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 print(f"pretrain: {p['id']}: {r.stderr.strip()}", file=sys.stderr)
@@ -121,8 +111,8 @@ def load_all():
     cand and target masks [N, 9], the pair of each decision."""
     m = manifest()
     rows, cand, tgt, pair = [], [], [], []
-    files = sorted(glob.glob(os.path.join(DATA, "*.bin"))) + sorted(glob.glob(os.path.join(DAGGER, "*.bin")))
-    ids = sorted({os.path.basename(f)[:-4] for f in files})  # a pair's teacher and DAgger data: one pair
+    files = sorted(glob.glob(os.path.join(DATA, "*.bin")))
+    ids = sorted(os.path.basename(f)[:-4] for f in files)
     index = {pid: i for i, pid in enumerate(ids)}
     for f in files:
         pid = os.path.basename(f)[:-4]
@@ -151,7 +141,8 @@ def write_policy(path, mean, std, sd, note):
     h = 0xcbf29ce484222325
     for byte in body:
         h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    hdr = b"DPPOLICY" + struct.pack("<6I", 1, FEATURE_SET, COST_MODEL, FEATURES, H1, H2)
+    hdr = b"DPPOLICY" + struct.pack("<6I", 1, FEATURE_SET, COST_MODEL, FEATURES, sd["l1.weight"].shape[0],
+                                    sd["l2.weight"].shape[0])
     hdr += struct.pack("<QQ", flat.size, h) + note.encode()[:63].ljust(64, b"\0")
     _write_bytes(path, hdr + body)
 
@@ -187,11 +178,12 @@ def train(args):
     va_idx = np.nonzero(is_val)[0]
 
     net = torch.nn.Sequential()
-    net.add_module("l1", torch.nn.Linear(FEATURES, H1))
+    h = args.hidden
+    net.add_module("l1", torch.nn.Linear(FEATURES, h))
     net.add_module("r1", torch.nn.ReLU())
-    net.add_module("l2", torch.nn.Linear(H1, H2))
+    net.add_module("l2", torch.nn.Linear(h, h))
     net.add_module("r2", torch.nn.ReLU())
-    net.add_module("l3", torch.nn.Linear(H2, 1))
+    net.add_module("l3", torch.nn.Linear(h, 1))
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     ckpt = os.path.join(WORK, "ckpt.pt")
     epoch0, curve = 0, []
@@ -250,8 +242,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["data", "train", "status"])
     ap.add_argument("--steps", type=int, default=1200, help="decisions kept per pair (data)")
-    ap.add_argument("--dagger", default="", help="data: the decisions of this policy file's placements")
-    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--epochs", type=int, default=12)
+    ap.add_argument("--hidden", type=int, default=H1, help="the two hidden layers' width")
     ap.add_argument("--batch", type=int, default=512)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=1)

@@ -106,10 +106,6 @@ typedef enum dp_pretrained_mode {
     DP_PRETRAINED_SAMPLE,     /* each unit's device drawn from the softmax     */
     DP_PRETRAINED_TEACHER,    /* each unit to the device a teacher placement
                                  gives most of its ops' time (imitation data)  */
-    DP_PRETRAINED_DAGGER,     /* sampled from the policy; each step's target
-                                 the teacher's grouping read in the state the
-                                 policy made (imitation data where the policy
-                                 goes: DAgger)                                 */
     DP_PRETRAINED_MODE_COUNT
 } dp_pretrained_mode;
 
@@ -118,11 +114,7 @@ typedef enum dp_pretrained_mode {
 typedef struct dp_pretrained_step {
     dp_mask cand;    /* the devices offered                                  */
     dp_mask target;  /* TEACHER: the devices whose rows equal the teacher's
-                        device's (identical devices in identical states);
-                        DAGGER: those holding most of what is placed of the
-                        unit's teacher group (the units the teacher put on
-                        its device), or, before any is placed, those holding
-                        none of another teacher group                         */
+                        device's (identical devices in identical states)                         */
     int32_t action;  /* the device chosen                                    */
     float logp;      /* its log-probability under the policy (0 in TEACHER)   */
 } dp_pretrained_step;
@@ -143,7 +135,7 @@ void dp_pretrained_trace_free(dp_pretrained_trace *t);
 
 /* Decodes one placement of c's graph into out[n_ops]. p may be NULL only in
  * TEACHER mode; rng is used in SAMPLE mode (temperature `temp` > 0 divides
- * the scores); teacher [n_ops] is read in TEACHER and DAGGER modes. tr (may be NULL)
+ * the scores); teacher [n_ops] is read in TEACHER mode. tr (may be NULL)
  * records the steps. *logp_sum (may be NULL) gets the placement's
  * log-probability. Errors: INVALID (a missing argument), NOMEM. */
 dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_policy *p, dp_pretrained_mode mode,

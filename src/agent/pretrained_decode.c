@@ -576,29 +576,6 @@ static int32_t teacher_device(const dp_pretrained_ctx *c, int32_t k, const int32
     return best >= 0 ? best : dp_mask_first(c->mask_all[k]);
 }
 
-/* DAgger's target for a unit of teacher group t (tw: compute placed per
- * teacher group per device): the offered devices holding the largest share
- * of the group; before any of it is placed, those holding no other group's
- * units, else those holding the least of them. */
-static dp_mask dagger_target(double tw[DP_MAX_DEVICES][DP_MAX_DEVICES], int32_t t, dp_mask cand, int32_t nd) {
-    double best = 0, least = INFINITY;
-    dp_mask most = 0, empty = 0;
-    for (dp_mask m = cand; m; m &= m - 1) {
-        int32_t d = dp_mask_first(m);
-        if (tw[t][d] > best) best = tw[t][d], most = 0;
-        if (tw[t][d] > 0 && tw[t][d] == best) most |= dp_mask_bit(d);
-    }
-    if (most) return most;
-    for (dp_mask m = cand; m; m &= m - 1) {
-        int32_t d = dp_mask_first(m);
-        double foreign = 0;
-        for (int32_t x = 0; x < nd; x++) foreign += x == t ? 0 : tw[x][d];
-        if (foreign < least) least = foreign, empty = 0;
-        if (foreign == least) empty |= dp_mask_bit(d);
-    }
-    return empty;
-}
-
 /* The device the policy picks among cand (rows scored into a): the highest
  * score (GREEDY) or a draw from the softmax at temperature temp; *logp its
  * log-probability. */
@@ -631,8 +608,7 @@ static int32_t choose(const dp_pretrained_policy *p, dp_pretrained_mode mode, do
 dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_policy *p, dp_pretrained_mode mode,
                                double temp, dp_rng *rng, const int32_t *teacher, int32_t *out,
                                dp_pretrained_trace *tr, double *logp_sum, dp_error *err) {
-    int sampled = mode == DP_PRETRAINED_SAMPLE || mode == DP_PRETRAINED_DAGGER;
-    int taught = mode == DP_PRETRAINED_TEACHER || mode == DP_PRETRAINED_DAGGER;
+    int sampled = mode == DP_PRETRAINED_SAMPLE, taught = mode == DP_PRETRAINED_TEACHER;
     if ((mode != DP_PRETRAINED_TEACHER && !p) || (sampled && (!rng || !(temp > 0))) || (taught && !teacher) ||
         mode < 0 || mode >= DP_PRETRAINED_MODE_COUNT)
         return dp_error_set(err, DP_STATUS_INVALID, "pretrained: decode needs a policy, a random state or a teacher");
@@ -649,7 +625,6 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
         if (!(s.hint_w[h] = calloc((size_t)nd * nd + 1, sizeof(double)))) hints_ok = 0;
     int32_t *unit_dev = malloc(sizeof(int32_t) * (size_t)(nu + 1));
     int32_t *tdev = taught ? malloc(sizeof(int32_t) * (size_t)(nu + 1)) : NULL;
-    double tw[DP_MAX_DEVICES][DP_MAX_DEVICES] = {{0}}; /* compute per teacher group per device */
     if (tdev)
         for (int32_t k = 0; k < nu; k++) tdev[k] = teacher_device(c, k, teacher);
     pretrained_acts a;
@@ -669,10 +644,7 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
         float logp = 0;
         memset(rows, 0, sizeof(float) * (size_t)nd * F);
         unit_rows(c, &s, k, i, &cand, rows, fin, copies);
-        if (mode == DP_PRETRAINED_DAGGER) {
-            act = choose(p, DP_PRETRAINED_SAMPLE, temp, rng, cand, rows, nd, &a, &logp);
-            target = dagger_target(tw, tdev[k], cand, nd);
-        } else if (mode == DP_PRETRAINED_TEACHER) {
+        if (taught) {
             act = tdev[k];
             if (cand & dp_mask_bit(act)) /* identical devices in identical states: one target */
                 for (dp_mask m = cand; m; m &= m - 1) {
@@ -695,7 +667,6 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
         s.load[act] += c->comp_min[k];
         s.placed_work += c->comp_min[k];
         s.prev = act;
-        if (tdev) tw[tdev[k]][act] += c->comp_min[k] + 1e-12;
         /* a unit of no time still marks its scope as begun */
         if (c->scope[k] >= 0) s.scope_w[(int64_t)c->scope[k] * nd + act] += c->comp_min[k] + 1e-12;
         if (c->parent[k] >= 0) s.parent_w[(int64_t)c->parent[k] * nd + act] += c->comp_min[k] + 1e-12;
