@@ -293,6 +293,24 @@ expect 2 "at most 4096" -- "$D" optimize --model synthetic-6000 --devices k40x2 
 absent "$T/no.json"
 }
 
+# --agent pretrained: zero-shot with no baselines writes a valid placement,
+# its settings in --set help, a corrupt or other policy file refused in one
+# line naming it, nothing written then
+test_pretrained() {
+expect 0 "agent      pretrained" -- "$D" optimize --model rnnlm --devices k40x4 --agent pretrained --updates 0 \
+  --baselines none -o "$T/pt.json"
+expect 0 "valid" -- "$D" simulate --model rnnlm --devices k40x4 --placement "$T/pt.json"
+expect 0 "zero-shot=64" -- "$D" optimize --agent pretrained --set help
+grep -q '^  lr=' "$T/out" && bad "--set help of the pretrained placer lists a learned agent's settings" || ok
+printf 'DPPOLICY' > "$T/bad.dpp"
+expect 2 "bad.dpp: not a dplace policy" -- "$D" optimize --model rnnlm --devices k40x4 --agent pretrained \
+  --updates 0 --init "$T/bad.dpp" -o "$T/no.json"
+[ "$(wc -l < "$T/err")" = 1 ] && ok || bad "a bad policy file: more than one line on stderr"
+absent "$T/no.json"
+expect 2 "learned agent's" -- "$D" optimize --model rnnlm --devices k40x4 --agent pretrained --set lr=0.1
+expect 2 "no checkpoint" -- "$D" optimize --model rnnlm --devices k40x4 --agent pretrained --checkpoint "$T/c.ckpt"
+}
+
 test_run test_help
 test_run test_set_help
 test_run test_set_help_all
@@ -318,4 +336,5 @@ test_run test_measure_failures
 test_run test_mars
 test_run test_mars_settings_refused
 test_run test_bad_input
+test_run test_pretrained
 finish test_cli_optimize

@@ -205,6 +205,10 @@ void dp_pretrained_free(dp_pretrained *pt);
  * placement of the policy as it is then. */
 dp_method dp_pretrained_method(dp_pretrained *pt);
 
+/* The zero-shot answer: its best step time (inf: none valid), the seconds
+ * and the placements it took (the greedy ones included). */
+void dp_pretrained_zero_shot(const dp_pretrained *pt, double *best_s, double *seconds, int64_t *placements);
+
 /* The policy as fine-tuned so far (save it to start another run from it). */
 const dp_pretrained_policy *dp_pretrained_get_policy(const dp_pretrained *pt);
 

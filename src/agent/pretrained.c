@@ -33,6 +33,8 @@ struct dp_pretrained {
                                    sample order: no thread count changes it */
     dp_run_state st;
     double prep_start;
+    double zs_best_s, zs_s; /* the zero-shot answer, once prepared */
+    int64_t zs_samples;
 };
 
 #define PT(f) 0, offsetof(dp_pretrained_options, f)
@@ -235,6 +237,7 @@ static dp_status pt_prepare(void *self, int64_t max_iters, dp_error *err) {
     double now = dp_now_s();
     pt->st.prep_s += now - t0;
     if (now - pt->prep_start >= pt->o.zero_shot_s) pt->st.prep_total = pt->st.prep_done; /* out of its seconds */
+    pt->zs_best_s = pt->st.best_s, pt->zs_s = pt->st.prep_s, pt->zs_samples = pt->st.samples;
     return DP_STATUS_OK;
 }
 
@@ -380,6 +383,10 @@ static const dp_method_ops pt_ops = {"pretrained", pt_step, pt_prepare, pt_state
 dp_method dp_pretrained_method(dp_pretrained *pt) {
     dp_method m = {&pt_ops, pt};
     return m;
+}
+
+void dp_pretrained_zero_shot(const dp_pretrained *pt, double *best_s, double *seconds, int64_t *placements) {
+    *best_s = pt->zs_samples ? pt->zs_best_s : INFINITY, *seconds = pt->zs_s, *placements = pt->zs_samples;
 }
 
 const dp_pretrained_policy *dp_pretrained_get_policy(const dp_pretrained *pt) { return pt->policy; }

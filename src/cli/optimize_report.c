@@ -70,8 +70,10 @@ static void print_header(const opt_args *o, const dp_optimize *op, const dp_grap
     if (pt) {
         printf("agent      pretrained: %d units placed one by one by a policy trained across graphs (%s)\n",
                (int)s->n_groups, dp_pretrained_policy_note(dp_pretrained_get_policy(pt)));
-        printf("zero-shot  %lld placements in %.1f s; then %lld fine-tuning updates, %lld placements in %s\n",
-               (long long)s->prep_done, s->prep_s, (long long)s->updates, (long long)(s->samples - s->prep_done), t1);
+        printf("zero-shot  the greedy placement and %lld sampled in %.1f s; then %lld fine-tuning update%s in %s "
+               "(%lld placements in all)\n",
+               (long long)s->prep_done, s->prep_s, (long long)s->updates, s->updates == 1 ? "" : "s", t1,
+               (long long)s->samples);
         return;
     }
     if (!agent) {
@@ -140,7 +142,7 @@ static void print_table(const opt_args *o, const dp_optimize *op, const dp_graph
     if (o->measure)
         printf("\n(the learned time was measured by --measure; single GPU, expert, the baselines and the bound are "
                "simulated on the devices given)");
-    const char *who = agent ? "learned" : "search";
+    const char *who = agent || dp_optimize_pretrained(op) ? "learned" : "search";
     if (after) {
         printf("\n");
         print_search(o, after, "then:", dp_optimize_units(op));

@@ -109,6 +109,15 @@ static void put_train(json_t *j, const dp_optimize *op) {
         set(j, "warm_start_from", q->warm_from ? json_string(q->warm_from) : json_null());
         set(j, "warm_start_target_s", num(q->warm_target_s, q->warm_from != NULL));
     }
+    dp_pretrained *pt = dp_optimize_pretrained(op);
+    if (pt) {
+        double zb, zs;
+        int64_t zn;
+        dp_pretrained_zero_shot(pt, &zb, &zs, &zn);
+        set(j, "zero_shot_placements", json_integer(zn));
+        set(j, "zero_shot_s", json_real(zs));
+        set(j, "zero_shot_best_s", num(zb, isfinite(zb)));
+    }
     set(j, "first_tenth_mean_s", num(rr->first_mean_s, 1));
     set(j, "last_tenth_mean_s", num(rr->last_mean_s, 1));
     set(j, "tenth_updates", json_integer(rr->tenth));

@@ -261,5 +261,35 @@ def test_optimize_keyword_only_after_agent():
     raises(TypeError, dplace.optimize, g, d, "search", 2, match="positional")
 
 
+def test_pretrained_equals_cli():
+    """The shipped policy from Python: the CLI's placement and step time for the same arguments."""
+    g, d = dplace.Graph.from_zoo("rnnlm"), dplace.Devices.preset("k40x4")
+    tmp = pyt.tmpdir()
+    out = os.path.join(tmp, "cli.json")
+    r = dplace.optimize(g, d, agent="pretrained", updates=1, seed=3, baselines="none",
+                        settings={"zero_shot": 6, "zero_shot_time": "1000s", "tune_samples": 4})
+    j = cli_json("optimize", "--model", "rnnlm", "--devices", "k40x4", "--agent", "pretrained", "--updates", "1",
+                 "--seed", "3", "--baselines", "none", "--set", "zero-shot=6", "--set", "zero-shot-time=1000s",
+                 "--set", "tune-samples=4", "--json", "--quiet", "-o", out)
+    check_eq(r.agent, "pretrained", "the agent's name")
+    check(abs(r.best_step_time_s - j["best_step_time_s"]) <= 1e-9 * j["best_step_time_s"],
+          f"Python's best {r.best_step_time_s} is the CLI's {j['best_step_time_s']} (10 digits)")
+    check_eq(list(r.placement), list(dplace.read_placement(out, g, d)), "Python's placement is the CLI's")
+    check_eq(r.samples, j["samples"], "the same samples")
+
+
+def test_pretrained_bad_policy_refused():
+    """A policy file that is not one, or is truncated, is refused in one line naming it."""
+    g, d = dplace.Graph.from_zoo("rnnlm"), dplace.Devices.preset("k40x2")
+    tmp = pyt.tmpdir()
+    bad = os.path.join(tmp, "bad.dpp")
+    with open(bad, "wb") as f:
+        f.write(b"DPPOLICY" + bytes(40))
+    e = raises(dplace.InputError, dplace.optimize, g, d, agent="pretrained", updates=0, init=bad, match="bad.dpp")
+    check("\n" not in str(e), "one line")
+    raises(dplace.MissingFileError, dplace.optimize, g, d, agent="pretrained", updates=0,
+           init=os.path.join(tmp, "missing.dpp"), match="missing.dpp")
+
+
 if __name__ == "__main__":
     pyt.main(globals())
