@@ -5,6 +5,7 @@ graph and machine pairs that training never saw.
     bench/heldout.py run --arm search          # 4 thread-minutes of the search per pair
     bench/heldout.py run --arm zero-shot       # --agent pretrained --updates 0
     bench/heldout.py job --seeds 1,2,3         # README's job against the search alone, same time
+    bench/heldout.py tune                      # fine-tuning: the trained policy against the untrained control
 
 Every pair is a held-out pair of bench/corpus/manifest.json (its graph family
 or its machine family is held out); the list below spans a held-out zoo graph
@@ -79,8 +80,8 @@ def run(args):
 # run after the other: nmt4 on k40x4 (README's pair) and two held-out pairs.
 JOB_PAIRS = ["nmt4_b64@k40x4", "gnmt4_b128@p100x4", "inception_v3_b8@l4x4-tight"]
 JOB_ARMS = {
-    "job": ["--agent", "pretrained", "--time", "4m", "--search-after", "3m30s", "--threads", "2"],
-    "search-alone": ["--agent", "search", "--time", "4m", "--threads", "2"],
+    "job": ["--agent", "pretrained", "--time", "2m", "--search-after", "105s", "--threads", "2"],
+    "search-alone": ["--agent", "search", "--time", "2m", "--threads", "2"],
 }
 
 
@@ -107,16 +108,67 @@ def job(args):
                       file=sys.stderr, flush=True)
 
 
+# Fine-tuning on a held-out pair: the untrained control (the same network,
+# fresh weights: bench_pretrained random) for 4 minutes against the trained
+# policy for 1 minute, one thread each; the time the trained run takes to
+# reach the control's 4-minute best.
+TUNE_PAIRS = ["gnmt4_b128@p100x4", "nmt4_b64@l4x4", "bert_base_b24@rtx4090x2-tight"]
+BENCH = os.environ.get("BENCH_PRETRAINED", os.path.join(ROOT, "build", "bench", "bench_pretrained"))
+
+
+def first_reach(rec, log, target):
+    """Seconds of training after which the run's best was at or under
+    target: its zero-shot preparation when that already reached it (the
+    log has no rows for it), else the first fine-tuning row's."""
+    s = rec["summary"]
+    zb = s.get("zero_shot_best_s")
+    if s["updates"] == 0 or (zb is not None and zb <= target):
+        return s.get("zero_shot_s")
+    with open(log) as f:
+        head = f.readline().strip().split(",")
+        ib, ie = head.index("best_s"), head.index("wall_s")
+        for line in f:
+            x = line.strip().split(",")
+            if float(x[ib]) <= target:
+                return float(x[ie])
+    return None
+
+
+def tune(args):
+    m = corpus.load_manifest(corpus.DEFAULT_DIR)
+    byid = {p["id"]: p for p in m["pairs"]}
+    cache = os.path.join(corpus.DEFAULT_DIR, "cache")
+    os.makedirs(os.path.join(OUT, "tune"), exist_ok=True)
+    control = os.path.join(OUT, "tune", "control.dpp")
+    if not os.path.exists(control):
+        corpus.run_cmd([BENCH, "random", control, "1"], 60)
+    for pid in TUNE_PAIRS:
+        p = byid[pid]
+        gargs = corpus.graph_args(p, cache)
+        dev = corpus.devices_arg(p, gargs, cache)
+        for arm, flags in (("control", ["--init", control, "--time", "4m"]), ("trained", ["--time", "60s"])):
+            out = os.path.join(OUT, "tune", f"{pid}_{arm}.json")
+            if os.path.exists(out):
+                continue
+            log = os.path.join(OUT, "tune", f"{pid}_{arm}.csv")
+            summary = json.loads(corpus.run_cmd([corpus.DPLACE, "optimize", *gargs, "--devices", dev, "--agent",
+                                                 "pretrained", *flags, "--threads", "1", "--seed", "1",
+                                                 "--baselines", "none", "--json", "--quiet", "--log", log], 3600))
+            rec = {"id": pid, "arm": arm, "summary": summary}
+            corpus.write_atomic(out, json.dumps(rec) + "\n")
+            print(f"heldout: tune {pid} {arm}: {summary['best_step_time_s']} s", file=sys.stderr, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["run", "job"])
+    ap.add_argument("command", choices=["run", "job", "tune"])
     ap.add_argument("--arm", choices=sorted(ARMS), help="run: which arm")
     ap.add_argument("--seeds", default="1,2,3", help="job: the seeds")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     if args.command == "run" and not args.arm:
         ap.error("run needs --arm")
-    {"run": run, "job": job}[args.command](args)
+    {"run": run, "job": job, "tune": tune}[args.command](args)
 
 
 if __name__ == "__main__":
