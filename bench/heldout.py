@@ -6,6 +6,7 @@ graph and machine pairs that training never saw.
     bench/heldout.py run --arm zero-shot       # --agent pretrained --updates 0
     bench/heldout.py job --seeds 1,2,3         # README's job against the search alone, same time
     bench/heldout.py tune                      # fine-tuning: the trained policy against the untrained control
+    bench/heldout.py table                     # the tables of docs/results/pretrained.md, markdown
 
 Every pair is a held-out pair of bench/corpus/manifest.json (its graph family
 or its machine family is held out); the list below spans a held-out zoo graph
@@ -159,16 +160,74 @@ def tune(args):
             print(f"heldout: tune {pid} {arm}: {summary['best_step_time_s']} s", file=sys.stderr, flush=True)
 
 
+def load(arm, name):
+    path = os.path.join(OUT, arm, name + ".json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def fmt(x, digits=4):
+    return "none valid" if x is None else f"{x:.{digits}f}"
+
+
+def table(args):
+    print("| pair | zero-shot | wall | best baseline | zero-shot / baseline | search, 4 thread-minutes | "
+          "zero-shot / search |")
+    print("|---|---|---|---|---|---|---|")
+    ratios_b, ratios_s, wins = [], [], 0
+    for pid in PAIRS:
+        z, s = load("zero-shot", pid), load("search", pid)
+        if not z or not s:
+            continue
+        zb, ss = z["summary"]["best_step_time_s"], s["summary"]
+        bb, sb = ss["best_baseline_s"], ss["best_step_time_s"]
+        rb = zb / bb if zb else float("inf")
+        rs = zb / sb if zb else float("inf")
+        ratios_b.append(rb), ratios_s.append(rs)
+        wins += rb <= 1
+        print(f"| {pid} | {fmt(zb)} | {z['wall_s']:.1f} s | {fmt(bb)} ({ss['best_baseline']}) | {rb:.3f} | "
+              f"{fmt(sb)} | {rs:.3f} |")
+    if ratios_b:
+        ratios_b.sort(), ratios_s.sort()
+        n = len(ratios_b)
+        med = lambda r: (r[(n - 1) // 2] + r[n // 2]) / 2  # noqa: E731
+        print(f"\nAt or under the best baseline on {wins} of {n}; median ratio to it {med(ratios_b):.3f}, "
+              f"to the search {med(ratios_s):.3f}.\n")
+    print("| pair | seed | README's job | the search alone | job / search |")
+    print("|---|---|---|---|---|")
+    for pid in JOB_PAIRS:
+        js, ss = [], []
+        for seed in (1, 2, 3):
+            a, b = load("job", f"{pid}_job_s{seed}"), load("job", f"{pid}_search-alone_s{seed}")
+            if not a or not b:
+                continue
+            x, y = a["summary"]["best_step_time_s"], b["summary"]["best_step_time_s"]
+            js.append(x), ss.append(y)
+            print(f"| {pid} | {seed} | {fmt(x)} | {fmt(y)} | {x / y:.3f} |")
+        if js:
+            mj, ms = sum(js) / len(js), sum(ss) / len(ss)
+            print(f"| {pid} | mean | {mj:.4f} | {ms:.4f} | {mj / ms:.3f} |")
+    print("\n| pair | control, 4 min | trained, zero-shot | trained reaches the control's best after |")
+    print("|---|---|---|---|")
+    for pid in TUNE_PAIRS:
+        c, t = load("tune", f"{pid}_control"), load("tune", f"{pid}_trained")
+        if not c or not t:
+            continue
+        target = c["summary"]["best_step_time_s"]
+        reach = first_reach(t, os.path.join(OUT, "tune", f"{pid}_trained.csv"), target)
+        print(f"| {pid} | {fmt(target)} | {fmt(t['summary'].get('zero_shot_best_s'))} | "
+              f"{'not within 60 s' if reach is None else f'{reach:.1f} s'} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["run", "job", "tune"])
+    ap.add_argument("command", choices=["run", "job", "tune", "table"])
     ap.add_argument("--arm", choices=sorted(ARMS), help="run: which arm")
     ap.add_argument("--seeds", default="1,2,3", help="job: the seeds")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     if args.command == "run" and not args.arm:
         ap.error("run needs --arm")
-    {"run": run, "job": job, "tune": tune}[args.command](args)
+    {"run": run, "job": job, "tune": tune, "table": table}[args.command](args)
 
 
 if __name__ == "__main__":
