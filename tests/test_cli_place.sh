@@ -194,7 +194,16 @@ test_run test_baseline_usage
 test_run test_group
 test_run test_group_json
 test_run test_group_json_stays_json
+# m-etf and m-sct when no device has room for what is left under the
+# memory caps (inception_v3 at batch 1 on two P100s cut to 0.6 of its
+# one-GPU peak): the table, never an abort
+test_list_placers_no_room() {
+expect 0 "m-etf" -- "$D" baseline --model inception_v3 --batch 1 --devices data/p100x2_tight.json
+grep -q "^m-sct" "$T/out" && ok || bad "m-sct missing from the table"
+}
+
 test_run test_group_file
 test_run test_group_usage
 test_run test_batch
+test_run test_list_placers_no_room
 finish test_cli_place

@@ -1145,8 +1145,12 @@ static dp_status etf_run(etf *e, int32_t *out, dp_error *err) {
         }
         if (oom) break;
         if (best.op < 0) { /* only forced ops left, offered to devices already looked at */
-            assert(++idle < 3);
-            continue;
+            /* a third round without a candidate: no device takes what is
+             * left under its memory cap; the method cannot place this graph */
+            if (++idle < 3) continue;
+            return dp_error_set(err, DP_STATUS_UNSUPPORTED,
+                                "no device has room for the %d ops left under the memory caps (%d placed)",
+                                (int)(n - placed), (int)placed);
         }
         idle = 0;
         oom = etf_schedule(e, best.op, best.dev);
