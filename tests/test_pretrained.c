@@ -272,6 +272,36 @@ static void test_zero_shot_threads_agree(void) {
     CHECK(a <= g1);
 }
 
+/* The zero-shot samples are the same whatever chunks the run driver asks
+ * for them in (its chunks follow the machine's speed): 12 chunks of one
+ * against one of 12. */
+static void test_zero_shot_chunks_agree(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_pretrained_options o = dp_pretrained_options_default();
+    o.zero_shot = 12, o.zero_shot_s = 1e9;
+    double best[2];
+    int32_t *place[2];
+    for (int run = 0; run < 2; run++) {
+        dp_pretrained *pt = dp_pretrained_init(g, ds, dp_pretrained_policy_random(16, 8, 2, &err), &o, &eo, &err);
+        CHECK(pt);
+        dp_method m = dp_pretrained_method(pt);
+        for (int c = 0; c < (run ? 1 : 12); c++) CHECK(m.ops->prepare(pt, run ? 12 : 1, &err) == DP_STATUS_OK);
+        const dp_run_state *s = m.ops->state(pt);
+        CHECK(s->prep_done == 12 && s->best_placement);
+        best[run] = s->best_s;
+        CHECK(place[run] = malloc(sizeof(int32_t) * (size_t)g->n_ops));
+        memcpy(place[run], s->best_placement, sizeof(int32_t) * (size_t)g->n_ops);
+        dp_pretrained_free(pt);
+    }
+    CHECK(best[0] == best[1] && !memcmp(place[0], place[1], sizeof(int32_t) * (size_t)g->n_ops));
+    free(place[0]), free(place[1]);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 /* Fine-tuning: each sample's gradient summed in sample order, so two
  * updates end at the same policy (its greedy placement's time) with 1 and
  * 3 threads. */
@@ -336,6 +366,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_gradient_raises_logp);
     TEST_RUN(test_zero_shot_threads_agree);
     TEST_RUN(test_tuning_threads_agree);
+    TEST_RUN(test_zero_shot_chunks_agree);
     TEST_RUN(test_optimize_runs_pretrained);
     return test_end();
 }

@@ -134,7 +134,8 @@ typedef struct decode_job {
     dp_pretrained *pt;
     int32_t first, n, stride; /* samples first, first + stride, ... (n of them) */
     int record;
-    uint64_t stream;          /* the batch's random stream                   */
+    uint64_t stream;          /* the random stream: 0 zero-shot, 1 + update    */
+    int64_t base;             /* the stream's index of sample 0 of the batch  */
     dp_status st;
     dp_error err;
 } decode_job;
@@ -146,7 +147,9 @@ static void *decode_run(void *arg) {
     for (int32_t x = 0; x < j->n && !j->st; x++) {
         int32_t k = j->first + x * j->stride;
         dp_rng rng;
-        dp_rng_seed(&rng, pt->o.seed * 0x9e3779b97f4a7c15ULL ^ (j->stream * 1000003ULL + (uint64_t)k));
+        /* a sample's random state is its index in its stream's, whatever
+         * the chunks and threads the run driver and the machine make */
+        dp_rng_seed(&rng, pt->o.seed * 0x9e3779b97f4a7c15ULL ^ (j->stream << 32) ^ (uint64_t)(j->base + k));
         if (j->record && !pt->tr[k].steps) j->st = dp_pretrained_trace_init(&pt->tr[k], pt->ctx, &j->err);
         if (!j->st)
             j->st = dp_pretrained_decode(pt->ctx, pt->policy, DP_PRETRAINED_SAMPLE, pt->o.temp, &rng, NULL,
@@ -156,13 +159,13 @@ static void *decode_run(void *arg) {
 }
 
 /* Samples K placements into pt->place (recording traces when `record`)
- * on the threads, from random stream `stream`. */
-static dp_status sample(dp_pretrained *pt, int32_t K, int record, uint64_t stream, dp_error *err) {
+ * on the threads, samples base .. base + K - 1 of random stream `stream`. */
+static dp_status sample(dp_pretrained *pt, int32_t K, int record, uint64_t stream, int64_t base, dp_error *err) {
     decode_job jobs[256];
     int32_t T = pt->threads < K ? pt->threads : K;
     if (T > 256) T = 256;
     for (int32_t t = 0; t < T; t++)
-        jobs[t] = (decode_job){pt, t, (K - t + T - 1) / T, T, record, stream, DP_STATUS_OK, {0}};
+        jobs[t] = (decode_job){pt, t, (K - t + T - 1) / T, T, record, stream, base, DP_STATUS_OK, {0}};
     dp_run_jobs(decode_run, jobs, sizeof jobs[0], T);
     for (int32_t t = 0; t < T; t++)
         if (jobs[t].st) {
@@ -225,7 +228,7 @@ static dp_status pt_prepare(void *self, int64_t max_iters, dp_error *err) {
     if (K > pt->st.prep_total - pt->st.prep_done) K = (int32_t)(pt->st.prep_total - pt->st.prep_done);
     if (K < 1) K = 1;
     dp_status st = pt->st.prep_done == 0 ? greedy_fitted(pt, err) : DP_STATUS_OK;
-    if (!st) st = sample(pt, K, 0, (uint64_t)pt->st.prep_done + 1, err);
+    if (!st) st = sample(pt, K, 0, 0, pt->st.prep_done, err);
     int cancelled = 0;
     if (!st) st = evaluate(pt, K, &cancelled, err);
     if (st || cancelled) return st;
@@ -287,7 +290,7 @@ static dp_status pt_step(void *self, dp_error *err) {
     dp_pretrained *pt = self;
     double t0 = dp_now_s();
     int32_t K = pt->o.samples;
-    dp_status st = sample(pt, K, 1, ((uint64_t)1 << 40) + (uint64_t)pt->st.updates, err);
+    dp_status st = sample(pt, K, 1, 1 + (uint64_t)pt->st.updates, 0, err);
     double t1 = dp_now_s();
     int cancelled = 0;
     if (!st) st = evaluate(pt, K, &cancelled, err);
