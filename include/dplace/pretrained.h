@@ -57,7 +57,8 @@ typedef struct dp_pretrained_policy dp_pretrained_policy;
 /* Reads a policy file. DP_STATUS_INVALID with one line naming the file and
  * the problem: not a dplace policy, a layout, feature set or cost model
  * other than this build's, a size or checksum that does not match (a
- * truncated or corrupt file). DP_STATUS_IO when it cannot be read. */
+ * truncated or corrupt file). DP_STATUS_IO when it cannot be read,
+ * DP_STATUS_PARSE when it is larger than 64 MiB (dp_read_file's rules). */
 dp_pretrained_policy *dp_pretrained_policy_load(const char *path, dp_error *err);
 
 /* The same from n bytes in memory; `what` names them in errors. */

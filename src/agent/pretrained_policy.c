@@ -10,12 +10,12 @@
  *   f32 [n_floats] mean[F], std[F], w1[h1,F], b1[h1], w2[h2,h1], b2[h2],
  *                  w3[1,h2], b3[1]
  * bench/pretrain.py writes the same layout. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "common/util.h"
 #include "dplace/cost.h"
 #include "dplace/nn.h"
@@ -23,13 +23,6 @@
 #include "agent/pretrained_internal.h"
 
 enum { T_MEAN, T_STD, T_W1, T_B1, T_W2, T_B2, T_W3, T_B3, T_COUNT };
-
-static uint64_t fnv1a(const void *p, size_t n) {
-    const unsigned char *b = p;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
 
 /* A policy of widths h1, h2 with its tensors laid out, weights drawn from
  * rng (He's uniform), the normalisation the identity. */
@@ -127,7 +120,7 @@ dp_pretrained_policy *dp_pretrained_policy_from_bytes(const void *bytes, size_t 
         dp_pretrained_policy_free(p);
         return NULL;
     }
-    if (fnv1a(b + HEADER_BYTES, nfloats * 4) != sum) {
+    if (dp_fnv1a(b + HEADER_BYTES, nfloats * 4) != sum) {
         dp_error_set(err, DP_STATUS_INVALID, "%s: checksum does not match its weights: corrupt", what);
         dp_pretrained_policy_free(p);
         return NULL;
@@ -154,35 +147,9 @@ dp_pretrained_policy *dp_pretrained_policy_from_bytes(const void *bytes, size_t 
 }
 
 dp_pretrained_policy *dp_pretrained_policy_load(const char *path, dp_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        dp_error_set_os(err, errno, "%s: cannot open the policy file: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        unsigned char *nb = cap < ((size_t)64 << 20) ? realloc(buf, cap * 2) : NULL;
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb, cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf) {
-        dp_error_set(err, DP_STATUS_INVALID, "%s: larger than any dplace policy (64 MiB)", path);
-        return NULL;
-    }
-    if (bad) {
-        free(buf);
-        dp_error_set(err, DP_STATUS_IO, "%s: cannot read the policy file", path);
-        return NULL;
-    }
+    char *buf;
+    size_t n;
+    if (dp_read_file(path, (size_t)64 << 20, &buf, &n, err)) return NULL;
     dp_pretrained_policy *p = dp_pretrained_policy_from_bytes(buf, n, path, err);
     free(buf);
     return p;
@@ -202,7 +169,7 @@ dp_status dp_pretrained_policy_save(const dp_pretrained_policy *p, const char *p
         memcpy(&w, &p->params.data[i], 4);
         wr32(b + HEADER_BYTES + 4 * i, w);
     }
-    wr64(b + 40, fnv1a(b + HEADER_BYTES, nf * 4));
+    wr64(b + 40, dp_fnv1a(b + HEADER_BYTES, nf * 4));
     dp_atomic_file af;
     dp_status st = dp_atomic_open(&af, path, err);
     if (!st && fwrite(b, 1, n, af.f) != n) {
