@@ -48,8 +48,15 @@ static void append_wrapped(char *buf, size_t size, size_t *len, const char *text
     if (*len < size) *len += (size_t)snprintf(buf + *len, size - *len, "\n");
 }
 
+/* One agent's line of the description: its name, then its summary wrapped. */
+static void agent_line(char *buf, size_t size, size_t *len, const char *name, const char *summary) {
+    if (*len < size) *len += (size_t)snprintf(buf + *len, size - *len, "  %-16s", name);
+    if (*len < size) append_wrapped(buf, size, len, summary, 18, 18);
+}
+
 /* The command's description: what it does, and every preset in one line
- * (its summary from the settings' data), then the search. */
+ * (its summary from the settings' data), then the pretrained placer and
+ * the search. */
 static void describe(char *buf, size_t size) {
     size_t len = (size_t)snprintf(buf, size, "%s",
                                   "Finds a fast placement: a learned agent samples placements, each is evaluated\n"
@@ -59,24 +66,16 @@ static void describe(char *buf, size_t size) {
                                   "best baseline placer and the lower bound, and whether the policy improved.\n"
                                   "\n"
                                   "agents (docs/agents.md; --set help lists an agent's settings):\n");
-    for (const char *const *p = dp_settings_preset_names(); *p && len < size; p++) {
-        len += (size_t)snprintf(buf + len, size - len, "  %-16s", *p);
-        append_wrapped(buf, size, &len, dp_settings_preset_find(*p)->summary, 18, 18);
-    }
-    if (len < size) len += (size_t)snprintf(buf + len, size - len, "  %-16s", "pretrained");
-    if (len < size)
-        append_wrapped(buf, size, &len,
-                       "dplace's placer trained across graphs and machines with the search as teacher "
-                       "(docs/pretrained.md): places any graph zero-shot in seconds (--updates 0), fine-tunes "
-                       "on it by REINFORCE, --init FILE another policy file",
-                       18, 18);
-    if (len < size) len += (size_t)snprintf(buf + len, size - len, "  %-16s", "search");
-    if (len < size)
-        append_wrapped(buf, size, &len,
-                       "dplace's own placer (docs/search.md): a simulator-guided Metropolis search "
-                       "over moves of ops, chains, colocation groups and layer scopes, from the best of the expert, "
-                       "single GPU, every baseline and --init-placement; an update is one round of moves per thread",
-                       18, 18);
+    for (const char *const *p = dp_settings_preset_names(); *p; p++)
+        agent_line(buf, size, &len, *p, dp_settings_preset_find(*p)->summary);
+    agent_line(buf, size, &len, "pretrained",
+               "dplace's placer trained across graphs and machines with the search as teacher "
+               "(docs/pretrained.md): places any graph zero-shot in seconds (--updates 0), fine-tunes "
+               "on it by REINFORCE, --init FILE another policy file");
+    agent_line(buf, size, &len, "search",
+               "dplace's own placer (docs/search.md): a simulator-guided Metropolis search "
+               "over moves of ops, chains, colocation groups and layer scopes, from the best of the expert, "
+               "single GPU, every baseline and --init-placement; an update is one round of moves per thread");
 }
 
 /* Parses argv into o: -1 to go on, else the exit status (help, usage errors). */
