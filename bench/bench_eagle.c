@@ -34,6 +34,7 @@
 #include "dplace/place.h"
 #include "dplace/reference.h"
 #include "dplace/zoo.h"
+#include "bench_models.h"
 
 /* One learned run: an agent preset and its overrides. */
 typedef struct run_def {
@@ -299,21 +300,10 @@ int main(int argc, char **argv) {
     int threads = env ? atoi(env) : 2;
     if (threads < 1) threads = 1;
     dp_nn_set_threads(threads);
-    int use[M_COUNT] = {0};
-    if (argc > 2) {
-        for (int i = 2; i < argc; i++) {
-            int found = 0;
-            for (int m = 0; m < M_COUNT; m++)
-                if (strcmp(argv[i], model_names[m]) == 0) use[m] = found = 1;
-            if (!found) {
-                fprintf(stderr, "bench_eagle: model %s is not one of EAGLE's (inception_v3, gnmt4, bert_base)\n",
-                        argv[i]);
-                return 2;
-            }
-        }
-    } else {
-        for (int m = 0; m < M_COUNT; m++) use[m] = 1;
-    }
+    int use[M_COUNT];
+    if (bench_models_pick("bench_eagle", "EAGLE's (inception_v3, gnmt4, bert_base)", model_names, M_COUNT, argc,
+                          argv, use))
+        return 2;
     static result res[M_COUNT][R_COUNT];
     double single[M_COUNT], expert[M_COUNT];
     for (int m = 0; m < M_COUNT; m++) {

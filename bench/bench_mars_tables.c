@@ -58,6 +58,7 @@
 #include "dplace/zoo.h"
 
 #include "bench_mars_sizes.h"
+#include "bench_models.h"
 
 /* One learned run: an agent preset and its overrides. */
 typedef struct run_def {
@@ -451,21 +452,10 @@ int main(int argc, char **argv) {
     const char *sz = getenv("DPLACE_MARS_SIZES");
     small_sizes = !(sz && strcmp(sz, "paper") == 0);
     dp_nn_set_threads(threads);
-    int use[M_COUNT] = {0};
-    if (argc > 2) {
-        for (int i = 2; i < argc; i++) {
-            int found = 0;
-            for (int m = 0; m < M_COUNT; m++)
-                if (strcmp(argv[i], model_names[m]) == 0) use[m] = found = 1;
-            if (!found) {
-                fprintf(stderr, "bench_mars_tables: model %s is not one of Mars's (inception_v3, gnmt4, bert_base)\n",
-                        argv[i]);
-                return 2;
-            }
-        }
-    } else {
-        for (int m = 0; m < M_COUNT; m++) use[m] = 1;
-    }
+    int use[M_COUNT];
+    if (bench_models_pick("bench_mars_tables", "Mars's (inception_v3, gnmt4, bert_base)", model_names, M_COUNT,
+                          argc, argv, use))
+        return 2;
     long src_updates = updates - finetune;
     char ck[M_COUNT][256];          /* the Table 2 Mars run of each model after src_updates */
     int have_ck[M_COUNT] = {0};
