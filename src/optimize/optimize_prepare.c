@@ -63,8 +63,6 @@ static dp_status apply_set(const dp_optimize_set *x, dp_optimize_plan *p, dp_err
                                           : "setting %s is the pretrained placer's (agent pretrained), not this "
                                             "agent's",
                             key);
-    if (r && p->search && r->target == DP_SETTING_PRETRAINED)
-        return dp_error_set(err, DP_STATUS_INVALID, "setting %s is the pretrained placer's (agent pretrained)", key);
     if (r && dp_settings_renamed(key))
         note(p, "setting %s is now %s (the old name goes in the next release)", key, r->name);
     return dp_settings_set(&p->settings, key, x->value, err);
