@@ -801,7 +801,16 @@ typedef struct branch_step {
     int32_t op[BRANCH_LAYERS][3];
 } branch_step;
 
-static branch_step branch_step_open(double bandwidth) {
+static branch_step branch_step_build(double bandwidth, int traced);
+
+static branch_step branch_step_open(double bandwidth) { return branch_step_build(bandwidth, 0); }
+
+/* The same step as another tracer writes it, op by op: no op has a scope
+ * (so no module paths and no gradient scopes), and the ReLU's detached view
+ * computes nothing, as PyTorch's exporters count it. */
+static branch_step branch_step_traced(double bandwidth) { return branch_step_build(bandwidth, 1); }
+
+static branch_step branch_step_build(double bandwidth, int traced) {
     branch_step t = {0};
     dp_graph *g = t.g = dp_graph_init("branch-step");
     const uint64_t big = 8000000, four = 4, cat_bytes = BRANCHES * big;
@@ -852,6 +861,10 @@ static branch_step branch_step_open(double bandwidth) {
         grad = add_aten(g, nm, "add", sc, NULL, 2e-4, &big, 1, 0, sum_in, BRANCHES);
     }
     conv_bn_relu_backward(g, "stem", "stem", grad, act[0], w[0], t.op[0]);
+    for (int32_t i = 0; i < g->n_ops && traced; i++) {
+        g->ops[i].scope = -1;
+        if (!strcmp(dp_graph_str(g, g->ops[i].type), "detach")) g->ops[i].flops = 0;
+    }
     fixture_finalize(g);
     t.ds = fixture_devices(4, (uint64_t)1 << 34, bandwidth);
     return t;
@@ -877,6 +890,7 @@ static double branch_step_time(const branch_step *t, dp_place_method m, double *
     place(DP_PLACE_METHOD_GPU, t->g, t->ds, NULL, q);
     *gpu_s = fixture_simulate(t->g, t->ds, q).step_time_s;
     dp_place_options o = by_module();
+    if (!dp_units_has_modules(t->g)) o.units = (dp_units_spec){DP_UNITS_AUTO, 0};
     place(m, t->g, t->ds, &o, p);
     dp_sim_result r = fixture_simulate(t->g, t->ds, p);
     CHECK(r.valid);
@@ -901,6 +915,52 @@ static void test_list_placers_keep_module_chains_together(void) {
                       (int)p[t.op[l][2]]);
             CHECK(p[t.op[l][0]] == p[t.op[l][1]] && p[t.op[l][1]] == p[t.op[l][2]]);
         }
+    }
+    branch_step_close(&t);
+}
+
+/* A step traced op by op has no modules to place, and units `auto` are
+ * its ops. */
+static void test_traced_step_has_no_modules(void) {
+    branch_step t = branch_step_open(1e10), u = branch_step_traced(1e10);
+    CHECK(dp_units_has_modules(t.g));
+    CHECK(!dp_units_has_modules(u.g));
+    CHECK(dp_units_spec_resolve((dp_units_spec){DP_UNITS_AUTO, 0}, u.g).kind == DP_UNITS_OP);
+    branch_step_close(&t), branch_step_close(&u);
+}
+
+/* Without gradient scopes, the forward-only placement finds the backward
+ * pass by PyTorch's names of gradient ops, and a ReLU's detached view
+ * (kept for the backward pass alone) stays beside its ReLU, so the
+ * activation does not cross: every layer's convolution, batch norm and view
+ * on one device. */
+static void test_list_placers_traced_step_views_stay(void) {
+    branch_step t = branch_step_traced(1e9);
+    int32_t p[2048];
+    CHECK(t.g->n_ops <= 2048);
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT};
+    for (int k = 0; k < 2; k++) {
+        place(lists[k], t.g, t.ds, NULL, p);
+        for (int32_t l = 0; l < t.n_layers; l++) {
+            TEST_CASE("%s, layer %d: batch norm on %d, ReLU's view on %d", dp_place_method_name(lists[k]), (int)l,
+                      (int)p[t.op[l][1]], (int)p[t.op[l][2]]);
+            CHECK(p[t.op[l][1]] == p[t.op[l][2]]);
+        }
+    }
+    branch_step_close(&t);
+}
+
+/* Traced op by op, with 1 GB/s links: m-ETF and m-SCT not slower than one
+ * GPU, m-TOPO (which fills GPUs in order, not looking at transfers) at most
+ * half as slow again. */
+static void test_list_placers_traced_step_near_one_gpu(void) {
+    branch_step t = branch_step_traced(1e9);
+    dp_place_method lists[] = {DP_PLACE_METHOD_M_ETF, DP_PLACE_METHOD_M_SCT, DP_PLACE_METHOD_M_TOPO};
+    double bound[] = {1, 1, 1.5};
+    for (int k = 0; k < 3; k++) {
+        double gpu_s, s = branch_step_time(&t, lists[k], &gpu_s);
+        TEST_CASE("%s traced %.6f s, one GPU %.6f s", dp_place_method_name(lists[k]), s, gpu_s);
+        CHECK(s <= gpu_s * bound[k] * (1 + 1e-9));
     }
     branch_step_close(&t);
 }
@@ -1758,6 +1818,9 @@ int main(int argc, char **argv) {
     TEST_RUN(test_list_placers_modules_not_slower_than_one_gpu);
     TEST_RUN(test_list_placers_keep_module_chains_together);
     TEST_RUN(test_etf_branch_modules_not_slower_than_one_gpu);
+    TEST_RUN(test_traced_step_has_no_modules);
+    TEST_RUN(test_list_placers_traced_step_views_stay);
+    TEST_RUN(test_list_placers_traced_step_near_one_gpu);
     TEST_RUN(test_sct_branch_modules_not_slower_than_one_gpu);
     TEST_RUN(test_list_placer_retried_out_of_memory);
     TEST_RUN(test_sct_memo_solves_same_lp_once);

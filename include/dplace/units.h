@@ -128,7 +128,8 @@ void dp_units_spec_format(dp_units_spec s, char *buf, size_t size);
 /* Whether g has module metadata: it is a PyTorch step exported by
  * scripts/dplace-export-torch (its parameters are ops of type
  * "Parameter", which that exporter alone writes; every op's scope is its
- * module's path, "gradients/PATH" for its gradient ops). */
+ * module's path, "gradients/PATH" for its gradient ops). A step traced
+ * without module paths (no op has a scope) has no modules to place. */
 int dp_units_has_modules(const dp_graph *g);
 
 /* AUTO resolved for g: MODULE (depth 0) when g has modules, else OP; other

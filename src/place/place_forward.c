@@ -15,7 +15,9 @@
  *     Conv2DBackpropFilter the convolution's input, ...), else the anchor of
  *     the first op of its own gradient scope it reads (the Sum and Reshape
  *     steps of a broadcast gradient), else none (an AddN that sums the
- *     contributions of other layers, say). */
+ *     contributions of other layers, say).
+ * A graph with no gradient scope at all is split by its op types instead
+ * (fwd_by_types). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,60 @@
 /* Whether scope s names a gradient or clipping scope. */
 static int gradient_scope(const char *s) { return dp_graph_forward_scope(s) != s || !strcmp(s, "gradients"); }
 
+
+/* Whether an op type names a gradient computation: PyTorch's autograd names
+ * them so, as ATen's functions (convolution_backward) or as autograd's
+ * nodes (ConvolutionBackward0). */
+static int backward_type(const char *t) {
+    for (; *t; t++)
+        if ((t[0] == 'b' || t[0] == 'B') && !strncmp(t + 1, "ackward", 7)) return 1;
+    return 0;
+}
+
+/* The forward and backward parts of a graph without gradient scopes (a
+ * PyTorch step traced op by op, without module paths): an op is backward
+ * when its type names a gradient computation or when it reads a backward
+ * op (the optimizer's updates), or when it computes nothing and backward
+ * ops alone read it; its anchor is the first forward op it reads (a
+ * convolution's gradient reads the convolution's input, an activation's
+ * gradient the activation), else the anchor of the first backward op it
+ * reads. A graph with none of these types is left with no backward part. */
+static void fwd_by_types(place_fwd *f, const dp_graph *g) {
+    for (int32_t j = 0; j < g->n_ops; j++) {
+        int32_t op = g->topo[j];
+        const dp_op *o = &g->ops[op];
+        int back = backward_type(dp_graph_str(g, o->type));
+        for (int32_t k = 0; k < o->n_inputs && !back; k++) back = f->backward[g->inputs[o->inputs_at + k].op];
+        f->backward[op] = (uint8_t)back;
+        f->n_backward += back;
+        f->anchor[op] = -1;
+        if (!back) continue;
+        for (int32_t k = 0; k < o->n_inputs && f->anchor[op] < 0; k++) {
+            int32_t p = g->inputs[o->inputs_at + k].op;
+            f->anchor[op] = f->backward[p] ? -1 : p;
+        }
+        for (int32_t k = 0; k < o->n_inputs && f->anchor[op] < 0; k++)
+            f->anchor[op] = f->anchor[g->inputs[o->inputs_at + k].op];
+    }
+    if (!f->n_backward) return;
+    /* What the forward pass keeps only for the backward one (autograd's
+     * detached views of saved activations, the seed of the loss's gradient):
+     * ops that compute nothing and are read by backward ops alone, in
+     * reverse order so that a chain of them goes whole. Ops that compute
+     * stop it, or the loss and everything before it would follow. */
+    for (int32_t j = g->n_ops - 1; j >= 0; j--) {
+        int32_t op = g->topo[j];
+        if (f->backward[op] || g->ops[op].flops > 0 || g->ops[op].n_inputs == 0) continue;
+        int only = 0;
+        for (int64_t t = g->tensor_at[op]; t < g->tensor_at[op + 1]; t++)
+            for (int64_t x = g->consumers_at[t]; x < g->consumers_at[t + 1] && only >= 0; x++)
+                only = f->backward[g->consumers[x]] ? 1 : -1;
+        if (only <= 0) continue;
+        f->backward[op] = 1;
+        f->n_backward++;
+        f->anchor[op] = f->backward[g->inputs[g->ops[op].inputs_at].op] ? -1 : g->inputs[g->ops[op].inputs_at].op;
+    }
+}
 
 void place_fwd_free(place_fwd *f) {
     if (!f) return;
@@ -66,5 +122,6 @@ dp_status place_fwd_init(place_fwd *f, const dp_graph *g, dp_error *err) {
         }
     }
     free(grad);
+    if (!f->n_backward) fwd_by_types(f, g);
     return DP_STATUS_OK;
 }

@@ -165,9 +165,12 @@ void dp_units_spec_format(dp_units_spec s, char *buf, size_t size) {
 }
 
 int dp_units_has_modules(const dp_graph *g) {
-    for (int32_t i = 0; i < g->n_ops; i++)
-        if (!strcmp(dp_graph_str(g, g->ops[i].type), "Parameter")) return 1;
-    return 0;
+    int params = 0, paths = 0;
+    for (int32_t i = 0; i < g->n_ops && !(params && paths); i++) {
+        params |= !strcmp(dp_graph_str(g, g->ops[i].type), "Parameter");
+        paths |= g->ops[i].scope >= 0 && *dp_graph_str(g, g->ops[i].scope);
+    }
+    return params && paths;
 }
 
 dp_units_spec dp_units_spec_resolve(dp_units_spec s, const dp_graph *g) {
