@@ -99,10 +99,10 @@ expect 2 'devices\[0\] "gpu:9" is not in device set' -- "$D" simulate --graph da
 test_devices() {
 expect 0 "p100x4" -- "$D" devices
 expect 0 "K40" -- "$D" devices k40x4
-for p in v100-nvlinkx8 v100-pciex8 a100-sxmx8 a100-pciex8 h100-sxmx8 h100-pciex8 l4x8 rtx4090x4; do
+for p in v100-nvlinkx8 v100-pciex8 a100-sxmx8 a100-pciex8 h100-sxmx8 h100-pciex8 h200x4 h200x8 l4x8 rtx4090x4; do
   expect 0 "$p" -- "$D" devices
 done
-for f in v100-nvlinkxN a100-sxmxN h100-pciexN l4xN rtx4090xN; do
+for f in v100-nvlinkxN a100-sxmxN h100-pciexN h200xN l4xN rtx4090xN; do
   expect 0 "$f" -- "$D" devices --help
   expect 0 "$f" -- "$D" --help
   expect 0 "$f" -- "$D" baseline --help

@@ -34,7 +34,7 @@ done
 # baseline on each preset family of today's machines: every method has a
 # row and every placement is valid (rnnlm at batch 16 has an expert)
 test_baseline_presets() {
-for p in v100-nvlinkx8 v100-pciex8 a100-sxmx8 a100-pciex8 h100-sxmx8 h100-pciex8 l4x8 rtx4090x4; do
+for p in v100-nvlinkx8 v100-pciex8 a100-sxmx8 a100-pciex8 h100-sxmx8 h100-pciex8 h200x8 l4x8 rtx4090x4; do
   expect 0 "step time" -- "$D" baseline --model rnnlm --batch 16 --devices "$p"
   for m in cpu gpu expert scotch mincut metis m-topo m-etf m-sct; do
     grep -q "^$m " "$T/out" || bad "baseline rnnlm on $p: no row for $m"

@@ -289,6 +289,196 @@ static void test_device_efficiency_used(void) {
     cost_close(&f);
 }
 
+/* A small training-step fragment in aten's names and NCHW layout, every
+ * output of one dtype (%1$s), and the graph's "tf32" field (%2$s, "" for
+ * none): a 3x3 stride-1 convolution of 256 channels (one a Winograd
+ * kernel could run), its gradient, a 4096^3 matrix product and a relu.
+ * The products are compute-bound at every peak below. */
+static const char *products_graph =
+    "{\"format\":\"dplace-graph\",\"version\":1,%2$s\"ops\":["
+    "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[32,256,14,14],\"dtype\":\"%1$s\"}]},"
+    "{\"name\":\"w\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[256,256,3,3],\"dtype\":\"%1$s\"}]},"
+    "{\"name\":\"conv\",\"type\":\"convolution\",\"inputs\":[0,1],"
+    "\"outputs\":[{\"shape\":[32,256,14,14],\"dtype\":\"%1$s\"}],\"flops\":7398752256},"
+    "{\"name\":\"conv_grad\",\"type\":\"convolution_backward\",\"inputs\":[2,0,1],"
+    "\"outputs\":[{\"shape\":[32,256,14,14],\"dtype\":\"%1$s\"},{\"shape\":[256,256,3,3],\"dtype\":\"%1$s\"}],"
+    "\"flops\":14797504512},"
+    "{\"name\":\"a\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[4096,4096],\"dtype\":\"%1$s\"}]},"
+    "{\"name\":\"mm\",\"type\":\"mm\",\"inputs\":[4,4],\"outputs\":[{\"shape\":[4096,4096],\"dtype\":\"%1$s\"}],"
+    "\"flops\":137438953472},"
+    "{\"name\":\"relu\",\"type\":\"relu\",\"inputs\":[5],\"outputs\":[{\"shape\":[4096,4096],\"dtype\":\"%1$s\"}],"
+    "\"flops\":16777216}]}";
+enum { OP_CONV = 2, OP_CONV_GRAD = 3, OP_MM = 5, OP_RELU = 6 };
+
+/* products_graph in dtype, with the "tf32" field tf32 ("" for none). */
+static dp_graph *products_open(const char *dtype, const char *tf32) {
+    char text[4096];
+    snprintf(text, sizeof text, products_graph, dtype, tf32);
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(text, "products", &err);
+    if (!g) fprintf(stderr, "%s\n", err.msg);
+    CHECK(g);
+    return g;
+}
+
+/* products_graph with every output given in bytes only: no dtype. */
+static dp_graph *products_bytes_open(void) {
+    char text[4096];
+    snprintf(text, sizeof text, products_graph, "float32", "");
+    for (char *s = strstr(text, "{\"shape\":"); s; s = strstr(s + 1, "{\"shape\":")) {
+        char *end = strchr(s, '}');
+        memset(s, ' ', (size_t)(end - s + 1));
+        memcpy(s, "{\"bytes\":4}", 11);
+    }
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(text, "products-bytes", &err);
+    CHECK(g);
+    CHECK_INT_EQ(dp_cost_op_dtype(g, OP_MM), DP_DTYPE_NONE);
+    return g;
+}
+
+/* GPU 0 of a preset (its device 1), in a set the caller frees. */
+static const dp_device *preset_gpu(const char *preset, dp_devices **ds) {
+    dp_error err;
+    *ds = dp_devices_preset(preset, &err);
+    CHECK(*ds);
+    return &(*ds)->devices[1];
+}
+
+/* The roofline of op on dev at `peak` with efficiency e, from the
+ * device's figures: max(flops / (peak x e_c), bytes / (bandwidth x e_m))
+ * + launch overhead; checks that the op is compute-bound there. */
+static double roofline(const dp_graph *g, int32_t op, const dp_device *dev, double peak, dp_efficiency e) {
+    double t_c = g->ops[op].flops / (peak * e.compute);
+    double t_m = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
+    CHECK(t_c > t_m);
+    return t_c + dev->launch_overhead_s;
+}
+
+/* Checks that op is priced at `peak` with its class's efficiency (conv
+ * or matmul: the tensor-core kernels, no Winograd) on dev. */
+static void check_priced_at(const dp_graph *g, int32_t op, const dp_device *dev, double peak, int slot) {
+    CHECK(dp_cost_op_peak(g, op, dev) == peak);
+    CHECK_NEAR(dp_cost_op_seconds(g, op, dev), roofline(g, op, dev, peak, dev->eff[slot]), 1e-12);
+}
+
+/* bfloat16 products on h100-sxmx4 (Hopper) are priced at the BF16
+ * tensor-core peak times the conv or matmul efficiency, the 3x3
+ * convolution too (tensor cores run it as an implicit GEMM, not
+ * Winograd's algorithm); the relu keeps the FP32 peak. */
+static void test_bfloat16_products_tensor_peak(void) {
+    dp_graph *g = products_open("bfloat16", "");
+    dp_devices *ds;
+    const dp_device *gpu = preset_gpu("h100-sxmx4", &ds);
+    CHECK(!strcmp(gpu->generation, "hopper"));
+    double bf16 = gpu->tensor_flops[DP_TENSOR_MATH_BFLOAT16];
+    CHECK(bf16 > 10 * gpu->peak_flops);
+    CHECK(dp_cost_conv_winograd(g, OP_CONV));
+    TEST_CASE("conv");
+    check_priced_at(g, OP_CONV, gpu, bf16, DP_OPCLASS_CONV);
+    TEST_CASE("conv_grad");
+    check_priced_at(g, OP_CONV_GRAD, gpu, bf16, DP_OPCLASS_CONV);
+    TEST_CASE("mm");
+    check_priced_at(g, OP_MM, gpu, bf16, DP_OPCLASS_MATMUL);
+    TEST_CASE("relu");
+    CHECK(dp_cost_op_peak(g, OP_RELU, gpu) == gpu->peak_flops);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
+/* float16 products take the FP16 tensor-core peak, on Volta (v100) too. */
+static void test_float16_products_tensor_peak(void) {
+    dp_graph *g = products_open("float16", "");
+    const char *presets[] = {"v100-nvlinkx4", "a100-pciex4", "h100-sxmx4"};
+    for (int k = 0; k < 3; k++) {
+        TEST_CASE("%s", presets[k]);
+        dp_devices *ds;
+        const dp_device *gpu = preset_gpu(presets[k], &ds);
+        double fp16 = gpu->tensor_flops[DP_TENSOR_MATH_FLOAT16];
+        CHECK(fp16 > 0);
+        check_priced_at(g, OP_CONV, gpu, fp16, DP_OPCLASS_CONV);
+        check_priced_at(g, OP_MM, gpu, fp16, DP_OPCLASS_MATMUL);
+        dp_devices_free(ds);
+    }
+    dp_graph_free(g);
+}
+
+/* float32 without the graph's TF32 leave keeps the FP32 peak on every
+ * GPU, tensor cores or not, exactly as before the tensor-core peaks: the
+ * 3x3 convolution with the Winograd efficiency, the product with the
+ * matmul's; a graph whose outputs have no dtype the same. */
+static void test_float32_keeps_fp32_peak(void) {
+    const char *dtypes[] = {"float32", "none"};
+    const char *presets[] = {"h100-sxmx4", "a100-sxmx4", "v100-pciex4", "l4x4"};
+    for (int t = 0; t < 2; t++) {
+        dp_graph *g = t ? products_bytes_open() : products_open("float32", "");
+        for (int k = 0; k < 4; k++) {
+            TEST_CASE("%s, %s", dtypes[t], presets[k]);
+            dp_devices *ds;
+            const dp_device *gpu = preset_gpu(presets[k], &ds);
+            CHECK(dp_cost_op_peak(g, OP_CONV, gpu) == gpu->peak_flops);
+            CHECK(dp_cost_op_peak(g, OP_MM, gpu) == gpu->peak_flops);
+            if (!t) {
+                CHECK_NEAR(dp_cost_op_seconds(g, OP_CONV, gpu),
+                           roofline(g, OP_CONV, gpu, gpu->peak_flops, gpu->eff[DP_EFF_WINOGRAD]), 1e-12);
+                CHECK_NEAR(dp_cost_op_seconds(g, OP_MM, gpu),
+                           roofline(g, OP_MM, gpu, gpu->peak_flops, gpu->eff[DP_OPCLASS_MATMUL]), 1e-12);
+            }
+            dp_devices_free(ds);
+        }
+        dp_graph_free(g);
+    }
+}
+
+/* float32 products where the graph allows TF32 take the TF32 peak on
+ * Ampere (a100-sxmx4): both with {"matmul": true, "conv": true}; PyTorch's
+ * defaults ({"matmul": false, "conv": true}) the convolutions alone. */
+static void test_tf32_on_ampere(void) {
+    dp_devices *ds;
+    const dp_device *gpu = preset_gpu("a100-sxmx4", &ds);
+    CHECK(!strcmp(gpu->generation, "ampere"));
+    double tf32 = gpu->tensor_flops[DP_TENSOR_MATH_TF32];
+    CHECK(tf32 > gpu->peak_flops);
+    TEST_CASE("matmul and conv");
+    dp_graph *g = products_open("float32", "\"tf32\":{\"matmul\":true,\"conv\":true},");
+    check_priced_at(g, OP_CONV, gpu, tf32, DP_OPCLASS_CONV);
+    check_priced_at(g, OP_CONV_GRAD, gpu, tf32, DP_OPCLASS_CONV);
+    check_priced_at(g, OP_MM, gpu, tf32, DP_OPCLASS_MATMUL);
+    dp_graph_free(g);
+    TEST_CASE("PyTorch's defaults: conv only");
+    g = products_open("float32", "\"tf32\":{\"matmul\":false,\"conv\":true},");
+    check_priced_at(g, OP_CONV, gpu, tf32, DP_OPCLASS_CONV);
+    CHECK(dp_cost_op_peak(g, OP_MM, gpu) == gpu->peak_flops);
+    CHECK_NEAR(dp_cost_op_seconds(g, OP_MM, gpu), roofline(g, OP_MM, gpu, gpu->peak_flops, gpu->eff[DP_OPCLASS_MATMUL]),
+               1e-12);
+    dp_graph_free(g);
+    dp_devices_free(ds);
+}
+
+/* A generation whose tensor cores do not run the math keeps the FP32
+ * peak: bfloat16 and TF32 on Volta, every dtype on Pascal and Kepler. */
+static void test_math_without_tensor_cores_fp32_peak(void) {
+    static const struct {
+        const char *preset, *dtype, *tf32;
+    } cases[] = {
+        {"v100-nvlinkx4", "bfloat16", ""},
+        {"v100-nvlinkx4", "float32", "\"tf32\":{\"matmul\":true,\"conv\":true},"},
+        {"p100x4", "float16", ""},
+        {"p100x4", "bfloat16", ""},
+        {"k40x4", "float16", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TEST_CASE("%s on %s %s", cases[i].dtype, cases[i].preset, cases[i].tf32);
+        dp_graph *g = products_open(cases[i].dtype, cases[i].tf32);
+        dp_devices *ds;
+        const dp_device *gpu = preset_gpu(cases[i].preset, &ds);
+        CHECK(dp_cost_op_peak(g, OP_CONV, gpu) == gpu->peak_flops);
+        CHECK(dp_cost_op_peak(g, OP_MM, gpu) == gpu->peak_flops);
+        dp_devices_free(ds);
+        dp_graph_free(g);
+    }
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_meta_op_cost);
@@ -305,5 +495,10 @@ int main(int argc, char **argv) {
     TEST_RUN(test_winograd_convolutions);
     TEST_RUN(test_winograd_pricing);
     TEST_RUN(test_device_efficiency_used);
+    TEST_RUN(test_bfloat16_products_tensor_peak);
+    TEST_RUN(test_float16_products_tensor_peak);
+    TEST_RUN(test_float32_keeps_fp32_peak);
+    TEST_RUN(test_tf32_on_ampere);
+    TEST_RUN(test_math_without_tensor_cores_fp32_peak);
     return test_end();
 }

@@ -69,7 +69,8 @@ static const struct {
      "bad.json: link 0: field \"efficiency\" needs \"version\": 2"},
     {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
            "\"generation\":\"volcano\"}]}",
-     "bad.json: device \"g\": unknown generation \"volcano\" (known: haswell, broadwell, kepler, pascal)"},
+     "bad.json: device \"g\": unknown generation \"volcano\" (known: haswell, broadwell, kepler, pascal, volta, "
+     "ampere, hopper, ada)"},
     {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
            "\"generation\":\"haswell\"}]}",
      "bad.json: device \"g\": generation \"haswell\" is of kind cpu, the device gpu"},
@@ -90,6 +91,28 @@ static const struct {
      "bad.json: device 0 \"g\": efficiency \"conv\" must be an object with \"compute\" and/or \"memory\", got a number"},
     {DHDR2 CPU0 "," GPU(0) "],\"links\":[{\"from\":\"cpu:0\",\"to\":\"gpu:0\",\"bandwidth\":1e9,\"efficiency\":1.5}]}",
      "bad.json: link 0: efficiency must be in (0, 1] (got 1.5)"},
+    /* tensor-core peaks */
+    {DHDR "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+          "\"tensor_flops\":{}}]}",
+     "bad.json: device 0 \"g\": field \"tensor_flops\" needs \"version\": 2"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"ampere\",\"tensor_flops\":{\"fp8\":1e15}}]}",
+     "bad.json: device 0 \"g\": tensor_flops \"fp8\": unknown math (expected tf32, float16 or bfloat16)"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"ampere\",\"tensor_flops\":[1]}]}",
+     "bad.json: device 0 \"g\": field \"tensor_flops\" must be an object, got an array"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"ampere\",\"tensor_flops\":{\"tf32\":-1}}]}",
+     "bad.json: device 0 \"g\": tensor_flops: field \"tf32\" must be >= 0, got -1"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"ampere\",\"tensor_flops\":{\"tf32\":1e300}}]}",
+     "bad.json: device \"g\": tensor_flops.tf32 must be 0 or in 1..1e20 (got 1e+300)"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"generation\":\"volta\",\"tensor_flops\":{\"bfloat16\":1e14}}]}",
+     "bad.json: device \"g\": tensor_flops.bfloat16 given, but generation \"volta\" has no bfloat16 tensor cores"},
+    {DHDR2 "{\"name\":\"g\",\"kind\":\"gpu\",\"peak_flops\":1,\"memory_bandwidth\":1,\"memory_bytes\":1,"
+           "\"tensor_flops\":{\"float16\":1e14}}]}",
+     "bad.json: device \"g\": tensor_flops.float16 given, but generation \"(none)\" has no float16 tensor cores"},
 };
 
 /* Each malformed device set is refused with its exact error. */
@@ -337,6 +360,48 @@ static void test_hash_covers_parameters(void) {
     CHECK(dp_devices_hash(c) != h);
     dp_devices_free(c);
     dp_devices_free(a);
+    a = dp_devices_preset("a100-sxmx2", &err);
+    CHECK(a);
+    h = dp_devices_hash(a);
+    a->devices[1].tensor_flops[DP_TENSOR_MATH_BFLOAT16] *= 2;
+    CHECK(dp_devices_hash(a) != h);
+    dp_devices_free(a);
+}
+
+/* A set whose devices give no tensor-core peak hashes as it did before
+ * devices had them (k40x2's hash then), so that its checkpoints resume. */
+static void test_hash_without_tensor_peaks_kept(void) {
+    dp_error err;
+    dp_devices *a = dp_devices_preset("k40x2", &err);
+    CHECK(a);
+    CHECK(dp_devices_hash(a) == 0x904a804c1048e91eULL);
+    dp_devices_free(a);
+}
+
+/* The tensor-core peaks survive a v2 file written and read back, with the
+ * generation that allows them (a100-sxmx2: TF32, FP16, BF16). */
+static void test_tensor_flops_roundtrip(void) {
+    dp_error err;
+    dp_devices *a = dp_devices_preset("a100-sxmx2", &err);
+    CHECK(a);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_devtc_%d.json", (int)getpid());
+    CHECK_INT_EQ(dp_devices_write_file(a, path, &err), DP_STATUS_OK);
+    dp_devices *b = dp_devices_load(path, &err);
+    CHECK(b);
+    for (int32_t d = 0; d < a->n_devices; d++) {
+        TEST_CASE("device %d", (int)d);
+        CHECK(strcmp(a->devices[d].generation, b->devices[d].generation) == 0);
+        for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
+            CHECK(a->devices[d].tensor_flops[m] == b->devices[d].tensor_flops[m]);
+        CHECK(dp_devices_same_cost(&a->devices[d], &b->devices[d]));
+    }
+    test_case_[0] = '\0';
+    CHECK(b->devices[1].tensor_flops[DP_TENSOR_MATH_TF32] == 156e12);
+    CHECK(dp_devices_hash(a) == dp_devices_hash(b));
+    remove(path);
+    dp_devices_free(a);
+    dp_devices_free(b);
 }
 
 /* A link's efficiency scales its rate: half the efficiency, twice the
@@ -366,6 +431,8 @@ int main(int argc, char **argv) {
     TEST_RUN(test_v2_precedence);
     TEST_RUN(test_v2_roundtrip);
     TEST_RUN(test_hash_covers_parameters);
+    TEST_RUN(test_hash_without_tensor_peaks_kept);
+    TEST_RUN(test_tensor_flops_roundtrip);
     TEST_RUN(test_link_efficiency_in_transfers);
     return test_end();
 }

@@ -310,6 +310,23 @@ def test_profile():
     check(rc == 0, f"simulate the profiled graph on the CPU: {text}")
 
 
+def test_bfloat16():
+    """--dtype bfloat16: the products' outputs are bfloat16, the parameters float32; the graph records
+    torch.backends' TF32 settings and simulates on an H100."""
+    path = os.path.join(TMP, "small_bf16.json")
+    rc, err = export(f"{MODELS}:small", "--input-shape", "3,8,8", "--batch", "4", "--dtype", "bfloat16", "-o", path)
+    check(rc == 0, f"export: {err}")
+    g = load(path)
+    for op in g["ops"]:
+        if op["type"] in ("convolution", "addmm", "mm"):
+            check_eq(op["outputs"][0]["dtype"], "bfloat16", f"{op['name']}'s output")
+        if op["type"] == "Parameter":
+            check_eq(op["outputs"][0]["dtype"], "float32", f"{op['name']}'s output")
+    check_eq(g.get("tf32"), {"matmul": torch.backends.cuda.matmul.allow_tf32, "conv": torch.backends.cudnn.allow_tf32},
+             "the graph's tf32")
+    simulate_ok(path, "h100-sxmx1")
+
+
 def test_errors():
     out = os.path.join(TMP, "never.json")
     cases = [
@@ -324,6 +341,8 @@ def test_errors():
         (["nosuchdir/mod.py:f", "--input-shape", "4", "-o", out], "no file nosuchdir/mod.py"),
         ([f"{MODELS}:small", "--input-shape", "3,8,8", "--batch", "2", "-o", os.path.join(TMP, "no", "dir.json")],
          "cannot write"),
+        ([f"{MODELS}:small", "--input-shape", "3,8,8", "--dtype", "int8", "-o", out], 'dtype "int8"'),
+        ([f"{MODELS}:small", "--input-shape", "3,8,8", "--tf32", "maybe", "-o", out], 'tf32 "maybe"'),
     ]
     for args, want in cases:
         rc, err = export(*args)

@@ -71,6 +71,13 @@ static const bad_case bad_graphs[] = {
          "{\"name\":\"b\",\"type\":\"Const\",\"device\":\"gpu\",\"colocate\":\"g\"}]}",
      "op 1 \"b\": device \"gpu\" conflicts with \"cpu\" required by another op of colocation group \"g\""},
     {HDR "7]}", "bad.json: op 0 must be an object, got an integer"},
+    /* the graph's TF32 leave */
+    {"{\"format\":\"dplace-graph\",\"version\":1,\"tf32\":true,\"ops\":[" A "]}",
+     "bad.json: field \"tf32\" must be an object, got a boolean"},
+    {"{\"format\":\"dplace-graph\",\"version\":1,\"tf32\":{\"matmul\":1},\"ops\":[" A "]}",
+     "bad.json: tf32: field \"matmul\" must be true or false, got an integer"},
+    {"{\"format\":\"dplace-graph\",\"version\":1,\"tf32\":{\"attention\":true},\"ops\":[" A "]}",
+     "bad.json: tf32: unknown field \"attention\" (expected \"matmul\" or \"conv\")"},
 };
 
 /* Names longer than DP_GRAPH_NAME_MAX bytes are refused
@@ -194,6 +201,7 @@ static void test_read_tiny(void) {
 /* Two graphs are equivalent when every op field, edge, output and cost agrees. */
 static void check_equivalent(const dp_graph *a, const dp_graph *b) {
     CHECK(strcmp(a->name, b->name) == 0);
+    CHECK_INT_EQ(a->tf32, b->tf32);
     CHECK_INT_EQ(a->n_ops, b->n_ops);
     for (int32_t i = 0; i < a->n_ops; i++) {
         const dp_op *x = &a->ops[i], *y = &b->ops[i];
@@ -269,6 +277,43 @@ static void test_roundtrip(void) {
     CHECK(g);
     roundtrip(g);
     dp_graph_free(g);
+}
+
+/* A graph's "tf32" reads into its bits (a field not given is false) and
+ * survives a round trip; a graph without it reads as 0 and is written
+ * without it. */
+static void test_tf32_field(void) {
+    static const struct {
+        const char *field;
+        unsigned bits;
+    } cases[] = {
+        {"", 0},
+        {"\"tf32\":{\"matmul\":false,\"conv\":true},", DP_GRAPH_TF32_CONV},
+        {"\"tf32\":{\"matmul\":true},", DP_GRAPH_TF32_MATMUL},
+        {"\"tf32\":{\"matmul\":true,\"conv\":true},", DP_GRAPH_TF32_MATMUL | DP_GRAPH_TF32_CONV},
+        {"\"tf32\":{},", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        TEST_CASE("tf32 case %zu: %s", i, cases[i].field);
+        char text[512];
+        snprintf(text, sizeof text, "{\"format\":\"dplace-graph\",\"version\":1,%s\"ops\":[" A "]}", cases[i].field);
+        dp_error err;
+        dp_graph *g = dp_graph_read_string(text, "tf32.json", &err);
+        CHECK(g);
+        CHECK_INT_EQ(g->tf32, cases[i].bits);
+        roundtrip(g);
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/dplace_tf32_%d.json", (int)getpid());
+        CHECK_INT_EQ(dp_graph_write_file(g, path, &err), DP_STATUS_OK);
+        FILE *f = fopen(path, "rb");
+        CHECK(f);
+        char head[256] = "";
+        CHECK(fread(head, 1, sizeof head - 1, f) > 0);
+        fclose(f);
+        remove(path);
+        CHECK((strstr(head, "\"tf32\"") != NULL) == (cases[i].bits != 0));
+        dp_graph_free(g);
+    }
 }
 
 /* Consumers may come before producers in the file. */
@@ -349,6 +394,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_deep_nesting_refused);
     TEST_RUN(test_bad_files);
     TEST_RUN(test_read_tiny);
+    TEST_RUN(test_tf32_field);
     TEST_RUN(test_roundtrip);
     TEST_RUN(test_consumers_before_producers);
     TEST_RUN(test_builder_misuse_refused);

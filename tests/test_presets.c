@@ -31,24 +31,29 @@ typedef struct family {
     double host_bw;
     topology topo;
     double fabric_bw; /* one NVLink (DGX1) or one GPU's NVLink total (SWITCH), per direction */
+    const char *generation;
+    double tensor[DP_TENSOR_MATH_COUNT]; /* dense tensor-core peaks: TF32, FP16, BF16 */
 } family;
 
 static const family families[] = {
     {"v100-nvlink", 8, "Broadwell-E5-2698v4", 2.816e12, 136.512e9, 512 * GIB, "V100-SXM2", 15.7e12, 900e9, 16160,
-     PCIE3, TOPO_DGX1, 25e9},
+     PCIE3, TOPO_DGX1, 25e9, "volta", {0, 125e12, 0}},
     {"v100-pcie", 8, "Broadwell-E5-2698v4", 2.816e12, 136.512e9, 512 * GIB, "V100-PCIe", 14e12, 900e9, 16160, PCIE3,
-     TOPO_HOST, 0},
+     TOPO_HOST, 0, "volta", {0, 112e12, 0}},
     {"a100-sxm", 8, "Zen2-EPYC-7742", 9.216e12, 409.6e9, 1024 * GIB, "A100-SXM4", 19.5e12, 1555e9, 40536, PCIE4,
-     TOPO_SWITCH, 300e9},
+     TOPO_SWITCH, 300e9, "ampere", {156e12, 312e12, 312e12}},
     {"a100-pcie", 8, "Zen2-EPYC-7742", 9.216e12, 409.6e9, 1024 * GIB, "A100-PCIe", 19.5e12, 1555e9, 40326, PCIE4,
-     TOPO_HOST, 0},
+     TOPO_HOST, 0, "ampere", {156e12, 312e12, 312e12}},
     {"h100-sxm", 8, "SapphireRapids-8480C", 14.336e12, 614.4e9, 2048 * GIB, "H100-SXM5", 67e12, 3.35e12, 81082,
-     PCIE5, TOPO_SWITCH, 450e9},
+     PCIE5, TOPO_SWITCH, 450e9, "hopper", {494.7e12, 989.4e12, 989.4e12}},
     {"h100-pcie", 8, "SapphireRapids-8480C", 14.336e12, 614.4e9, 2048 * GIB, "H100-PCIe", 51e12, 2.0e12, 81008,
-     PCIE5, TOPO_HOST, 0},
-    {"l4", 8, "Zen3-EPYC-7763", 10.0352e12, 409.6e9, 512 * GIB, "L4", 30.3e12, 300e9, 23034, PCIE4, TOPO_HOST, 0},
+     PCIE5, TOPO_HOST, 0, "hopper", {378e12, 756e12, 756e12}},
+    {"h200", 8, "SapphireRapids-8480C", 14.336e12, 614.4e9, 2048 * GIB, "H200-SXM", 67e12, 4.8e12, 141e9 / MIB,
+     PCIE5, TOPO_SWITCH, 450e9, "hopper", {494.7e12, 989.4e12, 989.4e12}},
+    {"l4", 8, "Zen3-EPYC-7763", 10.0352e12, 409.6e9, 512 * GIB, "L4", 30.3e12, 300e9, 23034, PCIE4, TOPO_HOST, 0,
+     "ada", {60e12, 121e12, 121e12}},
     {"rtx4090", 4, "Zen3-TR-PRO-5975WX", 3.6864e12, 204.8e9, 256 * GIB, "RTX4090", 82.6e12, 1008e9, 24563, PCIE4,
-     TOPO_HOST, 0},
+     TOPO_HOST, 0, "ada", {82.6e12, 165.2e12, 165.2e12}},
 };
 #define N_FAMILIES ((int)(sizeof families / sizeof families[0]))
 
@@ -113,8 +118,9 @@ static void test_every_size_loads(void) {
     }
 }
 
-/* Each family's CPU and GPUs carry the figures docs/devices.md lists, and
- * each GPU's PCIe link to the host the bandwidth of its generation. */
+/* Each family's CPU and GPUs carry the figures docs/devices.md lists (the
+ * GPUs' generation and dense tensor-core peaks too), and each GPU's PCIe
+ * link to the host the bandwidth of its generation. */
 static void test_figures_as_documented(void) {
     for (int k = 0; k < N_FAMILIES; k++) {
         const family *f = &families[k];
@@ -132,6 +138,8 @@ static void test_figures_as_documented(void) {
         CHECK_INT_EQ(gpu->memory_bytes, (uint64_t)(f->gpu_mib * MIB));
         CHECK_INT_EQ(gpu->streams, 1);
         CHECK(gpu->launch_overhead_s == 3.5e-6);
+        CHECK(!strcmp(gpu->generation, f->generation));
+        for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++) CHECK(gpu->tensor_flops[m] == f->tensor[m]);
         for (int32_t g = 1; g <= 2; g++) {
             const dp_link *up = link_between(ds, g, 0), *down = link_between(ds, 0, g);
             CHECK(up && down);
@@ -192,12 +200,13 @@ static void test_dgx1_subset(void) {
     dp_devices_free(ds);
 }
 
-/* a100-sxmx8 and h100-sxmx8 (NVSwitch): every GPU pair has a link of its own
- * at one GPU's whole NVLink bandwidth (12 and 18 NVLinks of 25 GB/s). */
+/* a100-sxmx8, h100-sxmx8 and h200x8 (NVSwitch): every GPU pair has a link
+ * of its own at one GPU's whole NVLink bandwidth (12, 18 and 18 NVLinks of
+ * 25 GB/s). */
 static void test_nvswitch_routes(void) {
-    const char *prefix[] = {"a100-sxm", "h100-sxm"};
-    const double bw[] = {300e9, 450e9};
-    for (int k = 0; k < 2; k++) {
+    const char *prefix[] = {"a100-sxm", "h100-sxm", "h200"};
+    const double bw[] = {300e9, 450e9, 450e9};
+    for (int k = 0; k < 3; k++) {
         dp_devices *ds = load(prefix[k], 8);
         for (int32_t a = 1; a <= 8; a++)
             for (int32_t b = 1; b <= 8; b++) {
@@ -246,6 +255,7 @@ static void test_transfer_seconds(void) {
         {"h100-sxmx8", 8, 1, LATENCY + 1e9 / 450e9},
         {"h100-pciex8", 1, 8, 2 * LATENCY + 1e9 / PCIE5},
         {"h100-pciex8", 0, 1, LATENCY + 1e9 / PCIE5},
+        {"h200x8", 1, 8, LATENCY + 1e9 / 450e9},
         {"l4x8", 1, 8, 2 * LATENCY + 1e9 / PCIE4},
         {"rtx4090x4", 1, 4, 2 * LATENCY + 1e9 / PCIE4},
     };
@@ -325,6 +335,7 @@ static void test_baseline_a100_sxm(void) { baseline_on("a100-sxmx8"); }
 static void test_baseline_a100_pcie(void) { baseline_on("a100-pciex8"); }
 static void test_baseline_h100_sxm(void) { baseline_on("h100-sxmx8"); }
 static void test_baseline_h100_pcie(void) { baseline_on("h100-pciex8"); }
+static void test_baseline_h200(void) { baseline_on("h200x8"); }
 static void test_baseline_l4(void) { baseline_on("l4x8"); }
 static void test_baseline_rtx4090(void) { baseline_on("rtx4090x4"); }
 
@@ -344,6 +355,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_baseline_a100_pcie);
     TEST_RUN(test_baseline_h100_sxm);
     TEST_RUN(test_baseline_h100_pcie);
+    TEST_RUN(test_baseline_h200);
     TEST_RUN(test_baseline_l4);
     TEST_RUN(test_baseline_rtx4090);
     return test_end();

@@ -5,7 +5,9 @@
  * bytes moved / (bandwidth x e_m)) + launch overhead, where the efficiencies
  * e_c, e_m depend on the op's class (matmul, conv, elementwise, ...) and the
  * device: the device's own values, else its generation's, else its kind's
- * (dp_device.eff, docs/simulator.md). Ops that only rename or describe tensors (Identity, Shape,
+ * (dp_device.eff, docs/simulator.md). peak is the FP32 peak, or for a
+ * product whose dtype the device's tensor cores run their peak
+ * (dp_cost_op_peak). Ops that only rename or describe tensors (Identity, Shape,
  * Const, NoOp, aten's views, ...) run on the host: a quarter of the launch
  * overhead.
  * The efficiencies and overheads are calibrated (docs/calibration.md). */
@@ -23,7 +25,11 @@ extern "C" {
  * time is, given a device set's parameters (which dp_devices_hash covers).
  * Bump it with any change of those equations or of the tables the device
  * format does not carry, so that checkpoints made under the old model are
- * refused rather than resumed. */
+ * refused rather than resumed. A new input that selects a new path keeps
+ * it when everything that could be written before is priced as before:
+ * the tensor-core peaks price only products of devices that give them
+ * (which dp_devices_hash then covers, so an older checkpoint on such a set
+ * is refused) and of graphs with dtypes. */
 #define DP_COST_MODEL_VERSION 2u
 
 /* dp_opclass and dp_opclass_name are in devices.h (a device file carries
@@ -78,6 +84,19 @@ double dp_cost_op_bytes(const dp_graph *g, int32_t op);
 /* Seconds op takes on dev (measured cost when the graph has one for the
  * device's model or kind, else the roofline estimate). */
 double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev);
+
+/* The dtype op computes in: that of its first output that has one;
+ * DP_DTYPE_NONE when every output is given in bytes only. */
+dp_dtype dp_cost_op_dtype(const dp_graph *g, int32_t op);
+/* The FLOP/s the roofline divides op's FLOPs by on dev (before the
+ * efficiency): for a matmul or conv the tensor-core peak
+ * (dp_device.tensor_flops) of the math its dtype picks, when dev's
+ * generation runs that math and dev gives its peak: bfloat16 and float16
+ * their own, float32 TF32 where the graph allows it for the op's class
+ * (dp_graph.tf32); else, and for every other op, dev->peak_flops (FP32).
+ * A convolution at a tensor-core peak takes the conv efficiency, never
+ * the Winograd one (docs/devices.md, "Which peak"). */
+double dp_cost_op_peak(const dp_graph *g, int32_t op, const dp_device *dev);
 
 #ifdef __cplusplus
 }

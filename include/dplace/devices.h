@@ -66,6 +66,19 @@ const char *dp_devices_eff_slot_name(int slot);
  * (part 1) efficiency as the device's own. */
 #define DP_EFF_OWN_BIT(slot, part) (1u << (2 * (slot) + (part)))
 
+/* The math a GPU's tensor cores run, each with its own peak (dp_device
+ * tensor_flops): TF32 (float32 products in tensor-core precision, a mode the
+ * framework allows, not a storage dtype), float16 and bfloat16 products. */
+typedef enum dp_tensor_math {
+    DP_TENSOR_MATH_TF32 = 0,
+    DP_TENSOR_MATH_FLOAT16,
+    DP_TENSOR_MATH_BFLOAT16,
+    DP_TENSOR_MATH_COUNT
+} dp_tensor_math;
+
+/* Name as device files spell it ("tf32", "float16", "bfloat16"). */
+const char *dp_tensor_math_name(dp_tensor_math m);
+
 /* A device generation's parameter table: the efficiencies of every op class
  * on devices of that generation ("kepler", "pascal", "haswell", ...), and
  * what the cost model needs beside them (docs/simulator.md, "Op costs"). */
@@ -79,6 +92,10 @@ typedef struct dp_generation {
     double slots;      /* largest tiles that run at once (one wave): the SMs */
     double reuse_knee; /* a tile at this fraction of the largest's operand reuse
                           or more runs at the full rate                      */
+    /* The tensor-core math of the generation: bit m for dp_tensor_math m
+     * (0: none). A device's tensor peak for math the bit does not allow is
+     * refused by dp_devices_add. */
+    unsigned tensor_math;
 } dp_generation;
 
 /* What a device of no known generation is priced with: its kind's
@@ -115,6 +132,11 @@ typedef struct dp_device {
     char generation[DP_NAME_MAX];
     uint32_t eff_own;
     dp_efficiency eff[DP_EFF_COUNT];
+    /* Dense tensor-core peaks, FLOP/s, by dp_tensor_math: the data sheet's
+     * figures without sparsity; 0 where the device has none, and then a
+     * product of that math is priced at peak_flops. Only math its
+     * generation's tensor_math allows may be non-zero (dp_devices_add). */
+    double tensor_flops[DP_TENSOR_MATH_COUNT];
 } dp_device;
 
 /* How a transfer between two devices without a link of their own crosses
@@ -207,8 +229,8 @@ dp_devices *dp_devices_read_string(const char *text, const char *what, dp_error 
 dp_status dp_devices_write_file(const dp_devices *ds, const char *path, dp_error *err);
 
 /* Built-in presets (docs/devices.md): k40xN, p100xN, v100-nvlinkxN,
- * v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN and l4xN for
- * N in 1..8, rtx4090xN for N in 1..4. An unknown name or N out of range is
+ * v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, h200xN and
+ * l4xN for N in 1..8, rtx4090xN for N in 1..4. An unknown name or N out of range is
  * DP_STATUS_INVALID, the message naming the families. */
 dp_devices *dp_devices_preset(const char *name, dp_error *err);
 /* Names of the presets `dplace devices` lists (the usual sizes of each

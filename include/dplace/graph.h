@@ -50,6 +50,13 @@ int dp_dtype_size(dp_dtype dtype);
 /* Looks a dtype up by name; returns DP_DTYPE_NONE when unknown. */
 dp_dtype dp_dtype_from_name(const char *name);
 
+/* Which float32 products a graph's framework lets run in TF32 on tensor
+ * cores (dp_graph.tf32): matrix products (PyTorch's
+ * torch.backends.cuda.matmul.allow_tf32), convolutions (its
+ * torch.backends.cudnn.allow_tf32). */
+#define DP_GRAPH_TF32_MATMUL 1u
+#define DP_GRAPH_TF32_CONV 2u
+
 /* A hard device constraint on an op: a kind ("cpu", "gpu") or one device of
  * a kind ("gpu:1" = the second GPU of the device set, in file order). */
 typedef enum dp_devcon_kind {
@@ -119,6 +126,11 @@ typedef struct dp_graph {
     int64_t n_costs;
     dp_cost *costs;
     dp_strtab *strings;
+    /* DP_GRAPH_TF32_* bits: the float32 products that may take a device's
+     * TF32 tensor-core peak (the file's "tf32"); 0, a graph that says
+     * nothing, prices every float32 product at the FP32 peak. Set before
+     * dp_graph_finalize. */
+    unsigned tf32;
 
     /* Filled by dp_graph_finalize: */
     int finalized;

@@ -31,7 +31,8 @@ __all__ = ["export", "module_placement", "torch_devices", "device_map", "write_d
 
 
 def export(model, batch=32, input_shape=None, *, input_dtype="float32", input_high=1000, optimizer="sgd", lr=0.1,
-           momentum=0.9, weight_decay=0.0, loss="auto", name=None, profile=False, profile_steps=3):
+           momentum=0.9, weight_decay=0.0, loss="auto", name=None, profile=False, profile_steps=3, dtype="float32",
+           tf32="torch"):
     """One training step of model as a dplace.Graph.
 
     model        a torch.nn.Module, or a spec as the script takes it: a torchvision model's name ("resnet50")
@@ -43,11 +44,20 @@ def export(model, batch=32, input_shape=None, *, input_dtype="float32", input_hi
     optimizer    'sgd' (lr, momentum, weight_decay) or 'adam'; loss 'auto', 'cross_entropy' or 'mse'
     name         the graph's name (default: the model's and the batch, "resnet50_b32")
     profile      time each op on this machine's CPU (and GPU) as its measured cost (profile_steps steps)
+    dtype        the step's compute dtype: 'float32', or 'bfloat16' / 'float16' as mixed-precision training runs
+                 them (torch.autocast on the forward and the loss; master weights and optimizer float32), so that
+                 the ops' outputs carry the dtypes they run in ('float16' needs a torch that autocasts it on the CPU)
+    tf32         which float32 products the graph lets run in TF32 (its "tf32"): 'torch' this process's
+                 torch.backends settings (PyTorch's defaults: convolutions, cudnn.allow_tf32 True, not matrix
+                 products, cuda.matmul.allow_tf32 False), 'on' both, 'off' neither
 
-    Raises ValueError for a model or arguments the exporter refuses (its one-line message), ImportError
+    Raises ValueError for a model or arguments the exporter refuses (its one-line message: a dtype it does not
+    trace is named), ImportError
     without torch. The trace runs the model on fake tensors; torch's random state is reseeded (0), as the
     script does.
     """
+    _call(exporter.check_dtype, dtype)
+    tf32_field = _call(exporter.tf32_field, tf32)
     import torch
 
     torch.manual_seed(0)
@@ -68,7 +78,7 @@ def export(model, batch=32, input_shape=None, *, input_dtype="float32", input_hi
     if batch < 1 or not shape or min(shape) < 1:
         raise ValueError(f"batch {batch} and input_shape {shape}: positive sizes")
     step = _call(exporter.trace_step, model, spec, batch, shape, input_dtype, input_high, optimizer, lr, momentum,
-                 weight_decay, loss)
+                 weight_decay, loss, dtype)
     graph_name = name or exporter.default_graph_name(model_name, batch)
     ops, fx_of = _call(exporter.build_graph, step)
     if profile:
@@ -78,7 +88,7 @@ def export(model, batch=32, input_shape=None, *, input_dtype="float32", input_hi
             key = "gpu" if dev == "cuda" else "cpu"
             for i, sec in costs.items():
                 ops[i].setdefault("cost", {})[key] = sec
-    return dplace.Graph.from_json(exporter.graph_text(graph_name, ops), what=graph_name)
+    return dplace.Graph.from_json(exporter.graph_text(graph_name, ops, tf32_field), what=graph_name)
 
 
 def _call(fn, *args):

@@ -95,7 +95,26 @@ static int dict_keys_known(PyObject *d, const char *const *keys, const char *wha
 }
 
 static const char *const device_keys[] = {"name", "kind", "model", "peak_flops", "mem_bandwidth", "memory_bytes",
-                                          "launch_overhead_s", "streams", NULL};
+                                          "launch_overhead_s", "streams", "tensor_flops", NULL};
+static const char *const tensor_keys[] = {"tf32", "float16", "bfloat16", NULL};
+_Static_assert(sizeof tensor_keys / sizeof tensor_keys[0] == DP_TENSOR_MATH_COUNT + 1, "tensor_keys");
+
+/* The optional "tensor_flops" of device dict d ({"tf32": ..., "float16":
+ * ..., "bfloat16": ...}, each optional) into dev; -1 with the exception. */
+static int dict_tensor_flops(PyObject *d, dp_device *dev, const char *what) {
+    PyObject *t = PyDict_GetItemString(d, "tensor_flops");
+    if (!t) return 0;
+    char w2[96];
+    snprintf(w2, sizeof w2, "%s.tensor_flops", what);
+    if (!PyDict_Check(t)) {
+        PyErr_Format(PyExc_TypeError, "%s: a dict (tf32, float16, bfloat16: FLOP/s), not %s", w2, Py_TYPE(t)->tp_name);
+        return -1;
+    }
+    if (dict_keys_known(t, tensor_keys, w2)) return -1;
+    for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
+        if (dict_double(t, tensor_keys[m], 0.0, &dev->tensor_flops[m], w2)) return -1;
+    return 0;
+}
 static const char *const link_keys[] = {"from", "to", "bandwidth", "latency_s", "duplex", NULL};
 
 /* Adds the device described by dict d (the k-th) to ds; -1 with the exception. */
@@ -118,7 +137,7 @@ static int add_device(dp_devices *ds, PyObject *d, Py_ssize_t k) {
         dict_double(d, "mem_bandwidth", NAN, &dev.mem_bandwidth, what) ||
         dict_double(d, "memory_bytes", NAN, &memory, what) ||
         dict_double(d, "launch_overhead_s", 0.0, &dev.launch_overhead_s, what) ||
-        dict_double(d, "streams", 1.0, &streams, what))
+        dict_double(d, "streams", 1.0, &streams, what) || dict_tensor_flops(d, &dev, what))
         return -1;
     if (!strcmp(kind, "cpu")) dev.kind = DP_DEVKIND_CPU;
     else if (!strcmp(kind, "gpu")) dev.kind = DP_DEVKIND_GPU;
@@ -370,6 +389,14 @@ static PyObject *devices_get_devices(dp_py_devices *self, void *c) {
                                     "mem_bandwidth", v->mem_bandwidth, "memory_bytes",
                                     (unsigned long long)v->memory_bytes, "launch_overhead_s", v->launch_overhead_s,
                                     "streams", (int)v->streams);
+        int any = 0;
+        for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++) any |= v->tensor_flops[m] > 0;
+        if (x && any) { /* given only where the device has tensor-core peaks */
+            PyObject *t = Py_BuildValue("{s:d,s:d,s:d}", tensor_keys[0], v->tensor_flops[0], tensor_keys[1],
+                                        v->tensor_flops[1], tensor_keys[2], v->tensor_flops[2]);
+            if (!t || PyDict_SetItemString(x, "tensor_flops", t)) Py_CLEAR(x);
+            Py_XDECREF(t);
+        }
         if (!x) Py_CLEAR(l);
         else PyList_SET_ITEM(l, d, x);
     }
@@ -434,8 +461,8 @@ static PyObject *devices_transfer_seconds(dp_py_devices *self, PyObject *args) {
 static PyMethodDef devices_methods[] = {
     {"preset", (PyCFunction)devices_preset, METH_VARARGS | METH_CLASS,
      "Devices.preset(name) -> Devices\n\nA built-in device set (docs/devices.md): k40xN, p100xN, v100-nvlinkxN, "
-     "v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, l4xN with N = 1..8; rtx4090xN with N = "
-     "1..4 (dplace.device_presets() lists the usual sizes)."},
+     "v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, h200xN, l4xN with N = 1..8; rtx4090xN "
+     "with N = 1..4 (dplace.device_presets() lists the usual sizes)."},
     {"from_file", (PyCFunction)devices_from_file, METH_O | METH_CLASS,
      "Devices.from_file(path) -> Devices: a dplace-devices v1 file (docs/formats.md)"},
     {"load", (PyCFunction)devices_load, METH_O | METH_CLASS,

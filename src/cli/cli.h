@@ -175,8 +175,8 @@ typedef struct cli_graph_source {
 /* The device presets' families, as every --devices option and the help name
  * them (docs/devices.md). */
 #define CLI_DEVICE_FAMILIES                                                                                      \
-    "k40xN, p100xN, v100-nvlinkxN, v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, l4xN with N " \
-    "= 1..8; rtx4090xN with N = 1..4"
+    "k40xN, p100xN, v100-nvlinkxN, v100-pciexN, a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, h200xN, "    \
+    "l4xN with N = 1..8; rtx4090xN with N = 1..4"
 /* The help of a --devices SPEC option. */
 #define CLI_DEVICES_HELP                                                                                         \
     "a preset (" CLI_DEVICE_FAMILIES "; dplace devices lists them) or a dplace-devices JSON file (docs/formats.md)"

@@ -18,9 +18,9 @@ int cmd_devices(int argc, char **argv) {
         .description = "Shows a device set: a preset or a dplace-devices file. Without SPEC,\n"
                        "lists the presets. The families: k40xN, p100xN (PCIe 3.0), v100-nvlinkxN\n"
                        "(DGX-1's NVLink mesh), v100-pciexN, a100-sxmxN (NVSwitch), a100-pciexN,\n"
-                       "h100-sxmxN (NVSwitch), h100-pciexN, l4xN, all with N = 1..8, and\n"
-                       "rtx4090xN with N = 1..4; docs/devices.md gives each figure's source and\n"
-                       "what each preset approximates.\n",
+                       "h100-sxmxN (NVSwitch), h100-pciexN, h200xN (NVSwitch), l4xN, all with\n"
+                       "N = 1..8, and rtx4090xN with N = 1..4; docs/devices.md gives each figure's\n"
+                       "source and what each preset approximates.\n",
         .options = options};
     cli_args args;
     int r = cli_parse(&cmd, argc, argv, &args);
@@ -44,17 +44,24 @@ int cmd_devices(int argc, char **argv) {
         else printf("wrote %s\n", out);
     } else {
         printf("device set %s: %d devices, %d link directions\n\n", ds->name, ds->n_devices, ds->n_links);
-        printf("%-8s %-4s %-22s %-10s %12s %12s %12s %10s %7s %5s\n", "name", "kind", "model", "generation",
-               "TFLOP/s", "mem GB/s", "memory GiB", "launch us", "streams", "own");
+        printf("%-8s %-4s %-22s %-10s %12s %12s %12s %10s %7s %5s  %s\n", "name", "kind", "model", "generation",
+               "TFLOP/s", "mem GB/s", "memory GiB", "launch us", "streams", "own", "tensor TFLOP/s");
         for (int32_t d = 0; d < ds->n_devices; d++) {
             const dp_device *v = &ds->devices[d];
             int own = 0;
             for (uint32_t b = v->eff_own; b; b &= b - 1) own++;
-            printf("%-8s %-4s %-22s %-10s %12.3f %12.1f %12.3f %10.1f %7d %5d\n", v->name, dp_devkind_name(v->kind),
+            char tc[128] = "";
+            for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
+                if (v->tensor_flops[m] > 0)
+                    snprintf(tc + strlen(tc), sizeof tc - strlen(tc), "%s%s %g", tc[0] ? ", " : "",
+                             dp_tensor_math_name((dp_tensor_math)m), v->tensor_flops[m] / 1e12);
+            printf("%-8s %-4s %-22s %-10s %12.3f %12.1f %12.3f %10.1f %7d %5d  %s\n", v->name, dp_devkind_name(v->kind),
                    v->model, v->generation[0] ? v->generation : "-", v->peak_flops / 1e12, v->mem_bandwidth / 1e9,
-                   (double)v->memory_bytes / 1073741824.0, v->launch_overhead_s * 1e6, v->streams, own);
+                   (double)v->memory_bytes / 1073741824.0, v->launch_overhead_s * 1e6, v->streams, own,
+                   tc[0] ? tc : "-");
         }
-        printf("(own: efficiencies the file gives; the others are the generation's, else the kind's)\n");
+        printf("(own: efficiencies the file gives; the others are the generation's, else the kind's; tensor: the\n"
+               "tensor-core peaks a bfloat16, float16 or TF32-allowed float32 product takes, docs/devices.md)\n");
         printf("\n%-20s %10s %12s %10s\n", "link", "GB/s", "latency us", "efficiency");
         for (int32_t l = 0; l < ds->n_links; l++) {
             char name[160];

@@ -51,7 +51,8 @@ static void print_help(FILE *f) {
                "Graphs are dplace-graph JSON files (--graph FILE) or built-in models\n"
                "(--model NAME: dplace zoo list). Device sets are presets (dplace devices:\n"
                "k40xN, p100xN, v100-nvlinkxN, v100-pciexN, a100-sxmxN, a100-pciexN,\n"
-               "h100-sxmxN, h100-pciexN, l4xN, rtx4090xN) or dplace-devices JSON files.\n"
+               "h100-sxmxN, h100-pciexN, h200xN, l4xN, rtx4090xN) or dplace-devices JSON\n"
+               "files.\n"
                "Formats: docs/formats.md.\n"
                "\n"
                "exit status: 0 success, 1 internal failure, 2 bad input or usage\n");

@@ -105,6 +105,26 @@ static dp_status resolve_efficiencies(dp_device *d, dp_error *err) {
     return DP_STATUS_OK;
 }
 
+/* Refuses a tensor-core peak out of range, or one for math the device's
+ * generation (resolved: d->generation) does not run. */
+static dp_status check_tensor_flops(const dp_device *d, dp_error *err) {
+    const dp_generation *gen = d->generation[0] ? dp_devices_generation(d->generation) : NULL;
+    unsigned allowed = gen ? gen->tensor_math : 0;
+    for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++) {
+        double v = d->tensor_flops[m];
+        if (v == 0) continue;
+        const char *math = dp_tensor_math_name((dp_tensor_math)m);
+        if (bad_rate(v))
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "device \"%s\": tensor_flops.%s must be 0 or in 1..1e20 (got %g)", d->name, math, v);
+        if (!(allowed & (1u << m)))
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "device \"%s\": tensor_flops.%s given, but generation \"%s\" has no %s tensor cores",
+                                d->name, math, d->generation[0] ? d->generation : "(none)", math);
+    }
+    return DP_STATUS_OK;
+}
+
 dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err) {
     const char *nm = dev->name;
     if (!nm[0]) return dp_error_set(err, DP_STATUS_INVALID, "device %d: empty name", ds->n_devices);
@@ -132,6 +152,7 @@ dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err) {
     dp_device d = *dev;
     if (!d.model[0]) snprintf(d.model, sizeof d.model, "%s", dp_devkind_name(d.kind));
     dp_status st = resolve_efficiencies(&d, err);
+    if (!st) st = check_tensor_flops(&d, err);
     if (st) return st;
     d.kind_index = ds->kind_count[d.kind]++;
     ds->devices[ds->n_devices++] = d;
@@ -246,6 +267,8 @@ int dp_devices_same_cost(const dp_device *a, const dp_device *b) {
     if (a->kind != b->kind || strcmp(a->model, b->model) != 0 || a->peak_flops != b->peak_flops ||
         a->mem_bandwidth != b->mem_bandwidth || a->launch_overhead_s != b->launch_overhead_s)
         return 0;
+    for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
+        if (a->tensor_flops[m] != b->tensor_flops[m]) return 0;
     for (int s = 0; s < DP_EFF_COUNT; s++)
         if (a->eff[s].compute != b->eff[s].compute || a->eff[s].memory != b->eff[s].memory) return 0;
     return 1;
@@ -275,6 +298,13 @@ uint64_t dp_devices_hash(const dp_devices *ds) {
         h = hash_bytes(h, &v->launch_overhead_s, sizeof v->launch_overhead_s);
         h = hash_bytes(h, &v->streams, sizeof v->streams);
         h = hash_bytes(h, v->eff, sizeof v->eff);
+        /* hashed only when given, so that a device without tensor peaks
+         * keeps the hash it had before devices had them */
+        for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
+            if (v->tensor_flops[m] != 0) {
+                h = hash_bytes(h, &m, sizeof m);
+                h = hash_bytes(h, &v->tensor_flops[m], sizeof v->tensor_flops[m]);
+            }
     }
     h = hash_bytes(h, &nl, sizeof nl);
     for (int32_t l = 0; l < nl; l++) {
@@ -339,6 +369,31 @@ static dp_status read_efficiency(const json_t *jd, dp_device *d, const char *ctx
     return DP_STATUS_OK;
 }
 
+/* Reads a device's "tensor_flops" object ({"tf32": 1.56e14, "bfloat16":
+ * 3.12e14}) into d; dp_devices_add checks the values against the
+ * generation. */
+static dp_status read_tensor_flops(const json_t *jd, dp_device *d, const char *ctx, dp_error *err) {
+    const json_t *jt = json_object_get(jd, "tensor_flops");
+    if (!jt) return DP_STATUS_OK;
+    if (!json_is_object(jt))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"tensor_flops\" must be an object, got %s", ctx,
+                            dp_json_type_name(jt));
+    const char *key;
+    const json_t *jv;
+    json_object_foreach((json_t *)jt, key, jv) {
+        int m = 0;
+        while (m < DP_TENSOR_MATH_COUNT && strcmp(key, dp_tensor_math_name((dp_tensor_math)m))) m++;
+        if (m == DP_TENSOR_MATH_COUNT)
+            return dp_error_set(err, DP_STATUS_PARSE,
+                                "%s: tensor_flops \"%.64s\": unknown math (expected tf32, float16 or bfloat16)", ctx,
+                                key);
+        char c2[384];
+        snprintf(c2, sizeof c2, "%s: tensor_flops", ctx);
+        if (dp_json_get_number(jt, key, 1, &d->tensor_flops[m], 0, c2, err)) return failed(err);
+    }
+    return DP_STATUS_OK;
+}
+
 /* Reads device i of a file (its fields as the format lists them) into d. */
 static dp_status read_device(const json_t *jd, size_t i, int version, const char *what, dp_device *d, dp_error *err) {
     char ctx[256];
@@ -360,6 +415,7 @@ static dp_status read_device(const json_t *jd, size_t i, int version, const char
     if (model && strlen(model) >= DP_NAME_MAX)
         return dp_error_set(err, DP_STATUS_PARSE, "%s: model is longer than %d bytes", ctx, DP_NAME_MAX - 1);
     if (refuse_v2_field(jd, "generation", version, ctx, err) || refuse_v2_field(jd, "efficiency", version, ctx, err) ||
+        refuse_v2_field(jd, "tensor_flops", version, ctx, err) ||
         dp_json_get_string(jd, "generation", 0, &gen, ctx, err))
         return failed(err);
     if (gen && (strlen(gen) >= DP_NAME_MAX || !gen[0]))
@@ -369,7 +425,8 @@ static dp_status read_device(const json_t *jd, size_t i, int version, const char
         dp_json_get_number(jd, "memory_bandwidth", 1, &d->mem_bandwidth, 0, ctx, err) ||
         dp_json_get_int(jd, "memory_bytes", 1, &mem, 1, INT64_MAX, ctx, err) ||
         dp_json_get_number(jd, "launch_overhead_s", 0, &d->launch_overhead_s, 0, ctx, err) ||
-        dp_json_get_int(jd, "streams", 0, &streams, 1, DP_MAX_STREAMS, ctx, err) || read_efficiency(jd, d, ctx, err))
+        dp_json_get_int(jd, "streams", 0, &streams, 1, DP_MAX_STREAMS, ctx, err) || read_efficiency(jd, d, ctx, err) ||
+        read_tensor_flops(jd, d, ctx, err))
         return failed(err);
     snprintf(d->name, sizeof d->name, "%s", dname);
     snprintf(d->model, sizeof d->model, "%s", model ? model : "");
@@ -486,6 +543,12 @@ static json_t *device_json(const dp_device *d) {
                           "memory_bytes", (json_int_t)d->memory_bytes, "launch_overhead_s", d->launch_overhead_s,
                           "streams", d->streams);
     if (d->generation[0]) json_object_set_new(j, "generation", json_string(d->generation));
+    json_t *tc = json_object();
+    for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
+        if (d->tensor_flops[m] != 0)
+            json_object_set_new(tc, dp_tensor_math_name((dp_tensor_math)m), json_real(d->tensor_flops[m]));
+    if (json_object_size(tc)) json_object_set_new(j, "tensor_flops", tc);
+    else json_decref(tc);
     if (d->eff_own) {
         json_t *e = json_object();
         for (int s = 0; s < DP_EFF_COUNT; s++) {

@@ -77,22 +77,50 @@ static const dp_efficiency pascal_table[DP_EFF_COUNT] = {
     [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {2.40, 0.70},
 };
 
+static const char *const tensor_math_names[] = {"tf32", "float16", "bfloat16"};
+_Static_assert(sizeof(tensor_math_names) / sizeof(tensor_math_names[0]) == DP_TENSOR_MATH_COUNT,
+               "tensor_math_names");
+
+const char *dp_tensor_math_name(dp_tensor_math m) {
+    return (unsigned)m < DP_TENSOR_MATH_COUNT ? tensor_math_names[m] : "?";
+}
+
+#define TC_TF32 (1u << DP_TENSOR_MATH_TF32)
+#define TC_FLOAT16 (1u << DP_TENSOR_MATH_FLOAT16)
+#define TC_BFLOAT16 (1u << DP_TENSOR_MATH_BFLOAT16)
+
 /* The generations of the presets' devices. The CPUs have their kind's
  * table. The GPUs price a product by its shape: tiles of up to 128 x 128
  * outputs (the largest tile of cuBLAS's and cuDNN's kernels) in waves of
  * the SM count (a K40's 15 SMX, a P100's 56 SMs); the reuse knee and the
- * efficiencies are fitted (docs/calibration.md). A generation a preset's
- * devices do not name (V100 and later) is not in the table yet: those
- * devices take their kind's row (docs/devices.md). */
+ * efficiencies are fitted (docs/calibration.md).
+ *
+ * Volta, Ampere, Hopper and Ada are not fitted: they carry the GPU kind's
+ * efficiencies, its meta fraction and no shape factor, so that their
+ * devices are priced as before they had a generation, and name the math
+ * their tensor cores run (the architecture white papers: NVIDIA Tesla V100
+ * GPU Architecture, WP-08608-001, FP16 only; NVIDIA A100 Tensor Core GPU
+ * Architecture, TF32, FP16, BF16; NVIDIA H100 Tensor Core GPU Architecture,
+ * the same and FP8; NVIDIA Ada GPU Architecture, the same; docs/devices.md).
+ * Pascal's P100 runs float16 at twice its float32 rate without tensor
+ * cores: not modelled, its float16 products take the FP32 peak. */
 static const dp_generation generations[] = {
-    {"haswell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
-    {"broadwell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0},
-    {"kepler", DP_DEVKIND_GPU, kepler_table, 0.40, 128, 15, 0.80},
-    {"pascal", DP_DEVKIND_GPU, pascal_table, DP_GENERATION_META_FRACTION, 128, 56, 0.80},
+    {"haswell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0, 0},
+    {"broadwell", DP_DEVKIND_CPU, kind_table[DP_DEVKIND_CPU], DP_GENERATION_META_FRACTION, 0, 0, 0, 0},
+    {"kepler", DP_DEVKIND_GPU, kepler_table, 0.40, 128, 15, 0.80, 0},
+    {"pascal", DP_DEVKIND_GPU, pascal_table, DP_GENERATION_META_FRACTION, 128, 56, 0.80, 0},
+    {"volta", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0, TC_FLOAT16},
+    {"ampere", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0,
+     TC_TF32 | TC_FLOAT16 | TC_BFLOAT16},
+    {"hopper", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0,
+     TC_TF32 | TC_FLOAT16 | TC_BFLOAT16},
+    {"ada", DP_DEVKIND_GPU, kind_table[DP_DEVKIND_GPU], DP_GENERATION_META_FRACTION, 0, 0, 0,
+     TC_TF32 | TC_FLOAT16 | TC_BFLOAT16},
 };
 #define N_GENERATIONS (sizeof generations / sizeof generations[0])
 
-static const char *const generation_names[] = {"haswell", "broadwell", "kepler", "pascal", NULL};
+static const char *const generation_names[] = {"haswell", "broadwell", "kepler", "pascal", "volta",
+                                               "ampere",  "hopper",    "ada",    NULL};
 _Static_assert(sizeof(generation_names) / sizeof(generation_names[0]) == N_GENERATIONS + 1, "generation_names");
 
 const char *const *dp_devices_generation_names(void) { return generation_names; }
@@ -114,6 +142,15 @@ static const struct {
     {"K80", "kepler"},
     {"P100", "pascal"},
     {"P100-SXM2", "pascal"},
+    {"V100-SXM2", "volta"},
+    {"V100-PCIe", "volta"},
+    {"A100-SXM4", "ampere"},
+    {"A100-PCIe", "ampere"},
+    {"H100-SXM5", "hopper"},
+    {"H100-PCIe", "hopper"},
+    {"H200-SXM", "hopper"},
+    {"L4", "ada"},
+    {"RTX4090", "ada"},
 };
 
 const char *dp_devices_model_generation(const char *model) {

@@ -52,64 +52,82 @@ static const unsigned char dgx1_nvlinks[8][8] = {
  * FLOP/cycle; bandwidth = sockets x channels x MT/s x 8 bytes. */
 #define CPU(model, flops, bw, mem) {"cpu:0", DP_DEVKIND_CPU, model, flops, bw, (uint64_t)(mem), 5e-6, 1, 0}
 /* GPUs: the data sheet's float32 peak (no tensor cores) and memory bandwidth,
- * the capacity the CUDA runtime reports (MiB), and a launch overhead: the
- * newer GPUs take the P100's calibrated one, not being calibrated alone. */
-#define GPU(model, flops, bw, mib, launch)                                                                      \
-    {"gpu:0", DP_DEVKIND_GPU, model, flops, bw, (uint64_t)((mib) * MIB), launch, 1, 0}
+ * the capacity (bytes: the MiB the CUDA runtime reports), and a launch
+ * overhead: the newer GPUs take the P100's calibrated one, not being
+ * calibrated alone. TC: the dense tensor-core peaks (TF32, FP16 and BF16
+ * with FP32 accumulation; the data sheets' "with sparsity" figures halved),
+ * NO_TC for a GPU without tensor cores. */
+#define GPU(mdl, flops, bw, bytes, launch, tc)                                                                 \
+    {.name = "gpu:0", .kind = DP_DEVKIND_GPU, .model = mdl, .peak_flops = flops, .mem_bandwidth = bw,        \
+     .memory_bytes = (uint64_t)(bytes), .launch_overhead_s = launch, .streams = 1, .tensor_flops = tc}
+#define TC(tf32, fp16, bf16) {tf32, fp16, bf16}
+#define NO_TC {0, 0, 0}
 
 static const preset_spec presets[] = {
     /* Intel Xeon E5-2698 v3 (Haswell, 16 cores, 2.3 GHz, two 256-bit FMA units);
      * 4 channels DDR4-2133. NVIDIA Tesla K40: 4.29 TFLOP/s at the 745 MHz base
      * clock, 288 GB/s GDDR5, 11,441 MiB usable with ECC on. */
     {"k40", 8, CPU("Haswell-E5-2698v3", 16 * 2.3e9 * 32, 4 * 2133e6 * 8, 128 * GIB),
-     GPU("K40", 4.29e12, 288e9, 11441, 7.5e-6), PCIE_X16(8e9), FABRIC_HOST, 0},
+     GPU("K40", 4.29e12, 288e9, 11441 * MIB, 7.5e-6, NO_TC), PCIE_X16(8e9), FABRIC_HOST, 0},
     /* Two Intel Xeon E5-2650 v4 (Broadwell, 12 cores each, 2.2 GHz); 4 channels
      * DDR4-2400 per socket; 125 GB as the Mars paper states. NVIDIA Tesla P100
      * PCIe 12 GB: 9.3 TFLOP/s, 549 GB/s HBM2, 12,193 MiB usable. */
     {"p100", 8, CPU("Broadwell-E5-2650v4", 2 * 12 * 2.2e9 * 32, 2 * 4 * 2400e6 * 8, 125e9),
-     GPU("P100", 9.3e12, 549e9, 12193, 3.5e-6), PCIE_X16(8e9), FABRIC_HOST, 0},
+     GPU("P100", 9.3e12, 549e9, 12193 * MIB, 3.5e-6, NO_TC), PCIE_X16(8e9), FABRIC_HOST, 0},
     /* DGX-1 with V100: two Xeon E5-2698 v4 (Broadwell, 20 cores, 2.2 GHz), 4
      * channels each of the DGX-1's DDR4-2133, 512 GB; V100 SXM2 16 GB: 15.7 TFLOP/s, 900 GB/s
      * HBM2; PCIe 3.0 x16 to the host, six NVLink 2.0 links in the mesh. */
     {"v100-nvlink", 8, CPU("Broadwell-E5-2698v4", 2 * 20 * 2.2e9 * 32, 2 * 4 * 2133e6 * 8, 512 * GIB),
-     GPU("V100-SXM2", 15.7e12, 900e9, 16160, 3.5e-6), PCIE_X16(8e9), FABRIC_DGX1, NVLINK_LINK_BW},
+     GPU("V100-SXM2", 15.7e12, 900e9, 16160 * MIB, 3.5e-6, TC(0, 125e12, 0)),
+     PCIE_X16(8e9), FABRIC_DGX1, NVLINK_LINK_BW},
     /* The DGX-1's CPUs with V100 PCIe 16 GB cards: 14 TFLOP/s, 900 GB/s. */
     {"v100-pcie", 8, CPU("Broadwell-E5-2698v4", 2 * 20 * 2.2e9 * 32, 2 * 4 * 2133e6 * 8, 512 * GIB),
-     GPU("V100-PCIe", 14e12, 900e9, 16160, 3.5e-6), PCIE_X16(8e9), FABRIC_HOST, 0},
+     GPU("V100-PCIe", 14e12, 900e9, 16160 * MIB, 3.5e-6, TC(0, 112e12, 0)), PCIE_X16(8e9), FABRIC_HOST, 0},
     /* DGX A100: two AMD EPYC 7742 (Zen 2, 64 cores, 2.25 GHz, two 256-bit FMA
      * units), 8 channels DDR4-3200 each, 1 TB; A100 SXM4 40 GB: 19.5 TFLOP/s,
      * 1,555 GB/s; PCIe 4.0 x16; twelve NVLink 3.0 links into the NVSwitches. */
     {"a100-sxm", 8, CPU("Zen2-EPYC-7742", 2 * 64 * 2.25e9 * 32, 2 * 8 * 3200e6 * 8, 1024 * GIB),
-     GPU("A100-SXM4", 19.5e12, 1555e9, 40536, 3.5e-6), PCIE_X16(16e9), FABRIC_SWITCH, 12 * NVLINK_LINK_BW},
+     GPU("A100-SXM4", 19.5e12, 1555e9, 40536 * MIB, 3.5e-6, TC(156e12, 312e12, 312e12)),
+     PCIE_X16(16e9), FABRIC_SWITCH, 12 * NVLINK_LINK_BW},
     /* The DGX A100's CPUs with A100 PCIe 40 GB cards: 19.5 TFLOP/s, 1,555 GB/s. */
     {"a100-pcie", 8, CPU("Zen2-EPYC-7742", 2 * 64 * 2.25e9 * 32, 2 * 8 * 3200e6 * 8, 1024 * GIB),
-     GPU("A100-PCIe", 19.5e12, 1555e9, 40326, 3.5e-6), PCIE_X16(16e9), FABRIC_HOST, 0},
+     GPU("A100-PCIe", 19.5e12, 1555e9, 40326 * MIB, 3.5e-6, TC(156e12, 312e12, 312e12)),
+     PCIE_X16(16e9), FABRIC_HOST, 0},
     /* DGX H100: two Xeon Platinum 8480C (Sapphire Rapids, 56 cores, 2.0 GHz, two
      * 512-bit FMA units), 8 channels DDR5-4800 each, 2 TB; H100 SXM5 80 GB:
      * 67 TFLOP/s, 3.35 TB/s; PCIe 5.0 x16; eighteen NVLink 4.0 links. */
     {"h100-sxm", 8, CPU("SapphireRapids-8480C", 2 * 56 * 2.0e9 * 64, 2 * 8 * 4800e6 * 8, 2048 * GIB),
-     GPU("H100-SXM5", 67e12, 3.35e12, 81082, 3.5e-6), PCIE_X16(32e9), FABRIC_SWITCH, 18 * NVLINK_LINK_BW},
+     GPU("H100-SXM5", 67e12, 3.35e12, 81082 * MIB, 3.5e-6, TC(494.7e12, 989.4e12, 989.4e12)),
+     PCIE_X16(32e9), FABRIC_SWITCH, 18 * NVLINK_LINK_BW},
+    /* DGX H200: the DGX H100's CPUs, 2 TB; H200 SXM 141 GB: the H100 SXM5's
+     * compute (67 TFLOP/s FP32, the same tensor peaks), 4.8 TB/s HBM3e, 141 GB
+     * (the data sheet's figure, in bytes); PCIe 5.0 x16; eighteen NVLink 4.0
+     * links (900 GB/s in both directions). */
+    {"h200", 8, CPU("SapphireRapids-8480C", 2 * 56 * 2.0e9 * 64, 2 * 8 * 4800e6 * 8, 2048 * GIB),
+     GPU("H200-SXM", 67e12, 4.8e12, 141e9, 3.5e-6, TC(494.7e12, 989.4e12, 989.4e12)), PCIE_X16(32e9), FABRIC_SWITCH,
+     18 * NVLINK_LINK_BW},
     /* The DGX H100's CPUs with H100 PCIe 80 GB cards: 51 TFLOP/s, 2 TB/s. */
     {"h100-pcie", 8, CPU("SapphireRapids-8480C", 2 * 56 * 2.0e9 * 64, 2 * 8 * 4800e6 * 8, 2048 * GIB),
-     GPU("H100-PCIe", 51e12, 2.0e12, 81008, 3.5e-6), PCIE_X16(32e9), FABRIC_HOST, 0},
+     GPU("H100-PCIe", 51e12, 2.0e12, 81008 * MIB, 3.5e-6, TC(378e12, 756e12, 756e12)), PCIE_X16(32e9), FABRIC_HOST, 0},
     /* Two AMD EPYC 7763 (Zen 3, 64 cores, 2.45 GHz), 8 channels DDR4-3200 each,
      * 512 GiB; NVIDIA L4: 30.3 TFLOP/s, 300 GB/s GDDR6, 23,034 MiB with ECC on;
      * PCIe 4.0 x16. */
     {"l4", 8, CPU("Zen3-EPYC-7763", 2 * 64 * 2.45e9 * 32, 2 * 8 * 3200e6 * 8, 512 * GIB),
-     GPU("L4", 30.3e12, 300e9, 23034, 3.5e-6), PCIE_X16(16e9), FABRIC_HOST, 0},
+     GPU("L4", 30.3e12, 300e9, 23034 * MIB, 3.5e-6, TC(60e12, 121e12, 121e12)), PCIE_X16(16e9), FABRIC_HOST, 0},
     /* A workstation: AMD Ryzen Threadripper PRO 5975WX (Zen 3, 32 cores, 3.6 GHz),
      * 8 channels DDR4-3200, 256 GiB, 128 PCIe 4.0 lanes (four x16 slots);
      * GeForce RTX 4090: 82.6 TFLOP/s, 1,008 GB/s GDDR6X; no NVLink, no peer
      * access between GeForce cards. */
     {"rtx4090", 4, CPU("Zen3-TR-PRO-5975WX", 32 * 3.6e9 * 32, 8 * 3200e6 * 8, 256 * GIB),
-     GPU("RTX4090", 82.6e12, 1008e9, 24563, 3.5e-6), PCIE_X16(16e9), FABRIC_HOST, 0},
+     GPU("RTX4090", 82.6e12, 1008e9, 24563 * MIB, 3.5e-6, TC(82.6e12, 165.2e12, 165.2e12)),
+     PCIE_X16(16e9), FABRIC_HOST, 0},
 };
 
 static const char *const preset_names[] = {
     "k40x1",         "k40x2",         "k40x4",      "k40x8",      "p100x1",      "p100x2",      "p100x4",
     "p100x8",        "v100-nvlinkx4", "v100-nvlinkx8", "v100-pciex4", "v100-pciex8", "a100-sxmx4", "a100-sxmx8",
-    "a100-pciex4",   "a100-pciex8",   "h100-sxmx4", "h100-sxmx8", "h100-pciex4", "h100-pciex8", "l4x4",
-    "l4x8",          "rtx4090x2",     "rtx4090x4",  NULL};
+    "a100-pciex4",   "a100-pciex8",   "h100-sxmx4", "h100-sxmx8", "h100-pciex4", "h100-pciex8", "h200x4",
+    "h200x8",        "l4x4",          "l4x8",       "rtx4090x2",  "rtx4090x4",   NULL};
 
 const char *const *dp_devices_preset_names(void) { return preset_names; }
 
@@ -165,8 +183,8 @@ dp_devices *dp_devices_preset(const char *name, dp_error *err) {
     }
     dp_error_set(err, DP_STATUS_INVALID,
                  "unknown device set \"%s\": not a file, nor a preset (k40xN, p100xN, v100-nvlinkxN, v100-pciexN, "
-                 "a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, l4xN with N = 1..8; rtx4090xN with N = 1..4; "
-                 "e.g. k40x2, p100x4, v100-nvlinkx8, a100-sxmx8)",
+                 "a100-sxmxN, a100-pciexN, h100-sxmxN, h100-pciexN, h200xN, l4xN with N = 1..8; rtx4090xN with "
+                 "N = 1..4; e.g. k40x2, p100x4, v100-nvlinkx8, a100-sxmx8)",
                  name);
     return NULL;
 }

@@ -135,6 +135,30 @@ static dp_status read_op(dp_graph *g, size_t i, const json_t *jo, const char *wh
     return DP_STATUS_OK;
 }
 
+/* Reads the graph's "tf32" object ({"matmul": false, "conv": true}; each
+ * field optional, false when absent) into DP_GRAPH_TF32_* bits. */
+static dp_status read_tf32(const json_t *root, unsigned *out, const char *what, dp_error *err) {
+    *out = 0;
+    const json_t *jt = json_object_get(root, "tf32");
+    if (!jt) return DP_STATUS_OK;
+    if (!json_is_object(jt))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"tf32\" must be an object, got %s", what,
+                            dp_json_type_name(jt));
+    const char *key;
+    const json_t *jv;
+    json_object_foreach((json_t *)jt, key, jv) {
+        unsigned bit = !strcmp(key, "matmul") ? DP_GRAPH_TF32_MATMUL : !strcmp(key, "conv") ? DP_GRAPH_TF32_CONV : 0;
+        if (!bit)
+            return dp_error_set(err, DP_STATUS_PARSE, "%s: tf32: unknown field \"%.64s\" (expected \"matmul\" or "
+                                "\"conv\")", what, key);
+        if (!json_is_boolean(jv))
+            return dp_error_set(err, DP_STATUS_PARSE, "%s: tf32: field \"%s\" must be true or false, got %s", what,
+                                key, dp_json_type_name(jv));
+        if (json_is_true(jv)) *out |= bit;
+    }
+    return DP_STATUS_OK;
+}
+
 static dp_graph *graph_from_json(json_t *root, const char *what, dp_error *err) {
     if (dp_json_check_header(root, what, "dplace-graph", 1, err)) return NULL;
     const char *name = NULL;
@@ -144,12 +168,14 @@ static dp_graph *graph_from_json(json_t *root, const char *what, dp_error *err) 
         return NULL;
     }
     const json_t *ops = NULL;
-    if (dp_json_get_array(root, "ops", 1, &ops, what, err)) return NULL;
+    unsigned tf32 = 0;
+    if (dp_json_get_array(root, "ops", 1, &ops, what, err) || read_tf32(root, &tf32, what, err)) return NULL;
     dp_graph *g = dp_graph_init(name ? name : "");
     if (!g) {
         dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", what);
         return NULL;
     }
+    g->tf32 = tf32;
     size_t i;
     const json_t *jo;
     json_array_foreach(ops, i, jo) {
@@ -237,8 +263,14 @@ dp_status dp_graph_write_file(const dp_graph *g, const char *path, dp_error *err
     json_t *name = json_string(g->name ? g->name : "");
     char *name_text = json_dumps(name, JSON_ENCODE_ANY);
     json_decref(name);
-    fprintf(af.f, "{\"format\": \"dplace-graph\", \"version\": 1, \"name\": %s,\n \"ops\": [\n", name_text ? name_text : "\"\"");
+    fprintf(af.f, "{\"format\": \"dplace-graph\", \"version\": 1, \"name\": %s,\n", name_text ? name_text : "\"\"");
     free(name_text);
+    /* written only when some product may use TF32, so that a graph without
+     * the field is written as before */
+    if (g->tf32)
+        fprintf(af.f, " \"tf32\": {\"matmul\": %s, \"conv\": %s},\n", g->tf32 & DP_GRAPH_TF32_MATMUL ? "true" : "false",
+                g->tf32 & DP_GRAPH_TF32_CONV ? "true" : "false");
+    fputs(" \"ops\": [\n", af.f);
     for (int32_t i = 0; i < g->n_ops; i++) {
         json_t *j = op_to_json(g, i);
         fputs("  ", af.f);

@@ -557,6 +557,47 @@ static double gemm_utilization(const dp_generation *P, const dp_graph *g, const 
     return u;
 }
 
+dp_dtype dp_cost_op_dtype(const dp_graph *g, int32_t op) {
+    const dp_op *o = &g->ops[op];
+    for (int32_t k = 0; k < o->n_outputs; k++) {
+        dp_dtype t = g->outputs[o->outputs_at + k].dtype;
+        if (t != DP_DTYPE_NONE) return t;
+    }
+    return DP_DTYPE_NONE;
+}
+
+/* The tensor-core math a product (class c: matmul or conv) of op o runs
+ * in: its dtype's (bfloat16, float16), or TF32 for float32 where the graph
+ * allows it for the class; -1 for none (every other dtype, a dtype not
+ * given, float32 without the graph's leave). */
+static int product_math(const dp_graph *g, int32_t op, dp_opclass c) {
+    switch (dp_cost_op_dtype(g, op)) {
+    case DP_DTYPE_BFLOAT16: return DP_TENSOR_MATH_BFLOAT16;
+    case DP_DTYPE_FLOAT16: return DP_TENSOR_MATH_FLOAT16;
+    case DP_DTYPE_FLOAT32:
+        return g->tf32 & (c == DP_OPCLASS_CONV ? DP_GRAPH_TF32_CONV : DP_GRAPH_TF32_MATMUL) ? DP_TENSOR_MATH_TF32 : -1;
+    default: return -1;
+    }
+}
+
+/* The peak of op o on dev (gen: dev's generation, NULL for none), as
+ * dp_cost_op_peak promises; *tensor: whether it is a tensor-core peak. */
+static double op_peak(const dp_graph *g, int32_t op, dp_opclass c, const dp_device *dev, const dp_generation *gen,
+                      int *tensor) {
+    *tensor = 0;
+    if (c != DP_OPCLASS_MATMUL && c != DP_OPCLASS_CONV) return dev->peak_flops;
+    int m = product_math(g, op, c);
+    if (m < 0 || !gen || !(gen->tensor_math & (1u << m)) || !(dev->tensor_flops[m] > 0)) return dev->peak_flops;
+    *tensor = 1;
+    return dev->tensor_flops[m];
+}
+
+double dp_cost_op_peak(const dp_graph *g, int32_t op, const dp_device *dev) {
+    const dp_generation *gen = dev->generation[0] ? dp_devices_generation(dev->generation) : NULL;
+    int tensor;
+    return op_peak(g, op, dp_opclass_of_type(dp_graph_str(g, g->ops[op].type)), dev, gen, &tensor);
+}
+
 double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     const dp_op *o = &g->ops[op];
     double m = measured(g, o, dev);
@@ -568,10 +609,14 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     const dp_generation *gen = dev->generation[0] ? dp_devices_generation(dev->generation) : NULL;
     if (c == DP_OPCLASS_META || reduces_nothing(g, o, c))
         return dev->launch_overhead_s * (gen ? gen->meta_fraction : DP_GENERATION_META_FRACTION);
+    int tensor;
+    double peak = op_peak(g, op, c, dev, gen, &tensor);
     dp_efficiency e = dev->eff[c];
-    if (c == DP_OPCLASS_CONV && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
+    /* cuDNN runs a convolution on tensor cores as an implicit GEMM, not
+     * with Winograd's algorithm: the conv row prices it */
+    if (c == DP_OPCLASS_CONV && !tensor && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
     if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
-    double t_compute = o->flops / (dev->peak_flops * e.compute);
+    double t_compute = o->flops / (peak * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
     return (t_compute > t_memory ? t_compute : t_memory) + dev->launch_overhead_s;
 }

@@ -152,6 +152,26 @@ def test_devices():
     raises(dplace.Error, dplace.Devices.preset, "k40x99", match="k40x99")
 
 
+def test_devices_tensor_flops():
+    """A set built from a preset's dicts keeps its tensor-core peaks: a bfloat16 product simulates as on the
+    preset, at the BF16 peak; a bad tensor_flops is refused naming it."""
+    d = dplace.Devices.preset("a100-sxmx2")
+    check_eq(d.devices[1]["tensor_flops"], {"tf32": 156e12, "float16": 312e12, "bfloat16": 312e12}, "A100's peaks")
+    check("tensor_flops" not in d.devices[0], "a CPU has none")
+    g = dplace.Graph.from_json(
+        '{"format": "dplace-graph", "version": 1, "ops": ['
+        '{"name": "a", "type": "Placeholder", "outputs": [{"shape": [4096, 4096], "dtype": "bfloat16"}]},'
+        '{"name": "mm", "type": "mm", "inputs": [0, 0], "outputs": [{"shape": [4096, 4096], "dtype": "bfloat16"}],'
+        ' "flops": 137438953472}]}')
+    e = dplace.Devices(d.devices, d.links)
+    want = dplace.Simulator(g, d).simulate([1, 1]).step_time
+    check_eq(dplace.Simulator(g, e).simulate([1, 1]).step_time, want, "bfloat16 mm on the rebuilt set")
+    check(want < 137438953472 / 19.5e12, f"{want} s: faster than the FP32 peak allows")
+    gpu = dict(d.devices[1], name="gpu:9")
+    raises(ValueError, dplace.Devices, [dict(gpu, tensor_flops={"fp8": 1e15})], match="fp8")
+    raises(dplace.Error, dplace.Devices, [dict(gpu, model="P100", tensor_flops={"bfloat16": 1e14})], match="bfloat16")
+
+
 def test_lists():
     check("nmt4" in [n for n, _ in dplace.zoo_models()], "zoo_models")
     check("k40x4" in dplace.device_presets(), "device_presets")
