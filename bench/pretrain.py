@@ -5,6 +5,7 @@ corpus's training pairs (bench/corpus.py), written to policies/pretrained.dpp.
     bench/pretrain.py data                   # each taught pair replayed -> bench/pretrain/data/ID.bin
     bench/pretrain.py train [--epochs N]     # imitation, resumable -> policies/pretrained.dpp
     bench/pretrain.py status
+    bench/pretrain.py train --data D --work W --curve C --out P   # an experiment beside the shipped policy
 
 `data` runs build/bench/bench_pretrained data on every training pair whose
 teacher record exists: the decoder replays the search's best placement
@@ -61,7 +62,7 @@ def data(args):
     m = manifest()
     cache = os.path.join(corpus.DEFAULT_DIR, "cache")
     recs = sorted(glob.glob(os.path.join(corpus.DEFAULT_DIR, "pairs", "*.json")))
-    folder = DATA
+    folder = args.data
     os.makedirs(folder, exist_ok=True)
     done = 0
     for f in recs:
@@ -106,12 +107,12 @@ def read_data(path):
     return nd, a
 
 
-def load_all():
+def load_all(data_dir=DATA):
     """Every training pair's decisions, padded to 9 devices: rows [N, 9, F],
     cand and target masks [N, 9], the pair of each decision."""
     m = manifest()
     rows, cand, tgt, pair = [], [], [], []
-    files = sorted(glob.glob(os.path.join(DATA, "*.bin")))
+    files = sorted(glob.glob(os.path.join(data_dir, "*.bin")))
     ids = sorted(os.path.basename(f)[:-4] for f in files)
     index = {pid: i for i, pid in enumerate(ids)}
     for f in files:
@@ -161,7 +162,7 @@ def train(args):
     import torch
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
-    rows, cand, tgt, pair, files = load_all()
+    rows, cand, tgt, pair, files = load_all(args.data)
     n_pairs = len(files)
     rng = np.random.default_rng(args.seed)
     val_pairs = set(rng.choice(n_pairs, max(1, n_pairs // 10), replace=False).tolist())
@@ -185,7 +186,7 @@ def train(args):
     net.add_module("r2", torch.nn.ReLU())
     net.add_module("l3", torch.nn.Linear(h, 1))
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
-    ckpt = os.path.join(WORK, "ckpt.pt")
+    ckpt = os.path.join(args.work, "ckpt.pt")
     epoch0, curve = 0, []
     if os.path.exists(ckpt) and not args.fresh:
         s = torch.load(ckpt)
@@ -219,7 +220,7 @@ def train(args):
         curve.append((epoch + 1, float(tl), float(ta), float(vl), float(va), round(time.monotonic() - t0, 1)))
         print(f"pretrain: epoch {epoch + 1}: train loss {tl:.4f} acc {ta:.3f}  validation loss {vl:.4f} acc {va:.3f}"
               f"  ({curve[-1][-1]} s)", file=sys.stderr, flush=True)
-        os.makedirs(WORK, exist_ok=True)
+        os.makedirs(args.work, exist_ok=True)
         tmp = ckpt + ".tmp"
         torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "epoch": epoch + 1, "curve": curve}, tmp)
         os.replace(tmp, ckpt)
@@ -228,7 +229,7 @@ def train(args):
     write_policy(args.out, mean, std, sd, note)
     lines = ["epoch,train_loss,train_acc,validation_loss,validation_acc,seconds"]
     lines += [",".join(str(x) for x in row) for row in curve]
-    corpus.write_atomic(CURVE, "\n".join(lines) + "\n")
+    corpus.write_atomic(args.curve, "\n".join(lines) + "\n")
     print(f"pretrain: wrote {args.out} ({n_pairs} pairs, {len(rows)} decisions)", file=sys.stderr)
 
 
@@ -249,6 +250,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--fresh", action="store_true", help="ignore a checkpoint")
+    ap.add_argument("--data", default=DATA, help="the folder of the imitation data")
+    ap.add_argument("--work", default=WORK, help="the folder of the checkpoint")
+    ap.add_argument("--curve", default=CURVE, help="where the training curve goes")
     ap.add_argument("--out", default=POLICY)
     args = ap.parse_args()
     {"data": data, "train": train, "status": status}[args.command](args)
