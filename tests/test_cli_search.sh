@@ -145,6 +145,7 @@ expect 2 "unknown setting" -- "$D" optimize $G --agent search --set nope=1
 expect 2 "moves" -- "$D" optimize $G --agent search --set moves=0
 expect 2 "a start placement is the search's" -- "$D" optimize $G --agent hp --init-placement "$T/short.json"
 expect 2 "setting grouper is a learned agent's" -- "$D" optimize $G --agent search --grouper metis
+expect 2 "setting zero-shot is the pretrained placer's" -- "$D" optimize $G --agent search --set zero-shot=4
 expect 2 "the search takes no init, search-after or measure" -- "$D" optimize $G --agent search --search-after 10s
 }
 

@@ -52,9 +52,9 @@ static dp_status apply_set(const dp_optimize_set *x, dp_optimize_plan *p, dp_err
     const dp_setting *r = dp_settings_find(key);
     if (r && p->search && r->target != DP_SETTING_SEARCH)
         return dp_error_set(err, DP_STATUS_INVALID,
-                            "setting %s is a learned agent's; the search takes its own (the search's settings: "
+                            "setting %s is %s; the search takes its own (the search's settings: "
                             "dplace optimize --agent search --set help)",
-                            key);
+                            key, r->target == DP_SETTING_PRETRAINED ? "the pretrained placer's" : "a learned agent's");
     if (r && !p->search && (r->target == DP_SETTING_PRETRAINED) != p->pretrained && r->target != DP_SETTING_RUN &&
         r->target != DP_SETTING_SEARCH)
         return dp_error_set(err, DP_STATUS_INVALID,
