@@ -8,6 +8,10 @@
  *   bench_pretrained random OUT [SEED]
  *       a policy of fresh weights (the shipped one's widths): the untrained
  *       control, for `dplace optimize --agent pretrained --init OUT`;
+ *   bench_pretrained rl LIST POLICY OUT UPDATES [SAMPLES LR SEED TEMP EVERY]
+ *       policy-gradient training of POLICY over the pairs of LIST (a line
+ *       "GRAPH DEVICES" each), one pair per update in turn, resumable
+ *       (rl's contract below);
  *   bench_pretrained eval GRAPH DEVICES [POLICY] [SAMPLES]
  *       the greedy placement and SAMPLES sampled ones (default 16) of the
  *       policy file (-: the built-in policy; random: fresh weights), simulated, with the
@@ -19,6 +23,7 @@
  * The data file, little-endian: "DPPTDATA", u32 features, u32 devices
  * (rows per decision), u32 decisions, u32 units; then per decision u64
  * cand, u64 target, u32 action, u32 0, f32 rows[devices, features]. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,14 +167,194 @@ static int random_policy(int argc, char **argv) {
     return rc;
 }
 
+/* ---- policy-gradient training over many pairs ---------------------------- */
+
+/* One training pair of `rl`, loaded once: graph, devices, simulator and the
+ * decoder's context. */
+typedef struct rl_pair {
+    char name[1040];
+    dp_graph *g;
+    dp_devices *ds;
+    dp_sim *sim;
+    dp_pretrained_ctx *c;
+    int32_t *out;
+} rl_pair;
+
+static void rl_pair_free(rl_pair *p) {
+    dp_pretrained_ctx_free(p->c);
+    dp_sim_free(p->sim);
+    dp_devices_free(p->ds);
+    dp_graph_free(p->g);
+    free(p->out);
+}
+
+/* Reads LIST (a line "GRAPH DEVICES" per pair; # comments) and loads every
+ * pair. Returns the number loaded, -1 on an error (printed). */
+static int32_t rl_load(const char *list, rl_pair *pairs, int32_t cap) {
+    FILE *f = fopen(list, "r");
+    if (!f) {
+        fprintf(stderr, "bench_pretrained: %s: cannot read\n", list);
+        return -1;
+    }
+    char line[1024], gs[512], dv[512];
+    int32_t n = 0, bad = 0;
+    while (!bad && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%511s %511s", gs, dv) != 2) continue;
+        if (n == cap) {
+            fprintf(stderr, "bench_pretrained: %s: more than %d pairs\n", list, (int)cap);
+            bad = 1;
+            break;
+        }
+        dp_error err = {0};
+        rl_pair *p = &pairs[n];
+        memset(p, 0, sizeof *p);
+        snprintf(p->name, sizeof p->name, "%s@%s", gs, dv);
+        dp_units_spec us = {DP_UNITS_OP, 0};
+        if ((p->g = load_graph(gs, &err))) us.kind = dp_units_has_modules(p->g) ? DP_UNITS_MODULE : DP_UNITS_OP;
+        if (!p->g || !(p->ds = dp_devices_load(dv, &err)) || !(p->sim = dp_sim_init(p->g, p->ds, &err)) ||
+            !(p->c = dp_pretrained_ctx_init(p->g, p->ds, us, &err)) ||
+            !(p->out = malloc(sizeof(int32_t) * (size_t)p->g->n_ops))) {
+            fprintf(stderr, "bench_pretrained: %s: %s\n", p->name, err.status ? err.msg : "out of memory");
+            rl_pair_free(p);
+            bad = 1;
+        } else {
+            n++;
+        }
+    }
+    fclose(f);
+    if (bad) {
+        for (int32_t i = 0; i < n; i++) rl_pair_free(&pairs[i]);
+        return -1;
+    }
+    return n;
+}
+
+/* The greedy placement's step time under pol (INFINITY when not valid). */
+static double rl_greedy(rl_pair *p, const dp_pretrained_policy *pol, dp_error *err) {
+    dp_sim_result r;
+    if (dp_pretrained_decode(p->c, pol, DP_PRETRAINED_GREEDY, 1, NULL, NULL, p->out, NULL, NULL, err) ||
+        dp_sim_run(p->sim, p->out, NULL, &r, err))
+        return NAN;
+    return r.valid ? r.step_time_s : INFINITY;
+}
+
+/* One REINFORCE update on pair p: K placements sampled at temperature temp
+ * (the stream seeded by seed and u), each simulated; the reward is -log of
+ * the step time, a placement that is not valid gets the worst valid reward
+ * less one and its overflow; advantages normalised over the K; one Adam
+ * step of rate lr, the gradient clipped to norm 1. Writes the update's
+ * mean step time of the valid samples, entropy and gradient norm to *row.
+ * DP_STATUS_NOMEM and the decoder's and simulator's errors. */
+static dp_status rl_update(rl_pair *p, dp_pretrained_policy *pol, dp_pretrained_grad *g, int32_t K, double temp,
+                           double lr, uint64_t seed, int64_t u, double row[4], dp_error *err) {
+    dp_pretrained_trace tr[64];
+    double rw[64], excess[64], worst = INFINITY, mean = 0, sd = 0, tsum = 0;
+    int32_t n_tr = 0, valid = 0;
+    dp_status st = DP_STATUS_OK;
+    dp_rng rng;
+    dp_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(u + 1)));
+    for (int32_t k = 0; k < K && !st; k++) {
+        dp_sim_result r;
+        if ((st = dp_pretrained_trace_init(&tr[k], p->c, err))) break;
+        n_tr++;
+        if ((st = dp_pretrained_decode(p->c, pol, DP_PRETRAINED_SAMPLE, temp, &rng, NULL, p->out, &tr[k], NULL, err)) ||
+            (st = dp_sim_run(p->sim, p->out, NULL, &r, err)))
+            break;
+        rw[k] = r.valid && r.step_time_s > 0 ? -log(r.step_time_s) : NAN;
+        excess[k] = dp_sim_result_excess(&r);
+        if (!isnan(rw[k])) worst = fmin(worst, rw[k]), tsum += r.step_time_s, valid++;
+    }
+    if (!st) {
+        if (!isfinite(worst)) worst = 0;
+        for (int32_t k = 0; k < K; k++) {
+            if (isnan(rw[k])) rw[k] = worst - 1 - fmin(excess[k], 10.0);
+            mean += rw[k] / K;
+        }
+        for (int32_t k = 0; k < K; k++) sd += (rw[k] - mean) * (rw[k] - mean) / K;
+        sd = sqrt(sd);
+        double ent = 0;
+        dp_pretrained_grad_zero(g);
+        for (int32_t k = 0; k < K; k++)
+            ent += dp_pretrained_grad_add(g, pol, &tr[k], (sd > 1e-12 ? (rw[k] - mean) / sd : 0) / K) / K;
+        row[0] = valid ? tsum / valid : NAN, row[1] = (double)valid / K, row[2] = ent;
+        row[3] = dp_pretrained_grad_step(g, pol, lr, 1.0);
+    }
+    for (int32_t k = 0; k < n_tr; k++) dp_pretrained_trace_free(&tr[k]);
+    return st;
+}
+
+/* rl LIST POLICY OUT UPDATES [SAMPLES LR SEED TEMP EVERY]: trains POLICY on
+ * the pairs of LIST, one pair per update in turn; writes OUT (the policy,
+ * atomically) every EVERY updates and at the end, OUT.csv a row per
+ * update, OUT.greedy.csv every pair's greedy step time at each save. A run
+ * whose OUT and OUT.csv exist resumes from them (Adam's moments begin
+ * again). */
+static int rl(int argc, char **argv) {
+    if (argc < 6) return 2;
+    const char *out = argv[4];
+    int64_t updates = atoll(argv[5]);
+    int32_t K = argc > 6 ? atoi(argv[6]) : 8, every = argc > 10 ? atoi(argv[10]) : 50;
+    double lr = argc > 7 ? atof(argv[7]) : 1e-4, temp = argc > 9 ? atof(argv[9]) : 0.5;
+    uint64_t seed = argc > 8 ? strtoull(argv[8], NULL, 10) : 1;
+    if (K < 2 || K > 64 || !(lr > 0) || !(temp > 0) || every < 1 || updates < 1) {
+        fprintf(stderr, "bench_pretrained: rl: SAMPLES 2..64, LR and TEMP > 0, EVERY and UPDATES >= 1\n");
+        return 2;
+    }
+    static rl_pair pairs[1024];
+    int32_t n = rl_load(argv[2], pairs, 1024);
+    if (n == 0) fprintf(stderr, "bench_pretrained: %s: no pairs\n", argv[2]);
+    if (n <= 0) return 1;
+    char log[1100], glog[1100];
+    snprintf(log, sizeof log, "%s.csv", out), snprintf(glog, sizeof glog, "%s.greedy.csv", out);
+    int64_t u0 = 0;
+    FILE *lf = fopen(log, "r");
+    if (lf) { /* resume: the updates logged so far */
+        char line[512];
+        while (fgets(line, sizeof line, lf)) u0 += line[0] >= '0' && line[0] <= '9';
+        fclose(lf);
+    }
+    dp_error err = {0};
+    dp_pretrained_policy *pol = dp_pretrained_policy_load(u0 > 0 ? out : argv[3], &err);
+    dp_pretrained_grad *g = pol ? dp_pretrained_grad_init(pol, &err) : NULL;
+    lf = g ? fopen(log, "a") : NULL;
+    FILE *gf = lf ? fopen(glog, "a") : NULL;
+    int rc = gf ? 0 : 1;
+    if (!rc && u0 == 0) fprintf(lf, "update,pair,mean_s,valid_share,entropy,grad_norm,wall_s\n");
+    double t0 = dp_now_s();
+    for (int64_t u = u0; !rc && u <= updates; u++) {
+        if (u % every == 0 || u == updates) { /* every pair's greedy placement, then the policy */
+            for (int32_t i = 0; i < n; i++)
+                fprintf(gf, "%lld,%s,%.9g\n", (long long)u, pairs[i].name, rl_greedy(&pairs[i], pol, &err));
+            fflush(gf);
+            if (u > u0 && dp_pretrained_policy_save(pol, out, &err)) rc = 1;
+            fflush(lf);
+        }
+        double row[4] = {NAN, NAN, NAN, NAN};
+        if (rc || u == updates) break;
+        rl_pair *p = &pairs[u % n];
+        if (rl_update(p, pol, g, K, temp, lr, seed, u, row, &err)) rc = 1;
+        else fprintf(lf, "%lld,%s,%.9g,%.3f,%.6f,%.6f,%.1f\n", (long long)u, p->name, row[0], row[1], row[2], row[3],
+                     dp_now_s() - t0);
+    }
+    if (rc && err.status) fprintf(stderr, "bench_pretrained: %s\n", err.msg);
+    if (lf) fclose(lf);
+    if (gf) fclose(gf);
+    dp_pretrained_grad_free(g);
+    dp_pretrained_policy_free(pol);
+    for (int32_t i = 0; i < n; i++) rl_pair_free(&pairs[i]);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     int rc = 2;
     if (argc > 1 && !strcmp(argv[1], "data")) rc = data(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "eval")) rc = eval(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "random")) rc = random_policy(argc, argv);
+    else if (argc > 1 && !strcmp(argv[1], "rl")) rc = rl(argc, argv);
     if (rc == 2)
         fprintf(stderr, "usage: bench_pretrained data GRAPH DEVICES PLACEMENT OUT [STEPS SEED]\n"
                         "       bench_pretrained random OUT [SEED]\n"
-                        "       bench_pretrained eval GRAPH DEVICES [POLICY|-|random] [SAMPLES]\n");
+                        "       bench_pretrained eval GRAPH DEVICES [POLICY|-|random] [SAMPLES]\n"
+                        "       bench_pretrained rl LIST POLICY OUT UPDATES [SAMPLES LR SEED TEMP EVERY]\n");
     return rc;
 }

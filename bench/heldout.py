@@ -6,6 +6,8 @@ graph and machine pairs that training never saw.
     bench/heldout.py run --arm zero-shot       # --agent pretrained --updates 0
     bench/heldout.py job --seeds 1,2,3         # README's job against the search alone, same time
     bench/heldout.py tune                      # fine-tuning: the trained policy against the untrained control
+    bench/heldout.py transfer                  # --init from another zoo model's checkpoint against scratch
+    bench/heldout.py mars                      # Mars from an encoder pre-trained on nmt2 against the HP
     bench/heldout.py table                     # the tables of docs/results/pretrained.md, markdown
 
 Every pair is a held-out pair of bench/corpus/manifest.json (its graph family
@@ -160,6 +162,73 @@ def tune(args):
             print(f"heldout: tune {pid} {arm}: {summary['best_step_time_s']} s", file=sys.stderr, flush=True)
 
 
+# The older transfer, `--init` from another run's checkpoint: Post's policy
+# (the dplace preset's learned agent; op types by a fixed list, so its
+# networks fit any graph) trained on nmt2 k40x4, then on other zoo graphs of
+# the same device count from it and from scratch, the same updates and
+# seed, one thread each; when the run from it reaches the scratch run's
+# best.
+XFER_SOURCE = (["--model", "nmt2", "--devices", "k40x4"], 300)
+XFER_TARGETS = [("nmt4@k40x4", ["--model", "nmt4", "--devices", "k40x4"]),
+                ("gnmt4@p100x4", ["--model", "gnmt4", "--devices", "p100x4"])]
+XFER_UPDATES = 150
+
+
+def transfer(args):
+    folder = os.path.join(OUT, "transfer")
+    os.makedirs(folder, exist_ok=True)
+    ck = os.path.join(folder, "nmt2_post.ck")
+    common = ["--agent", "post", "--set", "type-ids=fixed", "--threads", "1", "--seed", "1", "--baselines", "none",
+              "--json", "--quiet"]
+    if not os.path.exists(ck):
+        gargs, n = XFER_SOURCE
+        tmp = ck + ".part"
+        corpus.run_cmd([corpus.DPLACE, "optimize", *gargs, *common, "--updates", str(n), "--checkpoint", tmp], 7200)
+        os.replace(tmp, ck)
+    for name, gargs in XFER_TARGETS:
+        for arm, flags in (("scratch", []), ("init", ["--init", ck])):
+            out = os.path.join(folder, f"{name}_{arm}.json")
+            if os.path.exists(out):
+                continue
+            log = os.path.join(folder, f"{name}_{arm}.csv")
+            summary = json.loads(corpus.run_cmd([corpus.DPLACE, "optimize", *gargs, *common, *flags, "--updates",
+                                                 str(XFER_UPDATES), "--log", log], 7200))
+            corpus.write_atomic(out, json.dumps({"id": name, "arm": arm, "summary": summary}) + "\n")
+            print(f"heldout: transfer {name} {arm}: {summary['best_step_time_s']:.4f} s", file=sys.stderr, flush=True)
+
+
+# Mars with an encoder pre-trained on another graph: Deep Graph Infomax and
+# a few policy updates on nmt2 p100x4 (op types by a fixed list, so the
+# networks fit any graph), then 4 minutes on gnmt4 and bert_base from that
+# checkpoint (the pre-training skipped) against the Hierarchical Planner's 4
+# minutes, one thread each, one run after the other.
+MARS_SOURCE = ["--model", "nmt2", "--devices", "p100x4", "--updates", "20"]
+MARS_TARGETS = [("gnmt4@p100x4", ["--model", "gnmt4", "--devices", "p100x4"]),
+                ("bert_base@p100x4", ["--model", "bert_base", "--devices", "p100x4"])]
+
+
+def mars(args):
+    folder = os.path.join(OUT, "mars")
+    os.makedirs(folder, exist_ok=True)
+    ck = os.path.join(folder, "nmt2_mars.ck")
+    fixed = ["--set", "type-ids=fixed"]
+    common = ["--threads", "1", "--seed", "1", "--json", "--quiet"]
+    if not os.path.exists(ck):
+        tmp = ck + ".part"
+        corpus.run_cmd([corpus.DPLACE, "optimize", *MARS_SOURCE, "--agent", "mars", *fixed, *common,
+                        "--baselines", "none", "--checkpoint", tmp], 7200)
+        os.replace(tmp, ck)
+    for name, gargs in MARS_TARGETS:
+        for arm, flags in (("mars", ["--agent", "mars", *fixed, "--init", ck]), ("hp", ["--agent", "hp"])):
+            out = os.path.join(folder, f"{name}_{arm}.json")
+            if os.path.exists(out):
+                continue
+            summary = json.loads(corpus.run_cmd([corpus.DPLACE, "optimize", *gargs, *flags, *common, "--time", "4m"],
+                                                7200))
+            corpus.write_atomic(out, json.dumps({"id": name, "arm": arm, "summary": summary}) + "\n")
+            print(f"heldout: mars {name} {arm}: {summary['best_step_time_s']} s", file=sys.stderr, flush=True)
+
+
 def load(arm, name):
     path = os.path.join(OUT, arm, name + ".json")
     return json.load(open(path)) if os.path.exists(path) else None
@@ -216,18 +285,44 @@ def table(args):
         reach = first_reach(t, os.path.join(OUT, "tune", f"{pid}_trained.csv"), target)
         print(f"| {pid} | {fmt(target)} | {fmt(t['summary'].get('zero_shot_best_s'))} | "
               f"{'not within 60 s' if reach is None else f'{reach:.1f} s'} |")
+    print(f"\n| target | scratch, {XFER_UPDATES} updates | from nmt2's checkpoint | first update of each at or "
+          "under the scratch run's best | wall time there |")
+    print("|---|---|---|---|---|")
+    for name, _ in XFER_TARGETS:
+        a, b = load("transfer", f"{name}_scratch"), load("transfer", f"{name}_init")
+        if not a or not b:
+            continue
+        target = a["summary"]["best_step_time_s"]
+        ra, rb = reach_update(name, "scratch", target), reach_update(name, "init", target)
+        cell = lambda r: "not reached" if r is None else f"{r[0]}"  # noqa: E731
+        wall = lambda r: "-" if r is None else f"{r[1]:.0f} s"  # noqa: E731
+        print(f"| {name} | {fmt(target)} | {fmt(b['summary']['best_step_time_s'])} | {cell(ra)} / {cell(rb)} | "
+              f"{wall(ra)} / {wall(rb)} |")
+
+
+def reach_update(name, arm, target):
+    """(update, wall seconds) of the first row of a transfer run's update
+    log whose best is at or under target, or None."""
+    with open(os.path.join(OUT, "transfer", f"{name}_{arm}.updates.csv")) as f:
+        head = f.readline().strip().split(",")
+        iu, ib, ie = head.index("update"), head.index("best_s"), head.index("wall_s")
+        for line in f:
+            x = line.strip().split(",")
+            if float(x[ib]) <= target * (1 + 1e-8):  # the log rounds to 9 digits
+                return int(x[iu]), float(x[ie])
+    return None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["run", "job", "tune", "table"])
+    ap.add_argument("command", choices=["run", "job", "tune", "transfer", "mars", "table"])
     ap.add_argument("--arm", choices=sorted(ARMS), help="run: which arm")
     ap.add_argument("--seeds", default="1,2,3", help="job: the seeds")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     if args.command == "run" and not args.arm:
         ap.error("run needs --arm")
-    {"run": run, "job": job, "tune": tune, "table": table}[args.command](args)
+    {"run": run, "job": job, "tune": tune, "transfer": transfer, "mars": mars, "table": table}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ corpus's training pairs (bench/corpus.py), written to policies/pretrained.dpp.
 
     bench/pretrain.py data                   # each taught pair replayed -> bench/pretrain/data/ID.bin
     bench/pretrain.py train [--epochs N]     # imitation, resumable -> policies/pretrained.dpp
+    bench/pretrain.py rl [--updates N]       # then policy-gradient training over the pairs (resumable)
     bench/pretrain.py status
     bench/pretrain.py train --data D --work W --curve C --out P   # an experiment beside the shipped policy
 
@@ -233,6 +234,49 @@ def train(args):
     print(f"pretrain: wrote {args.out} ({n_pairs} pairs, {len(rows)} decisions)", file=sys.stderr)
 
 
+def rl_list(path, per_graph):
+    """Writes the pairs `rl` trains on: up to per_graph training pairs of
+    each graph of the manifest, drawn with seed 1, never a held-out one."""
+    import random
+    m = corpus.load_manifest(corpus.DEFAULT_DIR)
+    cache = os.path.join(corpus.DEFAULT_DIR, "cache")
+    by = {}
+    for p in m["pairs"]:
+        if p["split"] == "train":
+            by.setdefault(p["graph"], []).append(p)
+    rnd = random.Random(1)
+    pick = []
+    for g in sorted(by):
+        ps = by[g][:]
+        rnd.shuffle(ps)
+        pick += ps[:per_graph + 1]
+    rnd.shuffle(pick)
+    lines, seen = [], {}
+    for p in pick:
+        seen[p["graph"]] = seen.get(p["graph"], 0) + 1
+        if seen[p["graph"]] > per_graph:
+            continue
+        gargs = corpus.graph_args(p, cache)
+        gspec = gargs[1] if gargs[0] == "--graph" else (gargs[1] + (":" + gargs[3] if len(gargs) > 2 else ""))
+        lines.append(f"{gspec} {corpus.devices_arg(p, gargs, cache)}\n")
+    corpus.write_atomic(path, f"# up to {per_graph} training pairs per graph of the manifest\n" + "".join(lines))
+    return len(lines)
+
+
+def rl(args):
+    """Policy-gradient training over the corpus's training pairs, from the
+    shipped policy (bench_pretrained rl: one pair per update in turn,
+    resumable): run it again to go on."""
+    folder = os.path.join(WORK, "rl")
+    os.makedirs(folder, exist_ok=True)
+    lst = os.path.join(folder, "pairs.txt")
+    if not os.path.exists(lst):
+        print(f"pretrain: rl: {rl_list(lst, args.per_graph)} pairs", file=sys.stderr)
+    cmd = [BENCH, "rl", lst, POLICY, os.path.join(folder, "policy.dpp"), str(args.updates), str(args.samples),
+           str(args.lr), str(args.seed), str(args.temperature), str(args.every)]
+    sys.exit(subprocess.run(cmd).returncode)
+
+
 def status(args):
     m = manifest()
     files = glob.glob(os.path.join(DATA, "*.bin"))
@@ -241,21 +285,28 @@ def status(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["data", "train", "status"])
+    ap.add_argument("command", choices=["data", "train", "rl", "status"])
     ap.add_argument("--steps", type=int, default=1200, help="decisions kept per pair (data)")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--hidden", type=int, default=H1, help="the two hidden layers' width")
     ap.add_argument("--batch", type=int, default=512)
-    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--lr", type=float, default=None, help="train: 1e-3 (Adam); rl: 1e-4")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--fresh", action="store_true", help="ignore a checkpoint")
+    ap.add_argument("--updates", type=int, default=2000, help="rl: updates in all (a rerun goes on to this)")
+    ap.add_argument("--samples", type=int, default=8, help="rl: placements per update")
+    ap.add_argument("--temperature", type=float, default=0.5, help="rl: the samples' temperature")
+    ap.add_argument("--every", type=int, default=200, help="rl: save and measure the greedy placements every N")
+    ap.add_argument("--per-graph", type=int, default=2, help="rl: training pairs per graph")
     ap.add_argument("--data", default=DATA, help="the folder of the imitation data")
     ap.add_argument("--work", default=WORK, help="the folder of the checkpoint")
     ap.add_argument("--curve", default=CURVE, help="where the training curve goes")
     ap.add_argument("--out", default=POLICY)
     args = ap.parse_args()
-    {"data": data, "train": train, "status": status}[args.command](args)
+    if args.lr is None:
+        args.lr = 1e-4 if args.command == "rl" else 1e-3
+    {"data": data, "train": train, "rl": rl, "status": status}[args.command](args)
 
 
 if __name__ == "__main__":
