@@ -271,9 +271,9 @@ dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
 #define HOT static inline __attribute__((always_inline))
 
 HOT void mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
-    int64_t cur = w->mem_cur[d] + (int64_t)bytes;
+    int64_t cur = w->mem_cur[d] + (int64_t)bytes, peak = w->mem_peak[d];
     w->mem_cur[d] = cur;
-    if (cur > w->mem_peak[d]) w->mem_peak[d] = cur;
+    w->mem_peak[d] = cur > peak ? cur : peak; /* a select: a new peak comes at random */
 }
 
 HOT void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
@@ -448,8 +448,10 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
         w->tr_end[op] = w->now;
         w->tr_last_op = op;
     }
-    mem_free(w, d, o->temp_bytes);
     w->free_streams[d] |= 1ULL << (r - s->stream0[d]);
+    /* the temporaries and the inputs whose last use this was, freed at once:
+     * nothing is allocated in between, so no peak is missed */
+    uint64_t freed = o->temp_bytes;
     for (int32_t e = o->in_at; e < o[1].in_at; e++) {
         int32_t t = s->in_tensor[e];
         sim_tstate *st = &w->ts[t];
@@ -459,8 +461,9 @@ HOT void op_finish(const dp_sim *s, dp_sim_workspace *w, int32_t r, int32_t op, 
         uint64_t bytes = local ? sim_tensor_local_bytes(tn) : tn->bytes;
         int32_t left = *refs - 1; /* selects, not branches: local or not is random */
         *refs = left;
-        mem_free(w, d, left == 0 ? bytes : 0);
+        freed += left == 0 ? bytes : 0;
     }
+    mem_free(w, d, freed);
     for (int32_t t = o->out_at; t < o[1].out_at; t++) tensor_produced(s, w, t, d, pipe, trace);
     int32_t next = w->ready_head[d];
     if (next >= 0 && w->free_streams[d]) {
@@ -495,7 +498,9 @@ HOT void xfer_hop_end(const dp_sim *s, dp_sim_workspace *w, int32_t x, int32_t l
     }
     if (k == 0) {
         sim_tstate *st = &w->ts[t];
-        if (--st->refs == 0) mem_free(w, st->dev, sim_tensor_local_bytes(tn));
+        int32_t left = st->refs - 1; /* a select: whether this was the last use is random */
+        st->refs = left;
+        mem_free(w, st->dev, left == 0 ? sim_tensor_local_bytes(tn) : 0);
     } else if (!pipe) {
         mem_free(w, s->link_from[l], tn->bytes);
     }
