@@ -1,0 +1,40 @@
+#!/bin/sh
+# bench_pretrained rl, the pretrained policy's policy-gradient training over
+# many pairs, as bench/pretrain.py runs it: a run stopped and run again goes
+# on from the policy it wrote (its log continuing, the policy loadable), and
+# a list it cannot read is refused in one line. Two small pairs keep it to
+# seconds.
+# usage: test_bench_pretrained.sh PATH_TO_BENCH_PRETRAINED PATH_TO_DPLACE [CASE]   (run from tests/)
+set -u
+B="$1"
+D="$2"
+shift
+. "$(dirname "$0")/cli_lib.sh"
+P="../policies/pretrained.dpp"
+
+# 3 updates, then on to 5: one log row per update, 0 to 4 in order; the
+# greedy placements logged at the saves; the policy written loads
+test_rl_resumes() {
+printf '# two pairs\nsynthetic-600 k40x2\nsynthetic-600 p100x2\n' >"$T/pairs.txt"
+expect 0 "" -- "$B" rl "$T/pairs.txt" "$P" "$T/p.dpp" 3 4 1e-4 1 0.5 2
+expect 0 "" -- "$B" rl "$T/pairs.txt" "$P" "$T/p.dpp" 5 4 1e-4 1 0.5 2
+[ "$(tail -n +2 "$T/p.dpp.csv" | cut -d, -f1 | tr '\n' ' ')" = "0 1 2 3 4 " ] && ok ||
+  bad "update rows $(tail -n +2 "$T/p.dpp.csv" | cut -d, -f1 | tr '\n' ' '), expected 0 to 4"
+[ "$(cut -d, -f1 "$T/p.dpp.greedy.csv" | uniq | tr '\n' ' ')" = "0 2 3 4 5 " ] && ok ||
+  bad "greedy rows at $(cut -d, -f1 "$T/p.dpp.greedy.csv" | uniq | tr '\n' ' '), expected 0 2 3 4 5"
+[ "$(grep -c 'synthetic-600@k40x2' "$T/p.dpp.greedy.csv")" = 5 ] && ok || bad "a pair missing from the greedy log"
+expect 0 "best" -- "$D" optimize --model synthetic-600 --devices k40x2 --agent pretrained --init "$T/p.dpp" \
+  --updates 0 --baselines none --set zero-shot=0
+}
+
+# a list that cannot be read, or that holds an unknown graph: one line, exit 1
+test_rl_bad_list() {
+expect 1 "nope.txt: cannot read" -- "$B" rl "$T/nope.txt" "$P" "$T/q.dpp" 2
+printf 'no-such-model k40x2\n' >"$T/bad.txt"
+expect 1 "no-such-model" -- "$B" rl "$T/bad.txt" "$P" "$T/q.dpp" 2
+absent "$T/q.dpp"
+}
+
+test_run test_rl_resumes
+test_run test_rl_bad_list
+finish test_bench_pretrained
