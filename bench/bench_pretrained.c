@@ -58,7 +58,7 @@ static int data(int argc, char **argv) {
     dp_pretrained_trace tr = {0};
     int rc = 1;
     if (!ds || !teacher || !out || dp_placement_read_file(argv[4], g, ds, teacher, &err)) goto done;
-    dp_units_spec us = {dp_units_has_modules(g) ? DP_UNITS_MODULE : DP_UNITS_OP, 0};
+    dp_units_spec us = dp_units_spec_resolve((dp_units_spec){DP_UNITS_AUTO, 0}, g);
     if (!(c = dp_pretrained_ctx_init(g, ds, us, &err)) || dp_pretrained_trace_init(&tr, c, &err) ||
         dp_pretrained_decode(c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, teacher, out, &tr, NULL, &err))
         goto done;
@@ -126,7 +126,7 @@ static int eval(int argc, char **argv) {
     dp_pretrained_ctx *c = NULL;
     int rc = 1;
     double t0 = dp_now_s();
-    dp_units_spec us = {dp_units_has_modules(g) ? DP_UNITS_MODULE : DP_UNITS_OP, 0};
+    dp_units_spec us = dp_units_spec_resolve((dp_units_spec){DP_UNITS_AUTO, 0}, g);
     if (!sim || !out || !(c = dp_pretrained_ctx_init(g, ds, us, &err))) goto done;
     double t1 = dp_now_s(), best = 1e30;
     dp_rng rng;
@@ -209,10 +209,10 @@ static int32_t rl_load(const char *list, rl_pair *pairs, int32_t cap) {
         rl_pair *p = &pairs[n];
         memset(p, 0, sizeof *p);
         snprintf(p->name, sizeof p->name, "%s@%s", gs, dv);
-        dp_units_spec us = {DP_UNITS_OP, 0};
-        if ((p->g = load_graph(gs, &err))) us.kind = dp_units_has_modules(p->g) ? DP_UNITS_MODULE : DP_UNITS_OP;
+        p->g = load_graph(gs, &err);
         if (!p->g || !(p->ds = dp_devices_load(dv, &err)) || !(p->sim = dp_sim_init(p->g, p->ds, &err)) ||
-            !(p->c = dp_pretrained_ctx_init(p->g, p->ds, us, &err)) ||
+            !(p->c = dp_pretrained_ctx_init(p->g, p->ds, dp_units_spec_resolve((dp_units_spec){DP_UNITS_AUTO, 0}, p->g),
+                                            &err)) ||
             !(p->out = malloc(sizeof(int32_t) * (size_t)p->g->n_ops))) {
             fprintf(stderr, "bench_pretrained: %s: %s\n", p->name, err.status ? err.msg : "out of memory");
             rl_pair_free(p);

@@ -55,6 +55,12 @@ COST_MODEL = 2
 H1 = H2 = 64  # the hidden widths (--hidden changes them)
 
 
+def graph_spec(gargs):
+    """bench_pretrained's GRAPH for corpus.graph_args's arguments: a graph
+    file's path, or a zoo model as NAME[:BATCH]."""
+    return gargs[1] if gargs[0] == "--graph" else (gargs[1] + (":" + gargs[3] if len(gargs) > 2 else ""))
+
+
 def manifest():
     return {p["id"]: p for p in corpus.load_manifest(corpus.DEFAULT_DIR)["pairs"]}
 
@@ -75,7 +81,7 @@ def data(args):
         if os.path.exists(out):
             continue
         gargs = corpus.graph_args(p, cache)
-        gspec = gargs[1] if gargs[0] == "--graph" else (gargs[1] + (":" + gargs[3] if len(gargs) > 2 else ""))
+        gspec = graph_spec(gargs)
         dev = corpus.devices_arg(p, gargs, cache)
         placement = list(gzip.decompress(base64.b64decode(rec["placement_gz_b64"])))
         with tempfile.TemporaryDirectory() as tmp:
@@ -257,7 +263,7 @@ def rl_list(path, per_graph):
         if seen[p["graph"]] > per_graph:
             continue
         gargs = corpus.graph_args(p, cache)
-        gspec = gargs[1] if gargs[0] == "--graph" else (gargs[1] + (":" + gargs[3] if len(gargs) > 2 else ""))
+        gspec = graph_spec(gargs)
         lines.append(f"{gspec} {corpus.devices_arg(p, gargs, cache)}\n")
     corpus.write_atomic(path, f"# up to {per_graph} training pairs per graph of the manifest\n" + "".join(lines))
     return len(lines)
