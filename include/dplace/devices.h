@@ -98,6 +98,12 @@ typedef struct dp_generation {
     unsigned tensor_math;
 } dp_generation;
 
+/* A host's dispatch cost per op when its file does not give one: the
+ * middle of the 5 to 25 us that public accounts of PyTorch's dispatch
+ * stack give for the CPU-side work before a kernel runs (docs/devices.md,
+ * "dispatch_s"); `dplace calibrate` fits a machine's own. */
+#define DP_DEVICES_DISPATCH_S 15e-6
+
 /* What a device of no known generation is priced with: its kind's
  * efficiencies, DP_GENERATION_META_FRACTION, no shape factor. */
 #define DP_GENERATION_META_FRACTION 0.25
@@ -137,6 +143,12 @@ typedef struct dp_device {
      * product of that math is priced at peak_flops. Only math its
      * generation's tensor_math allows may be non-zero (dp_devices_add). */
     double tensor_flops[DP_TENSOR_MATH_COUNT];
+    /* A CPU's seconds to issue one op when it is the host of an eager step
+     * (DP_EXECUTOR_TORCH; docs/simulator.md, "Executors"): Python, the
+     * framework's dispatcher and the kernel launch, per op. Read from the
+     * first CPU of a set only. Files and presets that say nothing take
+     * DP_DEVICES_DISPATCH_S. */
+    double dispatch_s;
 } dp_device;
 
 /* How a transfer between two devices without a link of their own crosses

@@ -57,6 +57,22 @@ dp_dtype dp_dtype_from_name(const char *name);
 #define DP_GRAPH_TF32_MATMUL 1u
 #define DP_GRAPH_TF32_CONV 2u
 
+/* How a framework runs a step, which the simulator reproduces
+ * (docs/simulator.md, "Executors"): TensorFlow 1.x's executor (every
+ * device busy at once, an op as soon as its inputs are there) or PyTorch's
+ * eager mode (one host thread issues the ops in program order; a GPU's
+ * ops queue on its stream). Files spell them "tf" and "torch". */
+typedef enum dp_executor {
+    DP_EXECUTOR_TF = 0,
+    DP_EXECUTOR_TORCH,
+    DP_EXECUTOR_COUNT
+} dp_executor;
+
+/* "tf" or "torch" ("?" out of range). */
+const char *dp_executor_name(dp_executor e);
+/* The executor of that name; -1 when the name is neither. */
+int dp_executor_from_name(const char *name);
+
 /* A hard device constraint on an op: a kind ("cpu", "gpu") or one device of
  * a kind ("gpu:1" = the second GPU of the device set, in file order). */
 typedef enum dp_devcon_kind {
@@ -131,6 +147,11 @@ typedef struct dp_graph {
      * nothing, prices every float32 product at the FP32 peak. Set before
      * dp_graph_finalize. */
     unsigned tf32;
+    /* The executor the simulator runs the step with (the file's
+     * "executor"; TF when it says nothing). The one field a caller may
+     * change after dp_graph_finalize (a front end's --executor), as long as
+     * no simulator context of the graph lives. */
+    dp_executor executor;
 
     /* Filled by dp_graph_finalize: */
     int finalized;

@@ -95,7 +95,7 @@ static int dict_keys_known(PyObject *d, const char *const *keys, const char *wha
 }
 
 static const char *const device_keys[] = {"name", "kind", "model", "peak_flops", "mem_bandwidth", "memory_bytes",
-                                          "launch_overhead_s", "streams", "tensor_flops", NULL};
+                                          "launch_overhead_s", "dispatch_s", "streams", "tensor_flops", NULL};
 static const char *const tensor_keys[] = {"tf32", "float16", "bfloat16", NULL};
 _Static_assert(sizeof tensor_keys / sizeof tensor_keys[0] == DP_TENSOR_MATH_COUNT + 1, "tensor_keys");
 
@@ -137,6 +137,7 @@ static int add_device(dp_devices *ds, PyObject *d, Py_ssize_t k) {
         dict_double(d, "mem_bandwidth", NAN, &dev.mem_bandwidth, what) ||
         dict_double(d, "memory_bytes", NAN, &memory, what) ||
         dict_double(d, "launch_overhead_s", 0.0, &dev.launch_overhead_s, what) ||
+        dict_double(d, "dispatch_s", DP_DEVICES_DISPATCH_S, &dev.dispatch_s, what) ||
         dict_double(d, "streams", 1.0, &streams, what) || dict_tensor_flops(d, &dev, what))
         return -1;
     if (!strcmp(kind, "cpu")) dev.kind = DP_DEVKIND_CPU;

@@ -162,9 +162,10 @@ void cli_print_labelled(FILE *f, const char *label, const char *help, int col);
 /* ---- shared option groups -------------------------------------------------- */
 
 /* Where a command's graph comes from: --graph FILE, or --model NAME with an
- * optional --batch N (0: the model's default). */
+ * optional --batch N (0: the model's default); --executor NAME, when
+ * given, replaces the executor the graph names. */
 typedef struct cli_graph_source {
-    const char *graph_path, *model;
+    const char *graph_path, *model, *executor;
     long batch;
 } cli_graph_source;
 
@@ -180,13 +181,16 @@ typedef struct cli_graph_source {
 /* The help of a --devices SPEC option. */
 #define CLI_DEVICES_HELP                                                                                         \
     "a preset (" CLI_DEVICE_FAMILIES "; dplace devices lists them) or a dplace-devices JSON file (docs/formats.md)"
-/* --graph, --model, --batch into the cli_graph_source *src (cli_load_graph). */
+/* --graph, --model, --batch, --executor into the cli_graph_source *src (cli_load_graph). */
 #define CLI_GRAPH_OPTIONS(src)                                                                                   \
     {"--graph", NULL, "FILE", CLI_STRING, .str = &(src)->graph_path, .help = "a dplace-graph v1 JSON file"},     \
         {"--model", NULL, "NAME", CLI_STRING, .str = &(src)->model,                                              \
          .help = "a built-in graph (dplace zoo list): inception_v3, resnet152, rnnlm, nmt2, nmt4, nmt8, gnmt4, " \
                  "bert_base, synthetic[-N]"},                                                                    \
-        CLI_BATCH_OPTION(&(src)->batch)
+        CLI_BATCH_OPTION(&(src)->batch),                                                                         \
+        {"--executor", NULL, "E", CLI_STRING, .str = &(src)->executor,                                           \
+         .help = "how the step runs (docs/simulator.md, \"Executors\"): tf (TensorFlow's executor) or torch "     \
+                 "(PyTorch's eager mode); default: the graph's (a PyTorch export's torch, else tf)"}
 
 /* The papers' measuring protocol: --noise SIGMA (log-normal noise on op
  * times), --steps N and --warmup W (median of the steps after the warm-up;

@@ -81,7 +81,8 @@ int cli_note_unknown_types(const char *cmd, const char *what, const dp_graph *g,
     return 0;
 }
 
-dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err) {
+/* The graph src names, as read or built. */
+static dp_graph *load_graph(const char *cmd, const cli_graph_source *src, dp_error *err) {
     if (src->graph_path && src->model) {
         dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME, not both", cmd);
         return NULL;
@@ -101,4 +102,15 @@ dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error 
     if (src->model) return dp_zoo_build(src->model, (int32_t)src->batch, err);
     dp_error_set(err, DP_STATUS_INVALID, "%s: give --graph FILE or --model NAME", cmd);
     return NULL;
+}
+
+dp_graph *cli_load_graph(const char *cmd, const cli_graph_source *src, dp_error *err) {
+    int e = src->executor ? dp_executor_from_name(src->executor) : 0;
+    if (e < 0) {
+        dp_error_set(err, DP_STATUS_INVALID, "%s: --executor: tf or torch, not \"%.64s\"", cmd, src->executor);
+        return NULL;
+    }
+    dp_graph *g = load_graph(cmd, src, err);
+    if (g && src->executor) g->executor = (dp_executor)e;
+    return g;
 }

@@ -28,6 +28,17 @@ const char *dp_dtype_name(dp_dtype dtype) {
 
 int dp_dtype_size(dp_dtype dtype) { return (unsigned)dtype < DP_DTYPE_COUNT ? dtype_table[dtype].size : 0; }
 
+static const char *const executor_names[] = {"tf", "torch"};
+_Static_assert(sizeof(executor_names) / sizeof(executor_names[0]) == DP_EXECUTOR_COUNT, "executor_names");
+
+const char *dp_executor_name(dp_executor e) { return (unsigned)e < DP_EXECUTOR_COUNT ? executor_names[e] : "?"; }
+
+int dp_executor_from_name(const char *name) {
+    for (int i = 0; name && i < DP_EXECUTOR_COUNT; i++)
+        if (strcmp(name, executor_names[i]) == 0) return i;
+    return -1;
+}
+
 dp_dtype dp_dtype_from_name(const char *name) {
     for (int i = 1; i < DP_DTYPE_COUNT; i++)
         if (strcmp(name, dtype_table[i].name) == 0) return (dp_dtype)i;

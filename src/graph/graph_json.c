@@ -159,6 +159,21 @@ static dp_status read_tf32(const json_t *root, unsigned *out, const char *what, 
     return DP_STATUS_OK;
 }
 
+/* Reads the graph's "executor" ("tf" or "torch"; TF when absent). */
+static dp_status read_executor(const json_t *root, dp_executor *out, const char *what, dp_error *err) {
+    const char *name = NULL;
+    *out = DP_EXECUTOR_TF;
+    dp_status st = dp_json_get_string(root, "executor", 0, &name, what, err);
+    if (st) return st;
+    if (!name) return DP_STATUS_OK;
+    int e = dp_executor_from_name(name);
+    if (e < 0)
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"executor\" must be \"tf\" or \"torch\", got \"%.64s\"",
+                            what, name);
+    *out = (dp_executor)e;
+    return DP_STATUS_OK;
+}
+
 static dp_graph *graph_from_json(json_t *root, const char *what, dp_error *err) {
     if (dp_json_check_header(root, what, "dplace-graph", 1, err)) return NULL;
     const char *name = NULL;
@@ -169,13 +184,17 @@ static dp_graph *graph_from_json(json_t *root, const char *what, dp_error *err) 
     }
     const json_t *ops = NULL;
     unsigned tf32 = 0;
-    if (dp_json_get_array(root, "ops", 1, &ops, what, err) || read_tf32(root, &tf32, what, err)) return NULL;
+    dp_executor executor = DP_EXECUTOR_TF;
+    if (dp_json_get_array(root, "ops", 1, &ops, what, err) || read_tf32(root, &tf32, what, err) ||
+        read_executor(root, &executor, what, err))
+        return NULL;
     dp_graph *g = dp_graph_init(name ? name : "");
     if (!g) {
         dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory", what);
         return NULL;
     }
     g->tf32 = tf32;
+    g->executor = executor;
     size_t i;
     const json_t *jo;
     json_array_foreach(ops, i, jo) {
@@ -270,6 +289,7 @@ dp_status dp_graph_write_file(const dp_graph *g, const char *path, dp_error *err
     if (g->tf32)
         fprintf(af.f, " \"tf32\": {\"matmul\": %s, \"conv\": %s},\n", g->tf32 & DP_GRAPH_TF32_MATMUL ? "true" : "false",
                 g->tf32 & DP_GRAPH_TF32_CONV ? "true" : "false");
+    if (g->executor != DP_EXECUTOR_TF) fprintf(af.f, " \"executor\": \"%s\",\n", dp_executor_name(g->executor));
     fputs(" \"ops\": [\n", af.f);
     for (int32_t i = 0; i < g->n_ops; i++) {
         json_t *j = op_to_json(g, i);

@@ -42,6 +42,7 @@ dp_sim_options dp_sim_options_default(void) {
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
     dp_sim_workspace_free(s->own);
+    free(s->order), free(s->issue_s);
     void *arrays[] = {s->cost,        s->ops,       s->n_inputs,  s->param_bytes,  s->tensors,         s->in_tensor,
                       s->cons,        s->sources,   s->constrained, s->allowed,       s->coloc_ops,
                       s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to,   s->link_from};
@@ -221,6 +222,11 @@ dp_sim *dp_sim_init(const dp_graph *g, const dp_devices *ds, dp_error *err) {
     fill_graph_arrays(s);
     fill_constraints_and_links(s);
     fill_colocation(s);
+    s->executor = g->executor;
+    if (s->executor == DP_EXECUTOR_TORCH && sim_eager_init(s, err)) {
+        dp_sim_free(s);
+        return NULL;
+    }
     if (!(s->own = dp_sim_workspace_init(s, NULL))) goto oom;
     return s;
 oom:
@@ -240,7 +246,7 @@ void dp_sim_workspace_free(dp_sim_workspace *w) {
     void *arrays[] = {w->place,     w->dur,       w->pending,  w->next,      w->ts,       w->remote_refs,
                       w->x,         w->link_head, w->link_tail, w->link_busy, w->link_granted, w->link_stats, w->q,
                       w->tr_start,  w->tr_end,   w->tr_place,  w->tr_stream, w->tr_trig, w->x_trig, w->x_rec, w->hop_x,
-                      w->hop_link,  w->hop_start, w->hop_end};
+                      w->hop_link,  w->hop_start, w->hop_end, w->avail, w->avail_trig, w->link_free, w->link_trig};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(arrays[k]);
     free(w);
 }
@@ -260,6 +266,10 @@ dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
         return NULL;
     }
     w->sim = s;
+    if (s->executor == DP_EXECUTOR_TORCH && sim_eager_workspace_init(s, w, err)) {
+        dp_sim_workspace_free(w);
+        return NULL;
+    }
     return w;
 }
 
@@ -270,16 +280,11 @@ dp_sim_workspace *dp_sim_workspace_init(const dp_sim *s, dp_error *err) {
  * is tested per event. */
 #define HOT static inline __attribute__((always_inline))
 
-HOT void mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
-    int64_t cur = w->mem_cur[d] + (int64_t)bytes, peak = w->mem_peak[d];
-    w->mem_cur[d] = cur;
-    w->mem_peak[d] = cur > peak ? cur : peak; /* a select: a new peak comes at random */
-}
+HOT void mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) { sim_mem_alloc(w, d, bytes); }
 
 HOT void mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
-    int64_t cur = w->mem_cur[d] - (int64_t)bytes;
-    assert(cur >= 0);
-    w->mem_cur[d] = cur;
+    assert(w->mem_cur[d] >= (int64_t)bytes);
+    sim_mem_free(w, d, bytes);
 }
 
 /* Schedules the event that frees resource r at t (what: the op or transfer
@@ -593,6 +598,7 @@ static void run_events(const dp_sim *s, dp_sim_workspace *w, int from_start) {
 }
 
 double sim_step(const dp_sim *s, dp_sim_workspace *w) {
+    if (s->executor == DP_EXECUTOR_TORCH) return sim_eager_step(s, w);
     step_reset(s, w);
     run_events(s, w, 1);
     assert(w->n_done == s->n);

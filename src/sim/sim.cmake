@@ -6,5 +6,6 @@ dp_add_layer(sim
     src/sim/placement.c
     src/sim/sim.c
     src/sim/sim_delta.c
+    src/sim/sim_eager.c
     src/sim/trace.c
   BELOW graph common)

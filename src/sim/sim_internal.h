@@ -100,6 +100,14 @@ struct dp_sim {
     int32_t link0;            /* link l is resource link0 + l              */
     int32_t q_cap;            /* room of a workspace's event queue (> n_res) */
 
+    /* the eager executor's (DP_EXECUTOR_TORCH; sim_eager.c) */
+    dp_executor executor;     /* the graph's when the context was built     */
+    int32_t *order;           /* [n] program order: op index order where it
+                                 is topological, else g->topo             */
+    double *issue_s;          /* [n] host seconds to issue each op          */
+    double copy_issue_s;      /* host seconds to issue a copy               */
+    int8_t is_cpu[DP_MAX_DEVICES]; /* CPU ops run on the host thread        */
+
     dp_sim_workspace *own;    /* the context's workspace: dp_sim_run, dp_trace_write */
 };
 
@@ -138,6 +146,12 @@ struct dp_sim_workspace {
     double busy[DP_MAX_DEVICES];
     uint64_t transfer_bytes;
 
+    /* the eager executor's (allocated when the context's executor is it) */
+    double *avail;            /* [T * D] when tensor t is on device d; < 0: not sent there */
+    int32_t *avail_trig;      /* [T * D] what made it so (as tr_trig), traced runs */
+    double *link_free;        /* [L] when each link is next free          */
+    int32_t *link_trig;       /* [L] the hop record that last held it      */
+
     /* trace of the last run with record_trace */
     int tracing, have_trace;
     double *tr_start, *tr_end; /* [n] */
@@ -158,7 +172,31 @@ struct dp_sim_workspace {
     double *hop_start, *hop_end;
 };
 
-/* ---- the simulator's internals shared with sim_delta.c ---------------------------------- */
+/* ---- the simulator's internals shared with sim_delta.c and sim_eager.c ------------------- */
+
+/* Memory by liveness: bytes allocated on and freed from device d. */
+static inline void sim_mem_alloc(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
+    int64_t cur = w->mem_cur[d] + (int64_t)bytes, peak = w->mem_peak[d];
+    w->mem_cur[d] = cur;
+    w->mem_peak[d] = cur > peak ? cur : peak; /* a select: a new peak comes at random */
+}
+
+static inline void sim_mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) {
+    w->mem_cur[d] -= (int64_t)bytes;
+}
+
+/* The eager executor's context arrays (order, issue_s, copy_issue_s,
+ * is_cpu): DP_STATUS_NOMEM. */
+dp_status sim_eager_init(dp_sim *s, dp_error *err);
+
+/* The eager executor's workspace arrays: DP_STATUS_NOMEM. */
+dp_status sim_eager_workspace_init(const dp_sim *s, dp_sim_workspace *w, dp_error *err);
+
+/* One step under the eager executor (docs/simulator.md, "Executors"), from
+ * the workspace's placement and op times; fills what sim_step's event loop
+ * fills (memory, busy time, links, transfers, the trace when w->tracing).
+ * Returns the makespan. */
+double sim_eager_step(const dp_sim *s, dp_sim_workspace *w);
 
 /* Simulates one step of the workspace's placement (place, dur, param_bytes
  * and n_ops set): the traced variant when w->tracing. Returns the makespan. */
