@@ -71,7 +71,8 @@ static dp_calib_param *add_param(calib_ctx *c, dp_calib_param_kind k, int32_t sl
     dp_calib_param *p = &c->params[c->P++];
     memset(p, 0, sizeof *p);
     p->kind = k, p->slot = slot, p->first = first, p->group_size = size, p->prior = prior, p->value = prior;
-    static const char *const suffix[] = {"compute", "memory", "launch_overhead_s", "efficiency", "latency_s"};
+    static const char *const suffix[] = {"compute", "memory", "launch_overhead_s", "dispatch_s", "efficiency",
+                                         "latency_s"};
     _Static_assert(sizeof suffix / sizeof suffix[0] == DP_CALIB_PARAM_KIND_COUNT, "suffix");
     if (k <= DP_CALIB_PARAM_MEMORY)
         snprintf(p->name, sizeof p->name, "%s %s.%s", group_name, dp_devices_eff_slot_name(slot), suffix[k]);
@@ -85,6 +86,16 @@ static dp_calib_param *add_param(calib_ctx *c, dp_calib_param_kind k, int32_t sl
 static const int fitted_slots[] = {DP_OPCLASS_ELEMENTWISE, DP_OPCLASS_MATMUL,    DP_OPCLASS_CONV, DP_OPCLASS_REDUCTION,
                                    DP_OPCLASS_DATA,        DP_OPCLASS_OPTIMIZER, DP_EFF_WINOGRAD};
 #define N_FITTED_SLOTS ((int)(sizeof fitted_slots / sizeof fitted_slots[0]))
+
+/* The device whose dispatch cost the fit takes: the set's first CPU, when
+ * some graph runs under the eager executor; else -1. */
+static int32_t host_of(const calib_ctx *c) {
+    int eager = 0;
+    for (int32_t k = 0; k < c->n_graphs; k++) eager |= c->graphs[k]->executor == DP_EXECUTOR_TORCH;
+    for (int32_t d = 0; eager && d < c->stock->n_devices; d++)
+        if (c->stock->devices[d].kind == DP_DEVKIND_CPU) return d;
+    return -1;
+}
 
 /* Groups the devices (equal cost parameters) and links (equal bandwidth,
  * latency and efficiency) of the stock set, and lists the parameters of
@@ -104,7 +115,7 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
     int32_t *size_link = calloc((size_t)ds->n_links + 1, sizeof *size_link);
     c->link_group = malloc(((size_t)ds->n_links + 1) * sizeof *c->link_group);
     c->group_mask = calloc((size_t)n_dev_groups + 1, sizeof *c->group_mask);
-    size_t cap = (size_t)n_dev_groups * (2 * N_FITTED_SLOTS + 1) + 2 * (size_t)ds->n_links + 1;
+    size_t cap = (size_t)n_dev_groups * (2 * N_FITTED_SLOTS + 2) + 2 * (size_t)ds->n_links + 1;
     c->params = malloc(cap * sizeof *c->params);
     if (!first_link || !size_link || !c->link_group || !c->group_mask || !c->params) {
         free(first_link), free(size_link);
@@ -141,6 +152,10 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
         dp_calib_param *p =
             add_param(c, DP_CALIB_PARAM_LAUNCH, 0, first_dev[g], size_dev[g], gname, v->launch_overhead_s);
         set_bounds(p, p->prior > 0 ? p->prior : 1e-6, 100, 1e-9, 1.0);
+        if (first_dev[g] == host_of(c)) { /* the eager executor's host */
+            p = add_param(c, DP_CALIB_PARAM_DISPATCH, 0, first_dev[g], size_dev[g], gname, v->dispatch_s);
+            set_bounds(p, p->prior > 0 ? p->prior : 1e-6, 100, 1e-9, 1.0);
+        }
     }
     for (int32_t g = 0; g < n_link_groups; g++) {
         const dp_link *l = &ds->links[first_link[g]];
@@ -163,7 +178,9 @@ static void apply(calib_ctx *c, const double *value) {
     for (int32_t k = 0; k < c->P; k++) {
         const dp_calib_param *p = &c->params[k];
         double v = value[k];
-        if (p->kind <= DP_CALIB_PARAM_LAUNCH) {
+        if (p->kind == DP_CALIB_PARAM_DISPATCH) {
+            ds->devices[p->first].dispatch_s = v; /* the host alone: only the first CPU's is read */
+        } else if (p->kind <= DP_CALIB_PARAM_LAUNCH) {
             int32_t g = c->dev_group[p->first];
             for (int32_t d = 0; d < ds->n_devices; d++) {
                 if (c->dev_group[d] != g) continue;
@@ -193,6 +210,7 @@ static void apply(calib_ctx *c, const double *value) {
 static int affects(const calib_ctx *c, int32_t k, int32_t m) {
     const dp_calib_param *p = &c->params[k];
     uint64_t u = c->uses[m];
+    if (p->kind == DP_CALIB_PARAM_DISPATCH) return c->graphs[c->samples[m].graph]->executor == DP_EXECUTOR_TORCH;
     if (p->kind <= DP_CALIB_PARAM_LAUNCH) return (u & c->group_mask[c->dev_group[p->first]]) != 0;
     return (u & (u - 1)) != 0;
 }
