@@ -155,14 +155,20 @@ class _PlacementBase(_EnvBase):
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 0}
 
-    def _setup(self, graph, devices, units, groups, group_seed, features, invalid_reward, render_mode, **extra):
+    def _setup(self, graph, devices, units, groups, group_seed, features, invalid_reward, render_mode, executor,
+               **extra):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode: one of {self.metadata['render_modes']} or None, not {render_mode!r}")
         if features not in ("log", "raw"):
             raise ValueError(f"features: 'log' or 'raw', not {features!r}")
+        if executor not in (None, "tf", "torch"):
+            raise ValueError(f"executor: 'tf', 'torch' or None (the graph's), not {executor!r}")
         self._args = dict(graph=graph, devices=devices, units=units, groups=groups, group_seed=group_seed,
-                          features=features, invalid_reward=invalid_reward, render_mode=render_mode, **extra)
+                          features=features, invalid_reward=invalid_reward, render_mode=render_mode,
+                          executor=executor, **extra)
         self.graph, self.devices = dplace.as_graph(graph), dplace.as_devices(devices)
+        if executor is not None and executor != self.graph.executor:
+            self.graph = self.graph.with_executor(executor)
         self.render_mode = render_mode
         self.sim = dplace.Simulator(self.graph, self.devices)
         self.units = Units(self.graph, self.devices, units, groups, group_seed)
@@ -285,7 +291,10 @@ class PlacementEnv(_PlacementBase):
     """One-step placement episodes (ColocRL's, the Hierarchical Planner's, EAGLE's and Mars's view).
 
     PlacementEnv(graph, devices, *, units='auto', groups=64, group_seed=1, reward='neg_time',
-                 invalid_reward=None, start='gpu', features='log', render_mode=None)
+                 invalid_reward=None, start='gpu', features='log', render_mode=None, executor=None)
+
+    executor     how the step runs: 'tf', 'torch' (PyTorch's eager mode) or None, the graph's own
+                 (Graph.executor; docs/simulator.md, "Executors")
 
     action       a MultiDiscrete of one device per unit (nvec = [D] * U)
     reward       -cost (reward='neg_time') or -sqrt(cost) ('neg_sqrt', the papers'): cost is the step time of a
@@ -299,10 +308,10 @@ class PlacementEnv(_PlacementBase):
     """
 
     def __init__(self, graph, devices, *, units="auto", groups=64, group_seed=1, reward="neg_time",
-                 invalid_reward=None, start="gpu", features="log", render_mode=None):
+                 invalid_reward=None, start="gpu", features="log", render_mode=None, executor=None):
         if reward not in ("neg_time", "neg_sqrt"):
             raise ValueError(f"reward: 'neg_time' or 'neg_sqrt', not {reward!r}")
-        self._setup(graph, devices, units, groups, group_seed, features, invalid_reward, render_mode,
+        self._setup(graph, devices, units, groups, group_seed, features, invalid_reward, render_mode, executor,
                     reward=reward, start=start)
         self.reward_kind = reward
         self.start_placement = self.units.of_placement(_start_placement(self, start))
@@ -374,7 +383,9 @@ class NodeEnv(_PlacementBase):
     """Placeto's and Park's MDP: the units one at a time, in topological order.
 
     NodeEnv(graph, devices, *, units='auto', groups=64, group_seed=1, start='gpu', order='topo',
-            invalid_reward=None, features='log', render_mode=None)
+            invalid_reward=None, features='log', render_mode=None, executor=None)
+
+    executor     as PlacementEnv's
 
     start        the placement an episode starts from: 'gpu' (single GPU: every op on the first GPU, the ops
                  it cannot run on the CPU), 'cpu', a baseline placer's name ('m-etf', 'metis', 'expert', ...:
@@ -395,10 +406,10 @@ class NodeEnv(_PlacementBase):
     """
 
     def __init__(self, graph, devices, *, units="auto", groups=64, group_seed=1, start="gpu", order="topo",
-                 invalid_reward=None, features="log", render_mode=None):
+                 invalid_reward=None, features="log", render_mode=None, executor=None):
         if order not in ("topo", "depth_first"):
             raise ValueError(f"order: 'topo' or 'depth_first', not {order!r}")
-        self._setup(graph, devices, units, groups, group_seed, features, invalid_reward, render_mode,
+        self._setup(graph, devices, units, groups, group_seed, features, invalid_reward, render_mode, executor,
                     start=start, order=order)
         self.start = _start_placement(self, start)
         pos = np.empty(len(self.graph), dtype=np.int64)

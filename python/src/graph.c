@@ -142,7 +142,7 @@ static PyObject *graph_to_json(dp_py_graph *self, PyObject *noargs) {
 /* A zoo graph pickles as its recipe, any other as its JSON text. */
 static PyObject *graph_reduce(dp_py_graph *self, PyObject *noargs) {
     PyObject *cls = (PyObject *)Py_TYPE(self);
-    if (self->zoo_name) {
+    if (self->zoo_name && self->g->executor == DP_EXECUTOR_TF) { /* else the JSON, which names it */
         PyObject *f = PyObject_GetAttrString(cls, "from_zoo");
         if (!f) return NULL;
         return self->batch ? Py_BuildValue("(N(si))", f, self->zoo_name, (int)self->batch)
@@ -156,6 +156,29 @@ static PyObject *graph_reduce(dp_py_graph *self, PyObject *noargs) {
         return NULL;
     }
     return Py_BuildValue("(N(N))", f, text);
+}
+
+/* with_executor(name) -> Graph: a copy whose steps run under that
+ * executor (the graph itself is read-only: simulators made from it keep
+ * its executor). */
+static PyObject *graph_with_executor(dp_py_graph *self, PyObject *arg) {
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    int e = name ? dp_executor_from_name(name) : -1;
+    if (e < 0) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "Graph.with_executor: 'tf' or 'torch', not %R", arg);
+        return NULL;
+    }
+    PyObject *recipe = graph_reduce(self, NULL);
+    if (!recipe) return NULL;
+    PyObject *copy = PyObject_CallObject(PyTuple_GET_ITEM(recipe, 0), PyTuple_GET_ITEM(recipe, 1));
+    Py_DECREF(recipe);
+    if (copy) ((dp_py_graph *)copy)->g->executor = (dp_executor)e;
+    return copy;
+}
+
+static PyObject *graph_get_executor(dp_py_graph *self, void *c) {
+    return PyUnicode_FromString(dp_executor_name(self->g->executor));
 }
 
 static Py_ssize_t graph_len(dp_py_graph *self) { return self->g->n_ops; }
@@ -421,6 +444,10 @@ static PyMethodDef graph_methods[] = {
      "devices; dplace.Error (status 'unsupported') when the graph has none."},
     {"allowed", (PyCFunction)graph_allowed, METH_O,
      "allowed(devices) -> bool array [n_ops, len(devices)]: the devices each op's constraint allows"},
+    {"with_executor", (PyCFunction)graph_with_executor, METH_O,
+     "with_executor(name) -> Graph\n\nA copy of the graph whose step runs under executor name: 'tf' "
+     "(TensorFlow's executor) or 'torch' (PyTorch's eager mode; docs/simulator.md, \"Executors\"). Simulators, "
+     "environments and jobs made from the copy use it. Raises ValueError for another name."},
     {"__reduce__", (PyCFunction)graph_reduce, METH_NOARGS, "pickling: a zoo graph by its recipe, others as JSON"},
     {NULL, NULL, 0, NULL}};
 
@@ -433,6 +460,8 @@ static PyGetSetDef graph_getset[] = {
     {"constraints", (getter)graph_get_constraints, NULL,
      "list of the ops' device constraints (\"\" none, \"cpu\", \"gpu\", \"gpu:1\"), by index", NULL},
     {"zoo_name", (getter)graph_get_zoo_name, NULL, "the zoo model it was built from, or None", NULL},
+    {"executor", (getter)graph_get_executor, NULL,
+     "how its step runs: 'tf' or 'torch' (the file's \"executor\"; with_executor makes a copy under another)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PySequenceMethods graph_as_sequence = {.sq_length = (lenfunc)graph_len};

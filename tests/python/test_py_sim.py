@@ -259,5 +259,27 @@ def test_delta_moves_equal_full_simulations():
     raises(ValueError, delta.try_move, [0], 5, match="out of range")
 
 
+def test_executor_matches_cli():
+    """Graph.with_executor('torch') simulates as `dplace simulate --executor torch` does, survives pickling,
+    and leaves the graph it copies under its own executor; PlacementEnv(executor=) takes the same copy."""
+    import pickle
+    g, d, _ = setup()
+    t = g.with_executor("torch")
+    check_eq((g.executor, t.executor), ("tf", "torch"), "executors")
+    check_eq(pickle.loads(pickle.dumps(t)).executor, "torch", "a pickled copy keeps its executor")
+    p = g.expert_placement(d)
+    r_tf, r_torch = dplace.Simulator(g, d).simulate(p), dplace.Simulator(t, d).simulate(p)
+    check(r_torch.step_time != r_tf.step_time, "the eager executor gives another step time")
+    rc, out, err = pyt.run([pyt.dplace_bin(), "simulate", "--model", MODEL, "--devices", PRESET, "--placement",
+                            "expert", "--executor", "torch", "--json"])
+    check(rc == 0, f"dplace simulate failed: {err}")
+    check_eq(float(f"{r_torch.step_time:.10g}"), json.loads(out)["step_time_s"], "step time under torch")
+    from dplace.envs import PlacementEnv
+    env = PlacementEnv(g, d, executor="torch")
+    check_eq(env.graph.executor, "torch", "the environment's graph")
+    raises(ValueError, g.with_executor, "jax", match="'tf' or 'torch'")
+    raises(ValueError, PlacementEnv, g, d, executor="jax", match="executor")
+
+
 if __name__ == "__main__":
     pyt.main(globals())
