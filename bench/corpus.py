@@ -163,7 +163,9 @@ def graph_args(p, cache):
     path = os.path.join(cache, "graphs", p["graph"] + ".json")
     if not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        cmd = ["/usr/bin/python3", EXPORT, p["spec"], "--batch", str(p["batch"]), "-o", path]
+        # TensorFlow's executor: the corpus, its teacher's placements and
+        # the pretrained policy were made under it
+        cmd = ["/usr/bin/python3", EXPORT, p["spec"], "--batch", str(p["batch"]), "--executor", "tf", "-o", path]
         if p["spec"].endswith(":transformer_encoder"):
             cmd += ["--input-shape", "128,1024"]
         run_cmd(cmd, 1800)

@@ -51,6 +51,9 @@ def export(model, batch=32, input_shape=None, *, input_dtype="float32", input_hi
                  torch.backends settings (PyTorch's defaults: convolutions, cudnn.allow_tf32 True, not matrix
                  products, cuda.matmul.allow_tf32 False), 'on' both, 'off' neither
 
+    The graph runs under the eager executor (Graph.executor 'torch', PyTorch's eager mode: docs/simulator.md,
+    "Executors"); graph.with_executor('tf') gives a copy under TensorFlow's.
+
     Raises ValueError for a model or arguments the exporter refuses (its one-line message: a dtype it does not
     trace is named), ImportError
     without torch. The trace runs the model on fake tensors; torch's random state is reseeded (0), as the
