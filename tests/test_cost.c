@@ -275,6 +275,40 @@ static void test_winograd_pricing(void) {
     dp_graph_free(g);
 }
 
+/* Grouped and depthwise convolutions (the kernel's input channels fewer
+ * than the activation's): only the depthwise one of the graph. They take
+ * the device's grouped efficiencies, which are its conv row's (its own
+ * conv included) unless a file gives grouped its own. */
+static void test_grouped_convolutions(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(winograd_graph, "winograd", &err);
+    CHECK(g);
+    for (int32_t i = 0; i < g->n_ops; i++) {
+        TEST_CASE("op %d \"%s\"", i, g->ops[i].name);
+        CHECK_INT_EQ(dp_cost_conv_grouped(g, i), i == 12);
+    }
+    test_case_[0] = '\0';
+    const char *file = "{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"g\",\"devices\":["
+                       "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e10,"
+                       "\"memory_bytes\":1000000000,\"efficiency\":{\"conv\":{\"compute\":0.2}}},"
+                       "{\"name\":\"cpu:1\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e10,"
+                       "\"memory_bytes\":1000000000,\"efficiency\":{\"conv\":{\"compute\":0.2},"
+                       "\"grouped\":{\"compute\":0.002}}}],\"links\":[{\"from\":\"cpu:0\",\"to\":\"cpu:1\",\"bandwidth\":1e9}]}";
+    dp_devices *ds = dp_devices_read_string(file, "g.json", &err);
+    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    CHECK(ds);
+    const dp_device *follows = &ds->devices[0], *own = &ds->devices[1];
+    CHECK(follows->eff[DP_EFF_GROUPED].compute == 0.2);
+    CHECK(follows->eff[DP_EFF_GROUPED].memory == follows->eff[DP_OPCLASS_CONV].memory);
+    double c = 2359296.0 / (1e11 * 0.2), m = dp_cost_op_bytes(g, 12) / (1e10 * follows->eff[DP_OPCLASS_CONV].memory);
+    CHECK_NEAR(dp_cost_op_seconds(g, 12, follows), (c > m ? c : m) + follows->launch_overhead_s, 1e-15);
+    CHECK_NEAR(dp_cost_op_seconds(g, 12, own), 2359296.0 / (1e11 * 0.002) + own->launch_overhead_s, 1e-15);
+    /* the pointwise convolution, not grouped, is priced alike on both */
+    CHECK(dp_cost_op_seconds(g, 14, follows) == dp_cost_op_seconds(g, 14, own));
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 /* A device's own efficiency prices its ops: the matmul at the file's
  * compute efficiency (times its shape's factor, as in
  * test_matmul_compute_bound), the relu still at the generation's. */
@@ -493,6 +527,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_view_and_variable_types);
     TEST_RUN(test_unknown_types);
     TEST_RUN(test_winograd_convolutions);
+    TEST_RUN(test_grouped_convolutions);
     TEST_RUN(test_winograd_pricing);
     TEST_RUN(test_device_efficiency_used);
     TEST_RUN(test_bfloat16_products_tensor_peak);

@@ -312,6 +312,7 @@ static void test_v2_roundtrip(void) {
     CHECK(a);
     CHECK(strcmp(a->devices[1].generation, "pascal") == 0);
     a->devices[2].eff[DP_OPCLASS_CONV].memory = 0.33;
+    a->devices[2].eff[DP_EFF_GROUPED].memory = 0.33; /* grouped follows conv, not being its own */
     a->devices[2].eff_own |= DP_EFF_OWN_BIT(DP_OPCLASS_CONV, 1);
     a->links[1].efficiency = 0.8;
     char path[64];

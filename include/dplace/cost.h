@@ -76,6 +76,12 @@ dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind);
  * the shapes of the kernel and of both activations; without them, no. Such
  * ops are priced with dp_cost_winograd_efficiency instead of the CONV row. */
 int dp_cost_conv_winograd(const dp_graph *g, int32_t op);
+/* Whether op is a grouped or depthwise 2-D convolution or one of its
+ * gradients (the kernel's input channels fewer than the activation's; the
+ * same types and layouts as dp_cost_conv_winograd): such ops are priced
+ * with the device's DP_EFF_GROUPED efficiencies, which are its conv row's
+ * unless it gives its own. Without the shapes, no. */
+int dp_cost_conv_grouped(const dp_graph *g, int32_t op);
 dp_efficiency dp_cost_winograd_efficiency(dp_devkind kind);
 
 /* Bytes an op moves through device memory: its inputs and outputs. */

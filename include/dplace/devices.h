@@ -53,10 +53,14 @@ typedef struct dp_efficiency {
 
 /* A device's efficiencies: one slot per op class, then DP_EFF_WINOGRAD for
  * the 3x3 convolutions cuDNN runs with Winograd's algorithm
- * (dp_cost_conv_winograd). Slot names as files spell them: the class names
- * and "winograd". */
+ * (dp_cost_conv_winograd), then DP_EFF_GROUPED for grouped and depthwise
+ * convolutions (dp_cost_conv_grouped), which libraries run with kernels of
+ * their own. Slot names as files spell them: the class names, "winograd"
+ * and "grouped". A device that gives no grouped efficiency of its own takes
+ * its conv slot's, whatever gave that. */
 #define DP_EFF_WINOGRAD DP_OPCLASS_COUNT
-#define DP_EFF_COUNT (DP_OPCLASS_COUNT + 1)
+#define DP_EFF_GROUPED (DP_OPCLASS_COUNT + 1)
+#define DP_EFF_COUNT (DP_OPCLASS_COUNT + 2)
 const char *dp_devices_eff_slot_name(int slot);
 /* An efficiency a file or caller may give: 0 < e <= DP_DEVICES_MAX_EFFICIENCY
  * (above 1 where the counted work overstates the real one, as Winograd's,

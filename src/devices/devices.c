@@ -93,7 +93,11 @@ static dp_status resolve_efficiencies(dp_device *d, dp_error *err) {
     const dp_efficiency *table = gen ? gen->eff : dp_devices_kind_efficiency(d->kind);
     for (int s = 0; s < DP_EFF_COUNT; s++) {
         double *part[2] = {&d->eff[s].compute, &d->eff[s].memory};
-        const double from[2] = {table[s].compute, table[s].memory};
+        /* grouped follows the conv slot as resolved (the device's own
+         * included) unless the device gives its own; DP_EFF_GROUPED comes
+         * after DP_OPCLASS_CONV */
+        const dp_efficiency *src = s == DP_EFF_GROUPED ? &d->eff[DP_OPCLASS_CONV] : &table[s];
+        const double from[2] = {src->compute, src->memory};
         for (int k = 0; k < 2; k++) {
             if (!(d->eff_own & DP_EFF_OWN_BIT(s, k))) *part[k] = from[k];
             else if (bad_efficiency(*part[k]))
@@ -302,7 +306,12 @@ uint64_t dp_devices_hash(const dp_devices *ds) {
         /* hashed only when not the default, so that a set that says
          * nothing of it keeps the hash it had before */
         if (v->dispatch_s != DP_DEVICES_DISPATCH_S) h = hash_bytes(h, &v->dispatch_s, sizeof v->dispatch_s);
-        h = hash_bytes(h, v->eff, sizeof v->eff);
+        /* the slots before grouped as always; grouped only where it is not
+         * conv's, so that sets that say nothing of it keep their hash */
+        h = hash_bytes(h, v->eff, DP_EFF_GROUPED * sizeof v->eff[0]);
+        if (v->eff[DP_EFF_GROUPED].compute != v->eff[DP_OPCLASS_CONV].compute ||
+            v->eff[DP_EFF_GROUPED].memory != v->eff[DP_OPCLASS_CONV].memory)
+            h = hash_bytes(h, &v->eff[DP_EFF_GROUPED], sizeof v->eff[0]);
         /* hashed only when given, so that a device without tensor peaks
          * keeps the hash it had before devices had them */
         for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)

@@ -13,6 +13,7 @@ const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUN
 
 const char *dp_devices_eff_slot_name(int slot) {
     if (slot == DP_EFF_WINOGRAD) return "winograd";
+    if (slot == DP_EFF_GROUPED) return "grouped";
     return dp_opclass_name((dp_opclass)slot);
 }
 
@@ -39,6 +40,7 @@ static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
             [DP_OPCLASS_DATA] = {0.30, 0.40},
             [DP_OPCLASS_OPTIMIZER] = {0.30, 0.50},
             [DP_EFF_WINOGRAD] = {0.07, 0.50},
+            [DP_EFF_GROUPED] = {0.07, 0.50},
         },
     [DP_DEVKIND_GPU] =
         {
@@ -50,6 +52,7 @@ static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
             [DP_OPCLASS_DATA] = {0.30, 0.35},
             [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},
             [DP_EFF_WINOGRAD] = {1.70, 0.70},
+            [DP_EFF_GROUPED] = {0.50, 0.70},
         },
 };
 _Static_assert(sizeof(kind_table) / sizeof(kind_table[0]) == DP_DEVKIND_COUNT, "kind_table");
@@ -69,12 +72,14 @@ static const dp_efficiency kepler_table[DP_EFF_COUNT] = {
     [DP_OPCLASS_MATMUL] = {0.225, 0.40},     [DP_OPCLASS_CONV] = {0.70, 0.70},
     [DP_OPCLASS_REDUCTION] = {0.20, 0.90},   [DP_OPCLASS_DATA] = {0.30, 0.35},
     [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {1.70, 0.70},
+    [DP_EFF_GROUPED] = {0.70, 0.70},
 };
 static const dp_efficiency pascal_table[DP_EFF_COUNT] = {
     [DP_OPCLASS_META] = {1.0, 1.0},          [DP_OPCLASS_ELEMENTWISE] = {0.30, 0.70},
     [DP_OPCLASS_MATMUL] = {0.18, 0.40},      [DP_OPCLASS_CONV] = {0.80, 0.70},
     [DP_OPCLASS_REDUCTION] = {0.20, 0.70},   [DP_OPCLASS_DATA] = {0.30, 0.35},
     [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {2.40, 0.70},
+    [DP_EFF_GROUPED] = {0.80, 0.70},
 };
 
 static const char *const tensor_math_names[] = {"tf32", "float16", "bfloat16"};

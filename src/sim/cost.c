@@ -466,6 +466,20 @@ int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
     return small[h] >= big[h] - 2 && small[h + 1] >= big[h + 1] - 2; /* stride 1 ("same" or "valid") */
 }
 
+int dp_cost_conv_grouped(const dp_graph *g, int32_t op) {
+    const dp_op *o = &g->ops[op];
+    const char *t = dp_graph_str(g, o->type);
+    if (!strncmp(t, "aten::", 6)) t += 6;
+    const conv_layout *L = NULL;
+    for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
+        if (!strcmp(t, conv_layouts[i].type)) L = &conv_layouts[i];
+    if (!L) return 0;
+    int32_t rk, rb;
+    const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
+    const int64_t *big = tensor_dims(g, o, L->big_out, L->big_slot, &rb);
+    return rk == 4 && rb == 4 && k[L->kernel_c] < big[L->channel];
+}
+
 /* The product a matrix multiplication or a convolution (as the implicit
  * GEMM cuDNN and Eigen run it) computes: `batch` independent products of m
  * x n outputs, each summing k terms. The outputs are the op's first
@@ -615,6 +629,7 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     /* cuDNN runs a convolution on tensor cores as an implicit GEMM, not
      * with Winograd's algorithm: the conv row prices it */
     if (c == DP_OPCLASS_CONV && !tensor && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
+    if (c == DP_OPCLASS_CONV && dp_cost_conv_grouped(g, op)) e = dev->eff[DP_EFF_GROUPED];
     if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
     double t_compute = o->flops / (peak * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
