@@ -76,6 +76,15 @@ HELD_MODELS = [
     ("squeezenet1_1", "squeezenet1_1", "3,64,64", (16, 32, 64)),
     ("shufflenet_v2_x1_0", "shufflenet_v2_x1_0", "3,64,64", (16, 32, 64)),
     ("transformer_wide", CPU_MODELS + ":transformer_wide", "32,512", (4, 8, 16)),
+    # families a new user brings: deeper residual, compound-scaled
+    # depthwise (squeeze-excitation), grouped, concatenation-heavy, large
+    # depthwise kernels, a pre-norm GPT-style stack
+    ("resnet34", "resnet34", "3,64,64", (8, 16, 32)),
+    ("efficientnet_b0", "efficientnet_b0", "3,64,64", (8, 16, 32)),
+    ("regnet_x_400mf", "regnet_x_400mf", "3,64,64", (8, 16, 32)),
+    ("densenet121", "densenet121", "3,64,64", (4, 8, 16)),
+    ("convmixer", CPU_MODELS + ":convmixer", "3,64,64", (4, 8, 16)),
+    ("gpt_encoder", CPU_MODELS + ":gpt_encoder", "64,384", (4, 8, 16)),
 ]
 FIT_BATCH_INDEX = (0, 2)  # the fit models' batch sizes in the fit; the middle one is held out
 QUICK = [("mlp", CPU_MODELS + ":mlp", "1024", (8, 16, 32)),

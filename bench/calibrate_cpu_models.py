@@ -30,3 +30,35 @@ def transformer_wide():
     target)."""
     layer = nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, dropout=0.1, batch_first=True)
     return nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+
+
+class _Residual(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x) + x
+
+
+def convmixer():
+    """ConvMixer-256/8 (Trockman and Kolter, "Patches Are All You Need?"):
+    a 4x4 patch embedding to 256 channels, eight blocks of a residual 9x9
+    depthwise convolution and a 1x1 pointwise one, each with GELU and batch
+    norm, then global pooling and 10 classes (input 3,64,64)."""
+    dim, depth, k, p = 256, 8, 9, 4
+    blocks = [nn.Sequential(_Residual(nn.Sequential(nn.Conv2d(dim, dim, k, groups=dim, padding=k // 2), nn.GELU(),
+                                                     nn.BatchNorm2d(dim))),
+                            nn.Conv2d(dim, dim, 1), nn.GELU(), nn.BatchNorm2d(dim)) for _ in range(depth)]
+    return nn.Sequential(nn.Conv2d(3, dim, p, stride=p), nn.GELU(), nn.BatchNorm2d(dim), *blocks,
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(dim, 10))
+
+
+def gpt_encoder():
+    """A GPT-style stack: four pre-norm Transformer layers (layer norm before
+    attention and before the feed-forward), d_model 384, 6 heads,
+    feed-forward 1536 with GELU, dropout 0.1 (input SEQ,384; the loss is MSE
+    against a random target)."""
+    layer = nn.TransformerEncoderLayer(d_model=384, nhead=6, dim_feedforward=1536, dropout=0.1, activation="gelu",
+                                       batch_first=True, norm_first=True)
+    return nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
