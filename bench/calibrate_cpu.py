@@ -379,7 +379,15 @@ def analyze(args):
             cmd += ["--graph", e["graph"]]
         cmd += ["--devices", start, "--measurements", "fit.csv", "--holdout", "0", "-o", outname]
         say(" ".join(cmd[1:]))
-        out, errtext = run(cmd, "dplace calibrate", cwd=folder)
+        try:
+            out, errtext = run(cmd, "dplace calibrate", cwd=folder)
+        except Failed as e:
+            # a later pass, starting elsewhere, may find more parameters
+            # sensitive than the fit has measurements: keep the pass before
+            if k == 1 or "fewer than the" not in str(e):
+                raise
+            say(f"pass {k} refused ({e}); keeping pass {k - 1}")
+            break
         report = (out + "\n" + errtext).strip()
         reports.append(report)
         fitted_k, _ = report_sections(report)
