@@ -136,6 +136,7 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
     for (int32_t d = 0; d < ds->n_devices; d++)
         c->group_mask[c->dev_group[d]] |= 1ULL << d;
     char gname[128];
+    int32_t host = host_of(c);
     for (int32_t g = 0; g < n_dev_groups; g++) {
         const dp_device *v = &ds->devices[first_dev[g]];
         if (size_dev[g] > 1)
@@ -153,7 +154,7 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
         dp_calib_param *p =
             add_param(c, DP_CALIB_PARAM_LAUNCH, 0, first_dev[g], size_dev[g], gname, v->launch_overhead_s);
         set_bounds(p, p->prior > 0 ? p->prior : 1e-6, 100, 1e-9, 1.0);
-        if (first_dev[g] == host_of(c)) { /* the eager executor's host */
+        if (first_dev[g] == host) { /* the eager executor's host */
             p = add_param(c, DP_CALIB_PARAM_DISPATCH, 0, first_dev[g], size_dev[g], gname, v->dispatch_s);
             set_bounds(p, p->prior > 0 ? p->prior : 1e-6, 100, 1e-9, 1.0);
         }

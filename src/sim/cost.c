@@ -431,6 +431,16 @@ static const conv_layout conv_layouts[] = {
     {"convolution_backward", 0, 2, 2, 1, 0, 1, 0, 0, 2, 1},
 };
 
+/* The layout of op o's convolution type (aten's "aten::" prefix dropped),
+ * or NULL for a type that is no convolution. */
+static const conv_layout *conv_layout_of(const dp_graph *g, const dp_op *o) {
+    const char *t = dp_graph_str(g, o->type);
+    if (!strncmp(t, "aten::", 6)) t += 6;
+    for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
+        if (!strcmp(t, conv_layouts[i].type)) return &conv_layouts[i];
+    return NULL;
+}
+
 /* The shape of input or output `slot` of op o: its dims and rank (-1 when
  * the slot is missing or given in bytes only). */
 static const int64_t *tensor_dims(const dp_graph *g, const dp_op *o, int is_out, int32_t slot, int32_t *rank) {
@@ -449,11 +459,7 @@ static const int64_t *tensor_dims(const dp_graph *g, const dp_op *o, int is_out,
 
 int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
     const dp_op *o = &g->ops[op];
-    const char *t = dp_graph_str(g, o->type);
-    if (!strncmp(t, "aten::", 6)) t += 6;
-    const conv_layout *L = NULL;
-    for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
-        if (!strcmp(t, conv_layouts[i].type)) L = &conv_layouts[i];
+    const conv_layout *L = conv_layout_of(g, o);
     if (!L) return 0;
     int32_t rk, rb, rs;
     const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
@@ -468,11 +474,7 @@ int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
 
 int dp_cost_conv_grouped(const dp_graph *g, int32_t op) {
     const dp_op *o = &g->ops[op];
-    const char *t = dp_graph_str(g, o->type);
-    if (!strncmp(t, "aten::", 6)) t += 6;
-    const conv_layout *L = NULL;
-    for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
-        if (!strcmp(t, conv_layouts[i].type)) L = &conv_layouts[i];
+    const conv_layout *L = conv_layout_of(g, o);
     if (!L) return 0;
     int32_t rk, rb;
     const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
@@ -493,11 +495,8 @@ static int gemm_shape(const dp_graph *g, const dp_op *o, dp_opclass c, double *m
     if (r < 2 || o->flops <= 0) return 0;
     double rows = 1, b = 1, cols;
     if (c == DP_OPCLASS_CONV) {
-        const char *t = dp_graph_str(g, o->type);
-        if (!strncmp(t, "aten::", 6)) t += 6;
-        int ch = r - 1; /* NHWC, HWIO */
-        for (size_t i = 0; i < sizeof conv_layouts / sizeof conv_layouts[0]; i++)
-            if (!strcmp(t, conv_layouts[i].type) && conv_layouts[i].spatial_h == 2 && r == 4) ch = 1;
+        const conv_layout *L = conv_layout_of(g, o);
+        int ch = L && L->spatial_h == 2 && r == 4 ? 1 : r - 1; /* NCHW, else NHWC (HWIO) */
         cols = (double)d[ch];
         for (int32_t i = 0; i < r; i++)
             if (i != ch) rows *= (double)d[i];
