@@ -47,6 +47,36 @@ static inline void fixture_finalize(dp_graph *g) {
     CHECK(st == DP_STATUS_OK);
 }
 
+/* A graph and a device set read from JSON text, a simulator context of
+ * them and room for a run's result: the hand-worked simulator tests'. */
+typedef struct sim_fixture {
+    dp_graph *g;
+    dp_devices *ds;
+    dp_sim *sim;
+    dp_sim_result res;
+} sim_fixture;
+
+static inline sim_fixture sim_fixture_open(const char *graph_json, const char *devices_json) {
+    sim_fixture f;
+    dp_error err;
+    f.g = dp_graph_read_string(graph_json, "test-graph", &err);
+    if (!f.g) fprintf(stderr, "graph: %s\n", err.msg);
+    CHECK(f.g);
+    f.ds = dp_devices_read_string(devices_json, "test-devices", &err);
+    if (!f.ds) fprintf(stderr, "devices: %s\n", err.msg);
+    CHECK(f.ds);
+    f.sim = dp_sim_init(f.g, f.ds, &err);
+    if (!f.sim) fprintf(stderr, "sim: %s\n", err.msg);
+    CHECK(f.sim);
+    return f;
+}
+
+static inline void sim_fixture_close(sim_fixture *f) {
+    dp_sim_free(f->sim);
+    dp_devices_free(f->ds);
+    dp_graph_free(f->g);
+}
+
 /* Simulates placement p of g on ds once (no noise), in a context of its own. */
 static inline dp_sim_result fixture_simulate(const dp_graph *g, const dp_devices *ds, const int32_t *p) {
     dp_error err;

@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "dplace/placement.h"
 #include "dplace/sim.h"
+#include "test_fixtures.h"
 #include "test_util.h"
 
 #define HAND_DEVICES(staging)                                                                                  \
@@ -30,28 +31,10 @@ static const char *hand_devices_saf = HAND_DEVICES("\"host_staging\":\"store-and
 
 enum { CPU = 0, G0 = 1, G1 = 2, G2 = 3 };
 
-typedef struct fixture {
-    dp_graph *g;
-    dp_devices *ds;
-    dp_sim *sim;
-    dp_sim_result res;
-} fixture;
+typedef sim_fixture fixture;
 
 /* The graph on device set `devices`. */
-static fixture setup_on(const char *graph_json, const char *devices) {
-    fixture f;
-    dp_error err;
-    f.g = dp_graph_read_string(graph_json, "test-graph", &err);
-    if (!f.g) fprintf(stderr, "graph: %s\n", err.msg);
-    CHECK(f.g);
-    f.ds = dp_devices_read_string(devices, "hand", &err);
-    if (!f.ds) fprintf(stderr, "devices: %s\n", err.msg);
-    CHECK(f.ds);
-    f.sim = dp_sim_init(f.g, f.ds, &err);
-    if (!f.sim) fprintf(stderr, "sim: %s\n", err.msg);
-    CHECK(f.sim);
-    return f;
-}
+static fixture setup_on(const char *graph_json, const char *devices) { return sim_fixture_open(graph_json, devices); }
 
 static fixture setup(const char *graph_json) { return setup_on(graph_json, hand_devices); }
 
@@ -62,11 +45,7 @@ static void run(fixture *f, const int32_t *place) {
     CHECK_INT_EQ(st, DP_STATUS_OK);
 }
 
-static void teardown(fixture *f) {
-    dp_sim_free(f->sim);
-    dp_devices_free(f->ds);
-    dp_graph_free(f->g);
-}
+static void teardown(fixture *f) { sim_fixture_close(f); }
 
 #define OP(name, inputs, bytes, cost, extra)                                                                     \
     "{\"name\":\"" name "\",\"type\":\"T\",\"inputs\":" inputs ",\"outputs\":[{\"bytes\":" #bytes "}],"         \

@@ -8,6 +8,7 @@
 
 #include "dplace/placement.h"
 #include "dplace/sim.h"
+#include "test_fixtures.h"
 #include "test_util.h"
 
 static const char *eager_devices =
@@ -34,26 +35,9 @@ static const char *fork_graph =
     OP("x", "Placeholder", "[]", 0) "," OP("a", "T", "[0]", 0.002) "," OP("b", "T", "[1]", 0.005) ","
     OP("c", "T", "[2]", 0.003) "," OP("d", "T", "[1]", 0.004) "]}";
 
-typedef struct fixture {
-    dp_graph *g;
-    dp_devices *ds;
-    dp_sim *sim;
-    dp_sim_result res;
-} fixture;
+typedef sim_fixture fixture;
 
-static fixture setup(const char *graph_json) {
-    fixture f;
-    dp_error err;
-    f.g = dp_graph_read_string(graph_json, "test-graph", &err);
-    if (!f.g) fprintf(stderr, "graph: %s\n", err.msg);
-    CHECK(f.g);
-    f.ds = dp_devices_read_string(eager_devices, "eager", &err);
-    if (!f.ds) fprintf(stderr, "devices: %s\n", err.msg);
-    CHECK(f.ds);
-    f.sim = dp_sim_init(f.g, f.ds, &err);
-    CHECK(f.sim);
-    return f;
-}
+static fixture setup(const char *graph_json) { return sim_fixture_open(graph_json, eager_devices); }
 
 static void run(fixture *f, const int32_t *place, int trace) {
     dp_error err;
@@ -62,11 +46,7 @@ static void run(fixture *f, const int32_t *place, int trace) {
     CHECK_INT_EQ(dp_sim_run(f->sim, place, &o, &f->res, &err), DP_STATUS_OK);
 }
 
-static void teardown(fixture *f) {
-    dp_sim_free(f->sim);
-    dp_devices_free(f->ds);
-    dp_graph_free(f->g);
-}
+static void teardown(fixture *f) { sim_fixture_close(f); }
 
 /* x on the CPU, a and b on gpu:0, c on the CPU, d on gpu:1, in ms:
  *  x: an input, not issued: ends at 0.
