@@ -37,20 +37,16 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure_vs_sim as mvs  # noqa: E402  (rank statistics)
+from gpu_check import Bad, Failed  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DEFAULT_FOLDER = os.path.join(ROOT, "bench", "measured", "h200-8f480c0")
 REQUIRED = ("model", "placement", "measured_s", "min_s", "max_s", "placement_file")
 REFERENCE = ("prepared_simulated_s", "doc_simulated_s")  # the simulation made then, the first present
 OWN_OPTIONS = ("--graph", "--model", "--devices", "--placement", "--json")
 PROG = "reanalyze_measured"
-
-
-class Bad(Exception):
-    """Bad input: one line, exit status 2."""
-
-
-class Failed(Exception):
-    """dplace simulate failed: one line, exit status 1."""
 
 
 def seconds(text, path, n, column, optional=False):
@@ -139,32 +135,10 @@ def simulate(dplace, folder, devices, row, extra):
     return (step if verdict == "valid" and isinstance(step, (int, float)) and step > 0 else None), verdict
 
 
-def ranks(xs):
-    """1-based ranks, ties sharing their average rank."""
-    order = sorted(range(len(xs)), key=lambda i: xs[i])
-    r = [0.0] * len(xs)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            r[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return r
-
-
 def spearman(xs, ys):
-    """Spearman's rho: Pearson's correlation of the ranks (None when undefined)."""
-    n = len(xs)
-    if n < 2:
-        return None
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = sum(rx) / n, sum(ry) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else None
+    """Spearman's rho (measure_vs_sim's), None where it is undefined (JSON has no NaN)."""
+    rho = mvs.spearman(xs, ys)
+    return None if math.isnan(rho) else rho
 
 
 def summarize(rows):
