@@ -113,6 +113,25 @@ def test_small_flops():
     return out
 
 
+def test_frozen_parameters():
+    """A frozen parameter (requires_grad False) gets no gradient and no optimizer state: the frozen
+    convolution runs forward only, the trained head's parameters keep their momentum."""
+    out = os.path.join(TMP, "small_frozen.json")
+    rc, err = export(f"{MODELS}:small_frozen", "--batch", "2", "--input-shape", "3,8,8", "-o", out)
+    check_eq(rc, 0, f"export small_frozen: {err}")
+    g = load(out)
+    types = [op["type"] for op in g["ops"]]
+    check_eq(types.count("convolution"), 1, "the frozen convolution's forward pass")
+    check_eq(types.count("convolution_backward"), 0, "no gradient of the frozen convolution")
+    params = sorted(op["name"] for op in g["ops"] if op["type"] == "Parameter")
+    check_eq(params, ["conv/bias", "conv/weight", "fc/bias", "fc/weight"], "every parameter is a placeholder")
+    states = sorted(op["name"] for op in g["ops"] if op["type"] == "Buffer")
+    check_eq(states, ["fc/bias/momentum_buffer", "fc/weight/momentum_buffer"], "momentum for the trained ones only")
+    check([op for op in g["ops"] if op.get("colocate") == "conv/weight" and op["type"] != "Parameter"] == [],
+          "nothing updates the frozen weight")
+    simulate_ok(out)
+
+
 def resnet18():
     """Exports resnet18 at batch 2, 64x64, once: (its path, seconds taken)."""
     out = os.path.join(TMP, "resnet18.json")

@@ -114,6 +114,22 @@ def test_two_devices():
     step_time(rc, out, err, "small with --map, --graph and DPLACE_PLACEMENT")
 
 
+def test_frozen_parameters():
+    """A model with a frozen layer: its export (no state for the frozen parameters) is accepted as the
+    model's graph and measured."""
+    args = [f"{MODELS}:small_frozen", "--batch", "4", "--input-shape", "3,8,8"]
+    path = os.path.join(TMP, "small_frozen.json")
+    g = export(path, *args)
+    place = write_placement(os.path.join(TMP, "small_frozen_p.json"), g, ["cpu:0"], lambda op: 0)
+    rc, out, err = measure(*args, *FAST, "--graph", path, place)
+    step_time(rc, out, err, "small_frozen with its export as --graph")
+    # the unfrozen model's export is not this model's step
+    other = os.path.join(TMP, "small_for_frozen.json")
+    export(other, *SMALL)
+    rc, out, err = measure(*args, *FAST, "--graph", other, place)
+    one_line_error(rc, out, err, 2, "not an export of", "small's export given for small_frozen")
+
+
 def test_encoder_layers():
     """A transformer encoder with its two layers on two devices: residual adds
     and other functional operations of parent modules run too."""

@@ -20,6 +20,14 @@ def small():
     return Small()
 
 
+def small_frozen():
+    """Small with its convolution frozen (requires_grad False): a trained head
+    on a frozen backbone."""
+    m = Small()
+    m.conv.requires_grad_(False)
+    return m
+
+
 def encoder2():
     """A two-layer transformer encoder (d_model 32, 4 heads, feed-forward 64)."""
     layer = nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, dropout=0.1, batch_first=True)
