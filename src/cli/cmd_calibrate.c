@@ -15,7 +15,7 @@
 #include "dplace/reference.h"
 #include "dplace/zoo.h"
 
-#define MAX_GRAPHS 16
+#define MAX_GRAPHS 64
 
 typedef struct calib_args {
     cli_list graphs; /* --graph FILE and --model NAME, in order (key "graph" or "model") */

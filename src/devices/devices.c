@@ -360,9 +360,14 @@ static dp_status read_efficiency(const json_t *jd, dp_device *d, const char *ctx
         while (s < DP_EFF_COUNT && strcmp(key, dp_devices_eff_slot_name(s))) s++;
         char c2[384];
         snprintf(c2, sizeof c2, "%s: efficiency \"%.64s\"", ctx, key);
-        if (s == DP_EFF_COUNT)
-            return dp_error_set(err, DP_STATUS_PARSE, "%s: unknown op class (expected elementwise, matmul, conv, "
-                                "reduction, data, optimizer, winograd or meta)", c2);
+        if (s == DP_EFF_COUNT) {
+            /* the slots' own names, so that the list cannot fall behind them */
+            char names[256] = "";
+            for (int k = 0; k < DP_EFF_COUNT; k++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         k == 0 ? "" : k == DP_EFF_COUNT - 1 ? " or " : ", ", dp_devices_eff_slot_name(k));
+            return dp_error_set(err, DP_STATUS_PARSE, "%s: unknown op class (expected %s)", c2, names);
+        }
         if (!json_is_object(jc))
             return dp_error_set(err, DP_STATUS_PARSE, "%s must be an object with \"compute\" and/or \"memory\", got %s",
                                 c2, dp_json_type_name(jc));
