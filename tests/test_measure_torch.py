@@ -130,6 +130,25 @@ def test_frozen_parameters():
     one_line_error(rc, out, err, 2, "not an export of", "small's export given for small_frozen")
 
 
+def test_bfloat16():
+    """A bfloat16 export is measured with its forward and loss under torch.autocast, its placement checked
+    against the bfloat16 trace (with --graph or without); a float32 step refuses it in one line."""
+    args = SMALL + ["--dtype", "bfloat16"]
+    path = os.path.join(TMP, "small_bf16.json")
+    g = export(path, *args)
+    check(any(o.get("dtype") == "bfloat16" for op in g["ops"] for o in op["outputs"]), "the export is in bfloat16")
+    place = write_placement(os.path.join(TMP, "small_bf16_p.json"), g, ["cpu:0"], lambda op: 0)
+    for extra in (["--graph", path], []):
+        rc, out, err = measure(*args, *FAST, "-v", *extra, place)
+        step_time(rc, out, err, f"small in bfloat16 {' '.join(extra)}")
+        check("under torch.autocast in bfloat16 on cpu" in err, f"autocast said: {err}")
+    rc, out, err = measure(*SMALL, *FAST, "--graph", path, place)
+    one_line_error(rc, out, err, 2, "its products are in bfloat16, the step's --dtype is float32",
+                   "a bfloat16 export measured as float32")
+    rc, out, err = measure(*SMALL, *FAST, "--dtype", "int8", place)
+    one_line_error(rc, out, err, 2, 'dtype "int8"', "an unknown dtype")
+
+
 def test_encoder_layers():
     """A transformer encoder with its two layers on two devices: residual adds
     and other functional operations of parent modules run too."""
