@@ -218,7 +218,10 @@ typedef struct dp_sim_path_step {
  * from elsewhere: the hop that brought it; a free stream: the op that freed
  * it), what that waited for, and so on back to time 0, each step starting
  * when the one before it ended (a pipelined copy's second hop follows its
- * first hop when that set its start or end). Fills steps[0 .. min(n, cap))
+ * first hop when that set its start or end; under the eager executor an op
+ * that waited for the host's dispatch points to the op issued before it,
+ * and starts after that op's issue, by the dispatch, not at its end).
+ * Fills steps[0 .. min(n, cap))
  * in time order, the first from time 0, and sets *n to the path's length
  * (which may exceed cap). The first call after set_base or accept
  * re-simulates the base once with a trace (allocating it the first time:
