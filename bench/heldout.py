@@ -80,8 +80,8 @@ def run(args):
 
 # README's job (the trained policy, a short fine-tune, the search from its
 # best) against the search alone in the same wall time, 2 threads each, one
-# run after the other: nmt4 on k40x4 (README's pair) and two held-out pairs.
-JOB_PAIRS = ["nmt4_b64@k40x4", "gnmt4_b128@p100x4", "inception_v3_b8@l4x4-tight"]
+# run after the other: nmt4 on k40x4 (README's pair) and three held-out pairs.
+JOB_PAIRS = ["nmt4_b64@k40x4", "gnmt4_b128@p100x4", "inception_v3_b8@l4x4-tight", "bert_base_b24@rtx4090x2-tight"]
 JOB_ARMS = {
     "job": ["--agent", "pretrained", "--time", "2m", "--search-after", "105s", "--threads", "2"],
     "search-alone": ["--agent", "search", "--time", "2m", "--threads", "2"],
@@ -285,6 +285,14 @@ def table(args):
         reach = first_reach(t, os.path.join(OUT, "tune", f"{pid}_trained.csv"), target)
         print(f"| {pid} | {fmt(target)} | {fmt(t['summary'].get('zero_shot_best_s'))} | "
               f"{'not within 60 s' if reach is None else f'{reach:.1f} s'} |")
+    print("\n| target | Mars from nmt2's checkpoint, 4 min | the Hierarchical Planner, 4 min | Mars / HP |")
+    print("|---|---|---|---|")
+    for name, _ in MARS_TARGETS:
+        a, b = load("mars", f"{name}_mars"), load("mars", f"{name}_hp")
+        if not a or not b:
+            continue
+        x, y = a["summary"]["best_step_time_s"], b["summary"]["best_step_time_s"]
+        print(f"| {name} | {fmt(x)} | {fmt(y)} | {'-' if x is None or y is None else f'{x / y:.3f}'} |")
     print(f"\n| target | scratch, {XFER_UPDATES} updates | from nmt2's checkpoint | first update of each at or "
           "under the scratch run's best | wall time there |")
     print("|---|---|---|---|---|")
