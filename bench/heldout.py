@@ -201,7 +201,9 @@ def transfer(args):
 # a few policy updates on nmt2 p100x4 (op types by a fixed list, so the
 # networks fit any graph), then 4 minutes on gnmt4 and bert_base from that
 # checkpoint (the pre-training skipped) against the Hierarchical Planner's 4
-# minutes, one thread each, one run after the other.
+# minutes, one thread each, one run after the other. At the paper's sizes
+# the source run alone takes over an hour of one core
+# (docs/design/mars-in-a-fixed-budget.md).
 MARS_SOURCE = ["--model", "nmt2", "--devices", "p100x4", "--updates", "20"]
 MARS_TARGETS = [("gnmt4@p100x4", ["--model", "gnmt4", "--devices", "p100x4"]),
                 ("bert_base@p100x4", ["--model", "bert_base", "--devices", "p100x4"])]
