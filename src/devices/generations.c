@@ -23,12 +23,15 @@ const char *dp_devices_eff_slot_name(int slot) {
  * generations; the calibration against the papers' tables (docs/calibration.md)
  * is where they are tuned.
  *
- * The last slot is the convolutions cuDNN runs with Winograd's algorithm
+ * DP_EFF_WINOGRAD is the convolutions cuDNN runs with Winograd's algorithm
  * (dp_cost_conv_winograd): the efficiency counted against the direct
  * algorithm's FLOPs, so above 1 on a GPU: F(4x4,3x3) needs 4 times fewer
  * multiplications, and cuDNN's Winograd kernels reach about 40% of peak on
  * those (fitted, docs/calibration.md "Throughput"). The CPU's is the plain
- * convolution's. */
+ * convolution's. DP_EFF_GROUPED repeats each table's conv row: a device's
+ * grouped slot takes its conv slot as resolved (devices.c,
+ * resolve_efficiencies), and these rows say the same to the tables'
+ * readers. */
 static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
     [DP_DEVKIND_CPU] =
         {
