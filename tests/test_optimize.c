@@ -174,6 +174,50 @@ static void test_best_after_search(void) {
     dp_graph_free(g);
 }
 
+/* Sleeps once, in training's first step, so that training runs past its
+ * share of the time budget. */
+static void overrun(void *user, dp_optimize_phase phase, dp_method m, const dp_run_state *s) {
+    (void)m, (void)s;
+    int *slept = user;
+    if (phase != DP_OPTIMIZE_TRAIN || *slept) return;
+    *slept = 1;
+    for (double t0 = dp_now_s(); dp_now_s() - t0 < 0.4;) {
+    }
+}
+
+/* A time budget holds the whole job: training that runs past its share
+ * leaves search-after only the rest, and nothing when it took it all. */
+static void test_time_budget_holds_search_after(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    CHECK(g && ds);
+    dp_optimize_set sets[] = {{"batch", "4"}};
+    double budgets[2] = {1.0, 0.45}; /* search-after 0.9 and 0.35 s of them */
+    for (int k = 0; k < 2; k++) {
+        dp_optimize_options o = options("post");
+        o.g = g, o.ds = ds, o.sets = sets, o.n_sets = 1, o.baselines = "none";
+        o.max_seconds = budgets[k], o.search_after_s = budgets[k] - 0.1;
+        int slept = 0;
+        dp_optimize_hooks h = {&slept, NULL, NULL, overrun, NULL};
+        dp_optimize *op = dp_optimize_init(&o, &err);
+        CHECK(op);
+        CHECK_INT_EQ(dp_optimize_run(op, &h, &err), DP_STATUS_OK);
+        dp_search *after = dp_optimize_search_after(op);
+        CHECK(slept);
+        if (k == 0) {
+            CHECK(after);
+            double searched = dp_search_get_state(after)->elapsed_s;
+            CHECK(searched > 0 && searched < o.search_after_s - 0.2);
+        } else {
+            CHECK(!after);
+        }
+        dp_optimize_free(op);
+    }
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_prepare_budgets);
@@ -182,5 +226,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_prepare_sets);
     TEST_RUN(test_prepare_rules);
     TEST_RUN(test_best_after_search);
+    TEST_RUN(test_time_budget_holds_search_after);
     return test_end();
 }

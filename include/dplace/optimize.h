@@ -183,8 +183,10 @@ dp_optimize *dp_optimize_init(const dp_optimize_options *o, dp_error *err);
 void dp_optimize_free(dp_optimize *op);
 
 /* Runs the method until a budget is spent or the cancel flag is set, then
- * search-after (not when cancelled), then writes the trace. hooks may be
- * NULL. Errors: the run driver's. */
+ * search-after (not when cancelled), then writes the trace. A time budget
+ * holds both phases: when training runs past its share (its last update is
+ * not cut short), search-after gets what is left, and none when nothing
+ * is. hooks may be NULL. Errors: the run driver's. */
 dp_status dp_optimize_run(dp_optimize *op, const dp_optimize_hooks *hooks, dp_error *err);
 
 /* The job's answer: the best placement of the whole job (search-after's

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "dplace/nn.h"
 #include "dplace/optimize.h"
 #include "dplace/placement.h"
@@ -25,6 +26,7 @@ struct dp_optimize {
     dp_units_spec units;   /* what every method places, resolved for g       */
     dp_run_curve *curve;   /* both phases' samples, for the plot              */
     double after_x;        /* where search-after's samples begin on it       */
+    double start_s;        /* when the run began, for a --time that holds both */
     int interrupted;       /* the cancel flag stopped a phase                 */
     char log_updates[4096], log_search[4096];
 };
@@ -181,6 +183,15 @@ static void relay_stepped(void *user, const dp_run_state *s) {
     if (r->h && r->h->stepped) r->h->stepped(r->h->user, r->phase, r->m, s);
 }
 
+/* Search-after's seconds: its own, or what the job's time budget has left
+ * when training ran past its share (an update is never cut short), so that
+ * a --time budget holds the whole job and a job is compared with the
+ * search alone at the same total time. */
+static double after_budget(const dp_optimize *op) {
+    double left = op->o.max_seconds > 0 ? op->o.max_seconds - (dp_now_s() - op->start_s) : INFINITY;
+    return fmin(op->plan.after_s, left);
+}
+
 /* Runs m through the run driver: the method's run (phase TRAIN: the
  * budgets, checkpoints and logs of the options), or search-after's (its
  * time, its log beside the agent's, no checkpoint); both add to the job's
@@ -200,7 +211,7 @@ static dp_status run_phase(dp_optimize *op, dp_method m, dp_optimize_phase phase
         ro.checkpoint_path = o->checkpoint_path, ro.checkpoint_every = o->checkpoint_every;
         ro.resume_path = o->resume_path;
     } else {
-        ro.max_updates = ro.max_samples = -1, ro.max_seconds = p->after_s;
+        ro.max_updates = ro.max_samples = -1, ro.max_seconds = after_budget(op);
         ro.log_path = o->log_path ? op->log_search : NULL;
         op->after_x = dp_run_curve_end(op->curve) + 0.5;
     }
@@ -222,7 +233,7 @@ static dp_status run_phase(dp_optimize *op, dp_method m, dp_optimize_phase phase
 static dp_status search_after(dp_optimize *op, const dp_optimize_hooks *h, dp_error *err) {
     const dp_optimize_options *o = &op->o;
     const dp_run_state *s = op->method.ops->state(op->method.self);
-    if (op->plan.search || op->plan.after_s <= 0 || !s->best_placement || (o->cancel && *o->cancel))
+    if (op->plan.search || after_budget(op) <= 0 || !s->best_placement || (o->cancel && *o->cancel))
         return DP_STATUS_OK;
     if (!(op->after = dp_search_init(o->g, o->ds, op->sim, &op->plan.settings.search, err))) return err->status;
     dp_status st = dp_search_add_starts(op->after, &op->ref, s->best_placement, "learned", err);
@@ -251,6 +262,7 @@ static dp_status write_trace(dp_optimize *op, dp_error *err) {
 }
 
 dp_status dp_optimize_run(dp_optimize *op, const dp_optimize_hooks *h, dp_error *err) {
+    op->start_s = dp_now_s();
     dp_status st = run_phase(op, op->method, DP_OPTIMIZE_TRAIN, h, &op->result, err);
     if (!st) st = search_after(op, h, err);
     if (!st) st = write_units(op, err);
