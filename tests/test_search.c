@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "dplace/cost.h"
 #include "dplace/placement.h"
 #include "dplace/search.h"
@@ -611,6 +612,33 @@ static void test_t_min_floor(void) {
     fixture_close(&f);
 }
 
+/* Makes each step of a run take at least 0.4 s (busy, so that sleeping
+ * is not needed). */
+static void slow_step(void *user, const dp_run_state *s) {
+    (void)user, (void)s;
+    for (double t0 = dp_now_s(); dp_now_s() - t0 < 0.4;) {
+    }
+}
+
+/* The run driver's steps_fit: with a 1 s budget and 0.4 s steps, a run
+ * begins its third step at 0.8 s (it ends past the budget), and with
+ * steps_fit it stops before it. */
+static void test_run_steps_fit(void) {
+    fixture f = fixture_open("synthetic-400", "k40x2");
+    for (int fit = 0; fit < 2; fit++) {
+        dp_search *s = search_new(&f, 1, 1);
+        dp_run_options ro = dp_run_options_default();
+        ro.g = f.g, ro.ds = f.ds, ro.max_seconds = 1.0, ro.steps_fit = fit;
+        dp_run_hooks h = {NULL, NULL, slow_step};
+        dp_run_result res;
+        dp_error err;
+        CHECK_INT_EQ(dp_run(dp_search_method(s), &ro, &h, &res, &err), DP_STATUS_OK);
+        CHECK_INT_EQ((int)res.steps, fit ? 2 : 3);
+        dp_search_free(s);
+    }
+    fixture_close(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_improves_start);
@@ -636,5 +664,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_swap_share);
     TEST_RUN(test_decay_cools);
     TEST_RUN(test_t_min_floor);
+    TEST_RUN(test_run_steps_fit);
     return test_end();
 }

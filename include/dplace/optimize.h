@@ -184,9 +184,10 @@ void dp_optimize_free(dp_optimize *op);
 
 /* Runs the method until a budget is spent or the cancel flag is set, then
  * search-after (not when cancelled), then writes the trace. A time budget
- * holds both phases: when training runs past its share (its last update is
- * not cut short), search-after gets what is left, and none when nothing
- * is. hooks may be NULL. Errors: the run driver's. */
+ * holds both phases: training begins no update that would end past its
+ * share if it took as long as the one before, and when it still runs past
+ * (an update is never cut short), search-after gets what is left, none
+ * when nothing is. hooks may be NULL. Errors: the run driver's. */
 dp_status dp_optimize_run(dp_optimize *op, const dp_optimize_hooks *hooks, dp_error *err);
 
 /* The job's answer: the best placement of the whole job (search-after's

@@ -175,6 +175,9 @@ typedef struct dp_run_options {
     int64_t max_samples;        /* < 0: no limit; stops after the step reaching it */
     double max_seconds;         /* < 0: no limit; from dp_run's start, preparation
                                    included; the step in flight is finished       */
+    int steps_fit;              /* 1: no step begins that would end past max_seconds
+                                   if it took as long as the step before it (for a
+                                   phase whose overrun another phase pays)         */
     const char *best_path;      /* NULL, or the best placement (dplace-placement v1) */
     const char *log_path;       /* NULL, or one CSV row per sample                  */
     const char *update_log_path;/* NULL, or one CSV row per step: what it did to the

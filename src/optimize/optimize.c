@@ -207,6 +207,7 @@ static dp_status run_phase(dp_optimize *op, dp_method m, dp_optimize_phase phase
     ro.curve = op->curve;
     if (phase == DP_OPTIMIZE_TRAIN) {
         ro.max_updates = p->max_updates, ro.max_samples = p->max_placements, ro.max_seconds = p->train_s;
+        ro.steps_fit = p->after_s > 0; /* what training overruns, search-after loses */
         ro.log_path = o->log_path, ro.update_log_path = o->log_path ? op->log_updates : NULL;
         ro.checkpoint_path = o->checkpoint_path, ro.checkpoint_every = o->checkpoint_every;
         ro.resume_path = o->resume_path;

@@ -436,12 +436,15 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
     if (!st && o->checkpoint_path && s->prep_done > prepared)
         st = m.ops->save(m.self, o->checkpoint_path, err);
     r.last_ck = dp_now_s();
-    while (!st && budget_left(o, s, start)) {
-        double last_best = s->best_s;
+    double last_step_s = 0; /* the step before, outputs and hook included */
+    while (!st && budget_left(o, s, start) &&
+           !(o->steps_fit && o->max_seconds >= 0 && dp_now_s() - start + last_step_s > o->max_seconds)) {
+        double last_best = s->best_s, t0 = dp_now_s();
         if ((st = m.ops->step(m.self, err))) break;
         res.steps++;
         st = after_step(&r, last_best, err);
         if (!st && hooks && hooks->stepped) hooks->stepped(hooks->user, s);
+        last_step_s = dp_now_s() - t0;
     }
     if (r.log && fclose(r.log) && !st) st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the log", o->log_path);
     if (r.ulog && fclose(r.ulog) && !st)
