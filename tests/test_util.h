@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The case a test function is checking now ("preset hp, 2 threads"),
@@ -106,6 +107,15 @@ static inline const char *test_dataset_dir(const char *name) {
 static inline void test_skip(const char *why) {
     printf("skip: %s\n", why);
     test_skipped_ = 1;
+}
+
+/* Keeps the calling thread busy for `seconds` of monotonic time: a test's
+ * stand-in for a slow step of a run, busy so that no signal cuts it short. */
+static inline void test_busy(double seconds) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec) < seconds);
 }
 
 /* Runs fn when it is the function asked for (or none is), unless dataset is

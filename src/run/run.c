@@ -312,8 +312,9 @@ static dp_status log_step(FILE *f, const char *path, const dp_run_state *s, curv
 
 static int cancelled(const dp_run_options *o) { return o->cancel && *o->cancel; }
 
-static int in_time(const dp_run_options *o, double start) {
-    return o->max_seconds < 0 || dp_now_s() - start < o->max_seconds;
+/* Whether the time budget leaves room for `ahead` more seconds. */
+static int in_time(const dp_run_options *o, double start, double ahead) {
+    return o->max_seconds < 0 || dp_now_s() - start + ahead < o->max_seconds;
 }
 
 static int prep_left(const dp_run_state *s) {
@@ -325,7 +326,7 @@ static int prep_left(const dp_run_state *s) {
 static dp_status prepare(dp_method m, const dp_run_options *o, const dp_run_hooks *h, double start, dp_error *err) {
     const dp_run_state *s = m.ops->state(m.self);
     int64_t chunk = 1;
-    while (m.ops->prepare && !cancelled(o) && prep_left(s) && in_time(o, start)) {
+    while (m.ops->prepare && !cancelled(o) && prep_left(s) && in_time(o, start, 0)) {
         double t0 = dp_now_s();
         dp_status st = m.ops->prepare(m.self, chunk, err);
         if (st) return st;
@@ -336,10 +337,12 @@ static dp_status prepare(dp_method m, const dp_run_options *o, const dp_run_hook
     return DP_STATUS_OK;
 }
 
-/* Whether the budgets leave room for another step. */
-static int budget_left(const dp_run_options *o, const dp_run_state *s, double start) {
+/* Whether the budgets leave room for another step; with steps_fit, for
+ * one as long as the last (last_step_s). */
+static int budget_left(const dp_run_options *o, const dp_run_state *s, double start, double last_step_s) {
     return !cancelled(o) && (o->max_updates < 0 || s->updates < o->max_updates) &&
-           (o->max_samples < 0 || s->samples < o->max_samples) && in_time(o, start);
+           (o->max_samples < 0 || s->samples < o->max_samples) &&
+           in_time(o, start, o->steps_fit ? last_step_s : 0);
 }
 
 /* The SVG of the curve, with the caller's reference lines. */
@@ -437,8 +440,7 @@ dp_status dp_run(dp_method m, const dp_run_options *o, const dp_run_hooks *hooks
         st = m.ops->save(m.self, o->checkpoint_path, err);
     r.last_ck = dp_now_s();
     double last_step_s = 0; /* the step before, outputs and hook included */
-    while (!st && budget_left(o, s, start) &&
-           !(o->steps_fit && o->max_seconds >= 0 && dp_now_s() - start + last_step_s > o->max_seconds)) {
+    while (!st && budget_left(o, s, start, last_step_s)) {
         double last_best = s->best_s, t0 = dp_now_s();
         if ((st = m.ops->step(m.self, err))) break;
         res.steps++;
