@@ -5,6 +5,7 @@ corpus's training pairs (bench/corpus.py), written to policies/pretrained.dpp.
     bench/pretrain.py data                   # each taught pair replayed -> bench/pretrain/data/ID.bin
     bench/pretrain.py train [--epochs N]     # imitation, resumable -> policies/pretrained.dpp
     bench/pretrain.py rl [--updates N]       # then policy-gradient training over the pairs (resumable)
+    bench/pretrain.py relabel IN OUT [--note TEXT]   # a policy's weights under this build's feature set
     bench/pretrain.py status
     bench/pretrain.py train --data D --work W --curve C --out P   # an experiment beside the shipped policy
 
@@ -50,7 +51,7 @@ BENCH = os.environ.get("BENCH_PRETRAINED", os.path.join(ROOT, "build", "bench", 
 POLICY = os.path.join(ROOT, "policies", "pretrained.dpp")
 CURVE = os.path.join(ROOT, "docs", "results", "pretrain_curve.csv")
 FEATURES = 33
-FEATURE_SET = 3
+FEATURE_SET = 4
 COST_MODEL = 2
 H1 = H2 = 64  # the hidden widths (--hidden changes them)
 
@@ -271,16 +272,33 @@ def rl_list(path, per_graph):
 
 def rl(args):
     """Policy-gradient training over the corpus's training pairs, from the
-    shipped policy (bench_pretrained rl: one pair per update in turn,
-    resumable): run it again to go on."""
+    shipped policy or --start's (bench_pretrained rl: one pair per update
+    in turn, resumable): run it again to go on."""
     folder = os.path.join(WORK, "rl")
     os.makedirs(folder, exist_ok=True)
     lst = os.path.join(folder, "pairs.txt")
     if not os.path.exists(lst):
         print(f"pretrain: rl: {rl_list(lst, args.per_graph)} pairs", file=sys.stderr)
-    cmd = [BENCH, "rl", lst, POLICY, os.path.join(folder, "policy.dpp"), str(args.updates), str(args.samples),
+    cmd = [BENCH, "rl", lst, args.start, os.path.join(folder, "policy.dpp"), str(args.updates), str(args.samples),
            str(args.lr), str(args.seed), str(args.temperature), str(args.every)]
     sys.exit(subprocess.run(cmd).returncode)
+
+
+def relabel(args):
+    """Writes IN's weights as a policy of this build's feature set (and
+    --note): for weights trained under a decoder whose features are the same
+    list but were computed otherwise (the decode order), to go on training
+    them under this one. The weights' checksum is left as it is."""
+    b = bytearray(open(args.paths[0], "rb").read())
+    if len(b) < 112 or b[:8] != b"DPPOLICY":
+        sys.exit(f"pretrain: {args.paths[0]}: not a dplace policy")
+    if struct.unpack_from("<I", b, 20)[0] != FEATURES:
+        sys.exit(f"pretrain: {args.paths[0]}: {struct.unpack_from('<I', b, 20)[0]} features, this build {FEATURES}")
+    struct.pack_into("<I", b, 12, FEATURE_SET)
+    if args.note is not None:
+        note = args.note.encode()[:63]
+        b[48:112] = note + b"\0" * (64 - len(note))
+    _write_bytes(os.path.abspath(args.paths[1]), bytes(b))
 
 
 def status(args):
@@ -291,7 +309,10 @@ def status(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["data", "train", "rl", "status"])
+    ap.add_argument("command", choices=["data", "train", "rl", "relabel", "status"])
+    ap.add_argument("paths", nargs="*", help="relabel: IN OUT")
+    ap.add_argument("--note", default=None, help="relabel: what the policy was trained on (63 bytes)")
+    ap.add_argument("--start", default=POLICY, help="rl: the policy it starts from")
     ap.add_argument("--steps", type=int, default=1200, help="decisions kept per pair (data)")
     ap.add_argument("--epochs", type=int, default=12)
     ap.add_argument("--hidden", type=int, default=H1, help="the two hidden layers' width")
@@ -312,7 +333,9 @@ def main():
     args = ap.parse_args()
     if args.lr is None:
         args.lr = 1e-4 if args.command == "rl" else 1e-3
-    {"data": data, "train": train, "rl": rl, "status": status}[args.command](args)
+    if args.command == "relabel" and len(args.paths) != 2:
+        ap.error("relabel takes IN and OUT")
+    {"data": data, "train": train, "rl": rl, "relabel": relabel, "status": status}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
  * round-trips and a corrupt, truncated or incompatible one is refused in
  * one line naming the file; the shipped policy loads; the teacher's replay
  * reproduces a placement of its units exactly and offers identical devices
- * in identical states as one target; decoding is seeded and places every
+ * in identical states as one target; the decoder goes layer by layer
+ * through an unrolled RNN; decoding is seeded and places every
  * op where it may go; a policy-gradient step raises the log-probability of
  * a placement given a positive weight; the method's zero-shot answer does
  * not depend on the threads; and the job runs it from its name. */
@@ -16,6 +17,7 @@
 #include "dplace/placement.h"
 #include "dplace/pretrained.h"
 #include "dplace/zoo.h"
+#include "agent/pretrained_internal.h"
 #include "test_util.h"
 
 typedef struct fixture {
@@ -166,6 +168,37 @@ static void test_teacher_replays_exactly(void) {
     dp_pretrained_trace_free(&tr);
     dp_pretrained_policy_free(p);
     close_fixture(&f);
+}
+
+/* An unrolled two-layer RNN of three time steps: g->topo goes time step by
+ * time step (layer 1's step 0 before layer 0's step 2), the decoder layer
+ * by layer; the input, which has no scope, first. */
+static void test_decode_order_layer_by_layer(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_init("rnn");
+    CHECK(g);
+    int32_t x = dp_graph_add_op(g, "x", "Input", NULL, NULL, &err), cell[2][3];
+    CHECK(x >= 0 && dp_graph_add_output_bytes(g, x, 64, &err) == DP_STATUS_OK);
+    for (int l = 0; l < 2; l++)
+        for (int t = 0; t < 3; t++) {
+            char name[32], scope[32];
+            snprintf(name, sizeof name, "l%d_t%d", l, t);
+            snprintf(scope, sizeof scope, "rnn/layer_%d/t%d", l, t);
+            int32_t op = cell[l][t] = dp_graph_add_op(g, name, "MatMul", scope, NULL, &err);
+            CHECK(op >= 0);
+            CHECK(dp_graph_add_input(g, op, l == 0 ? x : cell[l - 1][t], 0, &err) == DP_STATUS_OK);
+            if (t > 0) CHECK(dp_graph_add_input(g, op, cell[l][t - 1], 0, &err) == DP_STATUS_OK);
+            CHECK(dp_graph_add_output_bytes(g, op, 64, &err) == DP_STATUS_OK);
+        }
+    CHECK(dp_graph_finalize(g, "rnn", &err) == DP_STATUS_OK);
+    CHECK(g->topo[3] == cell[1][0]); /* level by level */
+    int32_t out[7], want[7] = {x, cell[0][0], cell[0][1], cell[0][2], cell[1][0], cell[1][1], cell[1][2]};
+    CHECK(pretrained_layer_order(g, out) == DP_STATUS_OK);
+    for (int i = 0; i < 7; i++) {
+        TEST_CASE("position %d", i);
+        CHECK(out[i] == want[i]);
+    }
+    dp_graph_free(g);
 }
 
 /* At the first decision with a choice, every GPU is empty: four identical
@@ -361,6 +394,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_policy_incompatible_refused);
     TEST_RUN(test_default_policy_loads);
     TEST_RUN(test_teacher_replays_exactly);
+    TEST_RUN(test_decode_order_layer_by_layer);
     TEST_RUN(test_identical_devices_one_target);
     TEST_RUN(test_sampling_seeded);
     TEST_RUN(test_gradient_raises_logp);

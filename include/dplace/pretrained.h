@@ -2,8 +2,9 @@
  *
  * A placement is decoded unit by unit (the units the list placers place:
  * chains of ops with each gradient op beside the forward op it
- * differentiates, or a PyTorch export's modules), in the order of the
- * graph. For each unit the decoder builds one row of features per device it
+ * differentiates, or a PyTorch export's modules), in a topological order
+ * of the graph that finishes a layer before it opens the next (an unrolled
+ * RNN's layer through all its time steps). For each unit the decoder builds one row of features per device it
  * may use: what the unit is (its compute, memory, parameters, bytes in and
  * out, its place on the graph's critical path), what the device is (its
  * kind, peak, memory, how much slower the unit runs there) and what the
@@ -46,7 +47,7 @@ extern "C" {
 #endif
 
 #define DP_PRETRAINED_FEATURES 33    /* features per (unit, device) row        */
-#define DP_PRETRAINED_FEATURE_SET 3u /* bump when a feature changes meaning    */
+#define DP_PRETRAINED_FEATURE_SET 4u /* bump when a feature changes meaning    */
 #define DP_PRETRAINED_HINTS 2        /* heuristic placements read as groupings  */
 #define DP_PRETRAINED_FORMAT 1u      /* the file's layout                      */
 

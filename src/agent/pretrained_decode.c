@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/heap.h"
 #include "common/util.h"
 #include "dplace/place.h"
 #include "dplace/sim.h"
@@ -211,9 +212,84 @@ static dp_status peak_outputs(dp_pretrained_ctx *c, const int32_t *pos) {
     return DP_STATUS_OK;
 }
 
+/* Cuts a scope at its last '/' or '.' (in place): its parent, the layer of
+ * an unrolled RNN's time-step scope or the block of a convolution's. 1
+ * when there was a cut. */
+static int scope_parent(char *buf) {
+    char *cut = strrchr(buf, '/'), *dot = strrchr(buf, '.');
+    if (dot > cut) cut = dot;
+    if (cut) *cut = '\0';
+    return cut != NULL;
+}
+
+/* The decode order of the ops into out [n_ops] (pretrained_internal.h): a
+ * topological order that takes, among the ready ops, the one whose layer
+ * (its forward scope's parent, or the scope when it has none) opened first
+ * in g->topo, then the earliest in g->topo. g->topo goes level by level, so
+ * an unrolled RNN's layers interleave by time step and, at a layer's first
+ * unit, the GPU holding the layer before is free (its later steps are not
+ * placed yet) and looks the soonest; layer by layer, that GPU is busy
+ * through the whole sequence when the next layer opens, as it will be when
+ * the step runs. A graph whose layers follow one another keeps nearly
+ * g->topo's order. */
+dp_status pretrained_layer_order(const dp_graph *g, int32_t *out) {
+    int32_t n = g->n_ops;
+    int32_t *pos = malloc(sizeof(int32_t) * (size_t)n), *indeg = malloc(sizeof(int32_t) * (size_t)n);
+    int32_t *key = malloc(sizeof(int32_t) * (size_t)n);
+    dp_strtab *pt = dp_strtab_init();
+    int32_t *first = NULL;
+    dp_heap h;
+    memset(&h, 0, sizeof h);
+    dp_status st = pos && indeg && key && pt ? DP_STATUS_OK : DP_STATUS_NOMEM;
+    if (!st) {
+        for (int32_t j = 0; j < n; j++) pos[g->topo[j]] = j;
+        first = malloc(sizeof(int32_t) * (size_t)(n + 1));
+        if (!first) st = DP_STATUS_NOMEM;
+    }
+    char buf[DP_GRAPH_NAME_MAX + 1];
+    for (int32_t j = 0; !st && j < n; j++) {
+        int32_t op = g->topo[j];
+        const dp_op *o = &g->ops[op];
+        key[op] = j;
+        if (o->scope < 0) continue;
+        snprintf(buf, sizeof buf, "%s", dp_graph_forward_scope(dp_graph_str(g, o->scope)));
+        scope_parent(buf);
+        if (!*buf) continue;
+        int32_t before = (int32_t)pt->n, id = dp_strtab_intern(pt, buf);
+        if (id < 0) {
+            st = DP_STATUS_NOMEM;
+            break;
+        }
+        if (id >= before) first[id] = j;
+        key[op] = first[id];
+    }
+    if (!st) st = dp_heap_init(&h, n, NULL);
+    int32_t done = 0;
+    for (int32_t i = 0; !st && i < n; i++)
+        if ((indeg[i] = g->ops[i].n_inputs) == 0) dp_heap_push_tie(&h, key[i], (uint32_t)pos[i], i);
+    while (!st && h.n > 0) {
+        int32_t u = dp_heap_entry_payload(dp_heap_pop(&h));
+        out[done++] = u;
+        const dp_op *o = &g->ops[u];
+        for (int32_t s = 0; s < o->n_outputs; s++) {
+            int64_t t = g->tensor_at[u] + s;
+            for (int64_t e = g->consumers_at[t]; e < g->consumers_at[t + 1]; e++)
+                if (--indeg[g->consumers[e]] == 0) {
+                    int32_t v = g->consumers[e];
+                    dp_heap_push_tie(&h, key[v], (uint32_t)pos[v], v);
+                }
+        }
+    }
+    dp_heap_free(&h);
+    free(pos), free(indeg), free(key), free(first);
+    if (pt) dp_strtab_free(pt);
+    return st;
+}
+
 /* Per-unit times and memory, and the decode order: units by their first
- * op's topological position (a counting sort: stable, so ties keep the
- * unit order). Fills rank [nu] with each unit's decode position. */
+ * op's position in pretrained_layer_order (a counting sort: stable, so
+ * ties keep the unit order). Fills rank [nu] with each unit's decode
+ * position. */
 static dp_status build_units(dp_pretrained_ctx *c, dp_sim *sim, int32_t *rank) {
     const dp_graph *g = c->g;
     int32_t nu = c->nu, nd = c->nd, n = g->n_ops;
@@ -225,13 +301,16 @@ static dp_status build_units(dp_pretrained_ctx *c, dp_sim *sim, int32_t *rank) {
     for (int32_t j = 0; j < n; j++) pos[g->topo[j]] = j;
     dp_status st = peak_outputs(c, pos);
     free(pos);
+    int32_t *ord = st ? NULL : malloc(sizeof(int32_t) * (size_t)(n + 1));
+    if (!st && !ord) st = DP_STATUS_NOMEM;
+    if (!st) st = pretrained_layer_order(g, ord);
     if (st) {
-        free(count);
+        free(count), free(ord);
         return st;
     }
     for (int32_t k = 0; k < nu; k++) rank[k] = -1;
     for (int32_t j = 0; j < n; j++) {
-        int32_t op = g->topo[j], k = c->u.unit_of[op];
+        int32_t op = ord[j], k = c->u.unit_of[op];
         if (rank[k] < 0) rank[k] = j;
         const dp_op *o = &g->ops[op];
         c->mem[k] += (double)o->param_bytes + (double)o->temp_bytes;
@@ -245,6 +324,7 @@ static dp_status build_units(dp_pretrained_ctx *c, dp_sim *sim, int32_t *rank) {
         if (!isfinite(c->comp_min[k])) c->comp_min[k] = 0;
         c->total_work += c->comp_min[k];
     }
+    free(ord);
     for (int32_t k = 0; k < nu; k++) rank[k] = rank[k] < 0 ? n : rank[k], count[rank[k] + 1]++;
     for (int32_t j = 0; j <= n; j++) count[j + 1] += count[j];
     for (int32_t k = 0; k < nu; k++) c->order[count[rank[k]]++] = k;
@@ -337,12 +417,8 @@ static dp_status build_scopes(dp_pretrained_ctx *c) {
         snprintf(buf, sizeof buf, "%s", dp_graph_forward_scope(dp_graph_str(g, o->scope)));
         if (!*buf) continue;
         c->scope[k] = dp_strtab_intern(st, buf);
-        char *cut = strrchr(buf, '/'), *dot = strrchr(buf, '.');
-        if (dot > cut) cut = dot;
-        if (cut) {
-            *cut = '\0';
-            c->parent[k] = dp_strtab_intern(pt, buf);
-        }
+        int cut = scope_parent(buf);
+        if (cut) c->parent[k] = dp_strtab_intern(pt, buf);
         if (c->scope[k] < 0 || (cut && c->parent[k] < 0)) s = DP_STATUS_NOMEM;
     }
     if (!s) c->n_scopes = (int32_t)st->n, c->n_parents = (int32_t)pt->n;

@@ -29,4 +29,9 @@ void pretrained_forward(const dp_pretrained_policy *p, const float *rows, int n,
 void pretrained_backward(const dp_pretrained_policy *p, float *grad, const pretrained_acts *a, const float *dscore,
                          int n, pretrained_acts *s);
 
+/* The order the decoder places a finalized graph's ops in, into out
+ * [n_ops]: topological, layer by layer where g->topo goes time step by time
+ * step (pretrained_decode.c says why). DP_STATUS_NOMEM. */
+dp_status pretrained_layer_order(const dp_graph *g, int32_t *out);
+
 #endif
