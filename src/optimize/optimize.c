@@ -186,10 +186,12 @@ static void relay_stepped(void *user, const dp_run_state *s) {
 /* Search-after's seconds: its own, or what the job's time budget has left
  * when training ran past its share (an update is never cut short), so that
  * a --time budget holds the whole job and a job is compared with the
- * search alone at the same total time. */
+ * search alone at the same total time. Never below 0: the run driver reads
+ * a negative max_seconds as no limit, and the budget can run out between
+ * search_after's check and the run (the search's set-up takes time). */
 static double after_budget(const dp_optimize *op) {
     double left = op->o.max_seconds > 0 ? op->o.max_seconds - (dp_now_s() - op->start_s) : INFINITY;
-    return fmin(op->plan.after_s, left);
+    return fmax(0, fmin(op->plan.after_s, left));
 }
 
 /* Runs m through the run driver: the method's run (phase TRAIN: the
