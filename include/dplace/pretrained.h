@@ -4,8 +4,8 @@
  * chains of ops with each gradient op beside the forward op it
  * differentiates, or a PyTorch export's modules), in a topological order
  * of the graph that finishes a layer before it opens the next (an unrolled
- * RNN's layer through all its time steps). For each unit the decoder builds one row of features per device it
- * may use: what the unit is (its compute, memory, parameters, bytes in and
+ * RNN's layer through all its time steps). For each unit the decoder
+ * builds one row of features per device it may use: what the unit is (its compute, memory, parameters, bytes in and
  * out, its place on the graph's critical path), what the device is (its
  * kind, peak, memory, how much slower the unit runs there) and what the
  * placement so far makes of it (when the unit could start and finish there

@@ -234,18 +234,13 @@ static int scope_parent(char *buf) {
  * g->topo's order. */
 dp_status pretrained_layer_order(const dp_graph *g, int32_t *out) {
     int32_t n = g->n_ops;
-    int32_t *pos = malloc(sizeof(int32_t) * (size_t)n), *indeg = malloc(sizeof(int32_t) * (size_t)n);
-    int32_t *key = malloc(sizeof(int32_t) * (size_t)n);
-    dp_strtab *pt = dp_strtab_init();
-    int32_t *first = NULL;
+    size_t bytes = sizeof(int32_t) * (size_t)(n + 1);
+    int32_t *pos = malloc(bytes), *indeg = malloc(bytes), *key = malloc(bytes), *first = malloc(bytes);
+    dp_strtab *pt = dp_strtab_init(); /* the layers; first[id]: where each opened in g->topo */
     dp_heap h;
     memset(&h, 0, sizeof h);
-    dp_status st = pos && indeg && key && pt ? DP_STATUS_OK : DP_STATUS_NOMEM;
-    if (!st) {
-        for (int32_t j = 0; j < n; j++) pos[g->topo[j]] = j;
-        first = malloc(sizeof(int32_t) * (size_t)(n + 1));
-        if (!first) st = DP_STATUS_NOMEM;
-    }
+    dp_status st = pos && indeg && key && first && pt ? DP_STATUS_OK : DP_STATUS_NOMEM;
+    for (int32_t j = 0; !st && j < n; j++) pos[g->topo[j]] = j;
     char buf[DP_GRAPH_NAME_MAX + 1];
     for (int32_t j = 0; !st && j < n; j++) {
         int32_t op = g->topo[j];
