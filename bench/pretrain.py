@@ -289,11 +289,17 @@ def relabel(args):
     --note): for weights trained under a decoder whose features are the same
     list but were computed otherwise (the decode order), to go on training
     them under this one. The weights' checksum is left as it is."""
-    b = bytearray(open(args.paths[0], "rb").read())
+    def refuse(why):
+        print(f"pretrain: {args.paths[0]}: {why}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        b = bytearray(open(args.paths[0], "rb").read())
+    except OSError as e:
+        refuse(f"cannot read it ({e.strerror})")
     if len(b) < 112 or b[:8] != b"DPPOLICY":
-        sys.exit(f"pretrain: {args.paths[0]}: not a dplace policy")
+        refuse("not a dplace policy")
     if struct.unpack_from("<I", b, 20)[0] != FEATURES:
-        sys.exit(f"pretrain: {args.paths[0]}: {struct.unpack_from('<I', b, 20)[0]} features, this build {FEATURES}")
+        refuse(f"{struct.unpack_from('<I', b, 20)[0]} features, this build {FEATURES}")
     struct.pack_into("<I", b, 12, FEATURE_SET)
     if args.note is not None:
         note = args.note.encode()[:63]

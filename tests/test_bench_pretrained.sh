@@ -2,8 +2,9 @@
 # bench_pretrained rl, the pretrained policy's policy-gradient training over
 # many pairs, as bench/pretrain.py runs it: a run stopped and run again goes
 # on from the policy it wrote (its log continuing, the policy loadable), and
-# a list it cannot read is refused in one line. Two small pairs keep it to
-# seconds.
+# a list it cannot read is refused in one line; bench/pretrain.py relabel
+# makes a policy of another feature set loadable and refuses a file that is
+# not a policy. Two small pairs keep it to seconds.
 # usage: test_bench_pretrained.sh PATH_TO_BENCH_PRETRAINED PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 B="$1"
@@ -35,6 +36,26 @@ expect 1 "no-such-model" -- "$B" rl "$T/bad.txt" "$P" "$T/q.dpp" 2
 absent "$T/q.dpp"
 }
 
+# relabel: a policy whose feature set field says 3 is refused by dplace,
+# loads once relabelled (the same weights, the note given); a file that is
+# not a policy, or none: one line, exit 2, nothing written
+test_relabel() {
+R="/usr/bin/python3 ../bench/pretrain.py relabel"
+/usr/bin/python3 -c "import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[12]=3; open(sys.argv[2],'wb').write(b)" \
+  "$P" "$T/old.dpp"
+expect 2 "feature set 3" -- "$D" optimize --model synthetic-600 --devices k40x2 --agent pretrained --init "$T/old.dpp" \
+  --updates 0 --baselines none
+expect 0 "" -- $R "$T/old.dpp" "$T/new.dpp" --note "relabelled"
+cmp -s "$T/new.dpp" "$P" && bad "the note was not written" || ok
+expect 0 "best" -- "$D" optimize --model synthetic-600 --devices k40x2 --agent pretrained --init "$T/new.dpp" \
+  --updates 0 --baselines none --set zero-shot=0
+printf 'not a policy\n' >"$T/text.dpp"
+expect 2 "text.dpp: not a dplace policy" -- $R "$T/text.dpp" "$T/x.dpp"
+expect 2 "nope.dpp: cannot read it" -- $R "$T/nope.dpp" "$T/x.dpp"
+absent "$T/x.dpp"
+}
+
 test_run test_rl_resumes
 test_run test_rl_bad_list
+test_run test_relabel
 finish test_bench_pretrained
