@@ -237,6 +237,34 @@ static void test_time_budget_holds_search_after(void) {
     dp_graph_free(g);
 }
 
+/* A time budget is the job's: training that stops short of its share (here
+ * after one update) leaves search-after the rest of the budget, more than
+ * its own seconds. Judged from when training ended, as above. */
+static void test_time_budget_gives_search_after_the_rest(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *ds = dp_devices_preset("k40x2", &err);
+    CHECK(g && ds);
+    dp_optimize_set sets[] = {{"batch", "4"}};
+    dp_optimize_options o = options("post");
+    o.g = g, o.ds = ds, o.sets = sets, o.n_sets = 1, o.baselines = "none";
+    o.max_updates = 1, o.max_seconds = 3.0, o.search_after_s = 1.0;
+    overrun_state ov = {0, 1, 0}; /* no busy step: only the end is noted */
+    dp_optimize_hooks h = {&ov, NULL, NULL, NULL, note_train_end};
+    dp_optimize *op = dp_optimize_init(&o, &err);
+    CHECK(op);
+    double t0 = dp_now_s();
+    CHECK_INT_EQ(dp_optimize_run(op, &h, &err), DP_STATUS_OK);
+    dp_search *after = dp_optimize_search_after(op);
+    double left = o.max_seconds - (ov.train_end_s - t0);
+    CHECK(after);
+    if (after && left > o.search_after_s + 0.6) CHECK(dp_search_get_state(after)->elapsed_s > o.search_after_s + 0.1);
+    CHECK(dp_now_s() - t0 < o.max_seconds + 1.0);
+    dp_optimize_free(op);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_prepare_budgets);
@@ -246,5 +274,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_prepare_rules);
     TEST_RUN(test_best_after_search);
     TEST_RUN(test_time_budget_holds_search_after);
+    TEST_RUN(test_time_budget_gives_search_after_the_rest);
     return test_end();
 }

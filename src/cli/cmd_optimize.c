@@ -136,8 +136,8 @@ static int parse_args(int argc, char **argv, opt_args *o) {
          .help = "search: a start placement (dplace-placement v1, e.g. another run's -o) beside the baselines'"},
         {"--search-after", NULL, "D", CLI_DURATION, .real = &o->search_after,
          .help = "after a learned agent's run, dplace's search from its best placement for this long (90s, 2m; "
-                 "--set search-after; the dplace preset's own); a --time budget includes it (when training runs past "
-                 "its share, the search gets what is left)"},
+                 "--set search-after; the dplace preset's own); a --time budget includes it: the search gets what the "
+                 "budget has left when training ends, more when training stops short of its share"},
         {"--refine", NULL, "D", CLI_DURATION, .real = &o->search_after, .renamed = "--search-after"},
         {"--init", NULL, "FILE", CLI_STRING, .str = &o->init_path,
          .help = "start from the networks of another run's checkpoint (any graph: Mars's transfer; same agent "

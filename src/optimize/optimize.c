@@ -183,15 +183,18 @@ static void relay_stepped(void *user, const dp_run_state *s) {
     if (r->h && r->h->stepped) r->h->stepped(r->h->user, r->phase, r->m, s);
 }
 
-/* Search-after's seconds: its own, or what the job's time budget has left
- * when training ran past its share (an update is never cut short), so that
- * a --time budget holds the whole job and a job is compared with the
- * search alone at the same total time. Never below 0: the run driver reads
- * a negative max_seconds as no limit, and the budget can run out between
+/* Search-after's seconds: with a --time budget, all that the budget has
+ * left when training ends (more than its own when training stopped short
+ * of its share, less when it ran past: an update is never cut short), so
+ * that a job takes its whole budget and is compared with the search alone
+ * at the same total time; without one, its own. 0 when the job has no
+ * search-after. Never below 0: the run driver reads a negative
+ * max_seconds as no limit, and the budget can run out between
  * search_after's check and the run (the search's set-up takes time). */
 static double after_budget(const dp_optimize *op) {
-    double left = op->o.max_seconds > 0 ? op->o.max_seconds - (dp_now_s() - op->start_s) : INFINITY;
-    return fmax(0, fmin(op->plan.after_s, left));
+    if (!(op->plan.after_s > 0)) return 0;
+    if (!(op->o.max_seconds > 0)) return op->plan.after_s;
+    return fmax(0, op->o.max_seconds - (dp_now_s() - op->start_s));
 }
 
 /* Runs m through the run driver: the method's run (phase TRAIN: the
