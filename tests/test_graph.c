@@ -364,6 +364,35 @@ static void test_topo_depth_first(void) {
     dp_graph_free(g);
 }
 
+/* The keyed order takes the ready op of least key, then least tie, never
+ * an op before its producer: on the chains x -> a1 -> a2, x -> b1 -> b2,
+ * keys putting the b chain first give x b1 b2 a1 a2, and equal keys fall
+ * to the ties (b2's tie below a1's still waits for b1). */
+static void test_topo_keyed(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_init("chains");
+    const char *names[] = {"x", "a1", "b1", "a2", "b2"};
+    const int32_t from[] = {-1, 0, 0, 1, 2};
+    for (int i = 0; i < 5; i++) {
+        CHECK(dp_graph_add_op(g, names[i], "T", NULL, NULL, &err) == i);
+        if (from[i] >= 0) CHECK(dp_graph_add_input(g, i, from[i], 0, &err) == 0);
+        CHECK(dp_graph_add_output_bytes(g, i, 4, &err) == 0);
+    }
+    CHECK(dp_graph_finalize(g, NULL, &err) == 0);
+    int32_t out[5];
+    const double key_b_first[] = {0, 1, 0, 1, 0};
+    const uint32_t tie0[] = {0, 0, 0, 0, 0};
+    CHECK(dp_graph_topo_keyed(g, key_b_first, tie0, out, &err) == 0);
+    const int32_t want_b[] = {0, 2, 4, 1, 3};
+    for (int i = 0; i < 5; i++) CHECK_INT_EQ(out[i], want_b[i]);
+    const double same[] = {0, 0, 0, 0, 0};
+    const uint32_t tie[] = {0, 3, 2, 4, 1};
+    CHECK(dp_graph_topo_keyed(g, same, tie, out, &err) == 0);
+    const int32_t want_tie[] = {0, 2, 4, 1, 3};
+    for (int i = 0; i < 5; i++) CHECK_INT_EQ(out[i], want_tie[i]);
+    dp_graph_free(g);
+}
+
 /* Device constraints parse from dplace's and TensorFlow's spellings;
  * malformed ones are refused. */
 static void test_devcon_parse(void) {
@@ -400,6 +429,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_builder_misuse_refused);
     TEST_RUN(test_devcon_parse);
     TEST_RUN(test_topo_depth_first);
+    TEST_RUN(test_topo_keyed);
     TEST_RUN(test_forward_scope);
     return test_end();
 }

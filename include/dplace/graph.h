@@ -212,6 +212,14 @@ dp_status dp_graph_finalize(dp_graph *g, const char *what, dp_error *err);
  * level by level. Errors: DP_STATUS_NOMEM. */
 dp_status dp_graph_topo_depth_first(const dp_graph *g, int32_t *out, dp_error *err);
 
+/* Writes into out [n_ops] the topological order of a finalized graph that
+ * takes, among the ready ops, the one of least key[op], then least
+ * tie[op], then lowest index: a list scheduler's order under the caller's
+ * priorities (key and tie [n_ops]; keys must not be NaN). Errors:
+ * DP_STATUS_NOMEM. */
+dp_status dp_graph_topo_keyed(const dp_graph *g, const double *key, const uint32_t *tie, int32_t *out,
+                              dp_error *err);
+
 /* Interned string access. */
 const char *dp_graph_str(const dp_graph *g, int32_t id); /* "" for -1 */
 int32_t dp_graph_intern(dp_graph *g, const char *s);       /* -1 on OOM */

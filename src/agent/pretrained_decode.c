@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/heap.h"
 #include "common/util.h"
 #include "dplace/place.h"
 #include "dplace/sim.h"
@@ -234,18 +233,16 @@ static int scope_parent(char *buf) {
  * g->topo's order. */
 dp_status pretrained_layer_order(const dp_graph *g, int32_t *out) {
     int32_t n = g->n_ops;
-    size_t bytes = sizeof(int32_t) * (size_t)(n + 1);
-    int32_t *pos = malloc(bytes), *indeg = malloc(bytes), *key = malloc(bytes), *first = malloc(bytes);
+    double *key = malloc(sizeof(double) * (size_t)(n + 1));
+    uint32_t *pos = malloc(sizeof(uint32_t) * (size_t)(n + 1));
+    int32_t *first = malloc(sizeof(int32_t) * (size_t)(n + 1));
     dp_strtab *pt = dp_strtab_init(); /* the layers; first[id]: where each opened in g->topo */
-    dp_heap h;
-    memset(&h, 0, sizeof h);
-    dp_status st = pos && indeg && key && first && pt ? DP_STATUS_OK : DP_STATUS_NOMEM;
-    for (int32_t j = 0; !st && j < n; j++) pos[g->topo[j]] = j;
+    dp_status st = key && pos && first && pt ? DP_STATUS_OK : DP_STATUS_NOMEM;
     char buf[DP_GRAPH_NAME_MAX + 1];
     for (int32_t j = 0; !st && j < n; j++) {
         int32_t op = g->topo[j];
         const dp_op *o = &g->ops[op];
-        key[op] = j;
+        pos[op] = (uint32_t)j, key[op] = j;
         if (o->scope < 0) continue;
         snprintf(buf, sizeof buf, "%s", dp_graph_forward_scope(dp_graph_str(g, o->scope)));
         scope_parent(buf);
@@ -258,25 +255,9 @@ dp_status pretrained_layer_order(const dp_graph *g, int32_t *out) {
         if (id >= before) first[id] = j;
         key[op] = first[id];
     }
-    if (!st) st = dp_heap_init(&h, n, NULL);
-    int32_t done = 0;
-    for (int32_t i = 0; !st && i < n; i++)
-        if ((indeg[i] = g->ops[i].n_inputs) == 0) dp_heap_push_tie(&h, key[i], (uint32_t)pos[i], i);
-    while (!st && h.n > 0) {
-        int32_t u = dp_heap_entry_payload(dp_heap_pop(&h));
-        out[done++] = u;
-        const dp_op *o = &g->ops[u];
-        for (int32_t s = 0; s < o->n_outputs; s++) {
-            int64_t t = g->tensor_at[u] + s;
-            for (int64_t e = g->consumers_at[t]; e < g->consumers_at[t + 1]; e++)
-                if (--indeg[g->consumers[e]] == 0) {
-                    int32_t v = g->consumers[e];
-                    dp_heap_push_tie(&h, key[v], (uint32_t)pos[v], v);
-                }
-        }
-    }
-    dp_heap_free(&h);
-    free(pos), free(indeg), free(key), free(first);
+    dp_error err;
+    if (!st) st = dp_graph_topo_keyed(g, key, pos, out, &err);
+    free(key), free(pos), free(first);
     if (pt) dp_strtab_free(pt);
     return st;
 }

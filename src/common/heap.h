@@ -1,7 +1,7 @@
 /* One binary min-heap for the modules that schedule by time: the simulator's
- * event queue, the list placers' ready lists and the pretrained decoder's
- * order. Internal (inlined: the simulator pushes and pops one event per op
- * and per transfer hop).
+ * event queue, the list placers' ready lists and the graph's keyed
+ * topological order. Internal (inlined: the simulator pushes and pops one
+ * event per op and per transfer hop).
  *
  * An entry is (key, tie, payload): a double key, a 32-bit tie-break and a
  * 32-bit payload, ordered by key, then tie, then payload (as a signed

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/heap.h"
 #include "common/util.h"
 
 /* ---- dtypes ---------------------------------------------------------------- */
@@ -517,6 +518,38 @@ dp_status dp_graph_topo_depth_first(const dp_graph *g, int32_t *out, dp_error *e
     assert(done == n); /* finalized: no cycle */
     free(indeg);
     free(stack);
+    return DP_STATUS_OK;
+}
+
+dp_status dp_graph_topo_keyed(const dp_graph *g, const double *key, const uint32_t *tie, int32_t *out,
+                              dp_error *err) {
+    assert(g->finalized);
+    int32_t n = g->n_ops, done = 0;
+    int32_t *indeg = malloc((size_t)n * sizeof(int32_t));
+    dp_heap h;
+    memset(&h, 0, sizeof h);
+    if (!indeg || dp_heap_init(&h, n, NULL)) {
+        free(indeg);
+        dp_heap_free(&h);
+        return oom(err);
+    }
+    for (int32_t i = 0; i < n; i++)
+        if ((indeg[i] = g->ops[i].n_inputs) == 0) dp_heap_push_tie(&h, key[i], tie[i], i);
+    while (h.n > 0) {
+        int32_t u = dp_heap_entry_payload(dp_heap_pop(&h));
+        out[done++] = u;
+        const dp_op *o = &g->ops[u];
+        for (int32_t s = 0; s < o->n_outputs; s++) {
+            int64_t t = g->tensor_at[u] + s;
+            for (int64_t e = g->consumers_at[t]; e < g->consumers_at[t + 1]; e++) {
+                int32_t v = g->consumers[e];
+                if (--indeg[v] == 0) dp_heap_push_tie(&h, key[v], tie[v], v);
+            }
+        }
+    }
+    assert(done == n); /* finalized: no cycle */
+    dp_heap_free(&h);
+    free(indeg);
     return DP_STATUS_OK;
 }
 
