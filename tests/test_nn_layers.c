@@ -171,6 +171,26 @@ static void test_linear(void) {
     run_case("linear", &c);
 }
 
+/* The input-major linear layer computes the same layer as the other to
+ * float rounding, at every row count (one to six rows take the skinny
+ * kernels, more the general one), with and without a bias. */
+static void test_linear_input_major(void) {
+    const int C = 33, OC = 64;
+    float *w = frand((size_t)OC * C, -1, 1), *wt = fbuf((size_t)C * OC), *b = frand(OC, -1, 1);
+    for (int o = 0; o < OC; o++)
+        for (int k = 0; k < C; k++) wt[(size_t)k * OC + o] = w[(size_t)o * C + k];
+    for (int N = 1; N <= 9; N++)
+        for (int bias = 0; bias < 2; bias++) {
+            TEST_CASE("N %d, bias %d", N, bias);
+            float *x = frand((size_t)N * C, -1, 1), *want = fbuf((size_t)N * OC), *got = fbuf((size_t)N * OC);
+            dp_nn_linear_forward(want, x, w, bias ? b : NULL, N, C, OC);
+            dp_nn_linear_forward_t(got, x, wt, bias ? b : NULL, N, C, OC);
+            for (int i = 0; i < N * OC; i++) CHECK_NEAR(got[i], want[i], 1e-5 * (1 + fabsf(want[i])));
+            free(x), free(want), free(got);
+        }
+    free(w), free(wt), free(b);
+}
+
 /* ---- the checker itself: deliberately wrong backwards are reported ---- */
 
 /* linear backward whose input gradient is off by 5% */
@@ -942,6 +962,7 @@ int main(int argc, char **argv) {
     dp_rng_seed(&g_rng, 2024);
     dp_nn_set_threads(1);
     TEST_RUN(test_linear);
+    TEST_RUN(test_linear_input_major);
     TEST_RUN(test_checker_passes_correct_gradient);
     TEST_RUN(test_checker_flags_scaled_input_gradient);
     TEST_RUN(test_checker_flags_dropped_weight_term);

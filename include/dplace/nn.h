@@ -50,6 +50,14 @@ float dp_nn_sigmoid(float x);
 /* out [N, OC] = inp [N, C] @ weight[OC, C]^T + bias [OC]; bias may be NULL. */
 void dp_nn_linear_forward(float *out, const float *inp, const float *weight,
                           const float *bias, int N, int C, int OC);
+/* out [N, OC] = inp [N, C] @ weight_t [C, OC] + bias [OC]: the same layer
+ * with its weight stored input-major (the transpose of the layout above).
+ * For a few rows at a time (a decoder scoring its choices one step at a
+ * time) it runs several times faster: each output row is a sum of weight
+ * rows, with no sums across vector lanes. Its sums are taken in another
+ * order than dp_nn_linear_forward's, so the two agree to rounding only. */
+void dp_nn_linear_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, int N, int C,
+                            int OC);
 /* dinp [N, C] += dout @ weight; dweight [OC, C] += dout^T @ inp;
  * dbias [OC] += column sums of dout [N, OC]. Any gradient may be NULL. */
 void dp_nn_linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,

@@ -11,7 +11,13 @@ struct dp_pretrained_policy {
     dp_nn_params params; /* mean, std, w1, b1, w2, b2, w3, b3 */
     int32_t h1, h2;
     char note[64];
+    float *wt; /* w1 [F, h1] then w2 [h1, h2], transposed: what the forward
+                  pass reads (pretrained_policy_sync keeps them) */
 };
+
+/* Copies the policy's w1 and w2 into p->wt transposed; called whenever
+ * the weights change (made, read, stepped). */
+void pretrained_policy_sync(dp_pretrained_policy *p);
 
 /* One pass's activations over n rows (n <= DP_MAX_DEVICES). */
 typedef struct pretrained_acts {

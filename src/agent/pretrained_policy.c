@@ -54,7 +54,24 @@ static dp_pretrained_policy *policy_new(int32_t h1, int32_t h2, uint64_t seed, d
         free(p);
         return NULL;
     }
+    if (!(p->wt = malloc(sizeof(float) * ((size_t)F * h1 + (size_t)h1 * h2)))) {
+        dp_nn_params_free(&p->params);
+        free(p);
+        dp_error_set(err, DP_STATUS_NOMEM, "pretrained policy: out of memory");
+        return NULL;
+    }
+    pretrained_policy_sync(p);
     return p;
+}
+
+void pretrained_policy_sync(dp_pretrained_policy *p) {
+    const int F = DP_PRETRAINED_FEATURES, h1 = p->h1, h2 = p->h2;
+    const float *w1 = p->params.data + p->params.offset[T_W1], *w2 = p->params.data + p->params.offset[T_W2];
+    float *t1 = p->wt, *t2 = p->wt + (size_t)F * h1;
+    for (int o = 0; o < h1; o++)
+        for (int c = 0; c < F; c++) t1[(size_t)c * h1 + o] = w1[(size_t)o * F + c];
+    for (int o = 0; o < h2; o++)
+        for (int c = 0; c < h1; c++) t2[(size_t)c * h2 + o] = w2[(size_t)o * h1 + c];
 }
 
 dp_pretrained_policy *dp_pretrained_policy_random(int32_t h1, int32_t h2, uint64_t seed, dp_error *err) {
@@ -64,6 +81,7 @@ dp_pretrained_policy *dp_pretrained_policy_random(int32_t h1, int32_t h2, uint64
 void dp_pretrained_policy_free(dp_pretrained_policy *p) {
     if (!p) return;
     dp_nn_params_free(&p->params);
+    free(p->wt);
     free(p);
 }
 
@@ -143,6 +161,7 @@ dp_pretrained_policy *dp_pretrained_policy_from_bytes(const void *bytes, size_t 
             dp_pretrained_policy_free(p);
             return NULL;
         }
+    pretrained_policy_sync(p);
     return p;
 }
 
@@ -191,9 +210,9 @@ void pretrained_forward(const dp_pretrained_policy *p, const float *rows, int n,
     for (int r = 0; r < n; r++)
         for (int i = 0; i < F; i++)
             a->x[r * F + i] = (rows[r * F + i] - d[off[T_MEAN] + i]) / d[off[T_STD] + i];
-    dp_nn_linear_forward(a->z1, a->x, d + off[T_W1], d + off[T_B1], n, F, p->h1);
+    dp_nn_linear_forward_t(a->z1, a->x, p->wt, d + off[T_B1], n, F, p->h1);
     dp_nn_relu_forward(a->a1, a->z1, (size_t)n * p->h1);
-    dp_nn_linear_forward(a->z2, a->a1, d + off[T_W2], d + off[T_B2], n, p->h1, p->h2);
+    dp_nn_linear_forward_t(a->z2, a->a1, p->wt + (size_t)F * p->h1, d + off[T_B2], n, p->h1, p->h2);
     dp_nn_relu_forward(a->a2, a->z2, (size_t)n * p->h2);
     dp_nn_linear_forward(a->score, a->a2, d + off[T_W3], d + off[T_B3], n, p->h2, 1);
 }
@@ -326,5 +345,6 @@ double dp_pretrained_grad_step(dp_pretrained_grad *g, dp_pretrained_policy *p, d
     for (size_t i = 0; i < g->n; i++) p->params.grad[i] *= (float)scale;
     dp_nn_adam cfg = dp_nn_adam_default();
     dp_nn_adam_update(&p->params, &cfg, (float)lr);
+    pretrained_policy_sync(p);
     return norm;
 }

@@ -48,6 +48,19 @@ void dp_nn_linear_forward(float *out, const float *inp, const float *weight,
     nn_fp_leave(fp_);
 }
 
+/* out [N, OC] = inp [N, C] @ weight_t [C, OC] + bias [OC] */
+void dp_nn_linear_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, int N, int C,
+                            int OC) {
+    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
+    float beta = 0.0f;
+    if (bias) {
+        for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, bias, sizeof(float) * OC);
+        beta = 1.0f;
+    }
+    nn_gemm(0, 0, N, OC, C, 1.0f, inp, C, weight_t, OC, beta, out, OC);
+    nn_fp_leave(fp_);
+}
+
 /* dinp [N, C] += dout [N, OC] @ weight [OC, C]; dweight += dout^T inp; dbias += sum dout */
 void dp_nn_linear_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                            const float *inp, const float *weight, int N, int C, int OC) {
