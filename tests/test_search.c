@@ -456,7 +456,7 @@ static void test_typed_units_move_together(void) {
     CHECK(x.n_units[4] == L->u.n_units && x.n_units[4] > x.n_units[3]);
     for (int32_t i = 1; i < n; i++)
         if (!strcmp(keys[i].key, keys[i - 1].key)) {
-            TEST_CASE("ops %d and %d, key %s", (int)keys[i - 1].op, (int)keys[i].op, keys[i].key);
+            TEST_CASE("ops %d and %d, key %.160s", (int)keys[i - 1].op, (int)keys[i].op, keys[i].key);
             CHECK_INT_EQ(keys[i].unit, keys[i - 1].unit);
         }
     free(keys);

@@ -40,12 +40,16 @@ typedef enum dp_calib_param_kind {
     DP_CALIB_PARAM_KIND_COUNT
 } dp_calib_param_kind;
 
+/* Bytes of a parameter's or a proposed placement's name, with its NUL: two
+ * device names (DP_NAME_MAX each) and their labels fit. */
+#define DP_CALIB_NAME_MAX 160
+
 typedef struct dp_calib_param {
     dp_calib_param_kind kind;
     int32_t slot;       /* COMPUTE, MEMORY: the efficiency slot (DP_EFF_*)      */
     int32_t first;      /* the group's first device or link                    */
     int32_t group_size; /* devices or links in the group                       */
-    char name[160];     /* "gpu:0 (+1) matmul.compute", "link cpu:0 -> gpu:0 (+3) latency_s" */
+    char name[DP_CALIB_NAME_MAX]; /* "gpu:0 (+1) matmul.compute", "link cpu:0 -> gpu:0 (+3) latency_s" */
     double prior;       /* the starting set's value                            */
     double value;       /* the fitted value (prior when not determined)        */
     double lo, hi;      /* the bounds of the fit                               */
@@ -114,7 +118,7 @@ double dp_calib_mape(const double *predicted, const double *measured, const int8
 
 typedef struct dp_calib_proposal {
     int32_t n, n_ops;
-    char (*name)[64];    /* [n]: "single-gpu:0", "m-etf", "split-cpu:0-gpu:1-50" */
+    char (*name)[DP_CALIB_NAME_MAX]; /* [n]: "single-gpu:0", "m-etf", "split-cpu:0-gpu:1-50" */
     int32_t *placements; /* [n, n_ops]                                          */
     double *simulated_s; /* [n]: step time on the set they were proposed for    */
 } dp_calib_proposal;

@@ -135,7 +135,7 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
     }
     for (int32_t d = 0; d < ds->n_devices; d++)
         c->group_mask[c->dev_group[d]] |= 1ULL << d;
-    char gname[128];
+    char gname[DP_CALIB_NAME_MAX - 24]; /* and a parameter's suffix */
     int32_t host = host_of(c);
     for (int32_t g = 0; g < n_dev_groups; g++) {
         const dp_device *v = &ds->devices[first_dev[g]];

@@ -21,7 +21,7 @@ static dp_status propose_add(dp_sim *sim, dp_calib_proposal *out, int32_t *cap, 
         if (!memcmp(out->placements + (size_t)k * n_ops, p, n_ops * sizeof(int32_t))) return DP_STATUS_OK;
     if (out->n == *cap) {
         int32_t nc = *cap ? 2 * *cap : 32;
-        char(*nn)[64] = realloc(out->name, (size_t)nc * sizeof *nn);
+        char(*nn)[DP_CALIB_NAME_MAX] = realloc(out->name, (size_t)nc * sizeof *nn);
         if (nn) out->name = nn;
         int32_t *np = realloc(out->placements, (size_t)nc * n_ops * sizeof(int32_t) + 4);
         if (np) out->placements = np;
@@ -79,7 +79,7 @@ static void split_placement(const dp_graph *g, const dp_devices *ds, int32_t fir
 static dp_status propose_singles_and_references(dp_sim *sim, const dp_graph *g, const dp_devices *ds,
                                                 const dp_reference_options *o, dp_calib_proposal *out, int32_t *cap,
                                                 int32_t *p, dp_error *err) {
-    char name[64];
+    char name[DP_CALIB_NAME_MAX];
     dp_status st = DP_STATUS_OK;
     for (int32_t d = 0; d < ds->n_devices && !st; d++) {
         snprintf(name, sizeof name, "single-%s", ds->devices[d].name);
@@ -117,7 +117,7 @@ dp_status dp_calib_propose(dp_sim *sim, const dp_graph *g, const dp_devices *ds,
             for (int order = 0; order < 2 && !st; order++) {
                 int32_t first = order ? b : a, second = order ? a : b;
                 for (int k = 0; k < 3 && !st; k++) {
-                    char name[64];
+                    char name[DP_CALIB_NAME_MAX];
                     snprintf(name, sizeof name, "split-%s-%s-%d", ds->devices[first].name, ds->devices[second].name,
                              percents[k]);
                     split_placement(g, ds, first, second, percents[k], p, gdev, gbad);
