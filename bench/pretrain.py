@@ -6,6 +6,7 @@ corpus's training pairs (bench/corpus.py), written to policies/pretrained.dpp.
     bench/pretrain.py train [--epochs N]     # imitation, resumable -> policies/pretrained.dpp
     bench/pretrain.py rl [--updates N]       # then policy-gradient training over the pairs (resumable)
     bench/pretrain.py relabel IN OUT [--note TEXT]   # a policy's weights under this build's feature set
+    bench/pretrain.py curve CSV              # an rl run's diagnostics, a tenth of its updates a row
     bench/pretrain.py status
     bench/pretrain.py train --data D --work W --curve C --out P   # an experiment beside the shipped policy
 
@@ -307,6 +308,73 @@ def relabel(args):
     _write_bytes(os.path.abspath(args.paths[1]), bytes(b))
 
 
+def curve(args):
+    """An rl run's diagnostics from its curve (CSV: a row per update) and,
+    beside it, CSV's .greedy.csv when there is one: per tenth of the
+    updates the mean entropy of the decisions, the gradient norm before
+    clipping, the samples' valid share and their mean step time against
+    the same pair's in the run's first pass over the pairs (geometric
+    mean); per greedy measurement (--greedy), every pair's greedy step
+    time against update 0's. Markdown tables, to paste into docs/results."""
+    import csv
+    import math
+    def read(path, cols, names=None):
+        """The rows of path; a file without a header line (bench_pretrained
+        writes the greedy file so) takes names."""
+        try:
+            with open(path, newline="") as f:
+                head = f.readline()
+                f.seek(0)
+                got = list(csv.DictReader(f, fieldnames=None if head.startswith("update,") else names))
+            i = -1
+            for i, r in enumerate(got):
+                for c in cols:
+                    float(r[c])
+        except OSError as e:
+            print(f"pretrain: {path}: cannot read it ({e.strerror})", file=sys.stderr)
+            sys.exit(2)
+        except (KeyError, TypeError, ValueError):
+            print(f"pretrain: {path}: row {i + 2}: not an rl curve (needs the columns {', '.join(cols)})",
+                  file=sys.stderr)
+            sys.exit(2)
+        return got
+    rows = read(args.paths[0], ["update", "mean_s", "valid_share", "entropy", "grad_norm"])
+    if not rows:
+        print(f"pretrain: {args.paths[0]}: no updates", file=sys.stderr)
+        sys.exit(2)
+    first = {}
+    for r in rows:
+        first.setdefault(r["pair"], float(r["mean_s"]))
+    n = len(rows)
+    print("| updates | entropy (nats) | gradient norm | valid share | sample mean / first pass's |")
+    print("|---|---|---|---|---|")
+    for t in range(10):
+        part = rows[t * n // 10:(t + 1) * n // 10]
+        if not part:
+            continue
+        ratios = [math.log(float(r["mean_s"]) / first[r["pair"]]) for r in part
+                  if float(r["mean_s"]) > 0 and first[r["pair"]] > 0]
+        mean = lambda k: sum(float(r[k]) for r in part) / len(part)  # noqa: E731
+        geo = f"{math.exp(sum(ratios) / len(ratios)):.3f}" if ratios else "-"
+        print(f"| {part[0]['update']}-{part[-1]['update']} | {mean('entropy'):.4f} | {mean('grad_norm'):.1f} "
+              f"| {mean('valid_share'):.3f} | {geo} |")
+    greedy = args.greedy or (args.paths[0][:-4] + ".greedy.csv" if args.paths[0].endswith(".csv") else None)
+    if greedy and os.path.exists(greedy):
+        by = {}
+        for r in read(greedy, ["update", "greedy_s"], ["update", "pair", "greedy_s"]):
+            by.setdefault(int(r["update"]), {})[r["pair"]] = float(r["greedy_s"])
+        base = by.get(0, {})
+        print()
+        print("| update | greedy / update 0's, geometric mean | faster | slower | not valid |")
+        print("|---|---|---|---|---|")
+        for u in sorted(by):
+            ok = [(by[u][p], base[p]) for p in by[u] if p in base and 0 < by[u][p] < math.inf and 0 < base[p] < math.inf]
+            geo = math.exp(sum(math.log(a / b) for a, b in ok) / len(ok)) if ok else float("nan")
+            bad = sum(1 for v in by[u].values() if not 0 < v < math.inf)
+            print(f"| {u} | {geo:.3f} | {sum(a < b * 0.999 for a, b in ok)} | {sum(a > b * 1.001 for a, b in ok)} "
+                  f"| {bad} |")
+
+
 def status(args):
     m = manifest()
     files = glob.glob(os.path.join(DATA, "*.bin"))
@@ -315,9 +383,10 @@ def status(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["data", "train", "rl", "relabel", "status"])
-    ap.add_argument("paths", nargs="*", help="relabel: IN OUT")
+    ap.add_argument("command", choices=["data", "train", "rl", "relabel", "curve", "status"])
+    ap.add_argument("paths", nargs="*", help="relabel: IN OUT; curve: CSV")
     ap.add_argument("--note", default=None, help="relabel: what the policy was trained on (63 bytes)")
+    ap.add_argument("--greedy", default=None, help="curve: the greedy measurements (default: CSV's .greedy.csv)")
     ap.add_argument("--start", default=POLICY, help="rl: the policy it starts from")
     ap.add_argument("--steps", type=int, default=1200, help="decisions kept per pair (data)")
     ap.add_argument("--epochs", type=int, default=12)
@@ -341,7 +410,9 @@ def main():
         args.lr = 1e-4 if args.command == "rl" else 1e-3
     if args.command == "relabel" and len(args.paths) != 2:
         ap.error("relabel takes IN and OUT")
-    {"data": data, "train": train, "rl": rl, "relabel": relabel, "status": status}[args.command](args)
+    if args.command == "curve" and len(args.paths) != 1:
+        ap.error("curve takes one CSV")
+    {"data": data, "train": train, "rl": rl, "relabel": relabel, "curve": curve, "status": status}[args.command](args)
 
 
 if __name__ == "__main__":

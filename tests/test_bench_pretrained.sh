@@ -4,7 +4,8 @@
 # on from the policy it wrote (its log continuing, the policy loadable), and
 # a list it cannot read is refused in one line; bench/pretrain.py relabel
 # makes a policy of another feature set loadable and refuses a file that is
-# not a policy. Two small pairs keep it to seconds.
+# not a policy; bench/pretrain.py curve reads a run's logs. Two small pairs
+# keep it to seconds.
 # usage: test_bench_pretrained.sh PATH_TO_BENCH_PRETRAINED PATH_TO_DPLACE [CASE]   (run from tests/)
 set -u
 B="$1"
@@ -55,7 +56,22 @@ expect 2 "nope.dpp: cannot read it" -- $R "$T/nope.dpp" "$T/x.dpp"
 absent "$T/x.dpp"
 }
 
+# curve: a run's diagnostics a tenth of its updates a row, its greedy log
+# (written without a header) a measurement a row; a file that is not a
+# curve, or none: one line, exit 2
+test_curve() {
+printf '# two pairs\nsynthetic-600 k40x2\nsynthetic-600 p100x2\n' >"$T/pairs.txt"
+expect 0 "" -- "$B" rl "$T/pairs.txt" "$P" "$T/p.dpp" 4 4 1e-4 1 0.5 2
+C="/usr/bin/python3 ../bench/pretrain.py curve"
+expect 0 "| 0-0 |" -- $C "$T/p.dpp.csv"
+expect 0 "| 4 | " -- $C "$T/p.dpp.csv"
+[ "$($C "$T/p.dpp.csv" | grep -c '^| [0-9]')" = 7 ] && ok || bad "expected 4 update rows and 3 greedy rows"
+expect 2 "p.dpp.greedy.csv: row 2: not an rl curve" -- $C "$T/p.dpp.greedy.csv"
+expect 2 "nope.csv: cannot read it" -- $C "$T/nope.csv"
+}
+
 test_run test_rl_resumes
 test_run test_rl_bad_list
 test_run test_relabel
+test_run test_curve
 finish test_bench_pretrained
