@@ -35,30 +35,28 @@ float dp_nn_sigmoid(float x) { return nn_sigmoid(x); }
 
 /* ---- linear ---------------------------------------------------------------- */
 
-/* out [N, OC] = inp [N, C] @ weight [OC, C]^T + bias [OC] */
-void dp_nn_linear_forward(float *out, const float *inp, const float *weight,
-                          const float *bias, int N, int C, int OC) {
+/* out [N, OC] = inp [N, C] @ w + bias [OC], w the weight [OC, C] read
+ * transposed (input_major 0) or its transpose [C, OC] (input_major 1). */
+static void linear_forward(float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC,
+                           int input_major) {
     unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
     float beta = 0.0f;
     if (bias) {
         for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, bias, sizeof(float) * OC);
         beta = 1.0f;
     }
-    nn_gemm(0, 1, N, OC, C, 1.0f, inp, C, weight, C, beta, out, OC);
+    nn_gemm(0, !input_major, N, OC, C, 1.0f, inp, C, w, input_major ? OC : C, beta, out, OC);
     nn_fp_leave(fp_);
 }
 
-/* out [N, OC] = inp [N, C] @ weight_t [C, OC] + bias [OC] */
+void dp_nn_linear_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                          int OC) {
+    linear_forward(out, inp, weight, bias, N, C, OC, 0);
+}
+
 void dp_nn_linear_forward_t(float *out, const float *inp, const float *weight_t, const float *bias, int N, int C,
                             int OC) {
-    unsigned fp_ = nn_fp_enter(); /* flush denormals (nn_internal.h) */
-    float beta = 0.0f;
-    if (bias) {
-        for (int n = 0; n < N; n++) memcpy(out + (size_t)n * OC, bias, sizeof(float) * OC);
-        beta = 1.0f;
-    }
-    nn_gemm(0, 0, N, OC, C, 1.0f, inp, C, weight_t, OC, beta, out, OC);
-    nn_fp_leave(fp_);
+    linear_forward(out, inp, weight_t, bias, N, C, OC, 1);
 }
 
 /* dinp [N, C] += dout [N, OC] @ weight [OC, C]; dweight += dout^T inp; dbias += sum dout */
