@@ -340,10 +340,9 @@ static void test_builder_misuse_refused(void) {
     dp_graph_free(g);
 }
 
-/* The depth-first order follows chains: x -> a1 -> a2 and x -> b1 -> b2
- * (written a1, b1, a2, b2) give x a1 a2 b1 b2 where FIFO gives x a1 b1 a2
- * b2; both are topological permutations. */
-static void test_topo_depth_first(void) {
+/* Two chains from one source, x -> a1 -> a2 and x -> b1 -> b2, the ops
+ * written x, a1, b1, a2, b2 (indices 0 to 4), finalized. */
+static dp_graph *two_chains(void) {
     dp_error err;
     dp_graph *g = dp_graph_init("chains");
     const char *names[] = {"x", "a1", "b1", "a2", "b2"};
@@ -354,6 +353,15 @@ static void test_topo_depth_first(void) {
         CHECK(dp_graph_add_output_bytes(g, i, 4, &err) == 0);
     }
     CHECK(dp_graph_finalize(g, NULL, &err) == 0);
+    return g;
+}
+
+/* The depth-first order follows chains: x -> a1 -> a2 and x -> b1 -> b2
+ * (written a1, b1, a2, b2) give x a1 a2 b1 b2 where FIFO gives x a1 b1 a2
+ * b2; both are topological permutations. */
+static void test_topo_depth_first(void) {
+    dp_error err;
+    dp_graph *g = two_chains();
     int32_t dfs[5];
     CHECK(dp_graph_topo_depth_first(g, dfs, &err) == 0);
     const int32_t want_dfs[] = {0, 1, 3, 2, 4}, want_fifo[] = {0, 1, 2, 3, 4};
@@ -370,15 +378,7 @@ static void test_topo_depth_first(void) {
  * to the ties (b2's tie below a1's still waits for b1). */
 static void test_topo_keyed(void) {
     dp_error err;
-    dp_graph *g = dp_graph_init("chains");
-    const char *names[] = {"x", "a1", "b1", "a2", "b2"};
-    const int32_t from[] = {-1, 0, 0, 1, 2};
-    for (int i = 0; i < 5; i++) {
-        CHECK(dp_graph_add_op(g, names[i], "T", NULL, NULL, &err) == i);
-        if (from[i] >= 0) CHECK(dp_graph_add_input(g, i, from[i], 0, &err) == 0);
-        CHECK(dp_graph_add_output_bytes(g, i, 4, &err) == 0);
-    }
-    CHECK(dp_graph_finalize(g, NULL, &err) == 0);
+    dp_graph *g = two_chains();
     int32_t out[5];
     const double key_b_first[] = {0, 1, 0, 1, 0};
     const uint32_t tie0[] = {0, 0, 0, 0, 0};

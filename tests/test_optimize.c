@@ -197,6 +197,15 @@ static void note_train_end(void *user, dp_optimize_phase phase, dp_method m, con
     if (phase == DP_OPTIMIZE_TRAIN) ((overrun_state *)user)->train_end_s = dp_now_s();
 }
 
+/* Post on rnnlm at batch 4 (g, ds), no baselines: a job of short steps
+ * for the time-budget tests. */
+static dp_optimize_options small_post_job(dp_graph *g, dp_devices *ds) {
+    static dp_optimize_set sets[] = {{"batch", "4"}};
+    dp_optimize_options o = options("post");
+    o.g = g, o.ds = ds, o.sets = sets, o.n_sets = 1, o.baselines = "none";
+    return o;
+}
+
 /* A time budget holds the whole job: training that runs past its share
  * leaves search-after only the rest, and nothing when it took it all. How
  * much is left is judged from when training ended, so that a slow machine
@@ -206,15 +215,13 @@ static void test_time_budget_holds_search_after(void) {
     dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
     dp_devices *ds = dp_devices_preset("k40x2", &err);
     CHECK(g && ds);
-    dp_optimize_set sets[] = {{"batch", "4"}};
     /* training's share is 0.1 s of each budget; its first step takes at
      * least busy_s: 0.4 s of 3 leaves the search at most 2.6 of its 2.9,
      * 0.6 s of 0.45 leaves it nothing */
     double budgets[2] = {3.0, 0.45}, busy[2] = {0.4, 0.6};
     for (int k = 0; k < 2; k++) {
         TEST_CASE("budget %g s", budgets[k]);
-        dp_optimize_options o = options("post");
-        o.g = g, o.ds = ds, o.sets = sets, o.n_sets = 1, o.baselines = "none";
+        dp_optimize_options o = small_post_job(g, ds);
         o.max_seconds = budgets[k], o.search_after_s = budgets[k] - 0.1;
         overrun_state ov = {busy[k], 0, 0};
         dp_optimize_hooks h = {&ov, NULL, NULL, overrun, note_train_end};
@@ -245,11 +252,9 @@ static void test_time_budget_gives_search_after_the_rest(void) {
     dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
     dp_devices *ds = dp_devices_preset("k40x2", &err);
     CHECK(g && ds);
-    dp_optimize_set sets[] = {{"batch", "4"}};
-    dp_optimize_options o = options("post");
-    o.g = g, o.ds = ds, o.sets = sets, o.n_sets = 1, o.baselines = "none";
+    dp_optimize_options o = small_post_job(g, ds);
     o.max_updates = 1, o.max_seconds = 3.0, o.search_after_s = 1.0;
-    overrun_state ov = {0, 1, 0}; /* no busy step: only the end is noted */
+    overrun_state ov = {0}; /* no busy step: only the end is noted */
     dp_optimize_hooks h = {&ov, NULL, NULL, NULL, note_train_end};
     dp_optimize *op = dp_optimize_init(&o, &err);
     CHECK(op);
