@@ -272,27 +272,17 @@ def simulate(dplace, graph, devices, placement):
 
 
 def report_sections(report):
-    """From calibrate's report: ([(parameter, start, calibrated, sensitivity)]
-    fitted, [(parameter, value kept, sensitivity)] not determined), values
-    as the report prints them."""
-    fitted, undet, part = [], [], None
-    for line in report.splitlines():
-        low = line.strip().lower()
-        if low.startswith("fitted parameter"):
-            part = "fitted"
-            continue
-        if low.startswith("not determined"):
-            part = "undet"
-            continue
-        if not line.strip():
-            part = None
-            continue
-        f = line.split()
-        if part == "fitted" and len(f) >= 5:
-            fitted.append((f[1] if ":" in f[0] else f[0], f[-3], f[-2], f[-1]))
-        elif part == "undet" and len(f) >= 4:
-            undet.append((f[1], f[2], line[line.index("(sensitivity") + 13:].rstrip(")").strip()
-                          if "(sensitivity" in line else "?"))
+    """From calibrate's --json report: ([(parameter, stock, calibrated,
+    sensitivity)] fitted, [(parameter, value kept, sensitivity)] not
+    determined), the values as the text report prints them; a parameter is
+    named without its device ("matmul.compute")."""
+    fitted, undet = [], []
+    for p in report["parameters"]:
+        name = p["name"].split()[-1]
+        if p["determined"]:
+            fitted.append((name, f"{p['stock']:.4g}", f"{p['calibrated']:.4g}", f"{p['sensitivity']:.3f}"))
+        else:
+            undet.append((name, f"{p['stock']:.4g}", f"{p['sensitivity']:.3g}"))
     return fitted, undet
 
 
@@ -330,18 +320,6 @@ def class_shares(dplace, folder, calibrated, fitted, undet, graph, place):
     return shares
 
 
-def at_bound(param, start, value):
-    """Whether a fitted value ended at a bound of its pass's range: an
-    efficiency at start/10 or start x 10 (or 16), a launch overhead at
-    start/100 or start x 100 (or 1 s); a link's at none checked here."""
-    if not start > 0 or not value > 0:
-        return False
-    wide = 100.0 if param.startswith("launch") else 10.0
-    cap = 1.0 if param.startswith("launch") else 16.0
-    r = value / start
-    return r >= wide * 0.999 or r <= 1.001 / wide or value >= cap * 0.999
-
-
 def err(sim, meas):
     return 100.0 * (sim - meas) / meas
 
@@ -377,10 +355,10 @@ def analyze(args):
         cmd = [args.dplace, "calibrate"]
         for e in fit:
             cmd += ["--graph", e["graph"]]
-        cmd += ["--devices", start, "--measurements", "fit.csv", "--holdout", "0", "-o", outname]
+        cmd += ["--devices", start, "--measurements", "fit.csv", "--holdout", "0", "--json", "-o", outname]
         say(" ".join(cmd[1:]))
         try:
-            out, errtext = run(cmd, "dplace calibrate", cwd=folder)
+            out, _ = run(cmd, "dplace calibrate", cwd=folder)
         except Failed as e:
             # a later pass, starting elsewhere, may find more parameters
             # sensitive than the fit has measurements: keep the pass before
@@ -388,15 +366,17 @@ def analyze(args):
                 raise
             say(f"pass {k} refused ({e}); keeping pass {k - 1}")
             break
-        report = (out + "\n" + errtext).strip()
+        try:
+            report = json.loads(out)
+        except ValueError:
+            raise Failed(f"dplace calibrate --json: not a JSON object: {out[:200]!r}")
         reports.append(report)
-        fitted_k, _ = report_sections(report)
-        bound = [p for p, a, b, _ in fitted_k if at_bound(p, float(a), float(b))]
+        bound = [p["name"].split()[-1] for p in report["parameters"] if p["at_bound"]]
         passes.append((outname, bound))
         start = outname
         if not bound:
             break
-    write_atomic(os.path.join(folder, "calibrate.txt"), "\n\n".join(reports) + "\n")
+    write_atomic(os.path.join(folder, "calibrate.json"), json.dumps(reports, indent=1) + "\n")
     calibrated = os.path.join(folder, "calibrated.json")  # the last pass's file
     with open(os.path.join(folder, passes[-1][0]), encoding="utf-8") as f:
         write_atomic(calibrated, f.read())
@@ -490,7 +470,7 @@ def analyze(args):
         write_atomic(args.output, text)
     print(text, end="")
     held = summary.get("**held out, all**")
-    say(f"held-out MAPE {held:.1f}% (target: 20%); calibrate's report in {folder}/calibrate.txt")
+    say(f"held-out MAPE {held:.1f}% (target: 20%); calibrate's reports in {folder}/calibrate.json")
     return 0
 
 

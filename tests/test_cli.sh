@@ -164,6 +164,28 @@ grep -q '"version": 2' "$T/cal/mine.json" && grep -q '"efficiency"' "$T/cal/mine
 expect 0 "valid" -- "$D" simulate --model synthetic-300 --devices "$T/cal/mine.json" --placement gpu:1
 }
 
+# calibrate --json: one JSON object with the errors, every parameter with
+# its bounds and every measurement with its simulated times, and the -o file
+test_calibrate_json() {
+calibrate_measured
+"$D" calibrate --model synthetic-300 --devices k40x2 --measurements "$T/cal/filled.csv" --json \
+  -o "$T/cal/j.json" >"$T/cal/report.json" 2>"$T/err" && ok || bad "calibrate --json: exit $?"
+python3 - "$T/cal/report.json" "$T/cal/filled.csv" "$T/cal/j.json" <<'PY' && ok || bad "calibrate --json: $(cat "$T/err")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = [l for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "graph,"))]
+assert r["measurements"] == len(rows) == len(r["samples"]) == r["fitted"] + r["held_out"], r
+assert r["held_out"] == sum(s["held_out"] for s in r["samples"]) > 0
+assert r["written"] == sys.argv[3] and r["fit_mape"] < r["fit_mape_stock"]
+fit = [p for p in r["parameters"] if p["determined"]]
+assert fit and len(fit) < len(r["parameters"])
+assert all(p["low"] <= p["calibrated"] <= p["high"] for p in fit)
+assert all(p["calibrated"] == p["stock"] and not p["at_bound"] for p in r["parameters"] if not p["determined"])
+assert all(s["measured_s"] > 0 and s["stock_s"] > 0 and s["calibrated_s"] > 0 for s in r["samples"])
+PY
+expect 2 "--json needs measurements" -- "$D" calibrate --model synthetic-300 --devices k40x2 --propose "$T/p2" --json
+}
+
 # calibrate: bad measurements are refused with exit 2 and one line naming
 # the file and the row; nothing is written
 test_calibrate_bad_input() {
@@ -293,6 +315,7 @@ test_run test_devices_export_v2
 test_run test_devices_unknown
 test_run test_calibrate_propose
 test_run test_calibrate_fit
+test_run test_calibrate_json
 test_run test_calibrate_bad_input
 test_run test_calibrate_measure
 test_run test_noise_seed

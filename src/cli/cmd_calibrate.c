@@ -2,6 +2,8 @@
  * step times of placements and writes the calibrated devices file; or
  * proposes the placements worth measuring (docs/calibrate.md). */
 #include <errno.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@ typedef struct calib_args {
     const char *devices, *csv, *measure, *propose, *out;
     double holdout, measure_timeout, min_sensitivity;
     long seed, iters;
+    int json;
 } calib_args;
 
 /* The loaded problem: graphs (with the argument that named each), the
@@ -356,7 +359,59 @@ static void print_report(const calib_job *j, const dp_calib_result *r, const cal
     }
 }
 
-/* Fits the measurements, prints the report and writes -o. */
+/* A JSON number, or null for NaN (no sample) and infinities. */
+static json_t *json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+/* Prints the fit as one JSON object (--json): what print_report says, each
+ * parameter with its bounds and whether it ended at one (a value the
+ * measurements pushed as far as the fit lets it go, worth a second pass
+ * from the calibrated file), and each measurement with its simulated times;
+ * `written` the -o file or NULL. */
+static void print_json(const calib_job *j, const dp_calib_result *r, const calib_args *a, const char *written) {
+    json_t *o = json_object();
+    json_object_set_new(o, "device_set", json_string(j->ds->name));
+    json_t *graphs = json_array();
+    for (int i = 0; i < j->n_graphs; i++)
+        json_array_append_new(graphs, json_string(j->arg[i]));
+    json_object_set_new(o, "graphs", graphs);
+    json_object_set_new(o, "measurements", json_integer(r->n_samples));
+    json_object_set_new(o, "fitted", json_integer(r->n_fit));
+    json_object_set_new(o, "held_out", json_integer(r->n_holdout));
+    json_object_set_new(o, "holdout", json_real(a->holdout));
+    json_object_set_new(o, "seed", json_integer(a->seed));
+    json_object_set_new(o, "iterations", json_integer(r->iterations));
+    json_object_set_new(o, "min_sensitivity", json_real(a->min_sensitivity));
+    json_object_set_new(o, "fit_mape_stock", json_num(r->prior_fit_mape));
+    json_object_set_new(o, "fit_mape", json_num(r->fit_mape));
+    json_object_set_new(o, "held_out_mape_stock", json_num(r->prior_holdout_mape));
+    json_object_set_new(o, "held_out_mape", json_num(r->holdout_mape));
+    json_t *params = json_array();
+    for (int32_t p = 0; p < r->n_params; p++) {
+        const dp_calib_param *q = &r->params[p];
+        int at_bound = q->determined && (q->value <= q->lo * 1.001 || q->value >= q->hi * 0.999);
+        json_array_append_new(params, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b}", "name", q->name, "stock",
+                                                json_num(q->prior), "calibrated", json_num(q->value), "low",
+                                                json_num(q->lo), "high", json_num(q->hi), "sensitivity",
+                                                json_num(q->sensitivity), "determined", q->determined, "at_bound",
+                                                at_bound));
+    }
+    json_object_set_new(o, "parameters", params);
+    json_t *rows = json_array();
+    for (int32_t m = 0; m < r->n_samples; m++)
+        json_array_append_new(rows, json_pack("{s:s, s:s, s:o, s:o, s:o, s:b}", "label", j->samples[m].label, "graph",
+                                              j->arg[j->samples[m].graph], "measured_s",
+                                              json_num(j->samples[m].seconds), "stock_s", json_num(r->prior_s[m]),
+                                              "calibrated_s", json_num(r->fitted_s[m]), "held_out",
+                                              r->held_out[m] != 0));
+    json_object_set_new(o, "samples", rows);
+    json_object_set_new(o, "written", written ? json_string(written) : json_null());
+    json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(o);
+}
+
+/* Fits the measurements, prints the report (or the JSON object) and writes
+ * -o. */
 static int fit_and_report(const calib_args *a, calib_job *j) {
     dp_error err;
     for (int32_t m = 0; m < j->n_samples; m++)
@@ -367,7 +422,7 @@ static int fit_and_report(const calib_args *a, calib_job *j) {
     dp_calib_result r;
     if (dp_calib_fit((const dp_graph *const *)j->g, j->n_graphs, j->ds, j->samples, j->n_samples, &o, &r, &err))
         return cli_report(&err);
-    print_report(j, &r, a);
+    if (!a->json) print_report(j, &r, a);
     int rc = CLI_EXIT_OK;
     if (a->out) {
         size_t n = strlen(r.calibrated->name);
@@ -375,9 +430,10 @@ static int fit_and_report(const calib_args *a, calib_job *j) {
             strcat(r.calibrated->name, "-calibrated");
         if (dp_devices_write_file(r.calibrated, a->out, &err))
             rc = cli_report(&err);
-        else
+        else if (!a->json)
             printf("\nwrote %s (dplace-devices v2)\n", a->out);
     }
+    if (a->json && !rc) print_json(j, &r, a, a->out);
     dp_calib_result_free(&r);
     return rc;
 }
@@ -419,6 +475,9 @@ static int parse_args(int argc, char **argv, calib_args *a) {
         {"--min-sensitivity", NULL, "S", CLI_DOUBLE, .real = &a->min_sensitivity, .min = 0, .max = 10,
          .help = "a parameter whose root-mean-square d log(step time) / d log(value) over the fitted measurements is "
                  "below S is not fitted but reported and left as it was (default 0.01)"},
+        {"--json", NULL, NULL, CLI_FLAG, .flag = &a->json,
+         .help = "print a JSON object instead of the report: the errors, every parameter with its bounds, every "
+                 "measurement with its simulated times"},
         {"--out", "-o", "FILE", CLI_STRING, .str = &a->out,
          .help = "write the calibrated device set (dplace-devices v2, atomically): fitted efficiencies as the "
                  "devices' own, launch overheads, link efficiencies and latencies"},
@@ -427,7 +486,7 @@ static int parse_args(int argc, char **argv, calib_args *a) {
         .name = "calibrate",
         .synopsis = "dplace calibrate (--graph FILE | --model NAME)... --devices SPEC\n"
                     "                        (--measurements CSV | --measure CMD [--propose DIR] | --propose DIR)\n"
-                    "                        [--holdout F] [--seed N] [-o FILE]",
+                    "                        [--holdout F] [--seed N] [--json] [-o FILE]",
         .description = "Fits the device set's cost-model parameters to measured step times of\n"
                        "placements: each device's compute and memory efficiency per op class and\n"
                        "its launch overhead, each link's efficiency and latency (devices, and links,\n"
@@ -445,6 +504,8 @@ static int parse_args(int argc, char **argv, calib_args *a) {
     if (a->batch && !models) return cli_usage_error("calibrate", "--batch applies to --model");
     if (!!a->csv + !!a->measure + (a->propose && !a->measure) != 1)
         return cli_usage_error("calibrate", "give one of --measurements CSV, --measure CMD or --propose DIR");
+    if (a->propose && a->json && !a->measure)
+        return cli_usage_error("calibrate", "--propose DIR without measurements fits nothing: --json needs measurements");
     if (a->propose && a->out && !a->measure)
         return cli_usage_error("calibrate", "--propose DIR without measurements fits nothing: -o needs measurements");
     return CLI_PARSED;
