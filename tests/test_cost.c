@@ -309,6 +309,61 @@ static void test_grouped_convolutions(void) {
     dp_graph_free(g);
 }
 
+/* Depthwise convolutions (one input channel a group) among the grouped
+ * ones: priced with the depthwise slot, which follows the grouped slot as
+ * resolved (so a file that gives grouped alone prices both) unless a file
+ * gives depthwise its own; a grouped convolution of 4 channels a group
+ * keeps the grouped slot. */
+static void test_depthwise_convolutions(void) {
+    dp_error err;
+    const char *text =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
+        /* 0 */ "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}]},"
+        /* 1 */ "{\"name\":\"wd\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[16,1,3,3],\"dtype\":\"float32\"}]},"
+        /* 2 */ "{\"name\":\"depthwise\",\"type\":\"convolution\",\"inputs\":[0,1],"
+        "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}],\"flops\":2359296},"
+        /* 3 */ "{\"name\":\"wg\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[16,4,3,3],\"dtype\":\"float32\"}]},"
+        /* 4 */ "{\"name\":\"grouped\",\"type\":\"convolution\",\"inputs\":[0,3],"
+        "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"}],\"flops\":9437184},"
+        /* 5 */ "{\"name\":\"back\",\"type\":\"convolution_backward\",\"inputs\":[2,0,1],"
+        "\"outputs\":[{\"shape\":[8,16,32,32],\"dtype\":\"float32\"},{\"shape\":[16,1,3,3],\"dtype\":\"float32\"},"
+        "{\"bytes\":0}],\"flops\":4718592}]}";
+    dp_graph *g = dp_graph_read_string(text, "depthwise", &err);
+    CHECK(g);
+    if (!g) return;
+    CHECK(dp_cost_conv_grouped(g, 2) && dp_cost_conv_depthwise(g, 2));
+    CHECK(dp_cost_conv_grouped(g, 4) && !dp_cost_conv_depthwise(g, 4));
+    CHECK(dp_cost_conv_grouped(g, 5) && dp_cost_conv_depthwise(g, 5));
+    CHECK(!dp_cost_conv_depthwise(g, 0) && !dp_cost_conv_depthwise(g, 1));
+    const char *file = "{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"d\",\"devices\":["
+                       "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e12,"
+                       "\"memory_bytes\":1000000000,\"efficiency\":{\"grouped\":{\"compute\":0.02}}},"
+                       "{\"name\":\"cpu:1\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e12,"
+                       "\"memory_bytes\":1000000000,\"efficiency\":{\"grouped\":{\"compute\":0.02},"
+                       "\"depthwise\":{\"compute\":0.005}}}],\"links\":[{\"from\":\"cpu:0\",\"to\":\"cpu:1\","
+                       "\"bandwidth\":1e9}]}";
+    dp_devices *ds = dp_devices_read_string(file, "d.json", &err);
+    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    CHECK(ds);
+    if (!ds) {
+        dp_graph_free(g);
+        return;
+    }
+    const dp_device *follows = &ds->devices[0], *own = &ds->devices[1];
+    CHECK(follows->eff[DP_EFF_DEPTHWISE].compute == 0.02);
+    CHECK(follows->eff[DP_EFF_DEPTHWISE].memory == follows->eff[DP_EFF_GROUPED].memory);
+    CHECK(own->eff[DP_EFF_DEPTHWISE].compute == 0.005);
+    /* compute-bound at these rates: the depthwise ops at 0.02 on the one,
+     * 0.005 on the other; the grouped one at 0.02 on both */
+    CHECK_NEAR(dp_cost_op_seconds(g, 2, follows), 2359296.0 / (1e11 * 0.02) + follows->launch_overhead_s, 1e-15);
+    CHECK_NEAR(dp_cost_op_seconds(g, 2, own), 2359296.0 / (1e11 * 0.005) + own->launch_overhead_s, 1e-15);
+    CHECK_NEAR(dp_cost_op_seconds(g, 5, own), 4718592.0 / (1e11 * 0.005) + own->launch_overhead_s, 1e-15);
+    CHECK(dp_cost_op_seconds(g, 4, follows) == dp_cost_op_seconds(g, 4, own));
+    CHECK_NEAR(dp_cost_op_seconds(g, 4, own), 9437184.0 / (1e11 * 0.02) + own->launch_overhead_s, 1e-15);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 /* A device's own efficiency prices its ops: the matmul at the file's
  * compute efficiency (times its shape's factor, as in
  * test_matmul_compute_bound), the relu still at the generation's. */
@@ -528,6 +583,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_unknown_types);
     TEST_RUN(test_winograd_convolutions);
     TEST_RUN(test_grouped_convolutions);
+    TEST_RUN(test_depthwise_convolutions);
     TEST_RUN(test_winograd_pricing);
     TEST_RUN(test_device_efficiency_used);
     TEST_RUN(test_bfloat16_products_tensor_peak);

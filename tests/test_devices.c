@@ -312,7 +312,8 @@ static void test_v2_roundtrip(void) {
     CHECK(a);
     CHECK(strcmp(a->devices[1].generation, "pascal") == 0);
     a->devices[2].eff[DP_OPCLASS_CONV].memory = 0.33;
-    a->devices[2].eff[DP_EFF_GROUPED].memory = 0.33; /* grouped follows conv, not being its own */
+    a->devices[2].eff[DP_EFF_GROUPED].memory = 0.33; /* grouped follows conv, not being its own, */
+    a->devices[2].eff[DP_EFF_DEPTHWISE].memory = 0.33; /* and depthwise grouped */
     a->devices[2].eff_own |= DP_EFF_OWN_BIT(DP_OPCLASS_CONV, 1);
     a->links[1].efficiency = 0.8;
     char path[64];
@@ -348,6 +349,18 @@ static void test_hash_covers_parameters(void) {
     c->devices[1].eff[DP_OPCLASS_DATA].compute *= 1.01;
     CHECK(dp_devices_hash(c) != h);
     dp_devices_free(c);
+    /* the follower slots: hashed only where not their leader's, so a set
+     * that says nothing of them keeps its hash, and any other value counts */
+    for (int s = DP_EFF_GROUPED; s < DP_EFF_COUNT; s++) {
+        TEST_CASE("slot %s", dp_devices_eff_slot_name(s));
+        CHECK_INT_EQ(dp_devices_eff_follows(s) >= 0 && dp_devices_eff_follows(s) < s, 1);
+        CHECK(a->devices[1].eff[s].compute == a->devices[1].eff[dp_devices_eff_follows(s)].compute);
+        c = dp_devices_copy(a, &err);
+        c->devices[1].eff[s].memory *= 0.5;
+        CHECK(dp_devices_hash(c) != h);
+        dp_devices_free(c);
+    }
+    test_case_[0] = '\0';
     c = dp_devices_copy(a, &err);
     c->links[0].efficiency = 0.9;
     CHECK(dp_devices_hash(c) != h);

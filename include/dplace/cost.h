@@ -78,10 +78,15 @@ dp_efficiency dp_cost_efficiency(dp_opclass c, dp_devkind kind);
 int dp_cost_conv_winograd(const dp_graph *g, int32_t op);
 /* Whether op is a grouped or depthwise 2-D convolution or one of its
  * gradients (the kernel's input channels fewer than the activation's; the
- * same types and layouts as dp_cost_conv_winograd): such ops are priced
- * with the device's DP_EFF_GROUPED efficiencies, which are its conv row's
- * unless it gives its own. Without the shapes, no. */
+ * same types and layouts as dp_cost_conv_winograd): such ops but the
+ * depthwise ones are priced with the device's DP_EFF_GROUPED efficiencies,
+ * which are its conv row's unless it gives its own. Without the shapes,
+ * no. */
 int dp_cost_conv_grouped(const dp_graph *g, int32_t op);
+/* Whether op is a depthwise one among those (one input channel a group):
+ * priced with DP_EFF_DEPTHWISE, which is the grouped slot's unless the
+ * device gives its own. */
+int dp_cost_conv_depthwise(const dp_graph *g, int32_t op);
 dp_efficiency dp_cost_winograd_efficiency(dp_devkind kind);
 
 /* Bytes an op moves through device memory: its inputs and outputs. */

@@ -53,15 +53,26 @@ typedef struct dp_efficiency {
 
 /* A device's efficiencies: one slot per op class, then DP_EFF_WINOGRAD for
  * the 3x3 convolutions cuDNN runs with Winograd's algorithm
- * (dp_cost_conv_winograd), then DP_EFF_GROUPED for grouped and depthwise
- * convolutions (dp_cost_conv_grouped), which libraries run with kernels of
- * their own. Slot names as files spell them: the class names, "winograd"
- * and "grouped". A device that gives no grouped efficiency of its own takes
- * its conv slot's, whatever gave that. */
+ * (dp_cost_conv_winograd), DP_EFF_GROUPED for grouped convolutions
+ * (dp_cost_conv_grouped), which libraries run with kernels of their own,
+ * and DP_EFF_DEPTHWISE for the depthwise ones among them (one input
+ * channel a group, dp_cost_conv_depthwise), whose kernels reach other rates
+ * again (on a CPU a depthwise gradient runs at a few GFLOP/s whatever its
+ * kernel size, a grouped convolution of 16 channels a group as small
+ * matrix products). Slot names as files spell them: the class names,
+ * "winograd", "grouped" and "depthwise". The last two follow another slot
+ * (dp_devices_eff_follows): a device that gives none of its own takes that
+ * slot's as resolved, whatever gave it, so that they price nothing
+ * differently until a file or a calibration sets them. */
 #define DP_EFF_WINOGRAD DP_OPCLASS_COUNT
 #define DP_EFF_GROUPED (DP_OPCLASS_COUNT + 1)
-#define DP_EFF_COUNT (DP_OPCLASS_COUNT + 2)
+#define DP_EFF_DEPTHWISE (DP_OPCLASS_COUNT + 2)
+#define DP_EFF_COUNT (DP_OPCLASS_COUNT + 3)
 const char *dp_devices_eff_slot_name(int slot);
+/* The slot that slot follows when a device gives it no value (grouped:
+ * conv, depthwise: grouped), always an earlier one; -1 for a slot that
+ * takes its table's value. */
+int dp_devices_eff_follows(int slot);
 /* An efficiency a file or caller may give: 0 < e <= DP_DEVICES_MAX_EFFICIENCY
  * (above 1 where the counted work overstates the real one, as Winograd's,
  * or where caches serve an op faster than the memory's bandwidth). */

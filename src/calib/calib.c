@@ -85,7 +85,7 @@ static dp_calib_param *add_param(calib_ctx *c, dp_calib_param_kind k, int32_t sl
  * ops cost a fraction of the launch overhead), then Winograd's. */
 static const int fitted_slots[] = {DP_OPCLASS_ELEMENTWISE, DP_OPCLASS_MATMUL,    DP_OPCLASS_CONV, DP_OPCLASS_REDUCTION,
                                    DP_OPCLASS_DATA,        DP_OPCLASS_OPTIMIZER, DP_EFF_WINOGRAD,
-                                   DP_EFF_GROUPED};
+                                   DP_EFF_GROUPED,         DP_EFF_DEPTHWISE};
 #define N_FITTED_SLOTS ((int)(sizeof fitted_slots / sizeof fitted_slots[0]))
 
 /* The device whose dispatch cost the fit takes: the set's first CPU, when

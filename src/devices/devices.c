@@ -88,15 +88,17 @@ static dp_status resolve_efficiencies(dp_device *d, dp_error *err) {
             return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": generation \"%s\" is of kind %s, the device %s",
                                 nm, gen->name, dp_devkind_name(gen->kind), dp_devkind_name(d->kind));
     }
+    _Static_assert(2 * DP_EFF_COUNT <= 32, "eff_own holds two bits a slot");
     if (d->eff_own >> (2 * DP_EFF_COUNT))
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": unknown efficiency slot", nm);
     const dp_efficiency *table = gen ? gen->eff : dp_devices_kind_efficiency(d->kind);
     for (int s = 0; s < DP_EFF_COUNT; s++) {
         double *part[2] = {&d->eff[s].compute, &d->eff[s].memory};
-        /* grouped follows the conv slot as resolved (the device's own
-         * included) unless the device gives its own; DP_EFF_GROUPED comes
-         * after DP_OPCLASS_CONV */
-        const dp_efficiency *src = s == DP_EFF_GROUPED ? &d->eff[DP_OPCLASS_CONV] : &table[s];
+        /* a follower slot takes its leader's as resolved (the device's
+         * own included) unless the device gives its own; a leader comes
+         * before its followers */
+        int lead = dp_devices_eff_follows(s);
+        const dp_efficiency *src = lead >= 0 ? &d->eff[lead] : &table[s];
         const double from[2] = {src->compute, src->memory};
         for (int k = 0; k < 2; k++) {
             if (!(d->eff_own & DP_EFF_OWN_BIT(s, k))) *part[k] = from[k];
@@ -306,12 +308,17 @@ uint64_t dp_devices_hash(const dp_devices *ds) {
         /* hashed only when not the default, so that a set that says
          * nothing of it keeps the hash it had before */
         if (v->dispatch_s != DP_DEVICES_DISPATCH_S) h = hash_bytes(h, &v->dispatch_s, sizeof v->dispatch_s);
-        /* the slots before grouped as always; grouped only where it is not
-         * conv's, so that sets that say nothing of it keep their hash */
+        /* the slots before grouped as always; a follower slot only where
+         * it is not its leader's, so that sets that say nothing of it keep
+         * their hash (grouped, the first, without its index, as before
+         * there were others) */
         h = hash_bytes(h, v->eff, DP_EFF_GROUPED * sizeof v->eff[0]);
-        if (v->eff[DP_EFF_GROUPED].compute != v->eff[DP_OPCLASS_CONV].compute ||
-            v->eff[DP_EFF_GROUPED].memory != v->eff[DP_OPCLASS_CONV].memory)
-            h = hash_bytes(h, &v->eff[DP_EFF_GROUPED], sizeof v->eff[0]);
+        for (int s = DP_EFF_GROUPED; s < DP_EFF_COUNT; s++) {
+            const dp_efficiency *lead = &v->eff[dp_devices_eff_follows(s)];
+            if (v->eff[s].compute == lead->compute && v->eff[s].memory == lead->memory) continue;
+            if (s != DP_EFF_GROUPED) h = hash_bytes(h, &s, sizeof s);
+            h = hash_bytes(h, &v->eff[s], sizeof v->eff[0]);
+        }
         /* hashed only when given, so that a device without tensor peaks
          * keeps the hash it had before devices had them */
         for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)

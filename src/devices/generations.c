@@ -14,7 +14,14 @@ const char *dp_opclass_name(dp_opclass c) { return (unsigned)c < DP_OPCLASS_COUN
 const char *dp_devices_eff_slot_name(int slot) {
     if (slot == DP_EFF_WINOGRAD) return "winograd";
     if (slot == DP_EFF_GROUPED) return "grouped";
+    if (slot == DP_EFF_DEPTHWISE) return "depthwise";
     return dp_opclass_name((dp_opclass)slot);
+}
+
+int dp_devices_eff_follows(int slot) {
+    if (slot == DP_EFF_GROUPED) return DP_OPCLASS_CONV;
+    if (slot == DP_EFF_DEPTHWISE) return DP_EFF_GROUPED;
+    return -1;
 }
 
 /* Fraction of peak FLOP/s and of peak memory bandwidth that ops of a class
@@ -28,10 +35,10 @@ const char *dp_devices_eff_slot_name(int slot) {
  * algorithm's FLOPs, so above 1 on a GPU: F(4x4,3x3) needs 4 times fewer
  * multiplications, and cuDNN's Winograd kernels reach about 40% of peak on
  * those (fitted, docs/calibration.md "Throughput"). The CPU's is the plain
- * convolution's. DP_EFF_GROUPED repeats each table's conv row: a device's
- * grouped slot takes its conv slot as resolved (devices.c,
- * resolve_efficiencies), and these rows say the same to the tables'
- * readers. */
+ * convolution's. The slots that follow another (DP_EFF_GROUPED the conv
+ * row, DP_EFF_DEPTHWISE grouped's) repeat that row: a device's follower
+ * slot takes its leader's as resolved (devices.c, resolve_efficiencies),
+ * and these rows say the same to the tables' readers. */
 static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
     [DP_DEVKIND_CPU] =
         {
@@ -44,6 +51,7 @@ static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
             [DP_OPCLASS_OPTIMIZER] = {0.30, 0.50},
             [DP_EFF_WINOGRAD] = {0.07, 0.50},
             [DP_EFF_GROUPED] = {0.07, 0.50},
+            [DP_EFF_DEPTHWISE] = {0.07, 0.50},
         },
     [DP_DEVKIND_GPU] =
         {
@@ -56,6 +64,7 @@ static const dp_efficiency kind_table[DP_DEVKIND_COUNT][DP_EFF_COUNT] = {
             [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},
             [DP_EFF_WINOGRAD] = {1.70, 0.70},
             [DP_EFF_GROUPED] = {0.50, 0.70},
+            [DP_EFF_DEPTHWISE] = {0.50, 0.70},
         },
 };
 _Static_assert(sizeof(kind_table) / sizeof(kind_table[0]) == DP_DEVKIND_COUNT, "kind_table");
@@ -75,14 +84,14 @@ static const dp_efficiency kepler_table[DP_EFF_COUNT] = {
     [DP_OPCLASS_MATMUL] = {0.225, 0.40},     [DP_OPCLASS_CONV] = {0.70, 0.70},
     [DP_OPCLASS_REDUCTION] = {0.20, 0.90},   [DP_OPCLASS_DATA] = {0.30, 0.35},
     [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {1.70, 0.70},
-    [DP_EFF_GROUPED] = {0.70, 0.70},
+    [DP_EFF_GROUPED] = {0.70, 0.70},         [DP_EFF_DEPTHWISE] = {0.70, 0.70},
 };
 static const dp_efficiency pascal_table[DP_EFF_COUNT] = {
     [DP_OPCLASS_META] = {1.0, 1.0},          [DP_OPCLASS_ELEMENTWISE] = {0.30, 0.70},
     [DP_OPCLASS_MATMUL] = {0.18, 0.40},      [DP_OPCLASS_CONV] = {0.80, 0.70},
     [DP_OPCLASS_REDUCTION] = {0.20, 0.70},   [DP_OPCLASS_DATA] = {0.30, 0.35},
     [DP_OPCLASS_OPTIMIZER] = {0.50, 0.70},   [DP_EFF_WINOGRAD] = {2.40, 0.70},
-    [DP_EFF_GROUPED] = {0.80, 0.70},
+    [DP_EFF_GROUPED] = {0.80, 0.70},         [DP_EFF_DEPTHWISE] = {0.80, 0.70},
 };
 
 static const char *const tensor_math_names[] = {"tf32", "float16", "bfloat16"};

@@ -482,6 +482,15 @@ int dp_cost_conv_grouped(const dp_graph *g, int32_t op) {
     return rk == 4 && rb == 4 && k[L->kernel_c] < big[L->channel];
 }
 
+int dp_cost_conv_depthwise(const dp_graph *g, int32_t op) {
+    if (!dp_cost_conv_grouped(g, op)) return 0;
+    const dp_op *o = &g->ops[op];
+    const conv_layout *L = conv_layout_of(g, o);
+    int32_t rk;
+    const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
+    return k[L->kernel_c] == 1;
+}
+
 /* The product a matrix multiplication or a convolution (as the implicit
  * GEMM cuDNN and Eigen run it) computes: `batch` independent products of m
  * x n outputs, each summing k terms. The outputs are the op's first
@@ -628,7 +637,8 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     /* cuDNN runs a convolution on tensor cores as an implicit GEMM, not
      * with Winograd's algorithm: the conv row prices it */
     if (c == DP_OPCLASS_CONV && !tensor && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
-    if (c == DP_OPCLASS_CONV && dp_cost_conv_grouped(g, op)) e = dev->eff[DP_EFF_GROUPED];
+    if (c == DP_OPCLASS_CONV && dp_cost_conv_grouped(g, op))
+        e = dev->eff[dp_cost_conv_depthwise(g, op) ? DP_EFF_DEPTHWISE : DP_EFF_GROUPED];
     if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
     double t_compute = o->flops / (peak * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
