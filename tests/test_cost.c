@@ -275,6 +275,26 @@ static void test_winograd_pricing(void) {
     dp_graph_free(g);
 }
 
+/* Two CPUs of 1e11 FLOP/s and bandwidth bw, linked, the first with the
+ * efficiencies eff0 and the second eff1 (each the inside of a devices
+ * file's "efficiency" object): a device that follows a slot beside one
+ * that gives its own. NULL, with the message printed, when not read. */
+static dp_devices *two_cpus(double bw, const char *eff0, const char *eff1) {
+    char file[1024];
+    snprintf(file, sizeof file,
+             "{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"two\",\"devices\":["
+             "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":%g,"
+             "\"memory_bytes\":1000000000,\"efficiency\":{%s}},"
+             "{\"name\":\"cpu:1\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":%g,"
+             "\"memory_bytes\":1000000000,\"efficiency\":{%s}}],"
+             "\"links\":[{\"from\":\"cpu:0\",\"to\":\"cpu:1\",\"bandwidth\":1e9}]}",
+             bw, eff0, bw, eff1);
+    dp_error err;
+    dp_devices *ds = dp_devices_read_string(file, "two.json", &err);
+    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    return ds;
+}
+
 /* Grouped and depthwise convolutions (the kernel's input channels fewer
  * than the activation's): only the depthwise one of the graph. They take
  * the device's grouped efficiencies, which are its conv row's (its own
@@ -288,14 +308,8 @@ static void test_grouped_convolutions(void) {
         CHECK_INT_EQ(dp_cost_conv_grouped(g, i), i == 12);
     }
     test_case_[0] = '\0';
-    const char *file = "{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"g\",\"devices\":["
-                       "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e10,"
-                       "\"memory_bytes\":1000000000,\"efficiency\":{\"conv\":{\"compute\":0.2}}},"
-                       "{\"name\":\"cpu:1\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e10,"
-                       "\"memory_bytes\":1000000000,\"efficiency\":{\"conv\":{\"compute\":0.2},"
-                       "\"grouped\":{\"compute\":0.002}}}],\"links\":[{\"from\":\"cpu:0\",\"to\":\"cpu:1\",\"bandwidth\":1e9}]}";
-    dp_devices *ds = dp_devices_read_string(file, "g.json", &err);
-    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    dp_devices *ds = two_cpus(1e10, "\"conv\":{\"compute\":0.2}",
+                              "\"conv\":{\"compute\":0.2},\"grouped\":{\"compute\":0.002}");
     CHECK(ds);
     const dp_device *follows = &ds->devices[0], *own = &ds->devices[1];
     CHECK(follows->eff[DP_EFF_GROUPED].compute == 0.2);
@@ -335,15 +349,8 @@ static void test_depthwise_convolutions(void) {
     CHECK(dp_cost_conv_grouped(g, 4) && !dp_cost_conv_depthwise(g, 4));
     CHECK(dp_cost_conv_grouped(g, 5) && dp_cost_conv_depthwise(g, 5));
     CHECK(!dp_cost_conv_depthwise(g, 0) && !dp_cost_conv_depthwise(g, 1));
-    const char *file = "{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"d\",\"devices\":["
-                       "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e12,"
-                       "\"memory_bytes\":1000000000,\"efficiency\":{\"grouped\":{\"compute\":0.02}}},"
-                       "{\"name\":\"cpu:1\",\"kind\":\"cpu\",\"peak_flops\":1e11,\"memory_bandwidth\":1e12,"
-                       "\"memory_bytes\":1000000000,\"efficiency\":{\"grouped\":{\"compute\":0.02},"
-                       "\"depthwise\":{\"compute\":0.005}}}],\"links\":[{\"from\":\"cpu:0\",\"to\":\"cpu:1\","
-                       "\"bandwidth\":1e9}]}";
-    dp_devices *ds = dp_devices_read_string(file, "d.json", &err);
-    if (!ds) fprintf(stderr, "%s\n", err.msg);
+    dp_devices *ds = two_cpus(1e12, "\"grouped\":{\"compute\":0.02}",
+                              "\"grouped\":{\"compute\":0.02},\"depthwise\":{\"compute\":0.005}");
     CHECK(ds);
     if (!ds) {
         dp_graph_free(g);

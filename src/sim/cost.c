@@ -472,24 +472,24 @@ int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
     return small[h] >= big[h] - 2 && small[h + 1] >= big[h + 1] - 2; /* stride 1 ("same" or "valid") */
 }
 
-int dp_cost_conv_grouped(const dp_graph *g, int32_t op) {
+/* The efficiency slot of a convolution that libraries run with kernels of
+ * their own: DP_EFF_DEPTHWISE (the kernel's one input channel a group),
+ * DP_EFF_GROUPED (fewer input channels than the activation's, more than
+ * one), -1 for any other op or without the shapes. */
+static int conv_group_slot(const dp_graph *g, int32_t op) {
     const dp_op *o = &g->ops[op];
     const conv_layout *L = conv_layout_of(g, o);
-    if (!L) return 0;
+    if (!L) return -1;
     int32_t rk, rb;
     const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
     const int64_t *big = tensor_dims(g, o, L->big_out, L->big_slot, &rb);
-    return rk == 4 && rb == 4 && k[L->kernel_c] < big[L->channel];
+    if (rk != 4 || rb != 4 || k[L->kernel_c] >= big[L->channel]) return -1;
+    return k[L->kernel_c] == 1 ? DP_EFF_DEPTHWISE : DP_EFF_GROUPED;
 }
 
-int dp_cost_conv_depthwise(const dp_graph *g, int32_t op) {
-    if (!dp_cost_conv_grouped(g, op)) return 0;
-    const dp_op *o = &g->ops[op];
-    const conv_layout *L = conv_layout_of(g, o);
-    int32_t rk;
-    const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
-    return k[L->kernel_c] == 1;
-}
+int dp_cost_conv_grouped(const dp_graph *g, int32_t op) { return conv_group_slot(g, op) >= 0; }
+
+int dp_cost_conv_depthwise(const dp_graph *g, int32_t op) { return conv_group_slot(g, op) == DP_EFF_DEPTHWISE; }
 
 /* The product a matrix multiplication or a convolution (as the implicit
  * GEMM cuDNN and Eigen run it) computes: `batch` independent products of m
@@ -637,8 +637,8 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     /* cuDNN runs a convolution on tensor cores as an implicit GEMM, not
      * with Winograd's algorithm: the conv row prices it */
     if (c == DP_OPCLASS_CONV && !tensor && dp_cost_conv_winograd(g, op)) e = dev->eff[DP_EFF_WINOGRAD];
-    if (c == DP_OPCLASS_CONV && dp_cost_conv_grouped(g, op))
-        e = dev->eff[dp_cost_conv_depthwise(g, op) ? DP_EFF_DEPTHWISE : DP_EFF_GROUPED];
+    int grouped = c == DP_OPCLASS_CONV ? conv_group_slot(g, op) : -1;
+    if (grouped >= 0) e = dev->eff[grouped];
     if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
     double t_compute = o->flops / (peak * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
