@@ -283,12 +283,34 @@ static dp_status rl_update(rl_pair *p, dp_pretrained_policy *pol, dp_pretrained_
     return st;
 }
 
+/* Keeps the lines of path whose first field is not a number or is a number
+ * at most `last` (a log cut back to a saved update); the rest are dropped
+ * by writing the file again atomically. 0, or -1 when it cannot. */
+static int keep_rows(const char *path, int64_t last) {
+    FILE *in = fopen(path, "r");
+    if (!in) return -1;
+    dp_atomic_file af;
+    dp_error err = {0};
+    if (dp_atomic_open(&af, path, &err)) {
+        fclose(in);
+        return -1;
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, in))
+        if (!(line[0] >= '0' && line[0] <= '9') || atoll(line) <= last) fputs(line, af.f);
+    fclose(in);
+    return dp_atomic_commit(&af, &err) ? -1 : 0;
+}
+
 /* rl LIST POLICY OUT UPDATES [SAMPLES LR SEED TEMP EVERY]: trains POLICY on
  * the pairs of LIST, one pair per update in turn; writes OUT (the policy,
  * atomically) every EVERY updates and at the end, OUT.csv a row per
- * update, OUT.greedy.csv every pair's greedy step time at each save. A run
- * whose OUT and OUT.csv exist resumes from them (Adam's moments begin
- * again). */
+ * update, OUT.greedy.csv every pair's greedy step time at each save, and
+ * OUT.state beside OUT (the weights, Adam's moments, the updates done). A
+ * run whose OUT.csv exists resumes from OUT.state: the logs' rows after
+ * the state's update are dropped and the updates from it run again, so a
+ * run stopped anywhere and started again ends with the policy and logs of
+ * one that never stopped. */
 static int rl(int argc, char **argv) {
     if (argc < 6) return 2;
     const char *out = argv[4];
@@ -304,30 +326,37 @@ static int rl(int argc, char **argv) {
     int32_t n = rl_load(argv[2], pairs, 1024);
     if (n == 0) fprintf(stderr, "bench_pretrained: %s: no pairs\n", argv[2]);
     if (n <= 0) return 1;
-    char log[1100], glog[1100];
+    char log[1100], glog[1100], state[1100];
     snprintf(log, sizeof log, "%s.csv", out), snprintf(glog, sizeof glog, "%s.greedy.csv", out);
+    snprintf(state, sizeof state, "%s.state", out);
     int64_t u0 = 0;
     FILE *lf = fopen(log, "r");
-    if (lf) { /* resume: the updates logged so far */
-        char line[512];
-        while (fgets(line, sizeof line, lf)) u0 += line[0] >= '0' && line[0] <= '9';
-        fclose(lf);
-    }
+    int resume = lf != NULL;
+    if (lf) fclose(lf);
     dp_error err = {0};
-    dp_pretrained_policy *pol = dp_pretrained_policy_load(u0 > 0 ? out : argv[3], &err);
-    dp_pretrained_grad *g = pol ? dp_pretrained_grad_init(pol, &err) : NULL;
+    dp_pretrained_policy *pol = dp_pretrained_policy_load(argv[3], &err);
+    int rc = pol ? 0 : 1;
+    if (!rc && resume) { /* the saved state, the logs cut back to it */
+        if (dp_pretrained_policy_load_state(pol, &u0, state, &err)) rc = 1;
+        else if (keep_rows(log, u0 - 1) || keep_rows(glog, u0))
+            rc = 1, dp_error_set(&err, DP_STATUS_IO, "%s: cannot cut its logs back to update %lld", out, (long long)u0);
+    }
+    dp_pretrained_grad *g = rc ? NULL : dp_pretrained_grad_init(pol, &err);
     lf = g ? fopen(log, "a") : NULL;
     FILE *gf = lf ? fopen(glog, "a") : NULL;
-    int rc = gf ? 0 : 1;
-    if (!rc && u0 == 0) fprintf(lf, "update,pair,mean_s,valid_share,entropy,grad_norm,wall_s\n");
+    if (!gf) rc = 1;
+    if (!rc && !resume) fprintf(lf, "update,pair,mean_s,valid_share,entropy,grad_norm,wall_s\n");
     double t0 = dp_now_s();
     for (int64_t u = u0; !rc && u <= updates; u++) {
-        if (u % every == 0 || u == updates) { /* every pair's greedy placement, then the policy */
+        /* every pair's greedy placement, then the policy and its state (a
+         * resumed run's first update was logged and saved by the run before) */
+        if ((u % every == 0 || u == updates) && !(resume && u == u0)) {
             for (int32_t i = 0; i < n; i++)
                 fprintf(gf, "%lld,%s,%.9g\n", (long long)u, pairs[i].name, rl_greedy(&pairs[i], pol, &err));
             fflush(gf);
-            if (u > u0 && dp_pretrained_policy_save(pol, out, &err)) rc = 1;
             fflush(lf);
+            if (u > u0 && (dp_pretrained_policy_save(pol, out, &err) || dp_pretrained_policy_save_state(pol, u, state, &err)))
+                rc = 1;
         }
         double row[4] = {NAN, NAN, NAN, NAN};
         if (rc || u == updates) break;

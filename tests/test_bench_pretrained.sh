@@ -29,6 +29,26 @@ expect 0 "best" -- "$D" optimize --model synthetic-600 --devices k40x2 --agent p
   --updates 0 --baselines none --set zero-shot=0
 }
 
+# a run stopped and started again ends where one that never stopped ends:
+# the same policy bytes and log rows (Adam's moments come back from the
+# state file), also when it stopped after logging updates it had not saved
+# (the rows after the last save dropped, those updates run again); a state
+# file that is not one is refused in one line
+test_rl_resume_exact() {
+printf '# two pairs\nsynthetic-600 k40x2\nsynthetic-600 p100x2\n' >"$T/pairs.txt"
+expect 0 "" -- "$B" rl "$T/pairs.txt" "$P" "$T/a.dpp" 5 4 1e-4 1 0.5 2
+expect 0 "" -- "$B" rl "$T/pairs.txt" "$P" "$T/b.dpp" 2 4 1e-4 1 0.5 2
+echo "2,synthetic-600@k40x2,0.1,1.000,0.1,1.0,0.0" >>"$T/b.dpp.csv"
+echo "3,synthetic-600@k40x2,0.1" >>"$T/b.dpp.greedy.csv"
+expect 0 "" -- "$B" rl "$T/pairs.txt" "$P" "$T/b.dpp" 5 4 1e-4 1 0.5 2
+cmp -s "$T/a.dpp" "$T/b.dpp" && ok || bad "the resumed run's policy differs from the uninterrupted run's"
+cmp -s "$T/a.dpp.state" "$T/b.dpp.state" && ok || bad "the resumed run's state differs"
+[ "$(cut -d, -f1-4 "$T/a.dpp.csv")" = "$(cut -d, -f1-4 "$T/b.dpp.csv")" ] && ok || bad "update logs differ"
+cmp -s "$T/a.dpp.greedy.csv" "$T/b.dpp.greedy.csv" && ok || bad "greedy logs differ"
+printf 'not a state\n' >"$T/b.dpp.state"
+expect 1 "b.dpp.state: not a policy training state" -- "$B" rl "$T/pairs.txt" "$P" "$T/b.dpp" 6 4 1e-4 1 0.5 2
+}
+
 # a list that cannot be read, or that holds an unknown graph: one line, exit 1
 test_rl_bad_list() {
 expect 1 "nope.txt: cannot read" -- "$B" rl "$T/nope.txt" "$P" "$T/q.dpp" 2
@@ -71,6 +91,7 @@ expect 2 "nope.csv: cannot read it" -- $C "$T/nope.csv"
 }
 
 test_run test_rl_resumes
+test_run test_rl_resume_exact
 test_run test_rl_bad_list
 test_run test_relabel
 test_run test_curve

@@ -170,6 +170,21 @@ double dp_pretrained_trace_logp(const dp_pretrained_policy *p, const dp_pretrain
  * rate lr on p. Returns the norm before clipping. */
 double dp_pretrained_grad_step(dp_pretrained_grad *g, dp_pretrained_policy *p, double lr, double clip);
 
+/* A training run's state, so that a run stopped and started again takes
+ * the same steps as one that never stopped: p's weights, Adam's two
+ * moments and step count, and the caller's count of updates done, in one
+ * file written atomically (dplace-policy-state v1, beside the policy file,
+ * which holds the weights alone). */
+dp_status dp_pretrained_policy_save_state(const dp_pretrained_policy *p, int64_t updates, const char *path,
+                                          dp_error *err);
+/* Reads a state file into p, which must have its widths (the policy the
+ * run started from, or the one it saved), and *updates. Errors: IO when it
+ * cannot be read; INVALID, naming the file and the problem, for another
+ * format, other widths, a size or checksum that does not match, a value
+ * that is not finite; p is unchanged then. */
+dp_status dp_pretrained_policy_load_state(dp_pretrained_policy *p, int64_t *updates, const char *path,
+                                          dp_error *err);
+
 /* ---- the method ----------------------------------------------------------- */
 
 /* How the pretrained placer runs under the run driver. */

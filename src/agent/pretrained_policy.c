@@ -201,6 +201,88 @@ dp_status dp_pretrained_policy_save(const dp_pretrained_policy *p, const char *p
     return st;
 }
 
+/* ---- a training run's state ---------------------------------------------- */
+
+/* The state file, little-endian:
+ *   char magic[8]  "DPPSTATE"
+ *   u32 version, h1, h2, 0
+ *   u64 n_floats, adam_step, updates, checksum (FNV-1a 64 of the floats)
+ *   f32 [n_floats] weights, [n_floats] Adam's m, [n_floats] Adam's v */
+#define STATE_HEADER (8 + 4 * 4 + 4 * 8)
+#define STATE_VERSION 1
+
+dp_status dp_pretrained_policy_save_state(const dp_pretrained_policy *p, int64_t updates, const char *path,
+                                          dp_error *err) {
+    size_t nf = p->params.count, n = STATE_HEADER + 3 * nf * 4;
+    unsigned char *b = calloc(1, n);
+    if (!b) return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the training state", path);
+    memcpy(b, "DPPSTATE", 8);
+    wr32(b + 8, STATE_VERSION), wr32(b + 12, (uint32_t)p->h1), wr32(b + 16, (uint32_t)p->h2);
+    wr64(b + 24, nf), wr64(b + 32, (uint64_t)p->params.step), wr64(b + 40, (uint64_t)updates);
+    const float *src[3] = {p->params.data, p->params.m, p->params.v};
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < nf; i++) {
+            uint32_t w;
+            memcpy(&w, &src[t][i], 4);
+            wr32(b + STATE_HEADER + 4 * (t * nf + i), w);
+        }
+    wr64(b + 48, dp_fnv1a(b + STATE_HEADER, 3 * nf * 4));
+    dp_atomic_file af;
+    dp_status st = dp_atomic_open(&af, path, err);
+    if (!st && fwrite(b, 1, n, af.f) != n) {
+        dp_atomic_abort(&af);
+        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the training state", path);
+    } else if (!st) {
+        st = dp_atomic_commit(&af, err);
+    }
+    free(b);
+    return st;
+}
+
+dp_status dp_pretrained_policy_load_state(dp_pretrained_policy *p, int64_t *updates, const char *path,
+                                          dp_error *err) {
+    char *buf;
+    size_t n, nf = p->params.count;
+    dp_status st = dp_read_file(path, (size_t)64 << 20, &buf, &n, err);
+    if (st) return st;
+    const unsigned char *b = (const unsigned char *)buf;
+    if (n < STATE_HEADER || memcmp(b, "DPPSTATE", 8))
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: not a policy training state (no DPPSTATE header)", path);
+    else if (rd32(b + 8) != STATE_VERSION)
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: training state version %u, this build reads %u", path,
+                          rd32(b + 8), STATE_VERSION);
+    else if (rd32(b + 12) != (uint32_t)p->h1 || rd32(b + 16) != (uint32_t)p->h2 || rd64(b + 24) != nf)
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: a state of widths %u, %u, the policy has %d, %d", path,
+                          rd32(b + 12), rd32(b + 16), p->h1, p->h2);
+    else if (n != STATE_HEADER + 3 * nf * 4)
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: %zu bytes, a state of this policy has %zu: truncated or corrupt",
+                          path, n, (size_t)(STATE_HEADER + 3 * nf * 4));
+    else if (dp_fnv1a(b + STATE_HEADER, 3 * nf * 4) != rd64(b + 48))
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: checksum does not match its contents: corrupt", path);
+    else if ((int64_t)rd64(b + 32) < 0 || (int64_t)rd64(b + 32) > DP_NN_MAX_STEP || (int64_t)rd64(b + 40) < 0)
+        st = dp_error_set(err, DP_STATUS_INVALID, "%s: Adam step %lld or update count %lld out of range: corrupt", path,
+                          (long long)rd64(b + 32), (long long)rd64(b + 40));
+    float *tmp = st ? NULL : malloc(sizeof(float) * 3 * nf);
+    if (!st && !tmp) st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the training state", path);
+    for (size_t i = 0; !st && i < 3 * nf; i++) {
+        uint32_t w = rd32(b + STATE_HEADER + 4 * i);
+        memcpy(&tmp[i], &w, 4);
+        if (!isfinite(tmp[i]))
+            st = dp_error_set(err, DP_STATUS_INVALID, "%s: value %zu is not finite: corrupt", path, i);
+    }
+    if (!st) {
+        memcpy(p->params.data, tmp, sizeof(float) * nf);
+        memcpy(p->params.m, tmp + nf, sizeof(float) * nf);
+        memcpy(p->params.v, tmp + 2 * nf, sizeof(float) * nf);
+        p->params.step = (int64_t)rd64(b + 32);
+        *updates = (int64_t)rd64(b + 40);
+        pretrained_policy_sync(p);
+    }
+    free(tmp);
+    free(buf);
+    return st;
+}
+
 /* ---- the network ---------------------------------------------------------- */
 
 void pretrained_forward(const dp_pretrained_policy *p, const float *rows, int n, pretrained_acts *a) {
