@@ -30,7 +30,7 @@ and last batch sizes only; the held-out rows are those models at their
 middle batch size (batch sizes the fit has not seen) and every batch size of
 the HELD_MODELS (models it has not seen).
 
-usage: bench/calibrate_cpu.py prepare --out DIR [--devices FILE] [--dplace build/dplace] [--quick]
+usage: bench/calibrate_cpu.py prepare --out DIR [--devices FILE] [--dplace build/dplace] [--quick] [--overhead-probe]
        bench/calibrate_cpu.py measure DIR [--cores 0,1] [--threads 2] [--repeat 3] [--steps 8] [--warmup 3]
        bench/calibrate_cpu.py analyze DIR [--passes 3] [--shares] [-o FILE.md]
        bench/calibrate_cpu.py all --out DIR [the options of the three]
@@ -75,6 +75,11 @@ FIT_MODELS = [
     ("mlp", CPU_MODELS + ":mlp", "1024", (64, 128, 256)),
     ("convmixer", CPU_MODELS + ":convmixer", "3,64,64", (4, 8, 16)),
 ]
+# Experimental (--overhead-probe): a fit model whose step time is the
+# framework's cost per op alone, so that the fit does not take that cost
+# from the per-byte prices of small ops (docs/design/cpu-calibration-probes.md,
+# "An overhead probe").
+OVERHEAD_PROBE = ("narrow_deep", CPU_MODELS + ":narrow_deep", "16", (1, 2, 4))
 HELD_MODELS = [
     ("squeezenet1_1", "squeezenet1_1", "3,64,64", (16, 32, 64)),
     ("shufflenet_v2_x1_0", "shufflenet_v2_x1_0", "3,64,64", (16, 32, 64)),
@@ -130,7 +135,7 @@ def prepare(args):
     if args.quick:
         sets = [("fit", QUICK)]
     else:
-        sets = [("fit", FIT_MODELS), ("held", HELD_MODELS)]
+        sets = [("fit", FIT_MODELS + ([OVERHEAD_PROBE] if args.overhead_probe else [])), ("held", HELD_MODELS)]
     entries = []
     for role, models in sets:
         for name, spec, shape, batches in models:
@@ -486,6 +491,8 @@ def main(argv):
         p.add_argument("--devices", default=DEFAULT_DEVICES,
                        help="a dplace-devices file of one CPU device (default bench/devices/this_cpu.json)")
         p.add_argument("--quick", action="store_true", help="two tiny models only: a check of the plumbing")
+        p.add_argument("--overhead-probe", action="store_true",
+                       help="experimental: also fit a model of tiny ops whose time is the cost per op")
 
     def meas_opts(p):
         p.add_argument("--cores", default="0,1", help="the cores taskset pins the measurer to (default 0,1)")

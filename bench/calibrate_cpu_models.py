@@ -62,3 +62,13 @@ def gpt_encoder():
     layer = nn.TransformerEncoderLayer(d_model=384, nhead=6, dim_feedforward=1536, dropout=0.1, activation="gelu",
                                        batch_first=True, norm_first=True)
     return nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
+
+
+def narrow_deep():
+    """A per-op overhead probe: 48 residual blocks of a 16-wide linear layer,
+    layer norm and ReLU, then 10 classes (input 16). At the small batch sizes
+    it is measured at every op takes microseconds of arithmetic, so its step
+    time is the framework's cost per op, which whole models confound with
+    the per-byte prices of their small ops."""
+    return nn.Sequential(*[_Residual(nn.Sequential(nn.Linear(16, 16), nn.LayerNorm(16), nn.ReLU()))
+                           for _ in range(48)], nn.Linear(16, 10))
