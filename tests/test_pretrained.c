@@ -239,6 +239,59 @@ static void test_sampling_seeded(void) {
     close_fixture(&f);
 }
 
+/* Drawing at layer openings only: every decision whose unit's layer has
+ * begun (row features 27, the layer's share on the device, and 28, the
+ * unit's scope begun: unit_rows in pretrained_decode.c) takes the policy's
+ * highest score, and at a high temperature some openings do not; at a
+ * temperature near 0 the placement is the greedy one. */
+static void test_openings_draw_only_openings(void) {
+    fixture f = open_fixture("rnnlm", "k40x4");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 5, &err);
+    CHECK(p);
+    pretrained_acts a;
+    CHECK(pretrained_acts_init(&a, p, DP_MAX_DEVICES, &err) == DP_STATUS_OK);
+    dp_pretrained_trace tr;
+    CHECK(dp_pretrained_trace_init(&tr, f.c, &err) == DP_STATUS_OK);
+    const int F = DP_PRETRAINED_FEATURES;
+    int drawn = 0, followed = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        dp_rng rng;
+        dp_rng_seed(&rng, seed);
+        CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_OPENINGS, 100, &rng, NULL, f.a, &tr, NULL, &err) ==
+              DP_STATUS_OK);
+        for (int32_t i = 0; i < tr.n_steps; i++) {
+            dp_pretrained_step *st = &tr.steps[i];
+            if (dp_mask_count(st->cand) < 2) continue;
+            const float *rows = tr.rows + (size_t)i * tr.n_devices * F;
+            pretrained_forward(p, rows, tr.n_devices, &a);
+            int32_t best = -1, begun = 0;
+            for (dp_mask m = st->cand; m; m &= m - 1) {
+                int32_t d = dp_mask_first(m);
+                if (best < 0 || a.score[d] > a.score[best]) best = d;
+                begun |= rows[(size_t)d * F + 27] > 0 || rows[(size_t)d * F + 28] > 0;
+            }
+            TEST_CASE("seed %d step %d", (int)seed, i);
+            if (begun) {
+                CHECK_INT_EQ(st->action, best);
+                followed++;
+            } else {
+                drawn += st->action != best;
+            }
+        }
+    }
+    CHECK(followed > 0 && drawn > 0);
+    dp_rng rng;
+    dp_rng_seed(&rng, 9);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_OPENINGS, 1e-3, &rng, NULL, f.a, NULL, NULL, &err) == 0);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_GREEDY, 1, NULL, NULL, f.b, NULL, NULL, &err) == 0);
+    CHECK(!memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops));
+    dp_pretrained_trace_free(&tr);
+    pretrained_acts_free(&a);
+    dp_pretrained_policy_free(p);
+    close_fixture(&f);
+}
+
 static void test_gradient_raises_logp(void) {
     fixture f = open_fixture("rnnlm", "k40x4");
     dp_error err;
@@ -397,6 +450,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_decode_order_layer_by_layer);
     TEST_RUN(test_identical_devices_one_target);
     TEST_RUN(test_sampling_seeded);
+    TEST_RUN(test_openings_draw_only_openings);
     TEST_RUN(test_gradient_raises_logp);
     TEST_RUN(test_zero_shot_threads_agree);
     TEST_RUN(test_tuning_threads_agree);

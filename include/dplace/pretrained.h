@@ -108,6 +108,8 @@ typedef enum dp_pretrained_mode {
     DP_PRETRAINED_SAMPLE,     /* each unit's device drawn from the softmax     */
     DP_PRETRAINED_TEACHER,    /* each unit to the device a teacher placement
                                  gives most of its ops' time (imitation data)  */
+    DP_PRETRAINED_OPENINGS,   /* drawn where the unit opens a layer (nothing
+                                 of its layer placed yet), greedy elsewhere    */
     DP_PRETRAINED_MODE_COUNT
 } dp_pretrained_mode;
 
@@ -196,6 +198,8 @@ typedef struct dp_pretrained_options {
     double lr;           /* Adam's rate when fine-tuning                      */
     double clip;         /* gradient norm clip                                */
     double temp;         /* sampling temperature                              */
+    double open_temp;    /* every other zero-shot sample is drawn only where
+                            a layer opens, at this temperature (0: none)      */
     uint64_t seed;
     dp_units_spec units;
 } dp_pretrained_options;

@@ -52,6 +52,8 @@ static const dp_setting rows[] = {
     {"tune-clip", DP_SETTING_DOUBLE, PT(clip), NUM(0, 1e6), 0, 0, "gradient norm clip when fine-tuning (0: none)",
      "1"},
     {"sample-temperature", DP_SETTING_DOUBLE, PT(temp), NUM(1e-3, 100), 0, 0, "sampling temperature of the policy", "0.5"},
+    {"opening-temperature", DP_SETTING_DOUBLE, PT(open_temp), NUM(0, 100), 0, 0,
+     "every other zero-shot sample draws only the device a layer opens on, at this temperature (0: none)", "2"},
 };
 enum { N_ROWS = sizeof rows / sizeof rows[0] };
 #undef PT
@@ -93,7 +95,8 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
     }
     pt->policy = policy;
     pt->g = g, pt->ds = ds, pt->o = o ? *o : dp_pretrained_options_default();
-    if (!policy || pt->o.zero_shot < 0 || pt->o.samples < 2 || pt->o.samples > 1024 || !(pt->o.temp > 0) || !(pt->o.lr >= 0)) {
+    if (!policy || pt->o.zero_shot < 0 || pt->o.samples < 2 || pt->o.samples > 1024 || !(pt->o.temp > 0) || !(pt->o.lr >= 0) ||
+        !(pt->o.open_temp >= 0)) {
         dp_error_set(err, DP_STATUS_INVALID, "pretrained: no policy, or options out of range");
         dp_pretrained_free(pt);
         return NULL;
@@ -151,8 +154,13 @@ static void *decode_run(void *arg) {
          * the chunks and threads the run driver and the machine make */
         dp_rng_seed(&rng, pt->o.seed * 0x9e3779b97f4a7c15ULL ^ (j->stream << 32) ^ (uint64_t)(j->base + k));
         if (j->record && !pt->tr[k].steps) j->st = dp_pretrained_trace_init(&pt->tr[k], pt->ctx, &j->err);
+        /* zero-shot: the odd samples vary which device each layer opens on
+         * and follow the policy's choice elsewhere; fine-tuning samples
+         * draw every decision, as REINFORCE's gradient assumes */
+        int openings = !j->record && pt->o.open_temp > 0 && (j->base + k) % 2 == 1;
         if (!j->st)
-            j->st = dp_pretrained_decode(pt->ctx, pt->policy, DP_PRETRAINED_SAMPLE, pt->o.temp, &rng, NULL,
+            j->st = dp_pretrained_decode(pt->ctx, pt->policy, openings ? DP_PRETRAINED_OPENINGS : DP_PRETRAINED_SAMPLE,
+                                         openings ? pt->o.open_temp : pt->o.temp, &rng, NULL,
                                          pt->place + (size_t)k * n, j->record ? &pt->tr[k] : NULL, NULL, &j->err);
     }
     return NULL;

@@ -660,7 +660,7 @@ static int32_t choose(const dp_pretrained_policy *p, dp_pretrained_mode mode, do
 dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_policy *p, dp_pretrained_mode mode,
                                double temp, dp_rng *rng, const int32_t *teacher, int32_t *out,
                                dp_pretrained_trace *tr, double *logp_sum, dp_error *err) {
-    int sampled = mode == DP_PRETRAINED_SAMPLE, taught = mode == DP_PRETRAINED_TEACHER;
+    int sampled = mode == DP_PRETRAINED_SAMPLE || mode == DP_PRETRAINED_OPENINGS, taught = mode == DP_PRETRAINED_TEACHER;
     if ((mode != DP_PRETRAINED_TEACHER && !p) || (sampled && (!rng || !(temp > 0))) || (taught && !teacher) ||
         mode < 0 || mode >= DP_PRETRAINED_MODE_COUNT)
         return dp_error_set(err, DP_STATUS_INVALID, "pretrained: decode needs a policy, a random state or a teacher");
@@ -704,7 +704,13 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
                     if (!memcmp(rows + (size_t)d * F, rows + (size_t)act * F, sizeof(float) * F)) target |= dp_mask_bit(d);
                 }
         } else {
-            act = choose(p, mode, temp, rng, cand, rows, nd, &a, &logp);
+            dp_pretrained_mode m = mode;
+            if (mode == DP_PRETRAINED_OPENINGS) /* a layer (the scope's parent, else the scope) not begun */
+                m = (c->parent[k] >= 0 ? !(share(s.parent_w, c->parent[k], nd, -1) > 0)
+                                       : c->scope[k] >= 0 && !(share(s.scope_w, c->scope[k], nd, -1) > 0))
+                        ? DP_PRETRAINED_SAMPLE
+                        : DP_PRETRAINED_GREEDY;
+            act = choose(p, m, temp, rng, cand, rows, nd, &a, &logp);
         }
         lp += logp;
         if (tr) {
