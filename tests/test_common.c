@@ -274,6 +274,23 @@ static void test_atomic_missing_directory(void) {
     CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/x.json: cannot write");
 }
 
+/* dp_write_file: the bytes read back as written, over an older file; in a
+ * missing directory an I/O error naming the path. */
+static void test_write_file(void) {
+    const char *path = atomic_path();
+    dp_error err;
+    CHECK_INT_EQ(dp_write_file(path, "old contents", 12, "the test file", &err), DP_STATUS_OK);
+    CHECK_INT_EQ(dp_write_file(path, "new\0bytes", 9, "the test file", &err), DP_STATUS_OK);
+    char *buf;
+    size_t n;
+    CHECK_INT_EQ(dp_read_file(path, 1 << 20, &buf, &n, &err), DP_STATUS_OK);
+    CHECK(n == 9 && !memcmp(buf, "new\0bytes", 9));
+    free(buf);
+    unlink(path);
+    CHECK_INT_EQ(dp_write_file("/nonexistent-dir/x.bin", "x", 1, "the test file", &err), DP_STATUS_IO);
+    CHECK_STR_CONTAINS(err.msg, "/nonexistent-dir/x.bin: cannot write");
+}
+
 /* A killed writer's PATH.tmp.PID is removed by the next
  * dp_atomic_open of PATH; a live process's temporary file is left alone. */
 static void test_atomic_stale(void) {
@@ -326,5 +343,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_atomic_abort);
     TEST_RUN(test_atomic_missing_directory);
     TEST_RUN(test_atomic_stale);
+    TEST_RUN(test_write_file);
     return test_end();
 }

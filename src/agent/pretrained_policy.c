@@ -189,14 +189,7 @@ dp_status dp_pretrained_policy_save(const dp_pretrained_policy *p, const char *p
         wr32(b + HEADER_BYTES + 4 * i, w);
     }
     wr64(b + 40, dp_fnv1a(b + HEADER_BYTES, nf * 4));
-    dp_atomic_file af;
-    dp_status st = dp_atomic_open(&af, path, err);
-    if (!st && fwrite(b, 1, n, af.f) != n) {
-        dp_atomic_abort(&af);
-        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the policy", path);
-    } else if (!st) {
-        st = dp_atomic_commit(&af, err);
-    }
+    dp_status st = dp_write_file(path, b, n, "the policy", err);
     free(b);
     return st;
 }
@@ -227,14 +220,7 @@ dp_status dp_pretrained_policy_save_state(const dp_pretrained_policy *p, int64_t
             wr32(b + STATE_HEADER + 4 * (t * nf + i), w);
         }
     wr64(b + 48, dp_fnv1a(b + STATE_HEADER, 3 * nf * 4));
-    dp_atomic_file af;
-    dp_status st = dp_atomic_open(&af, path, err);
-    if (!st && fwrite(b, 1, n, af.f) != n) {
-        dp_atomic_abort(&af);
-        st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the training state", path);
-    } else if (!st) {
-        st = dp_atomic_commit(&af, err);
-    }
+    dp_status st = dp_write_file(path, b, n, "the training state", err);
     free(b);
     return st;
 }

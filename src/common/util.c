@@ -36,6 +36,17 @@ uint64_t dp_hash_str(const char *s) {
     return h;
 }
 
+dp_status dp_write_file(const char *path, const void *bytes, size_t n, const char *what, dp_error *err) {
+    dp_atomic_file af;
+    dp_status st = dp_atomic_open(&af, path, err);
+    if (st) return st;
+    if (fwrite(bytes, 1, n, af.f) != n) {
+        dp_atomic_abort(&af);
+        return dp_error_set(err, DP_STATUS_IO, "%s: cannot write %s", path, what);
+    }
+    return dp_atomic_commit(&af, err);
+}
+
 dp_status dp_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len, dp_error *err) {
     *out = NULL;
     *out_len = 0;

@@ -71,6 +71,10 @@ void dp_stage_abort(dp_stage *s);
  * Errors name the path: cannot open, read error, larger than max_bytes, OOM. */
 dp_status dp_read_file(const char *path, size_t max_bytes, char **buf, size_t *len, dp_error *err);
 
+/* Writes n bytes to path atomically (dp_atomic_open's rules); on a failure
+ * "PATH: cannot write WHAT" (DP_STATUS_IO) and path is left as it was. */
+dp_status dp_write_file(const char *path, const void *bytes, size_t n, const char *what, dp_error *err);
+
 /* strdup that returns NULL for NULL. */
 char *dp_strdup(const char *s);
 

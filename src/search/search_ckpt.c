@@ -106,14 +106,7 @@ dp_status search_save(const void *self, const char *path, dp_error *err) {
         free(b.p);
         return dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the checkpoint", path);
     }
-    dp_atomic_file af;
-    dp_status st = dp_atomic_open(&af, path, err);
-    if (!st) {
-        if (fwrite(b.p, 1, b.n, af.f) != b.n) {
-            dp_atomic_abort(&af);
-            st = dp_error_set(err, DP_STATUS_IO, "%s: cannot write the checkpoint", path);
-        } else st = dp_atomic_commit(&af, err);
-    }
+    dp_status st = dp_write_file(path, b.p, b.n, "the checkpoint", err);
     free(b.p);
     return st;
 }
