@@ -292,6 +292,37 @@ static void test_openings_draw_only_openings(void) {
     close_fixture(&f);
 }
 
+/* A sampled placement replayed as a teacher's sees the same decisions: at
+ * every step the same offer, the same rows and the same device (what
+ * imitating the policy's own placements relies on). */
+static void test_sample_replays_as_teacher(void) {
+    fixture f = open_fixture("rnnlm", "k40x4");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 5, &err);
+    CHECK(p);
+    dp_pretrained_trace t1, t2;
+    CHECK(dp_pretrained_trace_init(&t1, f.c, &err) == DP_STATUS_OK);
+    CHECK(dp_pretrained_trace_init(&t2, f.c, &err) == DP_STATUS_OK);
+    dp_rng rng;
+    dp_rng_seed(&rng, 3);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_SAMPLE, 1, &rng, NULL, f.a, &t1, NULL, &err) == DP_STATUS_OK);
+    CHECK(dp_pretrained_decode(f.c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, f.a, f.b, &t2, NULL, &err) == DP_STATUS_OK);
+    CHECK(!memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops));
+    CHECK(t1.n_steps > 0);
+    CHECK_INT_EQ(t1.n_steps, t2.n_steps);
+    size_t row = (size_t)t1.n_devices * DP_PRETRAINED_FEATURES;
+    for (int32_t i = 0; i < t1.n_steps; i++) {
+        TEST_CASE("step %d", i);
+        CHECK(t1.steps[i].cand == t2.steps[i].cand);
+        CHECK_INT_EQ(t1.steps[i].action, t2.steps[i].action);
+        CHECK(!memcmp(t1.rows + i * row, t2.rows + i * row, sizeof(float) * row));
+    }
+    dp_pretrained_trace_free(&t1);
+    dp_pretrained_trace_free(&t2);
+    dp_pretrained_policy_free(p);
+    close_fixture(&f);
+}
+
 static void test_gradient_raises_logp(void) {
     fixture f = open_fixture("rnnlm", "k40x4");
     dp_error err;
@@ -451,6 +482,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_identical_devices_one_target);
     TEST_RUN(test_sampling_seeded);
     TEST_RUN(test_openings_draw_only_openings);
+    TEST_RUN(test_sample_replays_as_teacher);
     TEST_RUN(test_gradient_raises_logp);
     TEST_RUN(test_zero_shot_threads_agree);
     TEST_RUN(test_tuning_threads_agree);
