@@ -56,6 +56,10 @@ typedef struct dp_calib_param {
     double sensitivity; /* root mean square over the fitted samples of
                            d log(step time) / d log(value), at the prior      */
     int determined;     /* fitted; 0: too little sensitivity, left at prior    */
+    int at_bound;       /* fitted and ended within 0.1% of lo or hi: the
+                           measurements pushed it as far as the fit lets it
+                           go (another pass from the calibrated set may
+                           move it further)                                  */
 } dp_calib_param;
 
 /* One measurement: a placement of one of the graphs and its step time. */

@@ -532,6 +532,7 @@ static dp_status finish(calib_ctx *c, fit_state *f, dp_calib_result *out, dp_err
         dp_calib_param *q = &c->params[p];
         if (!q->determined) f->value[p] = q->prior;
         q->value = f->value[p];
+        q->at_bound = q->determined && (q->value <= q->lo * 1.001 || q->value >= q->hi * 0.999);
     }
     dp_status st = simulate(c, f->value, NULL, -1, f->logt, out->fitted_s, err);
     if (st) return st;

@@ -388,12 +388,11 @@ static void print_json(const calib_job *j, const dp_calib_result *r, const calib
     json_t *params = json_array();
     for (int32_t p = 0; p < r->n_params; p++) {
         const dp_calib_param *q = &r->params[p];
-        int at_bound = q->determined && (q->value <= q->lo * 1.001 || q->value >= q->hi * 0.999);
         json_array_append_new(params, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b}", "name", q->name, "stock",
                                                 json_num(q->prior), "calibrated", json_num(q->value), "low",
                                                 json_num(q->lo), "high", json_num(q->hi), "sensitivity",
                                                 json_num(q->sensitivity), "determined", q->determined, "at_bound",
-                                                at_bound));
+                                                q->at_bound));
     }
     json_object_set_new(o, "parameters", params);
     json_t *rows = json_array();
