@@ -98,6 +98,24 @@ static void wr32(unsigned char *b, uint32_t v) {
 }
 static void wr64(unsigned char *b, uint64_t v) { wr32(b, (uint32_t)v), wr32(b + 4, (uint32_t)(v >> 32)); }
 
+/* n floats to little-endian bytes at b, and back; rd_floats returns the
+ * index of the first value that is not finite, or n. */
+static void wr_floats(unsigned char *b, const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w;
+        memcpy(&w, &x[i], 4);
+        wr32(b + 4 * i, w);
+    }
+}
+static size_t rd_floats(float *x, const unsigned char *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = rd32(b + 4 * i);
+        memcpy(&x[i], &w, 4);
+        if (!isfinite(x[i])) return i;
+    }
+    return n;
+}
+
 dp_pretrained_policy *dp_pretrained_policy_from_bytes(const void *bytes, size_t n, const char *what, dp_error *err) {
     const unsigned char *b = bytes;
     if (n < HEADER_BYTES || memcmp(b, "DPPOLICY", 8)) {
@@ -145,14 +163,11 @@ dp_pretrained_policy *dp_pretrained_policy_from_bytes(const void *bytes, size_t 
     }
     memcpy(p->note, b + 48, 64);
     p->note[63] = '\0';
-    for (size_t i = 0; i < nfloats; i++) {
-        uint32_t w = rd32(b + HEADER_BYTES + 4 * i);
-        memcpy(&p->params.data[i], &w, 4);
-        if (!isfinite(p->params.data[i])) {
-            dp_error_set(err, DP_STATUS_INVALID, "%s: weight %zu is not finite: corrupt", what, i);
-            dp_pretrained_policy_free(p);
-            return NULL;
-        }
+    size_t bad = rd_floats(p->params.data, b + HEADER_BYTES, nfloats);
+    if (bad < nfloats) {
+        dp_error_set(err, DP_STATUS_INVALID, "%s: weight %zu is not finite: corrupt", what, bad);
+        dp_pretrained_policy_free(p);
+        return NULL;
     }
     const float *sd = p->params.data + p->params.offset[T_STD];
     for (int i = 0; i < DP_PRETRAINED_FEATURES; i++)
@@ -183,11 +198,7 @@ dp_status dp_pretrained_policy_save(const dp_pretrained_policy *p, const char *p
     wr32(b + 20, DP_PRETRAINED_FEATURES), wr32(b + 24, (uint32_t)p->h1), wr32(b + 28, (uint32_t)p->h2);
     wr64(b + 32, nf);
     memcpy(b + 48, p->note, strnlen(p->note, 63));
-    for (size_t i = 0; i < nf; i++) {
-        uint32_t w;
-        memcpy(&w, &p->params.data[i], 4);
-        wr32(b + HEADER_BYTES + 4 * i, w);
-    }
+    wr_floats(b + HEADER_BYTES, p->params.data, nf);
     wr64(b + 40, dp_fnv1a(b + HEADER_BYTES, nf * 4));
     dp_status st = dp_write_file(path, b, n, "the policy", err);
     free(b);
@@ -212,13 +223,9 @@ dp_status dp_pretrained_policy_save_state(const dp_pretrained_policy *p, int64_t
     memcpy(b, "DPPSTATE", 8);
     wr32(b + 8, STATE_VERSION), wr32(b + 12, (uint32_t)p->h1), wr32(b + 16, (uint32_t)p->h2);
     wr64(b + 24, nf), wr64(b + 32, (uint64_t)p->params.step), wr64(b + 40, (uint64_t)updates);
-    const float *src[3] = {p->params.data, p->params.m, p->params.v};
-    for (int t = 0; t < 3; t++)
-        for (size_t i = 0; i < nf; i++) {
-            uint32_t w;
-            memcpy(&w, &src[t][i], 4);
-            wr32(b + STATE_HEADER + 4 * (t * nf + i), w);
-        }
+    wr_floats(b + STATE_HEADER, p->params.data, nf);
+    wr_floats(b + STATE_HEADER + 4 * nf, p->params.m, nf);
+    wr_floats(b + STATE_HEADER + 8 * nf, p->params.v, nf);
     wr64(b + 48, dp_fnv1a(b + STATE_HEADER, 3 * nf * 4));
     dp_status st = dp_write_file(path, b, n, "the training state", err);
     free(b);
@@ -250,12 +257,8 @@ dp_status dp_pretrained_policy_load_state(dp_pretrained_policy *p, int64_t *upda
                           (long long)rd64(b + 32), (long long)rd64(b + 40));
     float *tmp = st ? NULL : malloc(sizeof(float) * 3 * nf);
     if (!st && !tmp) st = dp_error_set(err, DP_STATUS_NOMEM, "%s: out of memory for the training state", path);
-    for (size_t i = 0; !st && i < 3 * nf; i++) {
-        uint32_t w = rd32(b + STATE_HEADER + 4 * i);
-        memcpy(&tmp[i], &w, 4);
-        if (!isfinite(tmp[i]))
-            st = dp_error_set(err, DP_STATUS_INVALID, "%s: value %zu is not finite: corrupt", path, i);
-    }
+    size_t bad = st ? 0 : rd_floats(tmp, b + STATE_HEADER, 3 * nf);
+    if (!st && bad < 3 * nf) st = dp_error_set(err, DP_STATUS_INVALID, "%s: value %zu is not finite: corrupt", path, bad);
     if (!st) {
         memcpy(p->params.data, tmp, sizeof(float) * nf);
         memcpy(p->params.m, tmp + nf, sizeof(float) * nf);
