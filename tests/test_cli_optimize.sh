@@ -300,7 +300,7 @@ test_pretrained() {
 expect 0 "agent      pretrained" -- "$D" optimize --model rnnlm --devices k40x4 --agent pretrained --updates 0 \
   --baselines none -o "$T/pt.json"
 expect 0 "valid" -- "$D" simulate --model rnnlm --devices k40x4 --placement "$T/pt.json"
-expect 0 "zero-shot=64" -- "$D" optimize --agent pretrained --set help
+expect 0 "zero-shot=4096" -- "$D" optimize --agent pretrained --set help
 grep -q '^  lr=' "$T/out" && bad "--set help of the pretrained placer lists a learned agent's settings" || ok
 printf 'DPPOLICY' > "$T/bad.dpp"
 expect 2 "bad.dpp: not a dplace policy" -- "$D" optimize --model rnnlm --devices k40x4 --agent pretrained \

@@ -204,7 +204,7 @@ typedef struct dp_pretrained_options {
     dp_units_spec units;
 } dp_pretrained_options;
 
-/* Defaults: each row's base value (64 zero-shot samples within 3 s, 16
+/* Defaults: each row's base value (4096 zero-shot samples within 3 s, 16
  * samples per update, rate 1e-4, clip 1, temperature 0.5), seed 1, units OP. */
 dp_pretrained_options dp_pretrained_options_default(void);
 

@@ -43,7 +43,7 @@ struct dp_pretrained {
 static const dp_setting rows[] = {
     {"zero-shot", DP_SETTING_INT, PT(zero_shot), NUM(0, 100000), 0, 0,
      "placements the trained policy samples before fine-tuning (its zero-shot answer: the greedy one and the best "
-     "of these)", "64"},
+     "of these)", "4096"},
     {"zero-shot-time", DP_SETTING_SECONDS, PT(zero_shot_s), NUM(0, 1e9), 0, 0,
      "and at most this long for them", "3s"},
     {"tune-samples", DP_SETTING_INT, PT(samples), NUM(2, 1024), 0, 0,
