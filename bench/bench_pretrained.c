@@ -18,7 +18,10 @@
  *       decode time.
  *
  * GRAPH is a zoo model (NAME or NAME:BATCH, synthetic-N) or a graph file
- * (a path ending in .json); DEVICES a preset or a devices file.
+ * (a path ending in .json); DEVICES a preset or a devices file. Exit
+ * status: 2 for a usage error, and for rl's input that cannot be read (the
+ * list, a pair of it, the policy, the training state), in one line; 1 for
+ * a failure while running.
  *
  * The data file, little-endian: "DPPTDATA", u32 features, u32 devices
  * (rows per decision), u32 decisions, u32 units; then per decision u64
@@ -46,7 +49,7 @@ static dp_graph *load_graph(const char *spec, dp_error *err) {
 }
 
 static int data(int argc, char **argv) {
-    if (argc < 6) return 2;
+    if (argc < 6) return -1;
     dp_error err = {0};
     int32_t steps = argc > 6 ? atoi(argv[6]) : 1200;
     uint64_t seed = argc > 7 ? strtoull(argv[7], NULL, 10) : 1;
@@ -111,7 +114,7 @@ done:
 }
 
 static int eval(int argc, char **argv) {
-    if (argc < 4) return 2;
+    if (argc < 4) return -1;
     dp_error err = {0};
     int32_t K = argc > 5 ? atoi(argv[5]) : 16;
     dp_graph *g = load_graph(argv[2], &err);
@@ -158,7 +161,7 @@ done:
 }
 
 static int random_policy(int argc, char **argv) {
-    if (argc < 3) return 2;
+    if (argc < 3) return -1;
     dp_error err = {0};
     dp_pretrained_policy *p = dp_pretrained_policy_random(64, 64, argc > 3 ? strtoull(argv[3], NULL, 10) : 1, &err);
     int rc = p && !dp_pretrained_policy_save(p, argv[2], &err) ? 0 : 1;
@@ -312,7 +315,7 @@ static int keep_rows(const char *path, int64_t last) {
  * run stopped anywhere and started again ends with the policy and logs of
  * one that never stopped. */
 static int rl(int argc, char **argv) {
-    if (argc < 6) return 2;
+    if (argc < 6) return -1;
     const char *out = argv[4];
     int64_t updates = atoll(argv[5]);
     int32_t K = argc > 6 ? atoi(argv[6]) : 8, every = argc > 10 ? atoi(argv[10]) : 50;
@@ -325,7 +328,7 @@ static int rl(int argc, char **argv) {
     static rl_pair pairs[1024];
     int32_t n = rl_load(argv[2], pairs, 1024);
     if (n == 0) fprintf(stderr, "bench_pretrained: %s: no pairs\n", argv[2]);
-    if (n <= 0) return 1;
+    if (n <= 0) return 2;
     char log[1100], glog[1100], state[1100];
     snprintf(log, sizeof log, "%s.csv", out), snprintf(glog, sizeof glog, "%s.greedy.csv", out);
     snprintf(state, sizeof state, "%s.state", out);
@@ -335,16 +338,16 @@ static int rl(int argc, char **argv) {
     if (lf) fclose(lf);
     dp_error err = {0};
     dp_pretrained_policy *pol = dp_pretrained_policy_load(argv[3], &err);
-    int rc = pol ? 0 : 1;
+    int rc = pol ? 0 : 2; /* a policy or state that cannot be read is bad input (2), a failure later 1 */
     if (!rc && resume) { /* the saved state, the logs cut back to it */
-        if (dp_pretrained_policy_load_state(pol, &u0, state, &err)) rc = 1;
+        if (dp_pretrained_policy_load_state(pol, &u0, state, &err)) rc = 2;
         else if (keep_rows(log, u0 - 1) || keep_rows(glog, u0))
             rc = 1, dp_error_set(&err, DP_STATUS_IO, "%s: cannot cut its logs back to update %lld", out, (long long)u0);
     }
     dp_pretrained_grad *g = rc ? NULL : dp_pretrained_grad_init(pol, &err);
     lf = g ? fopen(log, "a") : NULL;
     FILE *gf = lf ? fopen(glog, "a") : NULL;
-    if (!gf) rc = 1;
+    if (!rc && !gf) rc = 1;
     if (!rc && !resume) fprintf(lf, "update,pair,mean_s,valid_share,entropy,grad_norm,wall_s\n");
     double t0 = dp_now_s();
     for (int64_t u = u0; !rc && u <= updates; u++) {
@@ -375,15 +378,17 @@ static int rl(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    int rc = 2;
+    int rc = -1; /* -1: not a command or too few arguments, the usage and exit 2 */
     if (argc > 1 && !strcmp(argv[1], "data")) rc = data(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "eval")) rc = eval(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "random")) rc = random_policy(argc, argv);
     else if (argc > 1 && !strcmp(argv[1], "rl")) rc = rl(argc, argv);
-    if (rc == 2)
+    if (rc == -1) {
         fprintf(stderr, "usage: bench_pretrained data GRAPH DEVICES PLACEMENT OUT [STEPS SEED]\n"
                         "       bench_pretrained random OUT [SEED]\n"
                         "       bench_pretrained eval GRAPH DEVICES [POLICY|-|random] [SAMPLES]\n"
                         "       bench_pretrained rl LIST POLICY OUT UPDATES [SAMPLES LR SEED TEMP EVERY]\n");
+        rc = 2;
+    }
     return rc;
 }

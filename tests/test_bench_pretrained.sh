@@ -46,14 +46,16 @@ cmp -s "$T/a.dpp.state" "$T/b.dpp.state" && ok || bad "the resumed run's state d
 [ "$(cut -d, -f1-4 "$T/a.dpp.csv")" = "$(cut -d, -f1-4 "$T/b.dpp.csv")" ] && ok || bad "update logs differ"
 cmp -s "$T/a.dpp.greedy.csv" "$T/b.dpp.greedy.csv" && ok || bad "greedy logs differ"
 printf 'not a state\n' >"$T/b.dpp.state"
-expect 1 "b.dpp.state: not a policy training state" -- "$B" rl "$T/pairs.txt" "$P" "$T/b.dpp" 6 4 1e-4 1 0.5 2
+expect 2 "b.dpp.state: not a policy training state" -- "$B" rl "$T/pairs.txt" "$P" "$T/b.dpp" 6 4 1e-4 1 0.5 2
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "a bad state: $(wc -l <"$T/err") lines, expected one"
 }
 
-# a list that cannot be read, or that holds an unknown graph: one line, exit 1
+# a list that cannot be read, or that holds an unknown graph: one line, exit 2
 test_rl_bad_list() {
-expect 1 "nope.txt: cannot read" -- "$B" rl "$T/nope.txt" "$P" "$T/q.dpp" 2
+expect 2 "nope.txt: cannot read" -- "$B" rl "$T/nope.txt" "$P" "$T/q.dpp" 2
 printf 'no-such-model k40x2\n' >"$T/bad.txt"
-expect 1 "no-such-model" -- "$B" rl "$T/bad.txt" "$P" "$T/q.dpp" 2
+expect 2 "no-such-model" -- "$B" rl "$T/bad.txt" "$P" "$T/q.dpp" 2
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "an unknown graph in the list: $(wc -l <"$T/err") lines, expected one"
 absent "$T/q.dpp"
 }
 
