@@ -240,8 +240,7 @@ static void test_sampling_seeded(void) {
 }
 
 /* Drawing at layer openings only: every decision whose unit's layer has
- * begun (row features 27, the layer's share on the device, and 28, the
- * unit's scope begun: unit_rows in pretrained_decode.c) takes the policy's
+ * begun (a row's PF_LAYER_SHARE or PF_SCOPE_BEGUN above 0) takes the policy's
  * highest score, and at a high temperature some openings do not; at a
  * temperature near 0 the placement is the greedy one. */
 static void test_openings_draw_only_openings(void) {
@@ -269,7 +268,7 @@ static void test_openings_draw_only_openings(void) {
             for (dp_mask m = st->cand; m; m &= m - 1) {
                 int32_t d = dp_mask_first(m);
                 if (best < 0 || a.score[d] > a.score[best]) best = d;
-                begun |= rows[(size_t)d * F + 27] > 0 || rows[(size_t)d * F + 28] > 0;
+                begun |= rows[(size_t)d * F + PF_LAYER_SHARE] > 0 || rows[(size_t)d * F + PF_SCOPE_BEGUN] > 0;
             }
             TEST_CASE("seed %d step %d", (int)seed, i);
             if (begun) {

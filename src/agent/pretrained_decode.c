@@ -25,7 +25,8 @@
 #include "agent/pretrained_internal.h"
 
 #define F DP_PRETRAINED_FEATURES
-#define UF 8 /* the unit's own features, first in a row */
+#define UF PF_UNIT_END /* the unit's own features, first in a row */
+_Static_assert(PF_END == DP_PRETRAINED_FEATURES, "a name per row feature (pretrained_internal.h)");
 
 struct dp_pretrained_ctx {
     const dp_graph *g;
@@ -344,14 +345,14 @@ static dp_status build_features(dp_pretrained_ctx *c, const int32_t *rank) {
     mean_mem += 1, mean_bytes += 1;
     for (int32_t k = 0; k < nu; k++) {
         float *u = c->ufeat + (size_t)k * UF;
-        u[0] = clampf(log((c->comp_min[k] + 1e-12) / mean_comp) / 4, -5, 5);
-        u[1] = (float)(log1p(c->mem[k] / mean_mem) / 4);
-        u[2] = (float)(log1p(params[k] / mean_mem) / 4);
-        u[3] = (float)rank[k] / (float)nu;
-        u[4] = (float)(bl[k] / c->T);
-        u[5] = (float)(tl[k] / c->T);
-        u[6] = (float)(log1p(bin[k] / mean_bytes) / 4);
-        u[7] = (float)(log1p(bout[k] / mean_bytes) / 4);
+        u[PF_COMPUTE] = clampf(log((c->comp_min[k] + 1e-12) / mean_comp) / 4, -5, 5);
+        u[PF_MEMORY] = (float)(log1p(c->mem[k] / mean_mem) / 4);
+        u[PF_PARAMS] = (float)(log1p(params[k] / mean_mem) / 4);
+        u[PF_POSITION] = (float)rank[k] / (float)nu;
+        u[PF_TO_END] = (float)(bl[k] / c->T);
+        u[PF_FROM_START] = (float)(tl[k] / c->T);
+        u[PF_BYTES_IN] = (float)(log1p(bin[k] / mean_bytes) / 4);
+        u[PF_BYTES_OUT] = (float)(log1p(bout[k] / mean_bytes) / 4);
     }
 done:
     free(tl), free(bl), free(bin), free(bout), free(params);
@@ -588,28 +589,28 @@ static void unit_rows(const dp_pretrained_ctx *c, const dstate *s, int32_t k, in
         int32_t d = dp_mask_first(m);
         float *r = rows + (size_t)d * F;
         memcpy(r, c->ufeat + (size_t)k * UF, sizeof(float) * UF);
-        r[8] = c->dfeat[d][0], r[9] = c->dfeat[d][1], r[10] = c->dfeat[d][2];
-        r[11] = (float)c->n_gpus / 8.0f;
-        r[12] = clampf(log((c->comp[(int64_t)k * nd + d] + 1e-12) / (c->comp_min[k] + 1e-12)) / 4, 0, 5);
-        r[13] = clampf((start[d] - min_start) / T, 0, 10);
-        r[14] = clampf((fin[d] - min_fin) / T, 0, 10);
-        r[15] = clampf(log1p((fin[d] - min_fin) / (c->comp_min[k] + 1e-9)) / 4, 0, 10);
-        r[16] = clampf(s->free_at[d] / T, 0, 10);
-        r[17] = clampf((s->free_at[d] - min_free) / T, 0, 10);
-        r[18] = clampf(s->load[d] / per_gpu, 0, 10);
-        r[19] = clampf(memf[d], 0, 3);
-        r[20] = memf[d] <= 1;
-        r[21] = (float)(nb_total > 0 ? aff[d] / nb_total : 0);
-        r[22] = s->prev == d;
-        r[23] = clampf(xin[d] / T, 0, 10);
-        r[24] = fin[d] == min_fin;
-        r[25] = (float)(c->total_work > 0 ? s->placed_work / c->total_work : (double)i / c->nu);
-        r[26] = share(s->scope_w, c->scope[k], nd, d);
-        r[27] = share(s->parent_w, c->parent[k], nd, d);
-        r[28] = c->scope[k] >= 0 && share(s->scope_w, c->scope[k], nd, -1) > 0;
+        r[PF_IS_CPU] = c->dfeat[d][0], r[PF_PEAK] = c->dfeat[d][1], r[PF_DEVICE_MEMORY] = c->dfeat[d][2];
+        r[PF_N_GPUS] = (float)c->n_gpus / 8.0f;
+        r[PF_SLOWDOWN] = clampf(log((c->comp[(int64_t)k * nd + d] + 1e-12) / (c->comp_min[k] + 1e-12)) / 4, 0, 5);
+        r[PF_START] = clampf((start[d] - min_start) / T, 0, 10);
+        r[PF_FINISH] = clampf((fin[d] - min_fin) / T, 0, 10);
+        r[PF_FINISH_UNITS] = clampf(log1p((fin[d] - min_fin) / (c->comp_min[k] + 1e-9)) / 4, 0, 10);
+        r[PF_FREE_AT] = clampf(s->free_at[d] / T, 0, 10);
+        r[PF_FREE_AFTER] = clampf((s->free_at[d] - min_free) / T, 0, 10);
+        r[PF_LOAD] = clampf(s->load[d] / per_gpu, 0, 10);
+        r[PF_MEMORY_AFTER] = clampf(memf[d], 0, 3);
+        r[PF_FITS] = memf[d] <= 1;
+        r[PF_NEIGHBOURS] = (float)(nb_total > 0 ? aff[d] / nb_total : 0);
+        r[PF_PREVIOUS] = s->prev == d;
+        r[PF_TRANSFER_IN] = clampf(xin[d] / T, 0, 10);
+        r[PF_SOONEST] = fin[d] == min_fin;
+        r[PF_PLACED] = (float)(c->total_work > 0 ? s->placed_work / c->total_work : (double)i / c->nu);
+        r[PF_SCOPE_SHARE] = share(s->scope_w, c->scope[k], nd, d);
+        r[PF_LAYER_SHARE] = share(s->parent_w, c->parent[k], nd, d);
+        r[PF_SCOPE_BEGUN] = c->scope[k] >= 0 && share(s->scope_w, c->scope[k], nd, -1) > 0;
         for (int h = 0; h < DP_PRETRAINED_HINTS; h++) {
-            r[29 + 2 * h] = share(s->hint_w[h], c->hint[h][k], nd, d);
-            r[30 + 2 * h] = c->hint_q[h];
+            r[PF_HINT + 2 * h] = share(s->hint_w[h], c->hint[h][k], nd, d);
+            r[PF_HINT_SLOWER + 2 * h] = c->hint_q[h];
         }
     }
 }

@@ -7,6 +7,51 @@
 #include "dplace/nn.h"
 #include "dplace/pretrained.h"
 
+/* The features of one (unit, device) row, in the order the network reads
+ * them: the policy file's weights are laid out by these indices, so
+ * reordering them is a new feature set (DP_PRETRAINED_FEATURE_SET).
+ * docs/pretrained.md groups them; pretrained_decode.c computes them. */
+enum pretrained_feature {
+    /* the unit, the same on every row of a decision */
+    PF_COMPUTE,       /* compute on its fastest device, log against the mean */
+    PF_MEMORY,        /* memory at the peak, log against the mean            */
+    PF_PARAMS,        /* parameter bytes, log against the mean memory        */
+    PF_POSITION,      /* position in the decode order, 0 to 1                */
+    PF_TO_END,        /* longest path to the end, of the step's scale T      */
+    PF_FROM_START,    /* longest path from the start, of T                   */
+    PF_BYTES_IN,      /* bytes in, log against the mean                      */
+    PF_BYTES_OUT,     /* bytes out, log against the mean                     */
+    PF_UNIT_END,      /* the unit's features end here (they come first)      */
+    /* the device */
+    PF_IS_CPU = PF_UNIT_END, /* 1 for the CPU                                */
+    PF_PEAK,          /* log of its peak against the set's largest           */
+    PF_DEVICE_MEMORY, /* log of its memory against the set's largest         */
+    PF_N_GPUS,        /* the set's GPUs, of 8                                */
+    PF_SLOWDOWN,      /* log of the unit's compute here against its fastest  */
+    /* the schedule so far */
+    PF_START,         /* when the unit could start here, after the soonest, of T */
+    PF_FINISH,        /* when it would finish here, after the soonest, of T */
+    PF_FINISH_UNITS,  /* the same in the unit's own compute times, log       */
+    PF_FREE_AT,       /* when the device is free, of T                       */
+    PF_FREE_AFTER,    /* when it is free, after the soonest free device, of T */
+    PF_LOAD,          /* compute placed here, of a GPU's share of the graph  */
+    PF_MEMORY_AFTER,  /* its memory with the unit and its copies, of its own */
+    PF_FITS,          /* 1 when that is within the device's memory           */
+    PF_NEIGHBOURS,    /* share of the placed neighbours' bytes here          */
+    PF_PREVIOUS,      /* 1 when the previous unit went here                  */
+    PF_TRANSFER_IN,   /* transfer time of its inputs here, of T              */
+    PF_SOONEST,       /* 1 when it finishes here soonest                     */
+    PF_PLACED,        /* share of the graph's work placed so far             */
+    /* the graph's structure */
+    PF_SCOPE_SHARE,   /* share of the unit's layer scope placed here         */
+    PF_LAYER_SHARE,   /* share of the scope's parent (the layer) placed here */
+    PF_SCOPE_BEGUN,   /* 1 when any of the unit's scope is placed            */
+    /* the hints: two per heuristic (DP_PRETRAINED_HINTS), in turn */
+    PF_HINT,          /* share of the units the hint groups with it, here    */
+    PF_HINT_SLOWER,   /* how much slower the hint is than the faster hint    */
+    PF_END = PF_HINT + 2 * DP_PRETRAINED_HINTS
+};
+
 struct dp_pretrained_policy {
     dp_nn_params params; /* mean, std, w1, b1, w2, b2, w3, b3 */
     int32_t h1, h2;
