@@ -19,9 +19,9 @@
  *
  * GRAPH is a zoo model (NAME or NAME:BATCH, synthetic-N) or a graph file
  * (a path ending in .json); DEVICES a preset or a devices file. Exit
- * status: 2 for a usage error, and for rl's input that cannot be read (the
- * list, a pair of it, the policy, the training state), in one line; 1 for
- * a failure while running.
+ * status: 2 for a usage error, and for an input that cannot be read (a
+ * graph, a device set, a placement, a policy, rl's list and training
+ * state), in one line; 1 for a failure while running.
  *
  * The data file, little-endian: "DPPTDATA", u32 features, u32 devices
  * (rows per decision), u32 decisions, u32 units; then per decision u64
@@ -59,8 +59,13 @@ static int data(int argc, char **argv) {
     int32_t *out = g ? malloc(sizeof(int32_t) * (size_t)g->n_ops) : NULL;
     dp_pretrained_ctx *c = NULL;
     dp_pretrained_trace tr = {0};
-    int rc = 1;
-    if (!ds || !teacher || !out || dp_placement_read_file(argv[4], g, ds, teacher, &err)) goto done;
+    int rc = 2; /* an input that cannot be read is bad input (2), a failure later 1 */
+    if (!ds || (teacher && out && dp_placement_read_file(argv[4], g, ds, teacher, &err))) goto done;
+    rc = 1;
+    if (!teacher || !out) {
+        dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
+        goto done;
+    }
     dp_units_spec us = dp_units_spec_resolve((dp_units_spec){DP_UNITS_AUTO, 0}, g);
     if (!(c = dp_pretrained_ctx_init(g, ds, us, &err)) || dp_pretrained_trace_init(&tr, c, &err) ||
         dp_pretrained_decode(c, NULL, DP_PRETRAINED_TEACHER, 1, NULL, teacher, out, &tr, NULL, &err))
@@ -127,7 +132,9 @@ static int eval(int argc, char **argv) {
     int32_t *out = g ? malloc(sizeof(int32_t) * (size_t)g->n_ops) : NULL;
     dp_sim *sim = p ? dp_sim_init(g, ds, &err) : NULL;
     dp_pretrained_ctx *c = NULL;
-    int rc = 1;
+    int rc = 2; /* an input that cannot be read is bad input (2), a failure later 1 */
+    if (!p) goto done;
+    rc = 1;
     double t0 = dp_now_s();
     dp_units_spec us = dp_units_spec_resolve((dp_units_spec){DP_UNITS_AUTO, 0}, g);
     if (!sim || !out || !(c = dp_pretrained_ctx_init(g, ds, us, &err))) goto done;

@@ -2,7 +2,8 @@
 # bench_pretrained rl, the pretrained policy's policy-gradient training over
 # many pairs, as bench/pretrain.py runs it: a run stopped and run again goes
 # on from the policy it wrote (its log continuing, the policy loadable), and
-# a list it cannot read is refused in one line; bench/pretrain.py relabel
+# a list it cannot read is refused in one line, as data's and eval's inputs
+# are; bench/pretrain.py relabel
 # makes a policy of another feature set loadable and refuses a file that is
 # not a policy; bench/pretrain.py curve reads a run's logs. Two small pairs
 # keep it to seconds.
@@ -92,9 +93,23 @@ expect 2 "p.dpp.greedy.csv: row 2: not an rl curve" -- $C "$T/p.dpp.greedy.csv"
 expect 2 "nope.csv: cannot read it" -- $C "$T/nope.csv"
 }
 
+# data and eval refuse what they cannot read in one line, exit 2: a graph,
+# a device set, a placement, a policy
+test_bad_input() {
+expect 2 "no-such-model" -- "$B" eval no-such-model k40x2
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "eval of an unknown graph: $(wc -l <"$T/err") lines, expected one"
+expect 2 "nope-devs" -- "$B" eval rnnlm nope-devs
+expect 2 "nope.dpp: cannot open" -- "$B" eval rnnlm k40x2 "$T/nope.dpp"
+expect 2 "nope.json: cannot open" -- "$B" data rnnlm k40x2 "$T/nope.json" "$T/d.bin"
+[ "$(wc -l <"$T/err")" = 1 ] && ok || bad "data without its placement: $(wc -l <"$T/err") lines, expected one"
+absent "$T/d.bin"
+expect 2 "no-such-model" -- "$B" data no-such-model k40x2 "$T/nope.json" "$T/d.bin"
+}
+
 test_run test_rl_resumes
 test_run test_rl_resume_exact
 test_run test_rl_bad_list
+test_run test_bad_input
 test_run test_relabel
 test_run test_curve
 finish test_bench_pretrained
