@@ -3,7 +3,7 @@
  *   bench_pretrained data GRAPH DEVICES PLACEMENT OUT [STEPS SEED]
  *       replays a teacher's placement (dplace-placement v1) through the
  *       decoder and writes up to STEPS of its decisions (default 1200,
- *       drawn with SEED, default 1) to OUT, the imitation data
+ *       drawn with SEED, default 1) to OUT (atomically), the imitation data
  *       bench/pretrain.py reads;
  *   bench_pretrained random OUT [SEED]
  *       a policy of fresh weights (the shipped one's widths): the untrained
@@ -82,12 +82,13 @@ static int data(int argc, char **argv) {
         pick[i] = pick[j], pick[j] = t;
     }
     if (n > steps) n = steps;
-    FILE *f = pick ? fopen(argv[5], "wb") : NULL;
-    if (!f) {
-        fprintf(stderr, "bench_pretrained: %s: cannot write\n", argv[5]);
+    dp_atomic_file af;
+    if (!pick || dp_atomic_open(&af, argv[5], &err)) {
+        if (!pick) dp_error_set(&err, DP_STATUS_NOMEM, "out of memory");
         free(pick);
         goto done;
     }
+    FILE *f = af.f;
     uint32_t hdr[4] = {DP_PRETRAINED_FEATURES, (uint32_t)tr.n_devices, (uint32_t)n, (uint32_t)tr.n_steps};
     fwrite("DPPTDATA", 1, 8, f);
     fwrite(hdr, 4, 4, f);
@@ -98,7 +99,7 @@ static int data(int argc, char **argv) {
         fwrite(tr.rows + (size_t)pick[x] * tr.n_devices * DP_PRETRAINED_FEATURES, 4,
                (size_t)tr.n_devices * DP_PRETRAINED_FEATURES, f);
     }
-    rc = fclose(f) ? 1 : 0;
+    rc = dp_atomic_commit(&af, &err) ? 1 : 0;
     free(pick);
     /* what placing by units loses of the teacher's placement */
     dp_sim *sim = dp_sim_init(g, ds, &err);
