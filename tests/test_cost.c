@@ -575,6 +575,19 @@ static void test_math_without_tensor_cores_fp32_peak(void) {
     }
 }
 
+/* A fused op (a recurrent module's, in cuDNN's kernels) costs a GPU no
+ * launch overhead of its own and a CPU its full one; the rest of its price
+ * is the unfused op's. */
+static void test_fused_op_launch(void) {
+    cost_fixture f = cost_open();
+    double gpu = dp_cost_op_seconds(f.g, 2, f.gpu), cpu = dp_cost_op_seconds(f.g, 2, f.cpu);
+    CHECK(f.gpu->launch_overhead_s > 0 && f.cpu->launch_overhead_s > 0);
+    f.g->ops[2].fused = 1;
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 2, f.gpu), gpu - f.gpu->launch_overhead_s, 1e-15);
+    CHECK_NEAR(dp_cost_op_seconds(f.g, 2, f.cpu), cpu, 1e-15);
+    cost_close(&f);
+}
+
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_meta_op_cost);
@@ -598,5 +611,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_float32_keeps_fp32_peak);
     TEST_RUN(test_tf32_on_ampere);
     TEST_RUN(test_math_without_tensor_cores_fp32_peak);
+    TEST_RUN(test_fused_op_launch);
     return test_end();
 }

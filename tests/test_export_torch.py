@@ -346,6 +346,30 @@ def test_bfloat16():
     simulate_ok(path, "h100-sxmx1")
 
 
+def test_recurrent_ops_fused():
+    """The ops an nn.LSTM runs, forward and backward, are marked fused (one library call issues them); its
+    parameters, their updates and every other module's ops are not; the LSTM on a GPU costs no launch per op."""
+    path = os.path.join(TMP, "tiny_lm.json")
+    rc, err = export(f"{MODELS}:tiny_lm", "--input-shape", "5", "--input-dtype", "int64", "--input-high", "50",
+                     "--batch", "2", "-o", path)
+    check(rc == 0, f"export: {err}")
+    g = load(path)
+    fused = [op for op in g["ops"] if op.get("fused")]
+    check(len(fused) > 20, f"the LSTM's ops over 5 steps are fused, found {len(fused)}")
+    updates = 0
+    for op in g["ops"]:
+        scope, state = op.get("scope", ""), op["type"] in ("Parameter", "Buffer")
+        if scope not in ("lstm", "gradients/lstm") or state:
+            check(not op.get("fused"), f"{op['name']} (scope {scope!r}) is not one of the LSTM's ops, yet fused")
+        elif scope == "gradients/lstm":
+            check(op.get("fused") is True, f"{op['name']}: the LSTM's backward op is not fused")
+        elif not op.get("fused"):
+            check("colocate" in op, f"{op['name']}: an op of the LSTM's scope unfused but no parameter's update")
+            updates += 1
+    check(updates >= 4, f"the updates of the LSTM's 4 parameters are not fused, found {updates}")
+    simulate_ok(path, "h100-sxmx1")
+
+
 def test_errors():
     out = os.path.join(TMP, "never.json")
     cases = [

@@ -135,6 +135,47 @@ static void test_one_stream_per_gpu(void) {
     teardown(&f);
 }
 
+/* Fused ops (a recurrent module's, issued by one library call): three
+ * 0.1 ms GPU ops, b and c fused. The host issues a (1 ms) and nothing for
+ * b and c, so a runs [1, 1.1], b [1.1, 1.2] and c [1.2, 1.3] ms; unfused,
+ * each waits for its own dispatch and the step ends at 3.1 ms. The flag
+ * round-trips through a file; a value that is not true or false is
+ * refused in one line naming the op and the field. */
+static void test_fused_ops_not_dispatched(void) {
+#define FOP(name, inputs, cost)                                                                                  \
+    "{\"name\":\"" name "\",\"type\":\"T\",\"inputs\":" inputs ",\"outputs\":[{\"bytes\":1000}],"            \
+    "\"cost\":{\"gpu\":" #cost ",\"cpu\":" #cost "},\"fused\":true}"
+    static const char *fused =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"fused\",\"executor\":\"torch\",\"ops\":["
+        OP("a", "T", "[]", 1e-4) "," FOP("b", "[0]", 1e-4) "," FOP("c", "[1]", 1e-4) "]}";
+#undef FOP
+    static const char *unfused =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"fused\",\"executor\":\"torch\",\"ops\":["
+        OP("a", "T", "[]", 1e-4) "," OP("b", "T", "[0]", 1e-4) "," OP("c", "T", "[1]", 1e-4) "]}";
+    int32_t p[3] = {G0, G0, G0};
+    fixture f = setup(fused);
+    CHECK(!f.g->ops[0].fused && f.g->ops[1].fused && f.g->ops[2].fused);
+    run(&f, p, 0);
+    CHECK_NEAR(f.res.step_time_s, 1.3e-3, 1e-12);
+    dp_error err;
+    const char *path = "test_sim_eager_fused.json";
+    CHECK_INT_EQ(dp_graph_write_file(f.g, path, &err), DP_STATUS_OK);
+    dp_graph *back = dp_graph_read_file(path, &err);
+    CHECK(back);
+    CHECK(!back->ops[0].fused && back->ops[1].fused && back->ops[2].fused);
+    remove(path);
+    dp_graph_free(back);
+    teardown(&f);
+    f = setup(unfused);
+    run(&f, p, 0);
+    CHECK_NEAR(f.res.step_time_s, 3.1e-3, 1e-12);
+    teardown(&f);
+    CHECK(!dp_graph_read_string("{\"format\":\"dplace-graph\",\"version\":1,\"ops\":[{\"name\":\"a\",\"type\":\"T\","
+                                "\"outputs\":[{\"bytes\":8}],\"fused\":1}]}",
+                                "bad.json", &err));
+    CHECK_STR_CONTAINS(err.msg, "bad.json: op 0 \"a\": field \"fused\" must be true or false");
+}
+
 /* Moves from a base under the eager executor equal full runs of the moved
  * placement, bit for bit, on random placements of a synthetic graph. */
 static void test_delta_exact(void) {
@@ -209,6 +250,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_fork_timeline_by_hand);
     TEST_RUN(test_host_bound_chain);
     TEST_RUN(test_one_stream_per_gpu);
+    TEST_RUN(test_fused_ops_not_dispatched);
     TEST_RUN(test_delta_exact);
     TEST_RUN(test_executor_field);
     return test_end();

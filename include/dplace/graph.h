@@ -124,6 +124,11 @@ typedef struct dp_op {
     uint64_t temp_bytes;
     int32_t n_inputs, n_outputs, n_costs;
     int64_t inputs_at, outputs_at, costs_at; /* into graph arrays */
+    /* Nonzero: the op runs inside one library call of its module (cuDNN's
+     * or ATen's recurrent kernels: the file's "fused"), so the eager
+     * executor's host issues it without a dispatch of its own and a GPU
+     * runs it without a kernel launch of its own. */
+    int32_t fused;
 } dp_op;
 
 /* Interned strings: ids are dense from 0. */

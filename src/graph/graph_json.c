@@ -90,6 +90,11 @@ static dp_status read_op(dp_graph *g, size_t i, const json_t *jo, const char *wh
     op->flops = flops;
     op->param_bytes = (uint64_t)pb;
     op->temp_bytes = (uint64_t)tb;
+    const json_t *fused = json_object_get(jo, "fused");
+    if (fused && !json_is_boolean(fused))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"fused\" must be true or false, got %s", ctx,
+                            dp_json_type_name(fused));
+    op->fused = fused && json_is_true(fused);
 
     const json_t *inputs = NULL, *outputs = NULL;
     if ((st = dp_json_get_array(jo, "inputs", 0, &inputs, ctx, err))) return st;
@@ -257,6 +262,7 @@ static json_t *op_to_json(const dp_graph *g, int32_t i) {
     if (o->flops != 0) json_object_set_new(j, "flops", json_real(o->flops));
     if (o->param_bytes) json_object_set_new(j, "param_bytes", json_integer((json_int_t)o->param_bytes));
     if (o->temp_bytes) json_object_set_new(j, "temp_bytes", json_integer((json_int_t)o->temp_bytes));
+    if (o->fused) json_object_set_new(j, "fused", json_true());
     if (o->n_costs) {
         json_t *c = json_object();
         for (int32_t k = 0; k < o->n_costs; k++) {

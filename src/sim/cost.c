@@ -642,5 +642,9 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
     double t_compute = o->flops / (peak * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
-    return (t_compute > t_memory ? t_compute : t_memory) + dev->launch_overhead_s;
+    /* a fused op (a recurrent module's, in cuDNN's kernels) launches no
+     * kernel of its own on a GPU; on a CPU each op still starts its own
+     * parallel region */
+    int launches = !(o->fused && dev->kind == DP_DEVKIND_GPU);
+    return (t_compute > t_memory ? t_compute : t_memory) + (launches ? dev->launch_overhead_s : 0.0);
 }

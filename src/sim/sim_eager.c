@@ -3,7 +3,8 @@
  *
  * One host thread walks the ops in program order. Issuing an op costs the
  * host its dispatch time (the host CPU's dispatch_s; nothing for the
- * parameters, buffers and placeholders, which are not ops at run time).
+ * parameters, buffers and placeholders, which are not ops at run time, nor
+ * for a fused op, which its module's one library call issues).
  * A GPU op then queues on its device's one stream: it starts when the host
  * has issued it, the stream's earlier work is done and its inputs are on
  * the device. A CPU op runs on the host thread itself, which waits for its
@@ -57,7 +58,7 @@ dp_status sim_eager_init(dp_sim *s, dp_error *err) {
     s->copy_issue_s = dispatch;
     int topological = 1;
     for (int32_t i = 0; i < s->n; i++) {
-        s->issue_s[i] = issued_at_run_time(g, i) ? dispatch : 0.0;
+        s->issue_s[i] = issued_at_run_time(g, i) && !g->ops[i].fused ? dispatch : 0.0;
         for (int32_t k = 0; k < g->ops[i].n_inputs; k++)
             if (g->inputs[g->ops[i].inputs_at + k].op >= i) topological = 0;
     }

@@ -91,3 +91,20 @@ def chain():
     cost of microseconds per step."""
     return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
                          nn.Linear(32, 8), nn.Tanh())
+
+
+class TinyLM(nn.Module):
+    """An embedding, a one-layer LSTM and a linear decoder over 50 tokens."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(50, 8)
+        self.lstm = nn.LSTM(8, 8, batch_first=True)
+        self.decoder = nn.Linear(8, 50)
+
+    def forward(self, tokens):
+        return self.decoder(self.lstm(self.embed(tokens))[0]).reshape(-1, 50)
+
+
+def tiny_lm():
+    return TinyLM()
