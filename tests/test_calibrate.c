@@ -42,9 +42,9 @@ static dp_devices *hidden_machine(const dp_devices *stock) {
  * set) "measured" on the hidden machine. */
 typedef struct problem {
     int n_graphs;
-    dp_graph *g[3];
+    dp_graph *g[8];
     dp_devices *stock, *hidden;
-    dp_calib_proposal prop[3];
+    dp_calib_proposal prop[8];
     int32_t n;
     dp_calib_sample s[1024];
     char label[1024][64];
@@ -141,6 +141,37 @@ static void test_undetermined_left_at_prior(void) {
     CHECK(r.calibrated->devices[1].eff[DP_OPCLASS_CONV].compute == pb.stock->devices[1].eff[DP_OPCLASS_CONV].compute);
     CHECK(!(r.calibrated->devices[1].eff_own & DP_EFF_OWN_BIT(DP_OPCLASS_CONV, 0)));
     CHECK(r.calibrated->devices[1].eff_own & DP_EFF_OWN_BIT(DP_OPCLASS_MATMUL, 0));
+    dp_calib_result_free(&r);
+    problem_close(&pb);
+}
+
+/* Measured on the CPU alone, a step under the eager executor cannot tell
+ * the host's dispatch cost from the CPU's launch overhead (each CPU op pays
+ * both, one after the other): the fit leaves the dispatch cost as it is
+ * and fits the launch overhead. */
+static void test_eager_dispatch_needs_a_gpu(void) {
+    problem pb;
+    const int sizes[] = {300, 400, 500, 600, 700, 800, 900, 1000};
+    problem_open_as(&pb, sizes, 8, 1);
+    int32_t kept = 0;
+    for (int32_t m = 0; m < pb.n; m++) {
+        int cpu_only = 1;
+        for (int32_t i = 0; i < pb.g[pb.s[m].graph]->n_ops; i++) cpu_only &= pb.s[m].placement[i] == 0;
+        if (cpu_only) pb.s[kept++] = pb.s[m];
+    }
+    CHECK_INT_EQ(kept, 8); /* each graph's all-on-the-CPU placement */
+    dp_calib_result r;
+    dp_error err;
+    dp_calib_options o = dp_calib_options_default();
+    o.holdout = 0;
+    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 8, pb.stock, pb.s, kept, &o, &r, &err), DP_STATUS_OK);
+    int launch = 0;
+    for (int32_t k = 0; k < r.n_params; k++) {
+        CHECK(r.params[k].kind != DP_CALIB_PARAM_DISPATCH);
+        launch += r.params[k].kind == DP_CALIB_PARAM_LAUNCH && r.params[k].first == 0;
+    }
+    CHECK_INT_EQ(launch, 1);
+    CHECK_NEAR(r.calibrated->devices[0].dispatch_s, pb.stock->devices[0].dispatch_s, 1e-15);
     dp_calib_result_free(&r);
     problem_close(&pb);
 }
@@ -318,6 +349,7 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_holdout_within_three_percent);
     TEST_RUN(test_eager_dispatch_fitted);
+    TEST_RUN(test_eager_dispatch_needs_a_gpu);
     TEST_RUN(test_undetermined_left_at_prior);
     TEST_RUN(test_calibrated_file_predicts_the_same);
     TEST_RUN(test_too_few_measurements_refused);

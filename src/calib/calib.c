@@ -89,12 +89,20 @@ static const int fitted_slots[] = {DP_OPCLASS_ELEMENTWISE, DP_OPCLASS_MATMUL,   
 #define N_FITTED_SLOTS ((int)(sizeof fitted_slots / sizeof fitted_slots[0]))
 
 /* The device whose dispatch cost the fit takes: the set's first CPU, when
- * some graph runs under the eager executor; else -1. */
+ * some placement of a graph under the eager executor runs ops on a device
+ * that is not a CPU; else -1. A CPU op costs the host its dispatch and its
+ * own launch overhead one after the other, so measurements on CPUs alone
+ * cannot tell the two apart: the fit then leaves the dispatch cost as it
+ * is and gives the CPUs' per-op cost to their launch overheads. */
 static int32_t host_of(const calib_ctx *c) {
-    int eager = 0;
-    for (int32_t k = 0; k < c->n_graphs; k++) eager |= c->graphs[k]->executor == DP_EXECUTOR_TORCH;
-    for (int32_t d = 0; eager && d < c->stock->n_devices; d++)
-        if (c->stock->devices[d].kind == DP_DEVKIND_CPU) return d;
+    uint64_t cpus = 0;
+    for (int32_t d = 0; d < c->stock->n_devices; d++)
+        if (c->stock->devices[d].kind == DP_DEVKIND_CPU) cpus |= 1ULL << d;
+    int beside = 0;
+    for (int32_t m = 0; m < c->n_samples; m++)
+        beside |= c->graphs[c->samples[m].graph]->executor == DP_EXECUTOR_TORCH && (c->uses[m] & ~cpus) != 0;
+    for (int32_t d = 0; beside && d < c->stock->n_devices; d++)
+        if (cpus >> d & 1) return d;
     return -1;
 }
 

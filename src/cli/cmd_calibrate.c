@@ -22,7 +22,7 @@
 typedef struct calib_args {
     cli_list graphs; /* --graph FILE and --model NAME, in order (key "graph" or "model") */
     long batch;
-    const char *devices, *csv, *measure, *propose, *out;
+    const char *devices, *csv, *measure, *propose, *out, *executor;
     double holdout, measure_timeout, min_sensitivity;
     long seed, iters;
     int json;
@@ -76,7 +76,7 @@ static int load_job(const calib_args *a, calib_job *j) {
     dp_error err;
     for (int i = 0; i < a->graphs.n; i++) {
         if (j->n_graphs == MAX_GRAPHS) return cli_usage_error("calibrate", "at most %d graphs", MAX_GRAPHS);
-        cli_graph_source src = {0};
+        cli_graph_source src = {.executor = a->executor};
         int model = !strcmp(a->graphs.item[i].key, "model");
         if (model)
             src.model = a->graphs.item[i].value, src.batch = a->batch;
@@ -447,6 +447,9 @@ static int parse_args(int argc, char **argv, calib_args *a) {
         {"--model", NULL, "NAME", CLI_LIST, .list = &a->graphs, .key = "model",
          .help = "a built-in graph (dplace zoo list; repeat for several)"},
         CLI_BATCH_OPTION(&a->batch),
+        {"--executor", NULL, "E", CLI_STRING, .str = &a->executor,
+         .help = "how the steps ran (docs/simulator.md, \"Executors\"): tf or torch, for every graph; default: "
+                 "each graph's"},
         {"--devices", NULL, "SPEC", CLI_STRING, .str = &a->devices, .required = 1,
          .help = "the device set to calibrate: a preset (k40x2, ...) or a dplace-devices file; its values are the "
                  "fit's starting point and the peaks stay as they are"},
