@@ -20,11 +20,18 @@ real-GPU check"):
             worst placements) and where PyTorch's eager execution departs
             from the simulator's dataflow executor, as markdown.
 
-usage: bench/gpu_check.py prepare --out DIR [--model NAME[:BATCH[:SHAPE]]]... [--devices FILE|PRESET]
+usage: bench/gpu_check.py prepare --out DIR [--model "NAME[:BATCH[:SHAPE]] [--dtype D ...]"]... [--devices FILE|PRESET]
            [--placements 30] [--random 6] [--cuts 7] [--methods LIST] [--steps 5] [--warmup 2] [--repeat 3]
            [--time-budget 480] [--profile] [--seed 1] [--dplace build/dplace]
        bench/gpu_check.py measure DIR [--smoke] [measurer options: --map-all cpu, --time-budget S, ...]
        bench/gpu_check.py analyze DIR [--csv FILE] [--fit-share 0.5] [--seed 1] [--worst 5] [-o FILE]
+           [--devices FILE|PRESET] [--executor tf|torch]
+
+analyze compares with the simulated times prepare wrote, or, given
+--devices or --executor, simulates every placement again on those devices
+(DIR's devices.json by default) under that executor (the graph's by
+default) and calibrates from there: one run's measurements judged under
+both executors, or against another description of the machine.
 
 Exit status 0; 2 for bad input (one line naming the file and the item); 1
 when a command it runs fails (its last line shown)."""
@@ -103,10 +110,19 @@ def read_json(path, fmt=None):
 # ---------------------------------------------------------------------------
 # prepare
 
+# The exporter's step options a --model may add after its NAME[:BATCH[:SHAPE]]
+# (they reach the measurer as the manifest's step_args), and --name, which
+# names the graph (a second dtype of one model needs its own name).
+MODEL_OPTIONS = ("--dtype", "--input-dtype", "--input-high", "--optimizer", "--lr", "--momentum", "--weight-decay",
+                 "--loss", "--tf32", "--name")
+
+
 def parse_model(spec):
-    """NAME[:BATCH[:SHAPE]] -> (name, batch, shape or None); NAME is a
-    torchvision name or FILE.py:callable."""
-    parts = spec.split(":")
+    """"NAME[:BATCH[:SHAPE]] [--option VALUE]..." -> (name, batch, shape or
+    None, [step options], graph name or None); NAME is a torchvision name or
+    FILE.py:callable, the options are MODEL_OPTIONS."""
+    words = spec.split()
+    parts = words[0].split(":") if words else [""]
     tail = []
     while len(parts) > 1 and len(tail) < 2 and parts[-1].replace(",", "").isdigit():
         tail.insert(0, parts.pop())
@@ -118,7 +134,18 @@ def parse_model(spec):
     shape = tail[1] if len(tail) == 2 else None
     if batch < 1:
         raise Bad(f'--model "{spec}": the batch must be at least 1')
-    return name, batch, shape
+    opts, gname = [], None
+    rest = words[1:]
+    if len(rest) % 2:
+        raise Bad(f'--model "{spec}": each option after the model takes a value ("--dtype bfloat16")')
+    for k in range(0, len(rest), 2):
+        if rest[k] not in MODEL_OPTIONS:
+            raise Bad(f'--model "{spec}": "{rest[k]}" is not one of {", ".join(MODEL_OPTIONS)}')
+        if rest[k] == "--name":
+            gname = rest[k + 1]
+        else:
+            opts += rest[k:k + 2]
+    return name, batch, shape, opts, gname
 
 
 def unit_of(op):
@@ -212,11 +239,12 @@ def make_placements(ops, devices, kinds, baselines, args, rng):
     return out
 
 
-def simulate(dplace, graph, devices, placement):
+def simulate(dplace, graph, devices, placement, executor=None):
     """(step seconds or None, verdict, serial seconds: every device's and
-    link's busy time added, transfers, transfer bytes, devices used)."""
-    out = run([dplace, "simulate", "--graph", graph, "--devices", devices, "--placement", placement, "--json"],
-              f"dplace simulate --placement {placement}")
+    link's busy time added, transfers, transfer bytes, devices used), under
+    the graph's executor or the one given."""
+    out = run([dplace, "simulate", "--graph", graph, "--devices", devices, "--placement", placement, "--json"]
+              + (["--executor", executor] if executor else []), f"dplace simulate --placement {placement}")
     r = json.loads(out[out.index("{"):])
     serial = sum(d.get("busy_s", 0.0) for d in r.get("devices", [])) + sum(
         lk.get("busy_s", 0.0) for lk in r.get("links", []))
@@ -268,7 +296,7 @@ def prepare(args):
 
     entries, sim_rows = [], []
     rng = random.Random(args.seed)
-    for name, batch, shape in models:
+    for name, batch, shape, opts, want_name in models:
         spec, model_rel = name, name
         mod, sep, fn = name.rpartition(":")
         if sep and mod.endswith(".py"):
@@ -278,9 +306,9 @@ def prepare(args):
             shutil.copy2(src, os.path.join(out, "models", os.path.basename(src)))
             spec = os.path.abspath(src) + ":" + fn
             model_rel = "models/" + os.path.basename(src) + ":" + fn
-        step_args = ["--batch", str(batch)] + (["--input-shape", shape] if shape else [])
+        step_args = ["--batch", str(batch)] + (["--input-shape", shape] if shape else []) + opts
         tmp_graph = os.path.join(out, f".export.{os.getpid()}.json")
-        cmd = [EXPORTER, spec, *step_args, "-q", "-o", tmp_graph]
+        cmd = [EXPORTER, spec, *step_args, "-q", "-o", tmp_graph] + (["--name", want_name] if want_name else [])
         if args.profile:
             cmd += ["--profile"] + (["--threads", str(args.threads)] if args.threads else [])
         print(f"{PROG}: exporting {name} at batch {batch}", file=sys.stderr, flush=True)
@@ -289,7 +317,8 @@ def prepare(args):
         gname = graph.get("name", "graph")
         if any(e["name"] == gname for e in entries):
             os.unlink(tmp_graph)
-            raise Bad(f'--model "{name}": its graph "{gname}" is another --model\'s too (change the batch)')
+            raise Bad(f'--model "{name}": its graph "{gname}" is another --model\'s too (change the batch, or '
+                      "name it: --name)")
         mdir = os.path.join(out, gname)
         if os.path.isdir(mdir):
             shutil.rmtree(mdir)
@@ -450,12 +479,13 @@ def has_calibrate(dplace):
     return r.returncode == 0
 
 
-def calibrate(dplace, folder, manifest, fit, held):
+def calibrate(dplace, folder, manifest, fit, held, devices=None, executor=None):
     """Fits the manifest's devices to the measured fit placements with
     `dplace calibrate` and simulates the held-out ones on the result:
     ({(model, file): calibrated seconds}, a line saying what happened).
-    Without the command in this build: ({}, "calibrate: not available in
-    this build")."""
+    devices (a path or preset; default the manifest's) is the fit's starting
+    point; executor (default each graph's) how the steps ran. Without the
+    command in this build: ({}, "calibrate: not available in this build")."""
     if not has_calibrate(dplace):
         return {}, "calibrate: not available in this build"
     rows = ["graph,placement_file,seconds"]
@@ -466,8 +496,8 @@ def calibrate(dplace, folder, manifest, fit, held):
     cmd = [dplace, "calibrate"]
     for g in sorted({graphs[m] for (m, _), _ in fit}):
         cmd += ["--graph", g]
-    cmd += ["--devices", manifest.get("devices", "devices.json"), "--measurements", "calibrate_fit.csv",
-            "-o", "calibrated.json"]
+    cmd += ["--devices", devices or manifest.get("devices", "devices.json"), "--measurements", "calibrate_fit.csv",
+            "-o", "calibrated.json"] + (["--executor", executor] if executor else [])
     try:
         report = run(cmd, "dplace calibrate", cwd=folder)
     except Failed as e:
@@ -475,7 +505,8 @@ def calibrate(dplace, folder, manifest, fit, held):
     out = {}
     for (model, pfile) in held:
         step, _, _, _, _, _ = simulate(dplace, os.path.join(folder, graphs[model]),
-                                       os.path.join(folder, "calibrated.json"), os.path.join(folder, pfile))
+                                       os.path.join(folder, "calibrated.json"), os.path.join(folder, pfile),
+                                       executor)
         out[(model, pfile)] = step
     last = (report.strip().splitlines() or [""])[-1]
     return out, f"calibrate: fitted on {len(fit)} placements ({' '.join(cmd[1:])}): {last}"
@@ -621,6 +652,16 @@ def analyze(args):
                          "serial": p.get("serial_s") or 0.0, "transfers": p.get("transfers", 0),
                          "meas": statistics.median(ts) if ts else None, "times": ts,
                          "status": other.get(key, "ok" if ts else "not measured")})
+    devices = None  # the manifest's, as prepare simulated
+    if args.devices or args.executor:
+        # a file here, else DIR's own (devices.json), else a preset's name
+        devices = args.devices or os.path.join(folder, manifest.get("devices", "devices.json"))
+        if os.path.isfile(devices):
+            devices = os.path.abspath(devices)
+        graphs = {e["name"]: os.path.join(folder, e["graph"]) for e in manifest["models"]}
+        for r in rows:
+            r["sim"], _, r["serial"], r["transfers"], _, _ = simulate(
+                args.dplace, graphs[r["model"]], devices, os.path.join(folder, r["file"]), args.executor)
     both = [r for r in rows if r["meas"] is not None and r["sim"]]
     rng = random.Random(args.seed)
     fit, held = [], []
@@ -632,7 +673,7 @@ def analyze(args):
         held += mine[k:]
     cal, cal_line = ({}, "calibrate: no placements to fit (--fit-share 0)") if not fit else calibrate(
         args.dplace, folder, manifest, [((r["model"], r["file"]), r["meas"]) for r in fit],
-        [(r["model"], r["file"]) for r in held])
+        [(r["model"], r["file"]) for r in held], devices, args.executor)
     for r in rows:
         r["cal"] = cal.get((r["model"], r["file"]))
     cpu_only = "--map-all cpu" in info or args.cpu_only
@@ -641,6 +682,10 @@ def analyze(args):
     out.append(f"Prepared at commit {manifest.get('commit', '?')} on {manifest.get('prepared_on', '?')} "
                f"({manifest.get('created', '?')}); measured: {info or 'no ' + os.path.basename(info_path)}.")
     out.append("")
+    if devices:
+        out.append(f"Simulated again on {os.path.basename(devices)} under "
+                   + (f"the {args.executor} executor" if args.executor else "each graph's executor") + ".")
+        out.append("")
     out.append(cal_line + ".")
     out.append("")
     for e in manifest["models"]:
@@ -705,8 +750,9 @@ def main(argv):
     sub = ap.add_subparsers(dest="stage", required=True)
     p = sub.add_parser("prepare", help="export, place and simulate on this machine into --out DIR")
     p.add_argument("--out", required=True, help="the folder to carry to the GPU machine")
-    p.add_argument("--model", action="append", help="NAME[:BATCH[:SHAPE]], repeatable (default: "
-                                                    + ", ".join(DEFAULT_MODELS) + ")")
+    p.add_argument("--model", action="append", help="NAME[:BATCH[:SHAPE]], then any of the exporter's "
+                   + ", ".join(MODEL_OPTIONS) + " with their values, in one argument; repeatable (default: "
+                   + ", ".join(DEFAULT_MODELS) + ")")
     p.add_argument("--devices", default=DEFAULT_DEVICES, help="the GPU machine as a dplace-devices file or preset "
                                                               "(default bench/devices/h100x1.json)")
     p.add_argument("--placements", type=int, default=30, help="placements over two devices or more, per model, "
@@ -736,6 +782,10 @@ def main(argv):
     a.add_argument("--worst", type=int, default=5, help="worst placements listed (default 5)")
     a.add_argument("--cpu-only", action="store_true", help="say the run mapped every device to the CPU (said "
                                                            "anyway when the measurer's .info says --map-all cpu)")
+    a.add_argument("--devices", help="simulate and calibrate on this dplace-devices file or preset (default: "
+                                     "the simulated times prepare wrote, on DIR/devices.json)")
+    a.add_argument("--executor", choices=["tf", "torch"], help="simulate and calibrate under this executor "
+                                                                "(default: each graph's)")
     a.add_argument("--dplace", default=os.path.join(ROOT, "build", "dplace"))
     a.add_argument("-o", "--output", help="the report (default DIR/report.md)")
     args, rest = ap.parse_known_args(argv)

@@ -1,8 +1,8 @@
 """Models of the real-GPU check (bench/gpu_check.py), written with torch
 alone so that the measuring machine needs no torchvision: a ResNet-18 (the
 torchvision architecture: BasicBlocks of two 3x3 convolutions, 64-512
-channels) and a Transformer encoder (torch.nn's layers). Used as
-module:callable specs, `bench/gpu_check_models.py:resnet18`."""
+channels), a Transformer encoder (torch.nn's layers) and an LSTM language
+model. Used as module:callable specs, `bench/gpu_check_models.py:resnet18`."""
 import torch
 import torch.nn as nn
 
@@ -57,3 +57,27 @@ def transformer():
     1024 (input SEQ,256; the loss is MSE against a random target)."""
     layer = nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024, dropout=0.1, batch_first=True)
     return nn.TransformerEncoder(layer, num_layers=4, enable_nested_tensor=False)
+
+
+class LSTMLanguageModel(nn.Module):
+    def __init__(self, vocab, width, layers):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.lstm = nn.ModuleList(nn.LSTM(width, width, batch_first=True) for _ in range(layers))
+        self.drop = nn.Dropout(0.2)
+        self.decoder = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for layer in self.lstm:
+            x = self.drop(layer(x)[0])
+        return self.decoder(x).reshape(-1, self.decoder.out_features)
+
+
+def lstm_lm():
+    """A two-layer LSTM language model (PyTorch's word_language_model at its
+    medium size: vocabulary 10000, width 650; input SEQ int64 token ids
+    below 10000; the loss is cross-entropy over every position, the
+    output flattened to [batch x SEQ, 10000]). Each layer is its own module
+    so that a placement can split them."""
+    return LSTMLanguageModel(10000, 650, 2)

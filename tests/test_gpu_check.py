@@ -117,6 +117,10 @@ def test_end_to_end():
     fit = read_csv(os.path.join(d, "calibrate_fit.csv"))
     check(len(fit) == n_fit and list(fit[0].keys()) == ["graph", "placement_file", "seconds"]
           and all(os.path.isfile(os.path.join(d, row["placement_file"])) for row in fit), f"the fit CSV: {fit}")
+    # the same measurements judged under the other executor: every placement simulated again
+    out = sh([PY, CHECK, "analyze", d, "--dplace", DPLACE, "--executor", "tf", "-o", os.path.join(d, "tf.md")],
+             "analyze --executor tf").stdout
+    check("Simulated again on devices.json under the tf executor." in out, f"analyze --executor tf: {out[:600]}")
     print(f"end to end: {len(m['placements'])} placements, {len(rows)} measurements")
 
 
@@ -180,6 +184,11 @@ def test_bad_input():
              "manifest.json: missing", "measure of no folder")
     one_line(sh([PY, CHECK, "prepare", "--out", os.path.join(TMP, "x"), "--model", "m.py:f:0",
                  "--dplace", DPLACE], "batch 0", 2), "the batch must be at least 1", "a batch of 0")
+    one_line(sh([PY, CHECK, "prepare", "--out", os.path.join(TMP, "x"), "--model", MODEL + " --out y",
+                 "--dplace", DPLACE], "an option not the step's", 2), '"--out" is not one of', "a foreign option")
+    one_line(sh([PY, CHECK, "prepare", "--out", os.path.join(TMP, "x"), "--model", MODEL + " --dtype",
+                 "--dplace", DPLACE], "an option without a value", 2), "each option after the model takes a value",
+             "an option without its value")
 
 
 REMOVED_IN_312 = {"distutils", "imp", "asynchat", "asyncore", "smtpd"}
