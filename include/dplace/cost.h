@@ -29,8 +29,8 @@ extern "C" {
  * it when everything that could be written before is priced as before:
  * the tensor-core peaks price only products of devices that give them
  * (which dp_devices_hash then covers, so an older checkpoint on such a set
- * is refused) and of graphs with dtypes; a GPU's launch is left out only
- * for ops a graph marks fused, which no earlier graph did. */
+ * is refused) and of graphs with dtypes; the launch overhead is left out
+ * only for ops a graph marks fused, which no earlier graph did. */
 #define DP_COST_MODEL_VERSION 2u
 
 /* dp_opclass and dp_opclass_name are in devices.h (a device file carries

@@ -126,8 +126,8 @@ typedef struct dp_op {
     int64_t inputs_at, outputs_at, costs_at; /* into graph arrays */
     /* Nonzero: the op runs inside one library call of its module (cuDNN's
      * or ATen's recurrent kernels: the file's "fused"), so the eager
-     * executor's host issues it without a dispatch of its own and a GPU
-     * runs it without a kernel launch of its own. */
+     * executor's host issues it without a dispatch of its own and no
+     * device adds a launch overhead to it. */
     int32_t fused;
 } dp_op;
 

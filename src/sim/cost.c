@@ -642,9 +642,8 @@ double dp_cost_op_seconds(const dp_graph *g, int32_t op, const dp_device *dev) {
     if (c == DP_OPCLASS_MATMUL || c == DP_OPCLASS_CONV) e.compute *= gemm_utilization(gen, g, o, c);
     double t_compute = o->flops / (peak * e.compute);
     double t_memory = dp_cost_op_bytes(g, op) / (dev->mem_bandwidth * e.memory);
-    /* a fused op (a recurrent module's, in cuDNN's kernels) launches no
-     * kernel of its own on a GPU; on a CPU each op still starts its own
-     * parallel region */
-    int launches = !(o->fused && dev->kind == DP_DEVKIND_GPU);
-    return (t_compute > t_memory ? t_compute : t_memory) + (launches ? dev->launch_overhead_s : 0.0);
+    /* a fused op (a recurrent module's) starts nothing of its own: cuDNN's
+     * kernels run the recurrence on a GPU, ATen's loop issues the CPU's
+     * small per-step ops inline, without the framework's per-op cost */
+    return (t_compute > t_memory ? t_compute : t_memory) + (o->fused ? 0.0 : dev->launch_overhead_s);
 }
