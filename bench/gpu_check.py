@@ -497,7 +497,7 @@ def calibrate(dplace, folder, manifest, fit, held, devices=None, executor=None):
     for g in sorted({graphs[m] for (m, _), _ in fit}):
         cmd += ["--graph", g]
     cmd += ["--devices", devices or manifest.get("devices", "devices.json"), "--measurements", "calibrate_fit.csv",
-            "-o", "calibrated.json"] + (["--executor", executor] if executor else [])
+            "--holdout", "0", "-o", "calibrated.json"] + (["--executor", executor] if executor else [])
     try:
         report = run(cmd, "dplace calibrate", cwd=folder)
     except Failed as e:
