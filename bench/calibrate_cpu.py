@@ -5,10 +5,12 @@ measured on some models and batch sizes, judged on others (docs/calibrate.md,
 
   prepare   exports every (model, batch) of the set with
             scripts/dplace-export-torch (no --profile: the roofline cost
-            model prices the ops), writes each graph's all-on-CPU placement
-            and a manifest that scripts/dplace-measure-torch reads;
-  measure   runs scripts/dplace-measure-torch --manifest once, in one
-            process, pinned with taskset to --cores, torch on --threads
+            model prices the ops), writes each graph's all-on-CPU placement,
+            copies of the model files and a manifest that
+            scripts/dplace-measure-torch reads, every path relative to DIR
+            (so DIR can be measured on another machine);
+  measure   runs scripts/dplace-measure-torch --manifest once, under the
+            Python that runs this script, in one process, pinned with taskset to --cores, torch on --threads
             threads (OpenMP threads bound one per core), --map-all cpu,
             --repeat rounds that each measure every graph once;
   analyze   the median over the rounds of each graph's step time (and the
@@ -43,6 +45,7 @@ import csv
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -139,6 +142,16 @@ def prepare(args):
     entries = []
     for role, models in sets:
         for name, spec, shape, batches in models:
+            # a model file goes into DIR/models and the manifest names it there, so
+            # that DIR can be measured on another machine (the measurer resolves a
+            # relative FILE.py against the manifest's folder)
+            file, sep, fn = spec.rpartition(":")
+            if sep and file.endswith(".py"):
+                os.makedirs(os.path.join(out, "models"), exist_ok=True)
+                shutil.copy2(file, os.path.join(out, "models", os.path.basename(file)))
+                rel = "models/" + os.path.basename(file) + ":" + fn
+            else:
+                rel = spec
             for k, batch in enumerate(batches):
                 gname = f"{name}_b{batch}"
                 split = "fit" if role == "fit" and k in FIT_BATCH_INDEX else (
@@ -157,7 +170,7 @@ def prepare(args):
                 write_atomic(place, '{"format": "dplace-placement", "version": 1, "graph": ' + json.dumps(gname)
                              + ', "units": "module",\n "devices": ' + json.dumps([device])
                              + ',\n "placement": [' + ",".join(["0"] * n) + "]}\n")
-                entries.append({"name": gname, "model_name": name, "model": spec, "batch": batch,
+                entries.append({"name": gname, "model_name": name, "model": rel, "batch": batch,
                                 "split": split, "step_args": step_args, "graph": f"{gname}/graph.json",
                                 "ops": n, "placements": [{"file": f"{gname}/cpu.json"}]})
     manifest = {"format": "dplace-gpu-check", "version": 1,
@@ -191,7 +204,7 @@ def measure(args):
         raise Bad(f"--threads {args.threads} --repeat {args.repeat} --steps {args.steps} --warmup {args.warmup}: "
                   "needs threads, repeat and steps at least 1 and 0 <= warmup < steps")
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OMP_PROC_BIND="close", OMP_PLACES="cores")
-    cmd = ["taskset", "-c", ",".join(map(str, cores)), MEASURER, "--manifest", manifest,
+    cmd = ["taskset", "-c", ",".join(map(str, cores)), sys.executable, MEASURER, "--manifest", manifest,
            "--csv", os.path.join(args.dir, "measured.csv"), "--map-all", "cpu", "--threads", str(args.threads),
            "--repeat", str(args.repeat), "--steps", str(args.steps), "--warmup", str(args.warmup)]
     say(" ".join(cmd))

@@ -13,6 +13,7 @@ import csv
 import importlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -46,6 +47,13 @@ def test_end_to_end():
             p = json.load(f)
         check(p["devices"] == ["cpu:0"] and set(p["placement"]) == {0} and len(p["placement"]) == e["ops"],
               f"{e['name']}: every op on the CPU")
+        spec = e["model"].rpartition(":")[0]
+        check(not os.path.isabs(spec) and (not spec.endswith(".py") or os.path.isfile(os.path.join(d, spec))),
+              f"{e['name']}: its model file {spec} inside the folder, named relative to it")
+    # measured elsewhere, as on another machine: nothing outside the folder is needed
+    moved = os.path.join(TMP, "e2e-moved")
+    shutil.move(d, moved)
+    d = moved
     sh([PY, SCRIPT, "measure", d, "--cores", "0", "--threads", "1", "--repeat", "2", "--steps", "2",
         "--warmup", "1"], "measure")
     with open(os.path.join(d, "measured.csv"), newline="") as f:
