@@ -113,13 +113,15 @@ static void test_work_weighted(void) {
 /* Random DAGs of 6 ops (random costs, some heavy tensors, fan-outs) on a
  * CPU and two GPUs: the bound is at most the best of all 729 placements (1,000 graphs),
  * under TensorFlow's executor and, for every other graph, the eager one (the
- * host taking 0.05 s to issue an op). */
+ * host taking 0.05 s to issue an op, some ops fused and issued for
+ * nothing). */
 static void test_bound_below_every_placement(void) {
     dp_error err;
     dp_devices *ds = fixture_devices(2, (uint64_t)1 << 40, 1e10);
     ds->devices[0].dispatch_s = 0.05;
-    dp_rng rng;
+    dp_rng rng, fused_rng;
     dp_rng_seed(&rng, 7);
+    dp_rng_seed(&fused_rng, 8);
     int tighter = 0, weighted = 0;
     for (int trial = 0; trial < 1000; trial++) {
         TEST_CASE("trial %d", trial);
@@ -141,6 +143,7 @@ static void test_bound_below_every_placement(void) {
         }
         fixture_finalize(g);
         g->executor = trial % 2 ? DP_EXECUTOR_TORCH : DP_EXECUTOR_TF;
+        for (int32_t i = 0; i < g->n_ops && trial % 2; i++) g->ops[i].fused = dp_rng_below(&fused_rng, 3) == 0;
         double best;
         dp_run_bound b = bound_and_best(g, ds, &best);
         if (!(b.bound_s <= best * (1 + 1e-12))) {
