@@ -575,6 +575,33 @@ static void test_math_without_tensor_cores_fp32_peak(void) {
     }
 }
 
+/* A transposed convolution (aten's convolution with transposed set: the
+ * kernel is input by output channels, [128, 64, 2, 2] from 128 channels to
+ * 64) and its gradient are not grouped, though the kernel's second
+ * dimension is fewer than the input's channels; a grouped convolution of
+ * the same sizes (kernel [64, 32, 3, 3], two groups) still is. */
+static void test_transposed_convolution_not_grouped(void) {
+    static const char *text =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"ops\":["
+        "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[8,128,16,16],\"dtype\":\"float32\"}]},"
+        "{\"name\":\"w\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[128,64,2,2],\"dtype\":\"float32\"}]},"
+        "{\"name\":\"up\",\"type\":\"convolution\",\"inputs\":[0,1],"
+        "\"outputs\":[{\"shape\":[8,64,32,32],\"dtype\":\"float32\"}],\"flops\":1.07e8},"
+        "{\"name\":\"up_back\",\"type\":\"convolution_backward\",\"inputs\":[2,0,1],"
+        "\"outputs\":[{\"shape\":[8,128,16,16],\"dtype\":\"float32\"},{\"shape\":[128,64,2,2],\"dtype\":\"float32\"}],"
+        "\"flops\":2.14e8},"
+        "{\"name\":\"wg\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[64,64,3,3],\"dtype\":\"float32\"}]},"
+        "{\"name\":\"grouped\",\"type\":\"convolution\",\"inputs\":[0,4],"
+        "\"outputs\":[{\"shape\":[8,64,16,16],\"dtype\":\"float32\"}],\"flops\":1.5e8}]}";
+    dp_error err;
+    dp_graph *g = dp_graph_read_string(text, "transposed", &err);
+    CHECK(g);
+    CHECK(!dp_cost_conv_grouped(g, 2));
+    CHECK(!dp_cost_conv_grouped(g, 3));
+    CHECK(dp_cost_conv_grouped(g, 5));
+    dp_graph_free(g);
+}
+
 /* A fused op (a recurrent module's, run by cuDNN's kernels or ATen's
  * loop) costs no device a launch overhead of its own; the rest of its
  * price is the unfused op's. */
@@ -612,5 +639,6 @@ int main(int argc, char **argv) {
     TEST_RUN(test_tf32_on_ampere);
     TEST_RUN(test_math_without_tensor_cores_fp32_peak);
     TEST_RUN(test_fused_op_launch);
+    TEST_RUN(test_transposed_convolution_not_grouped);
     return test_end();
 }

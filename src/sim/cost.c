@@ -475,15 +475,23 @@ int dp_cost_conv_winograd(const dp_graph *g, int32_t op) {
 /* The efficiency slot of a convolution that libraries run with kernels of
  * their own: DP_EFF_DEPTHWISE (the kernel's one input channel a group),
  * DP_EFF_GROUPED (fewer input channels than the activation's, more than
- * one), -1 for any other op or without the shapes. */
+ * one), -1 for any other op or without the shapes. A transposed
+ * convolution (aten's convolution with transposed set, which the graph does
+ * not record) keeps its kernel as input by output channels, so its second
+ * kernel dimension counts output channels: it is told apart by its output
+ * (the small tensor of the layout) not having the kernel's output channels
+ * (the kernel's first dimension; HWIO kernels' last), and priced as a
+ * plain convolution. */
 static int conv_group_slot(const dp_graph *g, int32_t op) {
     const dp_op *o = &g->ops[op];
     const conv_layout *L = conv_layout_of(g, o);
     if (!L) return -1;
-    int32_t rk, rb;
+    int32_t rk, rb, rs;
     const int64_t *k = tensor_dims(g, o, L->kernel_out, L->kernel_slot, &rk);
     const int64_t *big = tensor_dims(g, o, L->big_out, L->big_slot, &rb);
+    const int64_t *small = tensor_dims(g, o, L->small_out, L->small_slot, &rs);
     if (rk != 4 || rb != 4 || k[L->kernel_c] >= big[L->channel]) return -1;
+    if (rs == 4 && small[L->channel] != k[L->kernel_h == 0 ? 3 : 0]) return -1; /* transposed */
     return k[L->kernel_c] == 1 ? DP_EFF_DEPTHWISE : DP_EFF_GROUPED;
 }
 
