@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "dplace/calib.h"
+#include "dplace/cost.h"
 #include "dplace/placement.h"
 #include "dplace/zoo.h"
 #include "test_util.h"
@@ -50,6 +51,8 @@ typedef struct problem {
     char label[1024][64];
 } problem;
 
+static void problem_measure(problem *pb);
+
 /* The problem; eager: the graphs run under the eager executor and the
  * hidden machine's host takes 3 times the stock dispatch cost per op. */
 static void problem_open_as(problem *pb, const int *sizes, int n_graphs, int eager) {
@@ -60,12 +63,21 @@ static void problem_open_as(problem *pb, const int *sizes, int n_graphs, int eag
     pb->hidden = hidden_machine(pb->stock);
     if (eager) pb->hidden->devices[0].dispatch_s *= 3;
     pb->n_graphs = n_graphs;
-    dp_reference_options ro = dp_reference_options_default();
-    ro.bound = 0;
     for (int i = 0; i < n_graphs; i++) {
         pb->g[i] = dp_graph_synth(sizes[i], (uint64_t)(i + 3), &err);
         CHECK(pb->g[i]);
         if (eager) pb->g[i]->executor = DP_EXECUTOR_TORCH;
+    }
+    problem_measure(pb);
+}
+
+/* The proposed placements of each of pb's graphs (on the stock set),
+ * "measured" on the hidden machine. */
+static void problem_measure(problem *pb) {
+    dp_error err;
+    dp_reference_options ro = dp_reference_options_default();
+    ro.bound = 0;
+    for (int i = 0; i < pb->n_graphs; i++) {
         dp_sim *sim = dp_sim_init(pb->g[i], pb->stock, &err), *hid = dp_sim_init(pb->g[i], pb->hidden, &err);
         CHECK(sim && hid);
         CHECK_INT_EQ(dp_calib_propose(sim, pb->g[i], pb->stock, &ro, &pb->prop[i], &err), DP_STATUS_OK);
@@ -233,6 +245,76 @@ static void test_calibrated_file_predicts_the_same(void) {
     problem_close(&pb);
 }
 
+/* A slot that follows another and that the measurements do not determine
+ * (a grouped convolution too small to move any step time, beside a large
+ * 1x1 one) takes its leader's fitted value in the result, as the written
+ * file resolves it: the file read back has the result's hash and predicts
+ * every measured placement as the fit did. */
+static void test_undetermined_follower_follows(void) {
+    problem pb;
+    dp_error err;
+    memset(&pb, 0, sizeof pb);
+    pb.stock = dp_devices_preset("k40x2", &err);
+    CHECK(pb.stock);
+    pb.hidden = hidden_machine(pb.stock);
+    for (int i = 0; i < 3; i++) {
+        int b = 8 << i;
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"convs%d\",\"ops\":["
+                 "{\"name\":\"x\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[%d,64,32,32],\"dtype\":\"float32\"}]},"
+                 "{\"name\":\"w\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[64,64,1,1],\"dtype\":\"float32\"}]},"
+                 "{\"name\":\"conv\",\"type\":\"convolution\",\"inputs\":[0,1],"
+                 "\"outputs\":[{\"shape\":[%d,64,32,32],\"dtype\":\"float32\"}],\"flops\":%g},"
+                 "{\"name\":\"relu\",\"type\":\"relu\",\"inputs\":[2],"
+                 "\"outputs\":[{\"shape\":[%d,64,32,32],\"dtype\":\"float32\"}],\"flops\":%g},"
+                 "{\"name\":\"x2\",\"type\":\"Placeholder\",\"outputs\":[{\"shape\":[%d,64,1,1],\"dtype\":\"float32\"}]},"
+                 "{\"name\":\"wg\",\"type\":\"Parameter\",\"outputs\":[{\"shape\":[64,16,3,3],\"dtype\":\"float32\"}]},"
+                 "{\"name\":\"grouped\",\"type\":\"convolution\",\"inputs\":[4,5],"
+                 "\"outputs\":[{\"shape\":[%d,64,1,1],\"dtype\":\"float32\"}],\"flops\":%g},"
+                 "{\"name\":\"out\",\"type\":\"add\",\"inputs\":[3,3],"
+                 "\"outputs\":[{\"shape\":[%d,64,32,32],\"dtype\":\"float32\"}],\"flops\":%g}]}",
+                 b, b, b, 2.0 * b * 64 * 1024 * 64, b, (double)b * 65536, b, b, 2.0 * b * 64 * 16 * 9, b,
+                 (double)b * 65536);
+        pb.g[i] = dp_graph_read_string(text, "convs", &err);
+        CHECK(pb.g[i]);
+        CHECK(dp_cost_conv_grouped(pb.g[i], 6) && !dp_cost_conv_grouped(pb.g[i], 2));
+    }
+    pb.n_graphs = 3;
+    problem_measure(&pb);
+    dp_calib_options o = dp_calib_options_default();
+    o.holdout = 0;
+    dp_calib_result r;
+    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 3, pb.stock, pb.s, pb.n, &o, &r, &err), DP_STATUS_OK);
+    int conv = 0, grouped = 0;
+    for (int32_t k = 0; k < r.n_params; k++) {
+        const dp_calib_param *q = &r.params[k];
+        if (q->kind != DP_CALIB_PARAM_COMPUTE || q->first != 0) continue;
+        conv += q->slot == DP_OPCLASS_CONV && q->determined;
+        grouped += q->slot == DP_EFF_GROUPED && !q->determined;
+    }
+    CHECK(conv == 1 && grouped == 1); /* the CPU's conv row fitted, its grouped slot not */
+    CHECK(r.calibrated->devices[0].eff[DP_EFF_GROUPED].compute == r.calibrated->devices[0].eff[DP_OPCLASS_CONV].compute);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_calib_follow_%d.json", (int)getpid());
+    CHECK_INT_EQ(dp_devices_write_file(r.calibrated, path, &err), DP_STATUS_OK);
+    dp_devices *back = dp_devices_read_file(path, &err);
+    CHECK(back);
+    CHECK(dp_devices_hash(back) == dp_devices_hash(r.calibrated));
+    for (int32_t m = 0; m < pb.n; m++) {
+        dp_sim *sim = dp_sim_init(pb.g[pb.s[m].graph], back, &err);
+        CHECK(sim);
+        dp_sim_result res;
+        CHECK_INT_EQ(dp_sim_run(sim, pb.s[m].placement, NULL, &res, &err), DP_STATUS_OK);
+        CHECK(res.step_time_s == r.fitted_s[m]);
+        dp_sim_free(sim);
+    }
+    dp_devices_free(back);
+    remove(path);
+    dp_calib_result_free(&r);
+    problem_close(&pb);
+}
+
 /* Fewer fitted measurements than the parameters they are sensitive to are
  * refused, saying so. */
 static void test_too_few_measurements_refused(void) {
@@ -352,6 +434,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_eager_dispatch_needs_a_gpu);
     TEST_RUN(test_undetermined_left_at_prior);
     TEST_RUN(test_calibrated_file_predicts_the_same);
+    TEST_RUN(test_undetermined_follower_follows);
     TEST_RUN(test_too_few_measurements_refused);
     TEST_RUN(test_bad_time_refused);
     TEST_RUN(test_proposal_covers_devices_and_links);

@@ -539,6 +539,14 @@ static dp_status finish(calib_ctx *c, fit_state *f, dp_calib_result *out, dp_err
     for (int32_t p = 0; p < c->P; p++) {
         dp_calib_param *q = &c->params[p];
         if (!q->determined) f->value[p] = q->prior;
+        /* an undetermined slot that follows another (grouped, depthwise)
+         * takes that one's value, as the written file, which does not mark
+         * it the device's own, resolves it; its leader's parameter comes
+         * earlier */
+        int lead = q->kind <= DP_CALIB_PARAM_MEMORY && !q->determined ? dp_devices_eff_follows(q->slot) : -1;
+        for (int32_t k = 0; lead >= 0 && k < p; k++)
+            if (c->params[k].kind == q->kind && c->params[k].first == q->first && c->params[k].slot == lead)
+                f->value[p] = f->value[k];
         q->value = f->value[p];
         q->at_bound = q->determined && (q->value <= q->lo * 1.001 || q->value >= q->hi * 0.999);
     }
