@@ -53,14 +53,20 @@ typedef struct problem {
 
 static void problem_measure(problem *pb);
 
-/* The problem; eager: the graphs run under the eager executor and the
- * hidden machine's host takes 3 times the stock dispatch cost per op. */
-static void problem_open_as(problem *pb, const int *sizes, int n_graphs, int eager) {
+/* An empty problem: k40x2 as the stock set, its hidden machine, no graphs. */
+static void problem_init(problem *pb) {
     dp_error err;
     memset(pb, 0, sizeof *pb);
     pb->stock = dp_devices_preset("k40x2", &err);
     CHECK(pb->stock);
     pb->hidden = hidden_machine(pb->stock);
+}
+
+/* The problem; eager: the graphs run under the eager executor and the
+ * hidden machine's host takes 3 times the stock dispatch cost per op. */
+static void problem_open_as(problem *pb, const int *sizes, int n_graphs, int eager) {
+    dp_error err;
+    problem_init(pb);
     if (eager) pb->hidden->devices[0].dispatch_s *= 3;
     pb->n_graphs = n_graphs;
     for (int i = 0; i < n_graphs; i++) {
@@ -216,6 +222,28 @@ static void test_eager_dispatch_fitted(void) {
     problem_close(&pb);
 }
 
+/* The calibrated set r written to a file and read back has r's hash, and
+ * simulates every measured placement of pb in the time the fit gave it. */
+static void check_file_predicts_fit(const problem *pb, const dp_calib_result *r) {
+    dp_error err;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dplace_calib_%d.json", (int)getpid());
+    CHECK_INT_EQ(dp_devices_write_file(r->calibrated, path, &err), DP_STATUS_OK);
+    dp_devices *back = dp_devices_read_file(path, &err);
+    CHECK(back);
+    remove(path);
+    CHECK(dp_devices_hash(back) == dp_devices_hash(r->calibrated));
+    dp_sim *sim[8] = {0};
+    for (int i = 0; i < pb->n_graphs; i++) CHECK((sim[i] = dp_sim_init(pb->g[i], back, &err)) != NULL);
+    for (int32_t m = 0; m < pb->n; m++) {
+        dp_sim_result res;
+        CHECK_INT_EQ(dp_sim_run(sim[pb->s[m].graph], pb->s[m].placement, NULL, &res, &err), DP_STATUS_OK);
+        CHECK(res.step_time_s == r->fitted_s[m]);
+    }
+    for (int i = 0; i < pb->n_graphs; i++) dp_sim_free(sim[i]);
+    dp_devices_free(back);
+}
+
 /* The calibrated set written as a v2 file and read back simulates every
  * sample to the fit's prediction. */
 static void test_calibrated_file_predicts_the_same(void) {
@@ -225,22 +253,7 @@ static void test_calibrated_file_predicts_the_same(void) {
     dp_calib_result r;
     dp_error err;
     CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 1, pb.stock, pb.s, pb.n, NULL, &r, &err), DP_STATUS_OK);
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/dplace_calib_%d.json", (int)getpid());
-    CHECK_INT_EQ(dp_devices_write_file(r.calibrated, path, &err), DP_STATUS_OK);
-    dp_devices *back = dp_devices_read_file(path, &err);
-    CHECK(back);
-    CHECK(dp_devices_hash(back) == dp_devices_hash(r.calibrated));
-    dp_sim *sim = dp_sim_init(pb.g[0], back, &err);
-    CHECK(sim);
-    for (int32_t m = 0; m < pb.n; m++) {
-        dp_sim_result res;
-        CHECK_INT_EQ(dp_sim_run(sim, pb.s[m].placement, NULL, &res, &err), DP_STATUS_OK);
-        CHECK(res.step_time_s == r.fitted_s[m]);
-    }
-    dp_sim_free(sim);
-    dp_devices_free(back);
-    remove(path);
+    check_file_predicts_fit(&pb, &r);
     dp_calib_result_free(&r);
     problem_close(&pb);
 }
@@ -253,10 +266,7 @@ static void test_calibrated_file_predicts_the_same(void) {
 static void test_undetermined_follower_follows(void) {
     problem pb;
     dp_error err;
-    memset(&pb, 0, sizeof pb);
-    pb.stock = dp_devices_preset("k40x2", &err);
-    CHECK(pb.stock);
-    pb.hidden = hidden_machine(pb.stock);
+    problem_init(&pb);
     for (int i = 0; i < 3; i++) {
         int b = 8 << i;
         char text[2048];
@@ -295,22 +305,7 @@ static void test_undetermined_follower_follows(void) {
     }
     CHECK(conv == 1 && grouped == 1); /* the CPU's conv row fitted, its grouped slot not */
     CHECK(r.calibrated->devices[0].eff[DP_EFF_GROUPED].compute == r.calibrated->devices[0].eff[DP_OPCLASS_CONV].compute);
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/dplace_calib_follow_%d.json", (int)getpid());
-    CHECK_INT_EQ(dp_devices_write_file(r.calibrated, path, &err), DP_STATUS_OK);
-    dp_devices *back = dp_devices_read_file(path, &err);
-    CHECK(back);
-    CHECK(dp_devices_hash(back) == dp_devices_hash(r.calibrated));
-    for (int32_t m = 0; m < pb.n; m++) {
-        dp_sim *sim = dp_sim_init(pb.g[pb.s[m].graph], back, &err);
-        CHECK(sim);
-        dp_sim_result res;
-        CHECK_INT_EQ(dp_sim_run(sim, pb.s[m].placement, NULL, &res, &err), DP_STATUS_OK);
-        CHECK(res.step_time_s == r.fitted_s[m]);
-        dp_sim_free(sim);
-    }
-    dp_devices_free(back);
-    remove(path);
+    check_file_predicts_fit(&pb, &r);
     dp_calib_result_free(&r);
     problem_close(&pb);
 }
