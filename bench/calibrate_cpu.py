@@ -45,14 +45,13 @@ import csv
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_check import Bad, Failed, git_commit, read_json, write_atomic  # noqa: E402
+from gpu_check import Bad, Failed, carry_model, git_commit, read_json, write_atomic  # noqa: E402
 from gpu_check import run_out_err as run  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -142,16 +141,7 @@ def prepare(args):
     entries = []
     for role, models in sets:
         for name, spec, shape, batches in models:
-            # a model file goes into DIR/models and the manifest names it there, so
-            # that DIR can be measured on another machine (the measurer resolves a
-            # relative FILE.py against the manifest's folder)
-            file, sep, fn = spec.rpartition(":")
-            if sep and file.endswith(".py"):
-                os.makedirs(os.path.join(out, "models"), exist_ok=True)
-                shutil.copy2(file, os.path.join(out, "models", os.path.basename(file)))
-                rel = "models/" + os.path.basename(file) + ":" + fn
-            else:
-                rel = spec
+            spec, rel = carry_model(spec, out)
             for k, batch in enumerate(batches):
                 gname = f"{name}_b{batch}"
                 split = "fit" if role == "fit" and k in FIT_BATCH_INDEX else (

@@ -148,6 +148,23 @@ def parse_model(spec):
     return name, batch, shape, opts, gname
 
 
+def carry_model(name, out):
+    """(the spec the exporter takes here, the spec the manifest names) of a
+    model: a FILE.py:callable (FILE here, else relative to the repository)
+    is copied into OUT/models and named there, relative to OUT, so that the
+    folder measures on another machine; a torchvision name is both. Bad
+    when the file is missing."""
+    mod, sep, fn = name.rpartition(":")
+    if not (sep and mod.endswith(".py")):
+        return name, name
+    src = mod if os.path.isabs(mod) or os.path.isfile(mod) else os.path.join(ROOT, mod)
+    if not os.path.isfile(src):
+        raise Bad(f'--model "{name}": no file {mod}')
+    os.makedirs(os.path.join(out, "models"), exist_ok=True)
+    shutil.copy2(src, os.path.join(out, "models", os.path.basename(src)))
+    return os.path.abspath(src) + ":" + fn, "models/" + os.path.basename(src) + ":" + fn
+
+
 def unit_of(op):
     """The module an op runs with (the measurer's unit): its scope without
     "gradients/", dots for slashes; "" is the model's own forward."""
@@ -297,15 +314,7 @@ def prepare(args):
     entries, sim_rows = [], []
     rng = random.Random(args.seed)
     for name, batch, shape, opts, want_name in models:
-        spec, model_rel = name, name
-        mod, sep, fn = name.rpartition(":")
-        if sep and mod.endswith(".py"):
-            src = mod if os.path.isabs(mod) else os.path.join(ROOT, mod) if not os.path.isfile(mod) else mod
-            if not os.path.isfile(src):
-                raise Bad(f'--model "{name}": no file {mod}')
-            shutil.copy2(src, os.path.join(out, "models", os.path.basename(src)))
-            spec = os.path.abspath(src) + ":" + fn
-            model_rel = "models/" + os.path.basename(src) + ":" + fn
+        spec, model_rel = carry_model(name, out)
         step_args = ["--batch", str(batch)] + (["--input-shape", shape] if shape else []) + opts
         tmp_graph = os.path.join(out, f".export.{os.getpid()}.json")
         cmd = [EXPORTER, spec, *step_args, "-q", "-o", tmp_graph] + (["--name", want_name] if want_name else [])
