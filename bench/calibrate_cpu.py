@@ -44,7 +44,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpu_check import Bad, Failed, carry_model, git_commit, read_json, write_atomic  # noqa: E402
+from measure_vs_sim import cpu_model  # noqa: E402
 from gpu_check import run_out_err as run  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -102,17 +102,6 @@ QUICK = [("mlp", CPU_MODELS + ":mlp", "1024", (8, 16, 32)),
 
 def say(text):
     print(f"{PROG}: {text}", file=sys.stderr, flush=True)
-
-
-def cpu_name():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            if line.startswith("Model name:"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "?"
 
 
 # ---------------------------------------------------------------------------
@@ -204,7 +193,7 @@ def measure(args):
         raise Failed(f"dplace-measure-torch failed (exit {r.returncode})")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     info = {"cores": cores, "threads": args.threads, "repeat": args.repeat, "steps": args.steps,
-            "warmup": args.warmup, "seconds": round(time.time() - t0, 1), "cpu": cpu_name(),
+            "warmup": args.warmup, "seconds": round(time.time() - t0, 1), "cpu": cpu_model(),
             "cpus": os.cpu_count(), "load_after": round(load, 2),
             "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     write_atomic(os.path.join(args.dir, "measure.json"), json.dumps(info, indent=1) + "\n")

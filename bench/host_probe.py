@@ -30,13 +30,13 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpu_check import Bad, read_json, write_atomic  # noqa: E402
+from measure_vs_sim import cpu_model  # noqa: E402
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PROG = "host_probe"
 SIZES_MIB = (0.0625, 0.25, 1, 4, 16, 64)
-
-
-class Bad(Exception):
-    """Bad input: one line, exit status 2."""
 
 
 def median_time(fn, reps, warm=2, sync=None):
@@ -67,17 +67,6 @@ def per_op(fn, n, sync=None):
     if sync:
         sync()
     return (time.perf_counter() - t) / n
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "?"
 
 
 def probe(args):
@@ -140,10 +129,7 @@ def probe(args):
         out["copies"] = rows
     text = json.dumps(out, indent=1) + "\n"
     if args.output:
-        tmp = args.output + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, args.output)
+        write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
@@ -163,18 +149,8 @@ def fit_line(points, what):
     return max(0.0, my - slope * mx), 1.0 / slope
 
 
-def read_json(path, what):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except OSError as e:
-        raise Bad(f"{path}: cannot read: {e.strerror}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise Bad(f"{path}: not JSON ({what}): {e}")
-
-
 def links(args):
-    doc = read_json(args.probe, "a host probe")
+    doc = read_json(args.probe)
     rows = doc.get("copies", doc.get("rows")) if isinstance(doc, dict) else None
     if not isinstance(rows, list) or not rows:
         raise Bad(f'{args.probe}: no "copies" (probe on a machine with a GPU)')
@@ -191,13 +167,13 @@ def links(args):
     to_gpu = fit_line(pts["h2d_s"], f"{args.probe}: h2d_s up to {args.max_mib:g} MiB")
     to_cpu = fit_line(pts["d2h_fresh_s"], f"{args.probe}: d2h_fresh_s up to {args.max_mib:g} MiB")
     if os.path.isfile(args.devices):
-        base = read_json(args.devices, "a dplace-devices file")
+        base = read_json(args.devices, "dplace-devices")
     else:
         tmp = args.output + ".base.tmp"
         r = subprocess.run([args.dplace, "devices", args.devices, "-o", tmp], capture_output=True, text=True)
         if r.returncode != 0:
             raise Bad(f"--devices {args.devices}: " + ((r.stderr.strip().splitlines() or ["?"])[-1]))
-        base = read_json(tmp, "a dplace-devices file")
+        base = read_json(tmp, "dplace-devices")
         os.unlink(tmp)
     devs = base.get("devices") if isinstance(base, dict) else None
     if not isinstance(devs, list) or not isinstance(base.get("links"), list):

@@ -163,15 +163,21 @@ def measure(args, graph_path, placement_path):
     return None, "failed: " + (r.stderr.strip().splitlines() or ["?"])[-1]
 
 
-def machine():
-    name, cores = platform.processor() or "?", os.cpu_count()
+def cpu_model():
+    """The CPU's model name as lscpu gives it, else platform.processor()'s,
+    else "?"."""
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
         for line in out.splitlines():
             if line.startswith("Model name:"):
-                name = line.split(":", 1)[1].strip()
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or "?"
+
+
+def machine():
+    name, cores = cpu_model(), os.cpu_count()
     gpu = "none"
     try:
         import torch
