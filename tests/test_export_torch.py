@@ -348,7 +348,7 @@ def test_bfloat16():
 
 def test_recurrent_ops_fused():
     """The ops an nn.LSTM runs, forward and backward, are marked fused (one library call issues them); its
-    parameters, their updates and every other module's ops are not; the LSTM on a GPU costs no launch per op."""
+    parameters, their updates and every other module's ops are not; the export simulates on an H100."""
     path = os.path.join(TMP, "tiny_lm.json")
     rc, err = export(f"{MODELS}:tiny_lm", "--input-shape", "5", "--input-dtype", "int64", "--input-high", "50",
                      "--batch", "2", "-o", path)
