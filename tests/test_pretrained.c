@@ -291,6 +291,64 @@ static void test_openings_draw_only_openings(void) {
     close_fixture(&f);
 }
 
+/* Drawing heavy units: the decisions drawn are those of the units of most
+ * compute, at most as many as are heavy, and every other decision takes
+ * the policy's highest score; with no unit heavy the placement is the
+ * greedy one. */
+static void test_heavy_draws_heavy_units(void) {
+    fixture f = open_fixture("rnnlm", "k40x4");
+    dp_error err;
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 5, &err);
+    CHECK(p);
+    dp_rng rng;
+    dp_rng_seed(&rng, 3);
+    CHECK_INT_EQ(dp_pretrained_ctx_set_heavy_share(f.c, 0), 0);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_HEAVY, 1, &rng, NULL, f.a, NULL, NULL, &err) == 0);
+    CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_GREEDY, 1, NULL, NULL, f.b, NULL, NULL, &err) == 0);
+    CHECK(!memcmp(f.a, f.b, sizeof(int32_t) * (size_t)f.g->n_ops));
+    int32_t heavy = dp_pretrained_ctx_set_heavy_share(f.c, 0.01);
+    CHECK(heavy > 0 && heavy < dp_pretrained_ctx_units(f.c));
+    pretrained_acts a;
+    CHECK(pretrained_acts_init(&a, p, DP_MAX_DEVICES, &err) == DP_STATUS_OK);
+    dp_pretrained_trace tr;
+    CHECK(dp_pretrained_trace_init(&tr, f.c, &err) == DP_STATUS_OK);
+    const int F = DP_PRETRAINED_FEATURES;
+    int off_best = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        dp_rng_seed(&rng, seed);
+        CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_HEAVY, 1, &rng, NULL, f.a, &tr, NULL, &err) == 0);
+        int32_t drawn = 0;
+        float drawn_min = INFINITY, kept_max = -INFINITY;
+        for (int32_t i = 0; i < tr.n_steps; i++) {
+            dp_pretrained_step *st = &tr.steps[i];
+            if (dp_mask_count(st->cand) < 2) continue;
+            const float *rows = tr.rows + (size_t)i * tr.n_devices * F;
+            pretrained_forward(p, rows, tr.n_devices, &a);
+            int32_t best = -1;
+            for (dp_mask m = st->cand; m; m &= m - 1) {
+                int32_t d = dp_mask_first(m);
+                if (best < 0 || a.score[d] > a.score[best]) best = d;
+            }
+            float compute = rows[(size_t)st->action * F + PF_COMPUTE];
+            TEST_CASE("seed %d step %d", (int)seed, i);
+            if (st->drawn) {
+                drawn++, off_best += st->action != best;
+                if (compute < drawn_min) drawn_min = compute;
+            } else {
+                CHECK_INT_EQ(st->action, best);
+                if (compute > kept_max) kept_max = compute;
+            }
+        }
+        CHECK(drawn > 0 && drawn <= heavy);
+        CHECK(drawn_min >= kept_max);
+    }
+    CHECK(off_best > 0);
+    dp_pretrained_trace_free(&tr);
+    pretrained_acts_free(&a);
+    dp_pretrained_policy_free(p);
+    close_fixture(&f);
+}
+
 /* A sampled placement replayed as a teacher's sees the same decisions: at
  * every step the same offer, the same rows and the same device (what
  * imitating the policy's own placements relies on). */
@@ -481,6 +539,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_identical_devices_one_target);
     TEST_RUN(test_sampling_seeded);
     TEST_RUN(test_openings_draw_only_openings);
+    TEST_RUN(test_heavy_draws_heavy_units);
     TEST_RUN(test_sample_replays_as_teacher);
     TEST_RUN(test_gradient_raises_logp);
     TEST_RUN(test_zero_shot_threads_agree);

@@ -100,6 +100,13 @@ void dp_pretrained_ctx_free(dp_pretrained_ctx *c);
  * with c. */
 void dp_pretrained_ctx_set_memory_scale(dp_pretrained_ctx *c, double scale);
 
+/* Marks heavy the units whose compute (on their fastest device) is at
+ * least `share` of a GPU's share of the graph's work (the whole graph's
+ * over the set's GPUs): the few decisions that decide most of a step, which
+ * DP_PRETRAINED_HEAVY draws. 0 (the default) marks none. Returns how many
+ * units are heavy. Not while another thread decodes with c. */
+int32_t dp_pretrained_ctx_set_heavy_share(dp_pretrained_ctx *c, double share);
+
 /* Units the decoder places (the decisions of one placement). */
 int32_t dp_pretrained_ctx_units(const dp_pretrained_ctx *c);
 
@@ -110,6 +117,9 @@ typedef enum dp_pretrained_mode {
                                  gives most of its ops' time (imitation data)  */
     DP_PRETRAINED_OPENINGS,   /* drawn where the unit opens a layer (nothing
                                  of its layer placed yet), greedy elsewhere    */
+    DP_PRETRAINED_HEAVY,      /* a heavy unit's device drawn uniformly among
+                                 those offered (the temperature unused), the
+                                 highest score elsewhere                       */
     DP_PRETRAINED_MODE_COUNT
 } dp_pretrained_mode;
 
@@ -121,6 +131,8 @@ typedef struct dp_pretrained_step {
                         device's (identical devices in identical states)                         */
     int32_t action;  /* the device chosen                                    */
     float logp;      /* its log-probability under the policy (0 in TEACHER)   */
+    int32_t drawn;   /* 1 when the device was drawn, 0 when it was the
+                        highest score, the teacher's or the only one offered */
 } dp_pretrained_step;
 
 /* A recording of one decode: n_units steps, each with n_devices rows of
@@ -200,6 +212,9 @@ typedef struct dp_pretrained_options {
     double temp;         /* sampling temperature                              */
     double open_temp;    /* every other zero-shot sample is drawn only where
                             a layer opens, at this temperature (0: none)      */
+    double heavy_share;  /* a quarter of the zero-shot samples draw the heavy
+                            units' devices (dp_pretrained_ctx_set_heavy_share;
+                            0: none)                                          */
     uint64_t seed;
     dp_units_spec units;
 } dp_pretrained_options;

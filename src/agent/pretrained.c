@@ -22,6 +22,7 @@ struct dp_pretrained {
     dp_agent_evaluator *eval;
     const volatile sig_atomic_t *cancel;
     int32_t threads, K; /* samples per batch: max of zero-shot chunk and samples */
+    int32_t n_heavy;    /* the graph's heavy units (dp_pretrained_ctx_set_heavy_share) */
     int32_t *place;     /* [K, n_ops]                                  */
     dp_pretrained_trace *tr; /* [K]                                    */
     dp_agent_eval_result *res;
@@ -54,6 +55,9 @@ static const dp_setting rows[] = {
     {"sample-temperature", DP_SETTING_DOUBLE, PT(temp), NUM(1e-3, 100), 0, 0, "sampling temperature of the policy", "0.5"},
     {"opening-temperature", DP_SETTING_DOUBLE, PT(open_temp), NUM(0, 100), 0, 0,
      "every other zero-shot sample draws only the device a layer opens on, at this temperature (0: none)", "2"},
+    {"heavy-share", DP_SETTING_DOUBLE, PT(heavy_share), NUM(0, 100), 0, 0,
+     "a quarter of the zero-shot samples draw uniformly the device of each unit whose compute is at least this share "
+     "of a GPU's share of the graph's work, and follow the policy elsewhere (0: none)", "0.1"},
 };
 enum { N_ROWS = sizeof rows / sizeof rows[0] };
 #undef PT
@@ -96,7 +100,7 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
     pt->policy = policy;
     pt->g = g, pt->ds = ds, pt->o = o ? *o : dp_pretrained_options_default();
     if (!policy || pt->o.zero_shot < 0 || pt->o.samples < 2 || pt->o.samples > 1024 || !(pt->o.temp > 0) || !(pt->o.lr >= 0) ||
-        !(pt->o.open_temp >= 0)) {
+        !(pt->o.open_temp >= 0) || !(pt->o.heavy_share >= 0)) {
         dp_error_set(err, DP_STATUS_INVALID, "pretrained: no policy, or options out of range");
         dp_pretrained_free(pt);
         return NULL;
@@ -110,6 +114,7 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
         dp_pretrained_free(pt);
         return NULL;
     }
+    pt->n_heavy = dp_pretrained_ctx_set_heavy_share(pt->ctx, pt->o.heavy_share);
     pt->place = malloc(sizeof(int32_t) * n * K);
     pt->tr = calloc(K, sizeof *pt->tr);
     pt->res = calloc(K, sizeof *pt->res);
@@ -155,12 +160,17 @@ static void *decode_run(void *arg) {
         dp_rng_seed(&rng, pt->o.seed * 0x9e3779b97f4a7c15ULL ^ (j->stream << 32) ^ (uint64_t)(j->base + k));
         if (j->record && !pt->tr[k].steps) j->st = dp_pretrained_trace_init(&pt->tr[k], pt->ctx, &j->err);
         /* zero-shot: the odd samples vary which device each layer opens on
-         * and follow the policy's choice elsewhere; fine-tuning samples
-         * draw every decision, as REINFORCE's gradient assumes */
-        int openings = !j->record && pt->o.open_temp > 0 && (j->base + k) % 2 == 1;
+         * and follow the policy's choice elsewhere; where the graph has
+         * heavy units, every fourth (2, 6, ...) draws their devices instead
+         * of every decision's; fine-tuning samples draw every decision, as
+         * REINFORCE's gradient assumes */
+        int64_t index = j->base + k;
+        dp_pretrained_mode mode = DP_PRETRAINED_SAMPLE;
+        double temp = pt->o.temp;
+        if (!j->record && pt->o.open_temp > 0 && index % 2 == 1) mode = DP_PRETRAINED_OPENINGS, temp = pt->o.open_temp;
+        if (!j->record && pt->n_heavy > 0 && index % 4 == 2) mode = DP_PRETRAINED_HEAVY;
         if (!j->st)
-            j->st = dp_pretrained_decode(pt->ctx, pt->policy, openings ? DP_PRETRAINED_OPENINGS : DP_PRETRAINED_SAMPLE,
-                                         openings ? pt->o.open_temp : pt->o.temp, &rng, NULL,
+            j->st = dp_pretrained_decode(pt->ctx, pt->policy, mode, temp, &rng, NULL,
                                          pt->place + (size_t)k * n, j->record ? &pt->tr[k] : NULL, NULL, &j->err);
     }
     return NULL;

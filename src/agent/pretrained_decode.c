@@ -59,6 +59,7 @@ struct dp_pretrained_ctx {
     double xfer_rate[DP_MAX_DEVICES][DP_MAX_DEVICES], xfer_lat[DP_MAX_DEVICES][DP_MAX_DEVICES];
     double cap[DP_MAX_DEVICES];
     double mem_scale; /* dp_pretrained_ctx_set_memory_scale */
+    double heavy_at;  /* a unit of at least this compute is heavy (INFINITY: none) */
     float dfeat[DP_MAX_DEVICES][3];
     double T, total_work;
 };
@@ -67,6 +68,13 @@ int32_t dp_pretrained_ctx_units(const dp_pretrained_ctx *c) { return c->nu; }
 
 void dp_pretrained_ctx_set_memory_scale(dp_pretrained_ctx *c, double scale) {
     c->mem_scale = scale > 0 && isfinite(scale) ? scale : 1;
+}
+
+int32_t dp_pretrained_ctx_set_heavy_share(dp_pretrained_ctx *c, double share) {
+    c->heavy_at = share > 0 && isfinite(share) ? share * c->total_work / (c->n_gpus > 0 ? c->n_gpus : 1) : INFINITY;
+    int32_t n = 0;
+    for (int32_t k = 0; k < c->nu; k++) n += c->comp_min[k] >= c->heavy_at;
+    return n;
 }
 
 void dp_pretrained_ctx_free(dp_pretrained_ctx *c) {
@@ -444,6 +452,7 @@ dp_pretrained_ctx *dp_pretrained_ctx_init(const dp_graph *g, const dp_devices *d
     }
     c->g = g, c->ds = ds, c->nd = ds->n_devices, c->n_gpus = ds->kind_count[DP_DEVKIND_GPU];
     c->mem_scale = 1;
+    c->heavy_at = INFINITY;
     dp_place_options po = dp_place_options_default();
     po.units = units;
     po.forward_only = 0; /* the colocation chains: a search's placement is one of their placements */
@@ -661,7 +670,7 @@ static int32_t choose(const dp_pretrained_policy *p, dp_pretrained_mode mode, do
 dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_policy *p, dp_pretrained_mode mode,
                                double temp, dp_rng *rng, const int32_t *teacher, int32_t *out,
                                dp_pretrained_trace *tr, double *logp_sum, dp_error *err) {
-    int sampled = mode == DP_PRETRAINED_SAMPLE || mode == DP_PRETRAINED_OPENINGS, taught = mode == DP_PRETRAINED_TEACHER;
+    int sampled = mode == DP_PRETRAINED_SAMPLE || mode == DP_PRETRAINED_OPENINGS || mode == DP_PRETRAINED_HEAVY, taught = mode == DP_PRETRAINED_TEACHER;
     if ((mode != DP_PRETRAINED_TEACHER && !p) || (sampled && (!rng || !(temp > 0))) || (taught && !teacher) ||
         mode < 0 || mode >= DP_PRETRAINED_MODE_COUNT)
         return dp_error_set(err, DP_STATUS_INVALID, "pretrained: decode needs a policy, a random state or a teacher");
@@ -695,6 +704,7 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
         dp_mask cand = c->mask[k], target = 0;
         double fin[DP_MAX_DEVICES], copies[DP_MAX_DEVICES];
         float logp = 0;
+        int32_t drawn = 0;
         memset(rows, 0, sizeof(float) * (size_t)nd * F);
         unit_rows(c, &s, k, i, &cand, rows, fin, copies);
         if (taught) {
@@ -706,16 +716,20 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
                 }
         } else {
             dp_pretrained_mode m = mode;
+            double t = temp;
+            if (mode == DP_PRETRAINED_HEAVY) /* uniform: at an infinite temperature every score is 0 */
+                m = c->comp_min[k] >= c->heavy_at ? DP_PRETRAINED_SAMPLE : DP_PRETRAINED_GREEDY, t = INFINITY;
             if (mode == DP_PRETRAINED_OPENINGS) /* a layer (the scope's parent, else the scope) not begun */
                 m = (c->parent[k] >= 0 ? !(share(s.parent_w, c->parent[k], nd, -1) > 0)
                                        : c->scope[k] >= 0 && !(share(s.scope_w, c->scope[k], nd, -1) > 0))
                         ? DP_PRETRAINED_SAMPLE
                         : DP_PRETRAINED_GREEDY;
-            act = choose(p, m, temp, rng, cand, rows, nd, &a, &logp);
+            act = choose(p, m, t, rng, cand, rows, nd, &a, &logp);
+            drawn = m == DP_PRETRAINED_SAMPLE && dp_mask_count(cand) > 1;
         }
         lp += logp;
         if (tr) {
-            tr->steps[i] = (dp_pretrained_step){cand, target, act, logp};
+            tr->steps[i] = (dp_pretrained_step){cand, target, act, logp, drawn};
             memcpy(tr->rows + (size_t)i * nd * F, rows, sizeof(float) * (size_t)nd * F);
         }
         s.dev[k] = unit_dev[k] = act;
