@@ -302,6 +302,8 @@ static void test_heavy_draws_heavy_units(void) {
     CHECK(p);
     dp_rng rng;
     dp_rng_seed(&rng, 3);
+    CHECK_INT_EQ(dp_pretrained_ctx_set_heavy_share(f.c, -1), 0);
+    CHECK_INT_EQ(dp_pretrained_ctx_set_heavy_share(f.c, NAN), 0);
     CHECK_INT_EQ(dp_pretrained_ctx_set_heavy_share(f.c, 0), 0);
     CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_HEAVY, 1, &rng, NULL, f.a, NULL, NULL, &err) == 0);
     CHECK(dp_pretrained_decode(f.c, p, DP_PRETRAINED_GREEDY, 1, NULL, NULL, f.b, NULL, NULL, &err) == 0);

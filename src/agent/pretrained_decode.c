@@ -71,7 +71,8 @@ void dp_pretrained_ctx_set_memory_scale(dp_pretrained_ctx *c, double scale) {
 }
 
 int32_t dp_pretrained_ctx_set_heavy_share(dp_pretrained_ctx *c, double share) {
-    c->heavy_at = share > 0 && isfinite(share) ? share * c->total_work / (c->n_gpus > 0 ? c->n_gpus : 1) : INFINITY;
+    double at = share * c->total_work / (c->n_gpus > 0 ? c->n_gpus : 1);
+    c->heavy_at = at > 0 && isfinite(at) ? at : INFINITY; /* a graph of no work has no heavy unit */
     int32_t n = 0;
     for (int32_t k = 0; k < c->nu; k++) n += c->comp_min[k] >= c->heavy_at;
     return n;
