@@ -478,6 +478,41 @@ static void test_zero_shot_chunks_agree(void) {
     dp_graph_free(g);
 }
 
+/* The zero-shot's best names the kind of sample that found it, which
+ * follows from the sample's index: every fourth from the third a heavy
+ * draw (the graph has heavy units), the other odd ones opening draws, the
+ * rest every decision drawn. One sample a chunk, so each new best is the
+ * chunk's sample. */
+static void test_zero_shot_best_names_its_draw(void) {
+    dp_error err;
+    dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    dp_agent_eval_options eo = dp_agent_eval_options_default();
+    dp_pretrained_options o = dp_pretrained_options_default();
+    o.zero_shot = 24, o.zero_shot_s = 1e9, o.heavy_share = 0.01;
+    dp_pretrained *pt = dp_pretrained_init(g, ds, dp_pretrained_policy_random(16, 8, 2, &err), &o, &eo, &err);
+    CHECK(pt);
+    dp_method m = dp_pretrained_method(pt);
+    const dp_run_state *s = m.ops->state(pt);
+    static const int32_t kind[4] = {DP_RUN_BEST_BY_SAMPLE, DP_RUN_BEST_BY_OPENING_DRAW, DP_RUN_BEST_BY_HEAVY_DRAW,
+                                    DP_RUN_BEST_BY_OPENING_DRAW};
+    int found = 0;
+    for (int32_t k = 0; k < o.zero_shot; k++) {
+        double before = k ? s->best_s : INFINITY;
+        CHECK(m.ops->prepare(pt, 1, &err) == DP_STATUS_OK);
+        TEST_CASE("sample %d", k);
+        if (k == 0 && s->best_by == DP_RUN_BEST_BY_GREEDY) continue;
+        if (s->best_s < before) {
+            CHECK_INT_EQ(s->best_by, kind[k % 4]);
+            found |= 1 << (k % 4);
+        }
+    }
+    CHECK(found & ~1); /* a draw of the two zero-shot kinds was the best once */
+    dp_pretrained_free(pt);
+    dp_devices_free(ds);
+    dp_graph_free(g);
+}
+
 /* Fine-tuning: each sample's gradient summed in sample order, so two
  * updates end at the same policy (its greedy placement's time) with 1 and
  * 3 threads. */
@@ -547,6 +582,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_zero_shot_threads_agree);
     TEST_RUN(test_tuning_threads_agree);
     TEST_RUN(test_zero_shot_chunks_agree);
+    TEST_RUN(test_zero_shot_best_names_its_draw);
     TEST_RUN(test_optimize_runs_pretrained);
     return test_end();
 }

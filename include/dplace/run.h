@@ -75,6 +75,10 @@ typedef enum dp_run_best_by {
     DP_RUN_BEST_BY_START,     /* the search's start (a baseline, the expert,
                                  --init-placement)                             */
     DP_RUN_BEST_BY_SEARCH,    /* a search move                                 */
+    DP_RUN_BEST_BY_OPENING_DRAW, /* pretrained zero-shot: a sample drawn only
+                                    where layers open                          */
+    DP_RUN_BEST_BY_HEAVY_DRAW,   /* pretrained zero-shot: a sample drawing the
+                                    heavy units' devices                       */
     DP_RUN_BEST_BY_COUNT
 } dp_run_best_by;
 

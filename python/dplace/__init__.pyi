@@ -80,7 +80,8 @@ class OptimizeResult:
     placement: npt.NDArray[np.int32] | None
     result: SimResult | None
     best_s: float | None
-    best_by: Literal["none", "sample", "walk", "kept-walk", "greedy", "start", "search"]
+    best_by: Literal["none", "sample", "walk", "kept-walk", "greedy", "start", "search", "opening-draw",
+                     "heavy-draw"]
     best_phase: Literal["train", "search-after"]
     best_update: int
     best_sample: int

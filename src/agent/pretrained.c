@@ -148,6 +148,19 @@ typedef struct decode_job {
     dp_error err;
 } decode_job;
 
+/* The kind of zero-shot sample `index` is, and its temperature: the odd
+ * ones vary which device each layer opens on and follow the policy's
+ * choice elsewhere; where the graph has heavy units, every fourth (2, 6,
+ * ...) draws their devices instead of every decision's; the others draw
+ * every decision. A sample's kind follows from its index alone, so threads
+ * and chunks never change it. */
+static dp_pretrained_mode zero_shot_mode(const dp_pretrained *pt, int64_t index, double *temp) {
+    *temp = pt->o.temp;
+    if (pt->n_heavy > 0 && index % 4 == 2) return DP_PRETRAINED_HEAVY;
+    if (pt->o.open_temp > 0 && index % 2 == 1) return *temp = pt->o.open_temp, DP_PRETRAINED_OPENINGS;
+    return DP_PRETRAINED_SAMPLE;
+}
+
 static void *decode_run(void *arg) {
     decode_job *j = arg;
     dp_pretrained *pt = j->pt;
@@ -159,16 +172,10 @@ static void *decode_run(void *arg) {
          * the chunks and threads the run driver and the machine make */
         dp_rng_seed(&rng, pt->o.seed * 0x9e3779b97f4a7c15ULL ^ (j->stream << 32) ^ (uint64_t)(j->base + k));
         if (j->record && !pt->tr[k].steps) j->st = dp_pretrained_trace_init(&pt->tr[k], pt->ctx, &j->err);
-        /* zero-shot: the odd samples vary which device each layer opens on
-         * and follow the policy's choice elsewhere; where the graph has
-         * heavy units, every fourth (2, 6, ...) draws their devices instead
-         * of every decision's; fine-tuning samples draw every decision, as
-         * REINFORCE's gradient assumes */
-        int64_t index = j->base + k;
-        dp_pretrained_mode mode = DP_PRETRAINED_SAMPLE;
+        /* zero-shot samples by their kind; fine-tuning samples draw every
+         * decision, as REINFORCE's gradient assumes */
         double temp = pt->o.temp;
-        if (!j->record && pt->o.open_temp > 0 && index % 2 == 1) mode = DP_PRETRAINED_OPENINGS, temp = pt->o.open_temp;
-        if (!j->record && pt->n_heavy > 0 && index % 4 == 2) mode = DP_PRETRAINED_HEAVY;
+        dp_pretrained_mode mode = j->record ? DP_PRETRAINED_SAMPLE : zero_shot_mode(pt, j->base + k, &temp);
         if (!j->st)
             j->st = dp_pretrained_decode(pt->ctx, pt->policy, mode, temp, &rng, NULL,
                                          pt->place + (size_t)k * n, j->record ? &pt->tr[k] : NULL, NULL, &j->err);
@@ -251,7 +258,12 @@ static dp_status pt_prepare(void *self, int64_t max_iters, dp_error *err) {
     if (!st) st = evaluate(pt, K, &cancelled, err);
     if (st || cancelled) return st;
     for (int32_t k = 0; k < K; k++) {
-        offer(pt, k, &pt->res[k], DP_RUN_BEST_BY_SAMPLE);
+        double temp;
+        dp_pretrained_mode mode = zero_shot_mode(pt, pt->st.prep_done + k, &temp);
+        offer(pt, k, &pt->res[k],
+              mode == DP_PRETRAINED_HEAVY      ? DP_RUN_BEST_BY_HEAVY_DRAW
+              : mode == DP_PRETRAINED_OPENINGS ? DP_RUN_BEST_BY_OPENING_DRAW
+                                               : DP_RUN_BEST_BY_SAMPLE);
         pt->st.samples++;
     }
     pt->st.prep_done += K;
