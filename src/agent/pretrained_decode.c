@@ -643,19 +643,28 @@ static int32_t teacher_device(const dp_pretrained_ctx *c, int32_t k, const int32
  * score (GREEDY) or a draw from the softmax at temperature temp; *logp its
  * log-probability. */
 static int32_t choose(const dp_pretrained_policy *p, dp_pretrained_mode mode, double temp, dp_rng *rng, dp_mask cand,
-                      const float *rows, int32_t nd, pretrained_acts *a, float *logp) {
+                      const float *rows, pretrained_acts *a, float *logp) {
     int32_t act = dp_mask_first(cand);
     *logp = 0;
     if (dp_mask_count(cand) < 2) return act;
-    pretrained_forward(p, rows, nd, a);
+    /* only the offered devices' rows are scored: each row's score is its
+     * own (the network reads one row at a time), so this is the score the
+     * whole set's pass gives it, for fewer rows' work */
+    float offered[DP_MAX_DEVICES * F], score[DP_MAX_DEVICES];
+    int32_t n = 0;
+    for (dp_mask m = cand; m; m &= m - 1)
+        memcpy(offered + (size_t)n++ * F, rows + (size_t)dp_mask_first(m) * F, sizeof(float) * F);
+    pretrained_forward(p, offered, n, a);
+    n = 0;
+    for (dp_mask m = cand; m; m &= m - 1) score[dp_mask_first(m)] = a->score[n++];
     double t = mode == DP_PRETRAINED_SAMPLE ? temp : 1, mx = -INFINITY, z = 0, prob[DP_MAX_DEVICES] = {0};
     for (dp_mask m = cand; m; m &= m - 1) {
         int32_t d = dp_mask_first(m);
-        if (a->score[d] / t > mx) mx = a->score[d] / t, act = d;
+        if (score[d] / t > mx) mx = score[d] / t, act = d;
     }
     for (dp_mask m = cand; m; m &= m - 1) {
         int32_t d = dp_mask_first(m);
-        z += prob[d] = exp(a->score[d] / t - mx);
+        z += prob[d] = exp(score[d] / t - mx);
     }
     if (mode == DP_PRETRAINED_SAMPLE) {
         double r = dp_rng_uniform(rng) * z;
@@ -725,7 +734,7 @@ dp_status dp_pretrained_decode(const dp_pretrained_ctx *c, const dp_pretrained_p
                                        : c->scope[k] >= 0 && !(share(s.scope_w, c->scope[k], nd, -1) > 0))
                         ? DP_PRETRAINED_SAMPLE
                         : DP_PRETRAINED_GREEDY;
-            act = choose(p, m, t, rng, cand, rows, nd, &a, &logp);
+            act = choose(p, m, t, rng, cand, rows, &a, &logp);
             drawn = m == DP_PRETRAINED_SAMPLE && dp_mask_count(cand) > 1;
         }
         lp += logp;
