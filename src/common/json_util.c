@@ -89,6 +89,19 @@ dp_status dp_json_get_string(const json_t *obj, const char *key, int required, c
     return DP_STATUS_OK;
 }
 
+dp_status dp_json_get_bool(const json_t *obj, const char *key, int required, int *out, const char *ctx, dp_error *err) {
+    const json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
+        return DP_STATUS_OK;
+    }
+    if (!json_is_boolean(v))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be true or false, got %s", ctx, key,
+                            dp_json_type_name(v));
+    *out = json_is_true(v);
+    return DP_STATUS_OK;
+}
+
 dp_status dp_json_get_array(const json_t *obj, const char *key, int required, const json_t **out, const char *ctx,
                             dp_error *err) {
     const json_t *v = json_object_get(obj, key);

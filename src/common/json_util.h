@@ -27,6 +27,8 @@ dp_status dp_json_get_string(const json_t *obj, const char *key, int required, c
 /* An array (*out untouched when absent and optional). */
 dp_status dp_json_get_array(const json_t *obj, const char *key, int required, const json_t **out, const char *ctx,
                             dp_error *err);
+/* true or false, as 1 or 0. */
+dp_status dp_json_get_bool(const json_t *obj, const char *key, int required, int *out, const char *ctx, dp_error *err);
 /* A finite number >= min. */
 dp_status dp_json_get_number(const json_t *obj, const char *key, int required, double *out, double min,
                              const char *ctx, dp_error *err);

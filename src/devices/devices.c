@@ -472,19 +472,18 @@ static dp_status read_link(dp_devices *ds, const json_t *jl, size_t i, int versi
         return dp_error_set(err, DP_STATUS_PARSE, "%s must be an object, got %s", ctx, dp_json_type_name(jl));
     const char *from = NULL, *to = NULL;
     double bw = 0, lat = 0, eff = 1;
-    const json_t *dup = json_object_get(jl, "duplex");
+    int duplex = 1;
     if (dp_json_get_string(jl, "from", 1, &from, ctx, err) || dp_json_get_string(jl, "to", 1, &to, ctx, err) ||
         dp_json_get_number(jl, "bandwidth", 1, &bw, 0, ctx, err) ||
         dp_json_get_number(jl, "latency_s", 0, &lat, 0, ctx, err) ||
         refuse_v2_field(jl, "efficiency", version, ctx, err) ||
-        dp_json_get_number(jl, "efficiency", 0, &eff, 0, ctx, err))
+        dp_json_get_number(jl, "efficiency", 0, &eff, 0, ctx, err) ||
+        dp_json_get_bool(jl, "duplex", 0, &duplex, ctx, err))
         return failed(err);
-    if (dup && !json_is_boolean(dup))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"duplex\" must be true or false", ctx);
     if (!(eff > 0 && eff <= 1))
         return dp_error_set(err, DP_STATUS_PARSE, "%s: efficiency must be in (0, 1] (got %g)", ctx, eff);
     int32_t before = ds->n_links;
-    if (dp_devices_add_link(ds, from, to, bw, lat, dup ? json_is_true(dup) : 1, err)) {
+    if (dp_devices_add_link(ds, from, to, bw, lat, duplex, err)) {
         dp_error_prefix(err, what);
         return failed(err);
     }

@@ -90,11 +90,9 @@ static dp_status read_op(dp_graph *g, size_t i, const json_t *jo, const char *wh
     op->flops = flops;
     op->param_bytes = (uint64_t)pb;
     op->temp_bytes = (uint64_t)tb;
-    const json_t *fused = json_object_get(jo, "fused");
-    if (fused && !json_is_boolean(fused))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"fused\" must be true or false, got %s", ctx,
-                            dp_json_type_name(fused));
-    op->fused = fused && json_is_true(fused);
+    int fused = 0;
+    if ((st = dp_json_get_bool(jo, "fused", 0, &fused, ctx, err))) return st;
+    op->fused = fused;
 
     const json_t *inputs = NULL, *outputs = NULL;
     if ((st = dp_json_get_array(jo, "inputs", 0, &inputs, ctx, err))) return st;
