@@ -148,17 +148,19 @@ typedef struct decode_job {
     dp_error err;
 } decode_job;
 
-/* The kind of zero-shot sample `index` is, and its temperature: the odd
+/* The kind of zero-shot sample `index` is, and (temp, when not NULL) its
+ * temperature: the odd
  * ones vary which device each layer opens on and follow the policy's
  * choice elsewhere; where the graph has heavy units, every fourth (2, 6,
  * ...) draws their devices instead of every decision's; the others draw
  * every decision. A sample's kind follows from its index alone, so threads
  * and chunks never change it. */
 static dp_pretrained_mode zero_shot_mode(const dp_pretrained *pt, int64_t index, double *temp) {
-    *temp = pt->o.temp;
-    if (pt->n_heavy > 0 && index % 4 == 2) return DP_PRETRAINED_HEAVY;
-    if (pt->o.open_temp > 0 && index % 2 == 1) return *temp = pt->o.open_temp, DP_PRETRAINED_OPENINGS;
-    return DP_PRETRAINED_SAMPLE;
+    dp_pretrained_mode mode = DP_PRETRAINED_SAMPLE;
+    if (pt->n_heavy > 0 && index % 4 == 2) mode = DP_PRETRAINED_HEAVY;
+    else if (pt->o.open_temp > 0 && index % 2 == 1) mode = DP_PRETRAINED_OPENINGS;
+    if (temp) *temp = mode == DP_PRETRAINED_OPENINGS ? pt->o.open_temp : pt->o.temp;
+    return mode;
 }
 
 static void *decode_run(void *arg) {
@@ -258,8 +260,7 @@ static dp_status pt_prepare(void *self, int64_t max_iters, dp_error *err) {
     if (!st) st = evaluate(pt, K, &cancelled, err);
     if (st || cancelled) return st;
     for (int32_t k = 0; k < K; k++) {
-        double temp;
-        dp_pretrained_mode mode = zero_shot_mode(pt, pt->st.prep_done + k, &temp);
+        dp_pretrained_mode mode = zero_shot_mode(pt, pt->st.prep_done + k, NULL);
         offer(pt, k, &pt->res[k],
               mode == DP_PRETRAINED_HEAVY      ? DP_RUN_BEST_BY_HEAVY_DRAW
               : mode == DP_PRETRAINED_OPENINGS ? DP_RUN_BEST_BY_OPENING_DRAW
