@@ -75,57 +75,53 @@ dp_status dp_json_check_header(const json_t *root, const char *what, const char 
     return DP_STATUS_OK;
 }
 
-dp_status dp_json_get_string(const json_t *obj, const char *key, int required, const char **out, const char *ctx,
-                             dp_error *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
-        return DP_STATUS_OK;
-    }
-    if (!json_is_string(v))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be a string, got %s", ctx, key,
-                            dp_json_type_name(v));
-    *out = json_string_value(v);
+/* Field key of obj into *v (NULL when absent): an error when absent and
+ * required, or present and not of the type is_type accepts (`want` names
+ * it in the message). Every typed getter below reads its field through it. */
+static dp_status field_of(const json_t *obj, const char *key, int required, int (*is_type)(const json_t *),
+                          const char *want, const json_t **v, const char *ctx, dp_error *err) {
+    *v = json_object_get(obj, key);
+    if (!*v) return required ? dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key) : DP_STATUS_OK;
+    if (is_type && !is_type(*v))
+        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be %s, got %s", ctx, key, want,
+                            dp_json_type_name(*v));
     return DP_STATUS_OK;
 }
 
+/* jansson's type checks are macros; these are what field_of calls. */
+static int is_string(const json_t *v) { return json_is_string(v); }
+static int is_boolean(const json_t *v) { return json_is_boolean(v); }
+static int is_array(const json_t *v) { return json_is_array(v); }
+static int is_number(const json_t *v) { return json_is_number(v); }
+
+dp_status dp_json_get_string(const json_t *obj, const char *key, int required, const char **out, const char *ctx,
+                             dp_error *err) {
+    const json_t *v;
+    dp_status st = field_of(obj, key, required, is_string, "a string", &v, ctx, err);
+    if (!st && v) *out = json_string_value(v);
+    return st;
+}
+
 dp_status dp_json_get_bool(const json_t *obj, const char *key, int required, int *out, const char *ctx, dp_error *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
-        return DP_STATUS_OK;
-    }
-    if (!json_is_boolean(v))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be true or false, got %s", ctx, key,
-                            dp_json_type_name(v));
-    *out = json_is_true(v);
-    return DP_STATUS_OK;
+    const json_t *v;
+    dp_status st = field_of(obj, key, required, is_boolean, "true or false", &v, ctx, err);
+    if (!st && v) *out = json_is_true(v);
+    return st;
 }
 
 dp_status dp_json_get_array(const json_t *obj, const char *key, int required, const json_t **out, const char *ctx,
                             dp_error *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
-        return DP_STATUS_OK;
-    }
-    if (!json_is_array(v))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be an array, got %s", ctx, key,
-                            dp_json_type_name(v));
-    *out = v;
-    return DP_STATUS_OK;
+    const json_t *v;
+    dp_status st = field_of(obj, key, required, is_array, "an array", &v, ctx, err);
+    if (!st && v) *out = v;
+    return st;
 }
 
 dp_status dp_json_get_number(const json_t *obj, const char *key, int required, double *out, double min,
                              const char *ctx, dp_error *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
-        return DP_STATUS_OK;
-    }
-    if (!json_is_number(v))
-        return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" must be a number, got %s", ctx, key,
-                            dp_json_type_name(v));
+    const json_t *v;
+    dp_status st = field_of(obj, key, required, is_number, "a number", &v, ctx, err);
+    if (st || !v) return st;
     double x = json_number_value(v);
     if (!isfinite(x)) return dp_error_set(err, DP_STATUS_PARSE, "%s: field \"%s\" is not finite", ctx, key);
     if (x < min)
@@ -162,11 +158,9 @@ dp_status dp_json_to_int(const json_t *v, int64_t *out, int64_t min, int64_t max
 
 dp_status dp_json_get_int(const json_t *obj, const char *key, int required, int64_t *out, int64_t min, int64_t max,
                           const char *ctx, dp_error *err) {
-    const json_t *v = json_object_get(obj, key);
-    if (!v) {
-        if (required) return dp_error_set(err, DP_STATUS_PARSE, "%s: missing field \"%s\"", ctx, key);
-        return DP_STATUS_OK;
-    }
+    const json_t *v;
+    dp_status st = field_of(obj, key, required, NULL, NULL, &v, ctx, err);
+    if (st || !v) return st;
     char what[96];
     snprintf(what, sizeof what, "field \"%s\"", key);
     return dp_json_to_int(v, out, min, max, ctx, what, err);
