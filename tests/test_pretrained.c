@@ -3,7 +3,8 @@
  * one line naming the file; the shipped policy loads; the teacher's replay
  * reproduces a placement of its units exactly and offers identical devices
  * in identical states as one target; the decoder goes layer by layer
- * through an unrolled RNN; decoding is seeded and places every
+ * through an unrolled RNN, and its layer context makes each layer one
+ * decision where the devices allow; decoding is seeded and places every
  * op where it may go; a policy-gradient step raises the log-probability of
  * a placement given a positive weight; the method's zero-shot answer does
  * not depend on the threads; and the job runs it from its name. */
@@ -198,6 +199,57 @@ static void test_decode_order_layer_by_layer(void) {
         TEST_CASE("position %d", i);
         CHECK(out[i] == want[i]);
     }
+    dp_graph_free(g);
+}
+
+/* The layer context of an unrolled two-layer RNN of three time steps, one
+ * of layer 1's cells pinned to the CPU: each layer one unit, but the
+ * pinned cell, which shares no device with the rest of its layer, stays
+ * a unit of its own, as does the input, which has no scope; whatever a
+ * policy draws, each layer's other cells share one device and the pinned
+ * cell runs on the CPU. */
+static void test_layer_context_joins_layers(void) {
+    dp_error err;
+    dp_graph *g = dp_graph_init("rnn");
+    CHECK(g);
+    int32_t x = dp_graph_add_op(g, "x", "Input", NULL, NULL, &err), cell[2][3];
+    CHECK(x >= 0 && dp_graph_add_output_bytes(g, x, 1 << 20, &err) == DP_STATUS_OK);
+    for (int l = 0; l < 2; l++)
+        for (int t = 0; t < 3; t++) {
+            char name[32], scope[32];
+            snprintf(name, sizeof name, "l%d_t%d", l, t);
+            snprintf(scope, sizeof scope, "rnn/layer_%d/t%d", l, t);
+            int32_t op = cell[l][t] = dp_graph_add_op(g, name, "MatMul", scope, NULL, &err);
+            CHECK(op >= 0);
+            g->ops[op].flops = 1e9;
+            if (l == 1 && t == 1) CHECK(dp_devcon_parse("cpu", &g->ops[op].device) == 0);
+            CHECK(dp_graph_add_input(g, op, l == 0 ? x : cell[l - 1][t], 0, &err) == DP_STATUS_OK);
+            if (t > 0) CHECK(dp_graph_add_input(g, op, cell[l][t - 1], 0, &err) == DP_STATUS_OK);
+            CHECK(dp_graph_add_output_bytes(g, op, 1 << 20, &err) == DP_STATUS_OK);
+        }
+    CHECK(dp_graph_finalize(g, "rnn", &err) == DP_STATUS_OK);
+    dp_devices *ds = dp_devices_preset("k40x4", &err);
+    CHECK(ds);
+    dp_pretrained_ctx *c = dp_pretrained_ctx_init(g, ds, (dp_units_spec){DP_UNITS_OP, 0}, &err), *lc;
+    CHECK(c);
+    CHECK(lc = dp_pretrained_ctx_init_layers(c, &err));
+    CHECK_INT_EQ(dp_pretrained_ctx_units(lc), 4);
+    dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 3, &err);
+    CHECK(p);
+    int32_t place[7];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        dp_rng rng;
+        dp_rng_seed(&rng, seed);
+        CHECK(dp_pretrained_decode(lc, p, DP_PRETRAINED_SAMPLE, 100, &rng, NULL, place, NULL, NULL, &err) == 0);
+        TEST_CASE("seed %d", (int)seed);
+        CHECK(place[cell[0][0]] == place[cell[0][1]] && place[cell[0][1]] == place[cell[0][2]]);
+        CHECK(place[cell[1][0]] == place[cell[1][2]]);
+        CHECK(ds->devices[place[cell[1][1]]].kind == DP_DEVKIND_CPU);
+    }
+    dp_pretrained_policy_free(p);
+    dp_pretrained_ctx_free(lc);
+    dp_pretrained_ctx_free(c);
+    dp_devices_free(ds);
     dp_graph_free(g);
 }
 
@@ -415,8 +467,9 @@ static void test_gradient_raises_logp(void) {
     close_fixture(&f);
 }
 
-/* The method's zero-shot answer under the run driver: the same with 1 and
- * 2 threads, and at least as good as the greedy placement. */
+/* The method's zero-shot answer under the run driver, both phases (the
+ * policy's units, then whole layers): the same with 1 and 2 threads, and at
+ * least as good as the greedy placement. */
 static double zero_shot(int32_t threads, int64_t updates, double *greedy) {
     dp_error err;
     dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
@@ -424,7 +477,7 @@ static double zero_shot(int32_t threads, int64_t updates, double *greedy) {
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     eo.threads = threads;
     dp_pretrained_options o = dp_pretrained_options_default();
-    o.zero_shot = 12, o.zero_shot_s = 1e9;
+    o.zero_shot = 12, o.zero_shot_s = o.layer_s = 1e9;
     dp_pretrained *pt = dp_pretrained_init(g, ds, dp_pretrained_policy_random(16, 8, 2, &err), &o, &eo, &err);
     CHECK(pt);
     dp_run_options ro = dp_run_options_default();
@@ -432,7 +485,7 @@ static double zero_shot(int32_t threads, int64_t updates, double *greedy) {
     dp_run_result rr;
     CHECK(dp_run(dp_pretrained_method(pt), &ro, NULL, &rr, &err) == DP_STATUS_OK);
     const dp_run_state *s = dp_pretrained_method(pt).ops->state(pt);
-    CHECK(s->prep_done == 12 && s->samples >= 13 + updates * o.samples && isfinite(s->final_s));
+    CHECK(s->prep_done == 24 && s->samples >= 26 + updates * o.samples && isfinite(s->final_s));
     *greedy = s->final_s;
     double best = s->best_s;
     dp_pretrained_free(pt);
@@ -449,24 +502,24 @@ static void test_zero_shot_threads_agree(void) {
 }
 
 /* The zero-shot samples are the same whatever chunks the run driver asks
- * for them in (its chunks follow the machine's speed): 12 chunks of one
- * against one of 12. */
+ * for them in (its chunks follow the machine's speed): 24 chunks of one
+ * against two of 12, one a phase. */
 static void test_zero_shot_chunks_agree(void) {
     dp_error err;
     dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
     dp_devices *ds = dp_devices_preset("k40x4", &err);
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     dp_pretrained_options o = dp_pretrained_options_default();
-    o.zero_shot = 12, o.zero_shot_s = 1e9;
+    o.zero_shot = 12, o.zero_shot_s = o.layer_s = 1e9;
     double best[2];
     int32_t *place[2];
     for (int run = 0; run < 2; run++) {
         dp_pretrained *pt = dp_pretrained_init(g, ds, dp_pretrained_policy_random(16, 8, 2, &err), &o, &eo, &err);
         CHECK(pt);
         dp_method m = dp_pretrained_method(pt);
-        for (int c = 0; c < (run ? 1 : 12); c++) CHECK(m.ops->prepare(pt, run ? 12 : 1, &err) == DP_STATUS_OK);
+        for (int c = 0; c < (run ? 2 : 24); c++) CHECK(m.ops->prepare(pt, run ? 12 : 1, &err) == DP_STATUS_OK);
         const dp_run_state *s = m.ops->state(pt);
-        CHECK(s->prep_done == 12 && s->best_placement);
+        CHECK(s->prep_done == 24 && s->prep_total == 24 && s->best_placement);
         best[run] = s->best_s;
         CHECK(place[run] = malloc(sizeof(int32_t) * (size_t)g->n_ops));
         memcpy(place[run], s->best_placement, sizeof(int32_t) * (size_t)g->n_ops);
@@ -481,15 +534,15 @@ static void test_zero_shot_chunks_agree(void) {
 /* The zero-shot's best names the kind of sample that found it, which
  * follows from the sample's index: every fourth from the third a heavy
  * draw (the graph has heavy units), the other odd ones opening draws, the
- * rest every decision drawn. One sample a chunk, so each new best is the
- * chunk's sample. */
+ * rest every decision drawn; in the second phase, a placement of whole
+ * layers. One sample a chunk, so each new best is the chunk's sample. */
 static void test_zero_shot_best_names_its_draw(void) {
     dp_error err;
     dp_graph *g = dp_zoo_build("rnnlm", 0, &err);
     dp_devices *ds = dp_devices_preset("k40x4", &err);
     dp_agent_eval_options eo = dp_agent_eval_options_default();
     dp_pretrained_options o = dp_pretrained_options_default();
-    o.zero_shot = 24, o.zero_shot_s = 1e9, o.heavy_share = 0.01;
+    o.zero_shot = 24, o.zero_shot_s = o.layer_s = 1e9, o.heavy_share = 0.01;
     dp_pretrained *pt = dp_pretrained_init(g, ds, dp_pretrained_policy_random(16, 8, 2, &err), &o, &eo, &err);
     CHECK(pt);
     dp_method m = dp_pretrained_method(pt);
@@ -508,6 +561,19 @@ static void test_zero_shot_best_names_its_draw(void) {
         }
     }
     CHECK(found & ~1); /* a draw of the two zero-shot kinds was the best once */
+    CHECK(s->prep_total == 2 * o.zero_shot);
+    int layers = 0;
+    for (int32_t k = 0; k < o.zero_shot; k++) {
+        double before = s->best_s;
+        CHECK(m.ops->prepare(pt, 1, &err) == DP_STATUS_OK);
+        TEST_CASE("layer phase, sample %d", k);
+        if (s->best_s < before) {
+            CHECK_INT_EQ(s->best_by, DP_RUN_BEST_BY_LAYERS);
+            layers++;
+        }
+    }
+    CHECK(layers > 0); /* and a placement of whole layers was, once */
+    CHECK(s->prep_done == s->prep_total);
     dp_pretrained_free(pt);
     dp_devices_free(ds);
     dp_graph_free(g);
@@ -573,6 +639,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_default_policy_loads);
     TEST_RUN(test_teacher_replays_exactly);
     TEST_RUN(test_decode_order_layer_by_layer);
+    TEST_RUN(test_layer_context_joins_layers);
     TEST_RUN(test_identical_devices_one_target);
     TEST_RUN(test_sampling_seeded);
     TEST_RUN(test_openings_draw_only_openings);

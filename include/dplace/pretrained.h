@@ -92,6 +92,14 @@ typedef struct dp_pretrained_ctx dp_pretrained_ctx;
  * Errors: INVALID (a device set that cannot host the graph), NOMEM. */
 dp_pretrained_ctx *dp_pretrained_ctx_init(const dp_graph *g, const dp_devices *ds, dp_units_spec units,
                                           dp_error *err);
+
+/* The context of f's graph and devices whose units are whole layers: each
+ * unit of f joins the others of its layer (its scope's parent: an unrolled
+ * RNN layer's time steps, a block's branches, a module's children) where
+ * their devices allow, so one decision places a layer. f's hints carry
+ * over. Fewer units than f's when the graph has layers
+ * (dp_pretrained_ctx_units). Errors: NOMEM. */
+dp_pretrained_ctx *dp_pretrained_ctx_init_layers(const dp_pretrained_ctx *f, dp_error *err);
 void dp_pretrained_ctx_free(dp_pretrained_ctx *c);
 
 /* Scales every device's memory as the decoder counts it (default 1): where
@@ -206,6 +214,9 @@ typedef struct dp_pretrained_options {
     int32_t zero_shot;   /* placements sampled before the first update (the
                             zero-shot answer: the greedy and the best of them) */
     double zero_shot_s;  /* and at most this many seconds for them            */
+    double layer_s;      /* then as many again, within this many seconds,
+                            decoding whole layers (dp_pretrained_ctx_init_layers;
+                            0: none)                                          */
     int32_t samples;     /* placements per update when fine-tuning            */
     double lr;           /* Adam's rate when fine-tuning                      */
     double clip;         /* gradient norm clip                                */
@@ -219,8 +230,9 @@ typedef struct dp_pretrained_options {
     dp_units_spec units;
 } dp_pretrained_options;
 
-/* Defaults: each row's base value (4096 zero-shot samples within 3 s, 16
- * samples per update, rate 1e-4, clip 1, temperature 0.5), seed 1, units OP. */
+/* Defaults: each row's base value (4096 zero-shot samples within 3 s, as
+ * many of whole layers within 3 s more, 16 samples per update, rate 1e-4,
+ * clip 1, temperature 0.5), seed 1, units OP. */
 dp_pretrained_options dp_pretrained_options_default(void);
 
 /* The settings rows of dp_pretrained_options (include/dplace/settings.h;

@@ -79,6 +79,8 @@ typedef enum dp_run_best_by {
                                     where layers open                          */
     DP_RUN_BEST_BY_HEAVY_DRAW,   /* pretrained zero-shot: a sample drawing the
                                     heavy units' devices                       */
+    DP_RUN_BEST_BY_LAYERS,       /* pretrained zero-shot: a placement decided
+                                    a whole layer at a time                    */
     DP_RUN_BEST_BY_COUNT
 } dp_run_best_by;
 

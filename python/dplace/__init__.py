@@ -191,7 +191,7 @@ class OptimizeResult:
     best_step_time_s   the job's answer: the step time of `placement`, the placement written to `out` (after
                   search-after when it ran; None when no valid placement was found)
     best_by       what found it: 'sample', 'walk', 'kept-walk', 'greedy' (a learned agent's),
-                  'opening-draw', 'heavy-draw' (the pretrained placer's zero-shot), 'start' or 'search'
+                  'opening-draw', 'heavy-draw', 'whole-layers' (the pretrained placer's zero-shot), 'start' or 'search'
                   (the search's)
     best_phase    'train' (the agent or the search itself) or 'search-after'
     best_update, best_sample, best_found_s   when it was found (in its phase; seconds into the job)

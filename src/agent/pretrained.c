@@ -19,10 +19,15 @@ struct dp_pretrained {
     dp_pretrained_options o;
     dp_pretrained_policy *policy;
     dp_pretrained_ctx *ctx;
+    dp_pretrained_ctx *layers; /* whole layers (NULL: none, or no fewer units) */
     dp_agent_evaluator *eval;
     const volatile sig_atomic_t *cancel;
     int32_t threads, K; /* samples per batch: max of zero-shot chunk and samples */
     int32_t n_heavy;    /* the graph's heavy units (dp_pretrained_ctx_set_heavy_share) */
+    int32_t n_heavy_layers; /* and layers                              */
+    int phase;          /* zero-shot: 0 the policy's units, 1 whole layers */
+    int64_t phase_done; /* samples of the current phase                */
+    double phase_start; /* when it began (-1: not yet)                 */
     int32_t *place;     /* [K, n_ops]                                  */
     dp_pretrained_trace *tr; /* [K]                                    */
     dp_agent_eval_result *res;
@@ -55,6 +60,8 @@ static const dp_setting rows[] = {
     {"sample-temperature", DP_SETTING_DOUBLE, PT(temp), NUM(1e-3, 100), 0, 0, "sampling temperature of the policy", "0.5"},
     {"opening-temperature", DP_SETTING_DOUBLE, PT(open_temp), NUM(0, 100), 0, 0,
      "every other zero-shot sample draws only the device a layer opens on, at this temperature (0: none)", "2"},
+    {"layer-time", DP_SETTING_SECONDS, PT(layer_s), NUM(0, 1e9), 0, 0,
+     "then as many placements again, within this long, decided a whole layer at a time (0: none)", "3s"},
     {"heavy-share", DP_SETTING_DOUBLE, PT(heavy_share), NUM(0, 100), 0, 0,
      "a quarter of the zero-shot samples draw uniformly the device of each unit whose compute is at least this share "
      "of a GPU's share of the graph's work, and follow the policy elsewhere (0: none)", "0.1"},
@@ -80,6 +87,7 @@ void dp_pretrained_free(dp_pretrained *pt) {
     if (!pt) return;
     dp_pretrained_policy_free(pt->policy);
     dp_pretrained_ctx_free(pt->ctx);
+    dp_pretrained_ctx_free(pt->layers);
     dp_agent_evaluator_free(pt->eval);
     for (int32_t k = 0; pt->tr && k < pt->K; k++) dp_pretrained_trace_free(&pt->tr[k]);
     free(pt->tr), free(pt->place), free(pt->res), free(pt->cached), free(pt->last), free(pt->best);
@@ -115,6 +123,18 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
         return NULL;
     }
     pt->n_heavy = dp_pretrained_ctx_set_heavy_share(pt->ctx, pt->o.heavy_share);
+    if (pt->o.layer_s > 0 && pt->o.zero_shot > 0) {
+        if (!(pt->layers = dp_pretrained_ctx_init_layers(pt->ctx, err))) {
+            dp_pretrained_free(pt);
+            return NULL;
+        }
+        if (dp_pretrained_ctx_units(pt->layers) >= dp_pretrained_ctx_units(pt->ctx)) {
+            dp_pretrained_ctx_free(pt->layers);
+            pt->layers = NULL;
+        } else {
+            pt->n_heavy_layers = dp_pretrained_ctx_set_heavy_share(pt->layers, pt->o.heavy_share);
+        }
+    }
     pt->place = malloc(sizeof(int32_t) * n * K);
     pt->tr = calloc(K, sizeof *pt->tr);
     pt->res = calloc(K, sizeof *pt->res);
@@ -130,9 +150,9 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
     pt->st.best_s = INFINITY, pt->st.final_s = NAN, pt->st.baseline = NAN;
     pt->st.best_update = pt->st.best_sample = -1;
     pt->st.n_groups = dp_pretrained_ctx_units(pt->ctx);
-    pt->st.prep_total = pt->o.zero_shot;
+    pt->st.prep_total = pt->o.zero_shot + (pt->layers ? pt->o.zero_shot : 0);
     pt->st.last = pt->last;
-    pt->prep_start = -1;
+    pt->prep_start = pt->phase_start = -1;
     return pt;
 }
 
@@ -140,6 +160,8 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
 
 typedef struct decode_job {
     dp_pretrained *pt;
+    const dp_pretrained_ctx *ctx; /* the units decoded                     */
+    int32_t n_heavy;              /* and how many of them are heavy        */
     int32_t first, n, stride; /* samples first, first + stride, ... (n of them) */
     int record;
     uint64_t stream;          /* the random stream: 0 zero-shot, 1 + update    */
@@ -155,9 +177,9 @@ typedef struct decode_job {
  * ...) draws their devices instead of every decision's; the others draw
  * every decision. A sample's kind follows from its index alone, so threads
  * and chunks never change it. */
-static dp_pretrained_mode zero_shot_mode(const dp_pretrained *pt, int64_t index, double *temp) {
+static dp_pretrained_mode zero_shot_mode(const dp_pretrained *pt, int32_t n_heavy, int64_t index, double *temp) {
     dp_pretrained_mode mode = DP_PRETRAINED_SAMPLE;
-    if (pt->n_heavy > 0 && index % 4 == 2) mode = DP_PRETRAINED_HEAVY;
+    if (n_heavy > 0 && index % 4 == 2) mode = DP_PRETRAINED_HEAVY;
     else if (pt->o.open_temp > 0 && index % 2 == 1) mode = DP_PRETRAINED_OPENINGS;
     if (temp) *temp = mode == DP_PRETRAINED_OPENINGS ? pt->o.open_temp : pt->o.temp;
     return mode;
@@ -173,26 +195,28 @@ static void *decode_run(void *arg) {
         /* a sample's random state is its index in its stream's, whatever
          * the chunks and threads the run driver and the machine make */
         dp_rng_seed(&rng, pt->o.seed * 0x9e3779b97f4a7c15ULL ^ (j->stream << 32) ^ (uint64_t)(j->base + k));
-        if (j->record && !pt->tr[k].steps) j->st = dp_pretrained_trace_init(&pt->tr[k], pt->ctx, &j->err);
+        if (j->record && !pt->tr[k].steps) j->st = dp_pretrained_trace_init(&pt->tr[k], j->ctx, &j->err);
         /* zero-shot samples by their kind; fine-tuning samples draw every
          * decision, as REINFORCE's gradient assumes */
         double temp = pt->o.temp;
-        dp_pretrained_mode mode = j->record ? DP_PRETRAINED_SAMPLE : zero_shot_mode(pt, j->base + k, &temp);
+        dp_pretrained_mode mode = j->record ? DP_PRETRAINED_SAMPLE : zero_shot_mode(pt, j->n_heavy, j->base + k, &temp);
         if (!j->st)
-            j->st = dp_pretrained_decode(pt->ctx, pt->policy, mode, temp, &rng, NULL,
+            j->st = dp_pretrained_decode(j->ctx, pt->policy, mode, temp, &rng, NULL,
                                          pt->place + (size_t)k * n, j->record ? &pt->tr[k] : NULL, NULL, &j->err);
     }
     return NULL;
 }
 
-/* Samples K placements into pt->place (recording traces when `record`)
- * on the threads, samples base .. base + K - 1 of random stream `stream`. */
-static dp_status sample(dp_pretrained *pt, int32_t K, int record, uint64_t stream, int64_t base, dp_error *err) {
+/* Samples K placements of ctx's units (n_heavy of them heavy) into
+ * pt->place (recording traces when `record`) on the threads, samples
+ * base .. base + K - 1 of random stream `stream`. */
+static dp_status sample(dp_pretrained *pt, const dp_pretrained_ctx *ctx, int32_t n_heavy, int32_t K, int record,
+                        uint64_t stream, int64_t base, dp_error *err) {
     decode_job jobs[256];
     int32_t T = pt->threads < K ? pt->threads : K;
     if (T > 256) T = 256;
     for (int32_t t = 0; t < T; t++)
-        jobs[t] = (decode_job){pt, t, (K - t + T - 1) / T, T, record, stream, base, DP_STATUS_OK, {0}};
+        jobs[t] = (decode_job){pt, ctx, n_heavy, t, (K - t + T - 1) / T, T, record, stream, base, DP_STATUS_OK, {0}};
     dp_run_jobs(decode_run, jobs, sizeof jobs[0], T);
     for (int32_t t = 0; t < T; t++)
         if (jobs[t].st) {
@@ -222,55 +246,78 @@ static dp_status evaluate(dp_pretrained *pt, int32_t K, int *cancelled, dp_error
 
 /* ---- the method ----------------------------------------------------------- */
 
-/* The greedy placement, its memory fitted: while the simulator finds it
- * out of memory by a share x, the decoder's memory is scaled by
- * 1 / (1.05 (1 + x)) and it is decoded again (at most 6 times); each
- * evaluated and offered. The scale stays for the samples and the
- * fine-tuning. */
-static dp_status greedy_fitted(dp_pretrained *pt, dp_error *err) {
+/* The greedy placement of ctx's units, its memory fitted: while the
+ * simulator finds it out of memory by a share x, the decoder's memory is
+ * scaled by 1 / (1.05 (1 + x)) and it is decoded again (at most 6 times);
+ * each evaluated and offered as found by `by`. The scale stays for the
+ * samples and the fine-tuning. */
+static dp_status greedy_fitted(dp_pretrained *pt, dp_pretrained_ctx *ctx, int32_t by, dp_error *err) {
     double scale = 1;
     for (int tries = 0; tries < 6; tries++) {
         int cancelled = 0;
-        dp_status st = dp_pretrained_decode(pt->ctx, pt->policy, DP_PRETRAINED_GREEDY, 1, NULL, NULL, pt->place,
+        dp_status st = dp_pretrained_decode(ctx, pt->policy, DP_PRETRAINED_GREEDY, 1, NULL, NULL, pt->place,
                                             NULL, NULL, err);
         if (!st) st = evaluate(pt, 1, &cancelled, err);
         if (st || cancelled) return st;
-        offer(pt, 0, &pt->res[0], DP_RUN_BEST_BY_GREEDY);
+        offer(pt, 0, &pt->res[0], by);
         pt->st.samples++;
         if (pt->res[0].valid || !(pt->res[0].overflow > 0)) break;
         scale /= 1.05 * (1 + pt->res[0].overflow);
-        dp_pretrained_ctx_set_memory_scale(pt->ctx, scale);
+        dp_pretrained_ctx_set_memory_scale(ctx, scale);
     }
     return DP_STATUS_OK;
 }
 
-/* The zero-shot answer, a chunk at a time: the greedy placement first
- * (greedy_fitted), then samples, until zero_shot of them or zero_shot_s
- * seconds. */
+/* The random stream of the whole-layer phase's samples: apart from the
+ * first phase's (0) and the fine-tuning updates' (1 + update). */
+#define LAYER_STREAM 0xffffffffULL
+
+/* The zero-shot answer, a chunk at a time, in two phases. First the
+ * policy's own units: the greedy placement (greedy_fitted), then samples,
+ * until zero_shot of them or zero_shot_s seconds. Then, where the graph
+ * has layers (pt->layers), the same again with a whole layer as one
+ * decision, until zero_shot more or layer_s seconds: where the policy
+ * spreads a layer's units or stacks layers on one device, these try each
+ * layer whole on other devices (docs/design/pretrained-placer.md). A
+ * sample's kind follows from its index in its phase. */
 static dp_status pt_prepare(void *self, int64_t max_iters, dp_error *err) {
     dp_pretrained *pt = self;
     double t0 = dp_now_s();
     if (pt->prep_start < 0) pt->prep_start = t0;
+    if (pt->phase_start < 0) pt->phase_start = t0;
+    int layers = pt->phase == 1;
+    dp_pretrained_ctx *ctx = layers ? pt->layers : pt->ctx;
+    int32_t n_heavy = layers ? pt->n_heavy_layers : pt->n_heavy;
     int32_t K = (int32_t)(max_iters < pt->K ? max_iters : pt->K);
-    if (K > pt->st.prep_total - pt->st.prep_done) K = (int32_t)(pt->st.prep_total - pt->st.prep_done);
+    if (K > pt->o.zero_shot - pt->phase_done) K = (int32_t)(pt->o.zero_shot - pt->phase_done);
     if (K < 1) K = 1;
-    dp_status st = pt->st.prep_done == 0 ? greedy_fitted(pt, err) : DP_STATUS_OK;
-    if (!st) st = sample(pt, K, 0, 0, pt->st.prep_done, err);
+    dp_status st = DP_STATUS_OK;
+    if (pt->phase_done == 0) st = greedy_fitted(pt, ctx, layers ? DP_RUN_BEST_BY_LAYERS : DP_RUN_BEST_BY_GREEDY, err);
+    if (!st) st = sample(pt, ctx, n_heavy, K, 0, layers ? LAYER_STREAM : 0, pt->phase_done, err);
     int cancelled = 0;
     if (!st) st = evaluate(pt, K, &cancelled, err);
     if (st || cancelled) return st;
     for (int32_t k = 0; k < K; k++) {
-        dp_pretrained_mode mode = zero_shot_mode(pt, pt->st.prep_done + k, NULL);
+        dp_pretrained_mode mode = zero_shot_mode(pt, n_heavy, pt->phase_done + k, NULL);
         offer(pt, k, &pt->res[k],
-              mode == DP_PRETRAINED_HEAVY      ? DP_RUN_BEST_BY_HEAVY_DRAW
+              layers                           ? DP_RUN_BEST_BY_LAYERS
+              : mode == DP_PRETRAINED_HEAVY    ? DP_RUN_BEST_BY_HEAVY_DRAW
               : mode == DP_PRETRAINED_OPENINGS ? DP_RUN_BEST_BY_OPENING_DRAW
                                                : DP_RUN_BEST_BY_SAMPLE);
         pt->st.samples++;
     }
-    pt->st.prep_done += K;
+    pt->st.prep_done += K, pt->phase_done += K;
     double now = dp_now_s();
     pt->st.prep_s += now - t0;
-    if (now - pt->prep_start >= pt->o.zero_shot_s) pt->st.prep_total = pt->st.prep_done; /* out of its seconds */
+    if (pt->phase_done >= pt->o.zero_shot || now - pt->phase_start >= (layers ? pt->o.layer_s : pt->o.zero_shot_s)) {
+        /* the phase is over: the next one, or the end */
+        if (!layers && pt->layers) {
+            pt->phase = 1, pt->phase_done = 0, pt->phase_start = -1;
+            pt->st.prep_total = pt->st.prep_done + pt->o.zero_shot;
+        } else {
+            pt->st.prep_total = pt->st.prep_done;
+        }
+    }
     pt->zs_best_s = pt->st.best_s, pt->zs_s = pt->st.prep_s, pt->zs_samples = pt->st.samples;
     return DP_STATUS_OK;
 }
@@ -321,7 +368,7 @@ static dp_status pt_step(void *self, dp_error *err) {
     dp_pretrained *pt = self;
     double t0 = dp_now_s();
     int32_t K = pt->o.samples;
-    dp_status st = sample(pt, K, 1, 1 + (uint64_t)pt->st.updates, 0, err);
+    dp_status st = sample(pt, pt->ctx, pt->n_heavy, K, 1, 1 + (uint64_t)pt->st.updates, 0, err);
     double t1 = dp_now_s();
     int cancelled = 0;
     if (!st) st = evaluate(pt, K, &cancelled, err);

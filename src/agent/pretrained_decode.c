@@ -444,22 +444,10 @@ static dp_status build_hints(dp_pretrained_ctx *c, dp_sim *sim, dp_units_spec un
     return DP_STATUS_OK;
 }
 
-dp_pretrained_ctx *dp_pretrained_ctx_init(const dp_graph *g, const dp_devices *ds, dp_units_spec units,
-                                          dp_error *err) {
-    dp_pretrained_ctx *c = calloc(1, sizeof *c);
-    if (!c) {
-        dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory");
-        return NULL;
-    }
-    c->g = g, c->ds = ds, c->nd = ds->n_devices, c->n_gpus = ds->kind_count[DP_DEVKIND_GPU];
-    c->mem_scale = 1;
-    c->heavy_at = INFINITY;
-    dp_place_options po = dp_place_options_default();
-    po.units = units;
-    po.forward_only = 0; /* the colocation chains: a search's placement is one of their placements */
-    dp_sim *sim = NULL;
-    int32_t *rank = NULL;
-    if (dp_place_units(&c->u, g, ds, DP_PLACE_METHOD_M_ETF, &po, err)) goto fail;
+/* The rest of a context whose units c->u are set: masks, times, decode
+ * order, unit graph, features, links and devices (the hints apart). */
+static dp_status ctx_fill(dp_pretrained_ctx *c, dp_sim *sim, dp_error *err) {
+    const dp_graph *g = c->g;
     int32_t nu = c->nu = c->u.n_units, nd = c->nd;
     c->mask = malloc(sizeof(dp_mask) * (size_t)(nu + 1));
     c->mask_all = malloc(sizeof(dp_mask) * (size_t)(nu + 1));
@@ -469,31 +457,113 @@ dp_pretrained_ctx *dp_pretrained_ctx_init(const dp_graph *g, const dp_devices *d
     c->mem = calloc((size_t)nu + 1, sizeof(double));
     c->live_frac = calloc((size_t)nu + 1, sizeof(double));
     c->ufeat = calloc((size_t)nu * UF + 1, sizeof(float));
-    rank = malloc(sizeof(int32_t) * (size_t)(nu + 1));
+    int32_t *rank = malloc(sizeof(int32_t) * (size_t)(nu + 1));
+    dp_status st = DP_STATUS_OK;
     if (!c->mask || !c->mask_all || !c->order || !c->comp || !c->comp_min || !c->mem || !c->live_frac ||
-        !c->ufeat || !rank) {
-        dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory (%d units)", nu);
-        goto fail;
+        !c->ufeat || !rank)
+        st = dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory (%d units)", nu);
+    if (!st) st = dp_units_masks(&c->u, g, c->ds, dp_mask_gpus(c->ds), c->mask, err);
+    if (!st) st = dp_units_masks(&c->u, g, c->ds, dp_mask_all(c->ds), c->mask_all, err);
+    if (!st && (build_units(c, sim, rank) || build_edges(c, rank) || build_features(c, rank) || build_scopes(c)))
+        st = dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory (%d units)", nu);
+    if (!st) build_links(c), build_devices(c);
+    free(rank);
+    return st;
+}
+
+static dp_pretrained_ctx *ctx_alloc(const dp_graph *g, const dp_devices *ds, dp_error *err) {
+    dp_pretrained_ctx *c = calloc(1, sizeof *c);
+    if (!c) {
+        dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory");
+        return NULL;
     }
-    if (dp_units_masks(&c->u, g, ds, dp_mask_gpus(ds), c->mask, err) ||
-        dp_units_masks(&c->u, g, ds, dp_mask_all(ds), c->mask_all, err) || !(sim = dp_sim_init(g, ds, err)))
+    c->g = g, c->ds = ds, c->nd = ds->n_devices, c->n_gpus = ds->kind_count[DP_DEVKIND_GPU];
+    c->mem_scale = 1;
+    c->heavy_at = INFINITY;
+    return c;
+}
+
+dp_pretrained_ctx *dp_pretrained_ctx_init(const dp_graph *g, const dp_devices *ds, dp_units_spec units,
+                                          dp_error *err) {
+    dp_pretrained_ctx *c = ctx_alloc(g, ds, err);
+    if (!c) return NULL;
+    dp_place_options po = dp_place_options_default();
+    po.units = units;
+    po.forward_only = 0; /* the colocation chains: a search's placement is one of their placements */
+    dp_sim *sim = NULL;
+    if (dp_place_units(&c->u, g, ds, DP_PLACE_METHOD_M_ETF, &po, err) || !(sim = dp_sim_init(g, ds, err)) ||
+        ctx_fill(c, sim, err))
         goto fail;
-    if (build_units(c, sim, rank) || build_edges(c, rank) || build_features(c, rank) || build_scopes(c)) {
-        dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory (%d units)", nu);
-        goto fail;
-    }
-    build_links(c);
-    build_devices(c);
     if (build_hints(c, sim, units)) {
         dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory (the hints)");
         goto fail;
     }
     dp_sim_free(sim);
-    free(rank);
     return c;
 fail:
     dp_sim_free(sim);
-    free(rank);
+    dp_pretrained_ctx_free(c);
+    return NULL;
+}
+
+/* The grouping of f's ops by layer into group [n_ops] (*n groups, in the
+ * order of their first unit): each unit of f joins the others of its layer
+ * (its scope's parent), unless the devices the group may use and those the
+ * unit may use (among the GPUs, and among all) would have none in common;
+ * a unit of no layer, or one refused so, is a group of its own. */
+static dp_status layer_groups(const dp_pretrained_ctx *f, int32_t *group, int32_t *n) {
+    int32_t *of_parent = malloc(sizeof(int32_t) * (size_t)(f->n_parents + 1));
+    int32_t *gid = malloc(sizeof(int32_t) * (size_t)(f->nu + 1));
+    dp_mask *gm = malloc(sizeof(dp_mask) * (size_t)(f->nu + 1)), *gm_all = malloc(sizeof(dp_mask) * (size_t)(f->nu + 1));
+    if (!of_parent || !gid || !gm || !gm_all) {
+        free(of_parent), free(gid), free(gm), free(gm_all);
+        return DP_STATUS_NOMEM;
+    }
+    for (int32_t x = 0; x < f->n_parents; x++) of_parent[x] = -1;
+    *n = 0;
+    for (int32_t k = 0; k < f->nu; k++) {
+        int32_t p = f->parent[k], j = p >= 0 ? of_parent[p] : -1;
+        if (j >= 0 && (gm[j] & f->mask[k]) && (gm_all[j] & f->mask_all[k])) {
+            gid[k] = j, gm[j] &= f->mask[k], gm_all[j] &= f->mask_all[k];
+            continue;
+        }
+        gid[k] = (*n)++, gm[gid[k]] = f->mask[k], gm_all[gid[k]] = f->mask_all[k];
+        if (p >= 0 && of_parent[p] < 0) of_parent[p] = gid[k];
+    }
+    for (int32_t op = 0; op < f->g->n_ops; op++) group[op] = gid[f->u.unit_of[op]];
+    free(of_parent), free(gid), free(gm), free(gm_all);
+    return DP_STATUS_OK;
+}
+
+dp_pretrained_ctx *dp_pretrained_ctx_init_layers(const dp_pretrained_ctx *f, dp_error *err) {
+    dp_pretrained_ctx *c = ctx_alloc(f->g, f->ds, err);
+    if (!c) return NULL;
+    const dp_graph *g = f->g;
+    int32_t n = 0, *group = malloc(sizeof(int32_t) * (size_t)(g->n_ops + 1));
+    dp_sim *sim = NULL;
+    if (!group || layer_groups(f, group, &n)) {
+        dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory");
+        goto fail;
+    }
+    if (dp_units_init_from_groups(&c->u, group, g->n_ops, n, err) || !(sim = dp_sim_init(g, f->ds, err)) ||
+        ctx_fill(c, sim, err))
+        goto fail;
+    /* the hints as f has them: a layer takes its first op's unit's */
+    for (int h = 0; h < DP_PRETRAINED_HINTS; h++) {
+        if (!(c->hint[h] = malloc(sizeof(int32_t) * (size_t)(c->nu + 1)))) {
+            dp_error_set(err, DP_STATUS_NOMEM, "pretrained: out of memory (the hints)");
+            goto fail;
+        }
+        for (int32_t k = 0; k < c->nu; k++)
+            c->hint[h][k] = c->u.first[k + 1] > c->u.first[k] ? f->hint[h][f->u.unit_of[c->u.members[c->u.first[k]]]] : -1;
+        c->hint_q[h] = f->hint_q[h];
+    }
+    free(group);
+    dp_sim_free(sim);
+    return c;
+fail:
+    free(group);
+    dp_sim_free(sim);
     dp_pretrained_ctx_free(c);
     return NULL;
 }

@@ -30,6 +30,7 @@ static const char *const best_by_names[][2] = {
     {"search", "a search move"},
     {"opening-draw", "a zero-shot sample drawn where layers open"},
     {"heavy-draw", "a zero-shot sample drawing the heavy units' devices"},
+    {"whole-layers", "a zero-shot placement decided a whole layer at a time"},
 };
 _Static_assert(sizeof best_by_names / sizeof best_by_names[0] == DP_RUN_BEST_BY_COUNT, "a name per dp_run_best_by");
 
