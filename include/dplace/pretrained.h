@@ -257,6 +257,11 @@ dp_method dp_pretrained_method(dp_pretrained *pt);
  * and the placements it took (the greedy ones included). */
 void dp_pretrained_zero_shot(const dp_pretrained *pt, double *best_s, double *seconds, int64_t *placements);
 
+/* The units of the zero-shot's whole-layer phase (dp_pretrained_ctx_init_layers):
+ * the layers placed as one decision each; 0 when the phase does not run
+ * (layer_s 0, no zero-shot, or no unit joins another). */
+int32_t dp_pretrained_layer_units(const dp_pretrained *pt);
+
 /* The policy as fine-tuned so far (save it to start another run from it). */
 const dp_pretrained_policy *dp_pretrained_get_policy(const dp_pretrained *pt);
 

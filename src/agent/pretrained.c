@@ -470,4 +470,8 @@ void dp_pretrained_zero_shot(const dp_pretrained *pt, double *best_s, double *se
     *best_s = pt->zs_samples ? pt->zs_best_s : INFINITY, *seconds = pt->zs_s, *placements = pt->zs_samples;
 }
 
+int32_t dp_pretrained_layer_units(const dp_pretrained *pt) {
+    return pt->layers ? dp_pretrained_ctx_units(pt->layers) : 0;
+}
+
 const dp_pretrained_policy *dp_pretrained_get_policy(const dp_pretrained *pt) { return pt->policy; }

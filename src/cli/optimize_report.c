@@ -70,10 +70,13 @@ static void print_header(const opt_args *o, const dp_optimize *op, const dp_grap
     if (pt) {
         printf("agent      pretrained: %d units placed one by one by a policy trained across graphs (%s)\n",
                (int)s->n_groups, dp_pretrained_policy_note(dp_pretrained_get_policy(pt)));
-        printf("zero-shot  the greedy placement and %lld sampled in %.1f s; then %lld fine-tuning update%s in %s "
+        int32_t layers = dp_pretrained_layer_units(pt);
+        char lbuf[96] = "";
+        if (layers > 0) snprintf(lbuf, sizeof lbuf, ", on its units, then on %d units of whole layers", (int)layers);
+        printf("zero-shot  the greedy placement%s and %lld sampled in %.1f s%s; then %lld fine-tuning update%s in %s "
                "(%lld placements in all)\n",
-               (long long)s->prep_done, s->prep_s, (long long)s->updates, s->updates == 1 ? "" : "s", t1,
-               (long long)s->samples);
+               layers > 0 ? "s" : "", (long long)s->prep_done, s->prep_s, lbuf, (long long)s->updates,
+               s->updates == 1 ? "" : "s", t1, (long long)s->samples);
         return;
     }
     if (!agent) {
