@@ -171,15 +171,17 @@ static void test_teacher_replays_exactly(void) {
     close_fixture(&f);
 }
 
-/* An unrolled two-layer RNN of three time steps: g->topo goes time step by
- * time step (layer 1's step 0 before layer 0's step 2), the decoder layer
- * by layer; the input, which has no scope, first. */
-static void test_decode_order_layer_by_layer(void) {
+/* An unrolled two-layer RNN of three time steps, finalized: an input x
+ * (no scope), then cell[l][t] in scope rnn/layer_l/tT reading layer l-1's
+ * cell of step t (x for layer 0) and its own of step t-1; every tensor
+ * `bytes`, every cell `flops`; layer 1's cell of step 1 pinned to the CPU
+ * when `pin`. */
+static dp_graph *rnn_graph(int64_t bytes, double flops, int pin, int32_t *x, int32_t cell[2][3]) {
     dp_error err;
     dp_graph *g = dp_graph_init("rnn");
     CHECK(g);
-    int32_t x = dp_graph_add_op(g, "x", "Input", NULL, NULL, &err), cell[2][3];
-    CHECK(x >= 0 && dp_graph_add_output_bytes(g, x, 64, &err) == DP_STATUS_OK);
+    *x = dp_graph_add_op(g, "x", "Input", NULL, NULL, &err);
+    CHECK(*x >= 0 && dp_graph_add_output_bytes(g, *x, bytes, &err) == DP_STATUS_OK);
     for (int l = 0; l < 2; l++)
         for (int t = 0; t < 3; t++) {
             char name[32], scope[32];
@@ -187,11 +189,22 @@ static void test_decode_order_layer_by_layer(void) {
             snprintf(scope, sizeof scope, "rnn/layer_%d/t%d", l, t);
             int32_t op = cell[l][t] = dp_graph_add_op(g, name, "MatMul", scope, NULL, &err);
             CHECK(op >= 0);
-            CHECK(dp_graph_add_input(g, op, l == 0 ? x : cell[l - 1][t], 0, &err) == DP_STATUS_OK);
+            g->ops[op].flops = flops;
+            if (pin && l == 1 && t == 1) CHECK(dp_devcon_parse("cpu", &g->ops[op].device) == 0);
+            CHECK(dp_graph_add_input(g, op, l == 0 ? *x : cell[l - 1][t], 0, &err) == DP_STATUS_OK);
             if (t > 0) CHECK(dp_graph_add_input(g, op, cell[l][t - 1], 0, &err) == DP_STATUS_OK);
-            CHECK(dp_graph_add_output_bytes(g, op, 64, &err) == DP_STATUS_OK);
+            CHECK(dp_graph_add_output_bytes(g, op, bytes, &err) == DP_STATUS_OK);
         }
     CHECK(dp_graph_finalize(g, "rnn", &err) == DP_STATUS_OK);
+    return g;
+}
+
+/* The RNN of rnn_graph: g->topo goes time step by time step (layer 1's
+ * step 0 before layer 0's step 2), the decoder layer by layer; the input,
+ * which has no scope, first. */
+static void test_decode_order_layer_by_layer(void) {
+    int32_t x, cell[2][3];
+    dp_graph *g = rnn_graph(64, 0, 0, &x, cell);
     CHECK(g->topo[3] == cell[1][0]); /* level by level */
     int32_t out[7], want[7] = {x, cell[0][0], cell[0][1], cell[0][2], cell[1][0], cell[1][1], cell[1][2]};
     CHECK(pretrained_layer_order(g, out) == DP_STATUS_OK);
@@ -202,37 +215,22 @@ static void test_decode_order_layer_by_layer(void) {
     dp_graph_free(g);
 }
 
-/* The layer context of an unrolled two-layer RNN of three time steps, one
- * of layer 1's cells pinned to the CPU: each layer one unit, but the
- * pinned cell, which shares no device with the rest of its layer, stays
- * a unit of its own, as does the input, which has no scope; whatever a
- * policy draws, each layer's other cells share one device and the pinned
- * cell runs on the CPU. */
+/* The layer context of rnn_graph's RNN (an op a unit), one of layer 1's
+ * cells pinned to the CPU: each layer one unit, but the pinned cell, which
+ * shares no device with the rest of its layer, stays a unit of its own, as
+ * does the input, which has no scope; whatever a policy draws, each
+ * layer's other cells share one device and the pinned cell runs on the
+ * CPU. */
 static void test_layer_context_joins_layers(void) {
     dp_error err;
-    dp_graph *g = dp_graph_init("rnn");
-    CHECK(g);
-    int32_t x = dp_graph_add_op(g, "x", "Input", NULL, NULL, &err), cell[2][3];
-    CHECK(x >= 0 && dp_graph_add_output_bytes(g, x, 1 << 20, &err) == DP_STATUS_OK);
-    for (int l = 0; l < 2; l++)
-        for (int t = 0; t < 3; t++) {
-            char name[32], scope[32];
-            snprintf(name, sizeof name, "l%d_t%d", l, t);
-            snprintf(scope, sizeof scope, "rnn/layer_%d/t%d", l, t);
-            int32_t op = cell[l][t] = dp_graph_add_op(g, name, "MatMul", scope, NULL, &err);
-            CHECK(op >= 0);
-            g->ops[op].flops = 1e9;
-            if (l == 1 && t == 1) CHECK(dp_devcon_parse("cpu", &g->ops[op].device) == 0);
-            CHECK(dp_graph_add_input(g, op, l == 0 ? x : cell[l - 1][t], 0, &err) == DP_STATUS_OK);
-            if (t > 0) CHECK(dp_graph_add_input(g, op, cell[l][t - 1], 0, &err) == DP_STATUS_OK);
-            CHECK(dp_graph_add_output_bytes(g, op, 1 << 20, &err) == DP_STATUS_OK);
-        }
-    CHECK(dp_graph_finalize(g, "rnn", &err) == DP_STATUS_OK);
+    int32_t x, cell[2][3];
+    dp_graph *g = rnn_graph(1 << 20, 1e9, 1, &x, cell);
     dp_devices *ds = dp_devices_preset("k40x4", &err);
     CHECK(ds);
     dp_pretrained_ctx *c = dp_pretrained_ctx_init(g, ds, (dp_units_spec){DP_UNITS_OP, 0}, &err), *lc;
     CHECK(c);
     CHECK(lc = dp_pretrained_ctx_init_layers(c, &err));
+    CHECK_INT_EQ(dp_pretrained_ctx_units(c), 7);
     CHECK_INT_EQ(dp_pretrained_ctx_units(lc), 4);
     dp_pretrained_policy *p = dp_pretrained_policy_random(16, 8, 3, &err);
     CHECK(p);
