@@ -38,7 +38,6 @@ struct dp_pretrained {
     dp_pretrained_grad **sgrad; /* [K] each sample's gradient, summed in
                                    sample order: no thread count changes it */
     dp_run_state st;
-    double prep_start;
     double zs_best_s, zs_s; /* the zero-shot answer, once prepared */
     int64_t zs_samples;
 };
@@ -152,7 +151,7 @@ dp_pretrained *dp_pretrained_init(const dp_graph *g, const dp_devices *ds, dp_pr
     pt->st.n_groups = dp_pretrained_ctx_units(pt->ctx);
     pt->st.prep_total = pt->o.zero_shot + (pt->layers ? pt->o.zero_shot : 0);
     pt->st.last = pt->last;
-    pt->prep_start = pt->phase_start = -1;
+    pt->phase_start = -1;
     return pt;
 }
 
@@ -283,7 +282,6 @@ static dp_status greedy_fitted(dp_pretrained *pt, dp_pretrained_ctx *ctx, int32_
 static dp_status pt_prepare(void *self, int64_t max_iters, dp_error *err) {
     dp_pretrained *pt = self;
     double t0 = dp_now_s();
-    if (pt->prep_start < 0) pt->prep_start = t0;
     if (pt->phase_start < 0) pt->phase_start = t0;
     int layers = pt->phase == 1;
     dp_pretrained_ctx *ctx = layers ? pt->layers : pt->ctx;
