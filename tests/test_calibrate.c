@@ -63,11 +63,13 @@ static void problem_init(problem *pb) {
 }
 
 /* The problem; eager: the graphs run under the eager executor and the
- * hidden machine's host takes 3 times the stock dispatch cost per op. */
+ * hidden machine's host takes 3 times the stock dispatch cost per op, and
+ * when eager is 2, a third of the stock switch cost besides. */
 static void problem_open_as(problem *pb, const int *sizes, int n_graphs, int eager) {
     dp_error err;
     problem_init(pb);
     if (eager) pb->hidden->devices[0].dispatch_s *= 3;
+    if (eager == 2) pb->hidden->devices[0].switch_s /= 3;
     pb->n_graphs = n_graphs;
     for (int i = 0; i < n_graphs; i++) {
         pb->g[i] = dp_graph_synth(sizes[i], (uint64_t)(i + 3), &err);
@@ -218,6 +220,41 @@ static void test_eager_dispatch_fitted(void) {
     }
     CHECK_INT_EQ(found, 1);
     CHECK(r.holdout_mape < 3.0);
+    dp_calib_result_free(&r);
+    problem_close(&pb);
+}
+
+/* So is its switch cost when placements mix the host and a GPU: the fit
+ * finds the hidden host's (a third of the stock one) within 10%, with its
+ * dispatch cost, and the file it writes keeps it. */
+static void test_eager_switch_fitted(void) {
+    problem pb;
+    const int sizes[] = {300, 700};
+    problem_open_as(&pb, sizes, 2, 2);
+    dp_calib_result r;
+    dp_error err;
+    dp_calib_options o = dp_calib_options_default();
+    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 2, pb.stock, pb.s, pb.n, &o, &r, &err), DP_STATUS_OK);
+    int found = 0;
+    for (int32_t k = 0; k < r.n_params; k++) {
+        const dp_calib_param *q = &r.params[k];
+        if (q->kind != DP_CALIB_PARAM_SWITCH) continue;
+        found++;
+        printf("  %s: %.3g s (hidden %.3g s, stock %.3g s); hold-out MAPE %.2f%% -> %.2f%%\n", q->name, q->value,
+               pb.hidden->devices[0].switch_s, pb.stock->devices[0].switch_s, r.prior_holdout_mape,
+               r.holdout_mape);
+        CHECK(q->determined);
+        CHECK(fabs(q->value / pb.hidden->devices[0].switch_s - 1) < 0.1);
+        CHECK_NEAR(r.calibrated->devices[0].switch_s, q->value, 1e-15);
+    }
+    CHECK_INT_EQ(found, 1);
+    const char *path = "test_calibrate_switch.json";
+    CHECK_INT_EQ(dp_devices_write_file(r.calibrated, path, &err), DP_STATUS_OK);
+    dp_devices *back = dp_devices_read_file(path, &err);
+    CHECK(back);
+    CHECK(back->devices[0].switch_s == r.calibrated->devices[0].switch_s);
+    remove(path);
+    dp_devices_free(back);
     dp_calib_result_free(&r);
     problem_close(&pb);
 }
@@ -426,6 +463,7 @@ int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_holdout_within_three_percent);
     TEST_RUN(test_eager_dispatch_fitted);
+    TEST_RUN(test_eager_switch_fitted);
     TEST_RUN(test_eager_dispatch_needs_a_gpu);
     TEST_RUN(test_undetermined_left_at_prior);
     TEST_RUN(test_calibrated_file_predicts_the_same);

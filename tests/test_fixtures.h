@@ -20,10 +20,10 @@ static inline dp_devices *fixture_devices(int n_gpus, uint64_t gpu_mem, double b
     dp_error err;
     dp_devices *ds = dp_devices_init("test");
     CHECK(ds);
-    dp_device cpu = {"cpu:0", DP_DEVKIND_CPU, "cpu", 1e9, 1e9, (uint64_t)1 << 40, 0, 1, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0};
+    dp_device cpu = {"cpu:0", DP_DEVKIND_CPU, "cpu", 1e9, 1e9, (uint64_t)1 << 40, 0, 1, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0, 0};
     CHECK(dp_devices_add(ds, &cpu, &err) == DP_STATUS_OK);
     for (int i = 0; i < n_gpus; i++) {
-        dp_device gpu = {"", DP_DEVKIND_GPU, "gpu", 1e12, 1e11, gpu_mem, 0, 1, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0};
+        dp_device gpu = {"", DP_DEVKIND_GPU, "gpu", 1e12, 1e11, gpu_mem, 0, 1, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0, 0};
         snprintf(gpu.name, sizeof gpu.name, "gpu:%d", i);
         CHECK(dp_devices_add(ds, &gpu, &err) == DP_STATUS_OK);
         CHECK(dp_devices_add_link(ds, "cpu:0", gpu.name, bw, 1e-3, 1, &err) == DP_STATUS_OK);

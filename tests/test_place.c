@@ -1437,8 +1437,8 @@ static void test_cpu_only_ops(void) {
 static void fast_slow_gpus(dp_devices **dsp, dp_graph **gp) {
     dp_error err;
     dp_devices *ds = dp_devices_init("gpus");
-    dp_device fast = {"gpu:0", DP_DEVKIND_GPU, "fast", 4e12, 1e11, 1 << 30, 0, 2, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0};
-    dp_device slow = {"gpu:1", DP_DEVKIND_GPU, "slow", 1e12, 1e11, 1 << 30, 0, 2, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0};
+    dp_device fast = {"gpu:0", DP_DEVKIND_GPU, "fast", 4e12, 1e11, 1 << 30, 0, 2, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0, 0};
+    dp_device slow = {"gpu:1", DP_DEVKIND_GPU, "slow", 1e12, 1e11, 1 << 30, 0, 2, 0, "", 0, {{0, 0}}, {0, 0, 0}, 0, 0};
     CHECK(dp_devices_add(ds, &fast, &err) == DP_STATUS_OK && dp_devices_add(ds, &slow, &err) == DP_STATUS_OK);
     CHECK(dp_devices_add_link(ds, "gpu:0", "gpu:1", 1e10, 1e-5, 1, &err) == DP_STATUS_OK);
     CHECK(dp_devices_finalize(ds, "gpus", &err) == DP_STATUS_OK);

@@ -1,6 +1,7 @@
 /* The eager executor (DP_EXECUTOR_TORCH) on tiny graphs whose timelines are
  * worked out by hand below. Device set "eager": a host CPU that takes 1 ms
- * to issue an op or a copy, two GPUs, links of 1 MB/s without latency
+ * to issue an op or a copy and nothing to turn from GPU work to a CPU op
+ * (but in the test of that), two GPUs, links of 1 MB/s without latency
  * between every pair, so a 1000-byte tensor crosses a link in 1 ms. Op times
  * come from measured costs (no launch overhead is added to those). */
 #include <math.h>
@@ -14,7 +15,7 @@
 static const char *eager_devices =
     "{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"eager\",\"devices\":["
     "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000000,"
-    "\"dispatch_s\":0.001},"
+    "\"dispatch_s\":0.001,\"switch_s\":0},"
     "{\"name\":\"gpu:0\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000000,"
     "\"streams\":4},"
     "{\"name\":\"gpu:1\",\"kind\":\"gpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,\"memory_bytes\":1000000}],"
@@ -93,6 +94,32 @@ static void test_fork_timeline_by_hand(void) {
     CHECK_NEAR(path[n - 2].start_s, 0.016, 1e-12);
     for (int32_t k = 1; k < n; k++) CHECK(path[k].start_s >= path[k - 1].start_s);
     dp_sim_delta_free(d);
+    teardown(&f);
+}
+
+/* The fork of the test above with a host that loses 2 ms each time it
+ * turns from GPU work to a CPU op, in ms: x is not issued and a and b
+ * run on gpu:0 as before; c is the first CPU op after GPU work: b's copy
+ * to the CPU still blocks the host until 11, then c's issue takes 1 + 2
+ * (host 14) and c runs [14,17]; a's copy to gpu:1 is issued (host 18),
+ * [18,19]; d is issued (host 19) and runs [19,23]. Only c pays: d is a GPU
+ * op, and nothing is on the CPU after it. The step ends at 23 ms; all on
+ * the CPU, where the host never fed a GPU, the switch costs nothing (four
+ * ops issued 1 ms each and run back to back: 4 + 14 = 18 ms). */
+static void test_switch_timeline_by_hand(void) {
+    fixture f = setup(fork_graph);
+    dp_sim_free(f.sim);
+    f.ds->devices[CPU].switch_s = 0.002;
+    dp_error err;
+    f.sim = dp_sim_init(f.g, f.ds, &err);
+    CHECK(f.sim);
+    int32_t p[5] = {CPU, G0, G0, CPU, G1};
+    run(&f, p, 1);
+    CHECK(f.res.valid);
+    CHECK_NEAR(f.res.step_time_s, 0.023, 1e-12);
+    int32_t cpu_only[5] = {CPU, CPU, CPU, CPU, CPU};
+    run(&f, cpu_only, 0);
+    CHECK_NEAR(f.res.step_time_s, 0.018, 1e-12);
     teardown(&f);
 }
 
@@ -178,7 +205,7 @@ static void test_fused_ops_not_dispatched(void) {
 
 /* Moves from a base under the eager executor equal full runs of the moved
  * placement, bit for bit, on random placements of a synthetic graph whose
- * every third op is fused. */
+ * every third op is fused, with a host that pays to switch. */
 static void test_delta_exact(void) {
     dp_error err;
     dp_graph *g = dp_graph_synth(600, 3, &err);
@@ -187,6 +214,7 @@ static void test_delta_exact(void) {
     for (int32_t i = 0; i < g->n_ops; i += 3) g->ops[i].fused = 1;
     dp_devices *ds = dp_devices_read_string(eager_devices, "eager", &err);
     CHECK(ds);
+    ds->devices[CPU].switch_s = 0.002;
     dp_sim *sim = dp_sim_init(g, ds, &err);
     CHECK(sim);
     dp_sim_delta *d = dp_sim_delta_init(sim, &err);
@@ -222,7 +250,9 @@ static void test_delta_exact(void) {
 }
 
 /* A graph file's "executor" round-trips, and a bad one is refused in one
- * line naming the file and the field; so is a device's bad dispatch_s. */
+ * line naming the file and the field; so is a device's bad dispatch_s or
+ * switch_s. A file that gives no switch_s takes the default, and one that
+ * does keeps its own through a write. */
 static void test_executor_field(void) {
     dp_error err;
     dp_graph *g = dp_graph_read_string(fork_graph, "fork.json", &err);
@@ -243,6 +273,30 @@ static void test_executor_field(void) {
                                   "\"memory_bytes\":1000,\"dispatch_s\":-1}],\"links\":[]}",
                                   "bad-devices.json", &err));
     CHECK_STR_CONTAINS(err.msg, "dispatch_s");
+    CHECK(!dp_devices_read_string("{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"x\",\"devices\":["
+                                  "{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e9,\"memory_bandwidth\":1e9,"
+                                  "\"memory_bytes\":1000,\"switch_s\":2}],\"links\":[]}",
+                                  "bad-devices.json", &err));
+    CHECK_STR_CONTAINS(err.msg, "bad-devices.json");
+    CHECK_STR_CONTAINS(err.msg, "switch_s must be in 0..1 seconds");
+    dp_devices *ds = dp_devices_read_string("{\"format\":\"dplace-devices\",\"version\":2,\"name\":\"x\","
+                                            "\"devices\":[{\"name\":\"cpu:0\",\"kind\":\"cpu\",\"peak_flops\":1e9,"
+                                            "\"memory_bandwidth\":1e9,\"memory_bytes\":1000}],\"links\":[]}",
+                                            "x.json", &err);
+    CHECK(ds);
+    CHECK(ds->devices[0].switch_s == DP_DEVICES_SWITCH_S);
+    dp_devices_free(ds);
+    ds = dp_devices_read_string(eager_devices, "eager", &err);
+    CHECK(ds);
+    ds->devices[CPU].switch_s = 0.0025;
+    const char *dpath = "test_sim_eager_devices.json";
+    CHECK_INT_EQ(dp_devices_write_file(ds, dpath, &err), DP_STATUS_OK);
+    dp_devices *dback = dp_devices_read_file(dpath, &err);
+    CHECK(dback);
+    CHECK(dback->devices[CPU].switch_s == 0.0025);
+    remove(dpath);
+    dp_devices_free(dback);
+    dp_devices_free(ds);
     CHECK_INT_EQ(dp_executor_from_name("torch"), DP_EXECUTOR_TORCH);
     CHECK_INT_EQ(dp_executor_from_name("pytorch"), -1);
 }
@@ -250,6 +304,7 @@ static void test_executor_field(void) {
 int main(int argc, char **argv) {
     test_init(argc, argv);
     TEST_RUN(test_fork_timeline_by_hand);
+    TEST_RUN(test_switch_timeline_by_hand);
     TEST_RUN(test_host_bound_chain);
     TEST_RUN(test_one_stream_per_gpu);
     TEST_RUN(test_fused_ops_not_dispatched);

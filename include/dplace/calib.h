@@ -35,6 +35,8 @@ typedef enum dp_calib_param_kind {
     DP_CALIB_PARAM_LAUNCH,          /* a device group's launch overhead (s)          */
     DP_CALIB_PARAM_DISPATCH,        /* the host's dispatch cost per op (s): the first
                                        CPU's group, when a graph runs eagerly      */
+    DP_CALIB_PARAM_SWITCH,          /* the host's cost to turn to a CPU op after GPU
+                                       work (s): with the dispatch cost            */
     DP_CALIB_PARAM_LINK_EFFICIENCY, /* a link group's efficiency                   */
     DP_CALIB_PARAM_LINK_LATENCY,    /* a link group's latency (s)                    */
     DP_CALIB_PARAM_KIND_COUNT

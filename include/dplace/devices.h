@@ -119,6 +119,12 @@ typedef struct dp_generation {
  * "dispatch_s"); `dplace calibrate` fits a machine's own. */
 #define DP_DEVICES_DISPATCH_S 15e-6
 
+/* A host's cost to turn to a CPU op after issuing GPU work, when its file
+ * does not give one: bench/fit_host_switch.py's fit to the placements of a
+ * real GPU check that mix the host and a GPU, rounded (docs/devices.md,
+ * "switch_s"); `dplace calibrate` fits a machine's own. */
+#define DP_DEVICES_SWITCH_S 1.4e-3
+
 /* What a device of no known generation is priced with: its kind's
  * efficiencies, DP_GENERATION_META_FRACTION, no shape factor. */
 #define DP_GENERATION_META_FRACTION 0.25
@@ -164,6 +170,11 @@ typedef struct dp_device {
      * first CPU of a set only. Files and presets that say nothing take
      * DP_DEVICES_DISPATCH_S. */
     double dispatch_s;
+    /* A CPU's seconds lost, as the host of an eager step, each time it
+     * turns to a CPU op after issuing GPU work (docs/simulator.md,
+     * "Executors"): read from the first CPU of a set only; files and
+     * presets that say nothing take DP_DEVICES_SWITCH_S. */
+    double switch_s;
 } dp_device;
 
 /* How a transfer between two devices without a link of their own crosses

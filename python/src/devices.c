@@ -95,7 +95,7 @@ static int dict_keys_known(PyObject *d, const char *const *keys, const char *wha
 }
 
 static const char *const device_keys[] = {"name", "kind", "model", "peak_flops", "mem_bandwidth", "memory_bytes",
-                                          "launch_overhead_s", "dispatch_s", "streams", "tensor_flops", NULL};
+                                          "launch_overhead_s", "dispatch_s", "switch_s", "streams", "tensor_flops", NULL};
 static const char *const tensor_keys[] = {"tf32", "float16", "bfloat16", NULL};
 _Static_assert(sizeof tensor_keys / sizeof tensor_keys[0] == DP_TENSOR_MATH_COUNT + 1, "tensor_keys");
 
@@ -138,6 +138,7 @@ static int add_device(dp_devices *ds, PyObject *d, Py_ssize_t k) {
         dict_double(d, "memory_bytes", NAN, &memory, what) ||
         dict_double(d, "launch_overhead_s", 0.0, &dev.launch_overhead_s, what) ||
         dict_double(d, "dispatch_s", DP_DEVICES_DISPATCH_S, &dev.dispatch_s, what) ||
+        dict_double(d, "switch_s", DP_DEVICES_SWITCH_S, &dev.switch_s, what) ||
         dict_double(d, "streams", 1.0, &streams, what) || dict_tensor_flops(d, &dev, what))
         return -1;
     if (!strcmp(kind, "cpu")) dev.kind = DP_DEVKIND_CPU;
@@ -385,11 +386,11 @@ static PyObject *devices_get_devices(dp_py_devices *self, void *c) {
     PyObject *l = PyList_New(ds->n_devices);
     for (int32_t d = 0; l && d < ds->n_devices; d++) {
         const dp_device *v = &ds->devices[d];
-        PyObject *x = Py_BuildValue("{s:s,s:s,s:s,s:d,s:d,s:K,s:d,s:i}", "name", v->name, "kind",
+        PyObject *x = Py_BuildValue("{s:s,s:s,s:s,s:d,s:d,s:K,s:d,s:d,s:d,s:i}", "name", v->name, "kind",
                                     dp_devkind_name(v->kind), "model", v->model, "peak_flops", v->peak_flops,
                                     "mem_bandwidth", v->mem_bandwidth, "memory_bytes",
                                     (unsigned long long)v->memory_bytes, "launch_overhead_s", v->launch_overhead_s,
-                                    "streams", (int)v->streams);
+                                    "dispatch_s", v->dispatch_s, "switch_s", v->switch_s, "streams", (int)v->streams);
         int any = 0;
         for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++) any |= v->tensor_flops[m] > 0;
         if (x && any) { /* given only where the device has tensor-core peaks */
@@ -514,7 +515,8 @@ PyTypeObject dp_py_devices_type = {
         "Devices(devices, links=(), name='custom', staging='pipelined')\n\n"
         "A device set (read-only): Devices.preset(name), Devices.from_file(path), or built from Python: devices a "
         "list of dicts with name, kind ('cpu'/'gpu'), peak_flops (FLOP/s), mem_bandwidth (bytes/s), memory_bytes, "
-        "and optionally model, launch_overhead_s, streams (1); links a list of dicts with from, to (device names), "
+        "and optionally model, launch_overhead_s, dispatch_s and switch_s (the host's in eager steps), streams (1), "
+        "tensor_flops; links a list of dicts with from, to (device names), "
         "bandwidth (bytes/s), and optionally latency_s (0) and duplex (True). Pairs without a link route through the "
         "first CPU. len(d) is its device count.",
     .tp_methods = devices_methods,

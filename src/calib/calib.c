@@ -71,8 +71,8 @@ static dp_calib_param *add_param(calib_ctx *c, dp_calib_param_kind k, int32_t sl
     dp_calib_param *p = &c->params[c->P++];
     memset(p, 0, sizeof *p);
     p->kind = k, p->slot = slot, p->first = first, p->group_size = size, p->prior = prior, p->value = prior;
-    static const char *const suffix[] = {"compute", "memory", "launch_overhead_s", "dispatch_s", "efficiency",
-                                         "latency_s"};
+    static const char *const suffix[] = {"compute", "memory", "launch_overhead_s", "dispatch_s", "switch_s",
+                                         "efficiency", "latency_s"};
     _Static_assert(sizeof suffix / sizeof suffix[0] == DP_CALIB_PARAM_KIND_COUNT, "suffix");
     if (k <= DP_CALIB_PARAM_MEMORY)
         snprintf(p->name, sizeof p->name, "%s %s.%s", group_name, dp_devices_eff_slot_name(slot), suffix[k]);
@@ -124,7 +124,7 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
     int32_t *size_link = calloc((size_t)ds->n_links + 1, sizeof *size_link);
     c->link_group = malloc(((size_t)ds->n_links + 1) * sizeof *c->link_group);
     c->group_mask = calloc((size_t)n_dev_groups + 1, sizeof *c->group_mask);
-    size_t cap = (size_t)n_dev_groups * (2 * N_FITTED_SLOTS + 2) + 2 * (size_t)ds->n_links + 1;
+    size_t cap = (size_t)n_dev_groups * (2 * N_FITTED_SLOTS + 3) + 2 * (size_t)ds->n_links + 1;
     c->params = malloc(cap * sizeof *c->params);
     if (!first_link || !size_link || !c->link_group || !c->group_mask || !c->params) {
         free(first_link), free(size_link);
@@ -165,6 +165,8 @@ static dp_status build_params(calib_ctx *c, dp_error *err) {
         if (first_dev[g] == host) { /* the eager executor's host */
             p = add_param(c, DP_CALIB_PARAM_DISPATCH, 0, first_dev[g], size_dev[g], gname, v->dispatch_s);
             set_bounds(p, p->prior > 0 ? p->prior : 1e-6, 100, 1e-9, 1.0);
+            p = add_param(c, DP_CALIB_PARAM_SWITCH, 0, first_dev[g], size_dev[g], gname, v->switch_s);
+            set_bounds(p, p->prior > 0 ? p->prior : 1e-6, 100, 1e-9, 1.0);
         }
     }
     for (int32_t g = 0; g < n_link_groups; g++) {
@@ -190,6 +192,8 @@ static void apply(calib_ctx *c, const double *value) {
         double v = value[k];
         if (p->kind == DP_CALIB_PARAM_DISPATCH) {
             ds->devices[p->first].dispatch_s = v; /* the host alone: only the first CPU's is read */
+        } else if (p->kind == DP_CALIB_PARAM_SWITCH) {
+            ds->devices[p->first].switch_s = v;
         } else if (p->kind <= DP_CALIB_PARAM_LAUNCH) {
             int32_t g = c->dev_group[p->first];
             for (int32_t d = 0; d < ds->n_devices; d++) {
@@ -216,11 +220,14 @@ static void apply(calib_ctx *c, const double *value) {
 
 /* Whether parameter k can change sample m's time: a device parameter when
  * the placement uses a device of its group, a link's when it uses two
- * devices or more. */
+ * devices or more; the host's dispatch cost when the graph runs eagerly,
+ * its switch cost when it does so on the host and another device. */
 static int affects(const calib_ctx *c, int32_t k, int32_t m) {
     const dp_calib_param *p = &c->params[k];
     uint64_t u = c->uses[m];
-    if (p->kind == DP_CALIB_PARAM_DISPATCH) return c->graphs[c->samples[m].graph]->executor == DP_EXECUTOR_TORCH;
+    int eager = c->graphs[c->samples[m].graph]->executor == DP_EXECUTOR_TORCH;
+    if (p->kind == DP_CALIB_PARAM_DISPATCH) return eager;
+    if (p->kind == DP_CALIB_PARAM_SWITCH) return eager && (u >> p->first & 1) && (u & ~(1ULL << p->first)) != 0;
     if (p->kind <= DP_CALIB_PARAM_LAUNCH) return (u & c->group_mask[c->dev_group[p->first]]) != 0;
     return (u & (u - 1)) != 0;
 }

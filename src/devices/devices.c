@@ -155,6 +155,8 @@ dp_status dp_devices_add(dp_devices *ds, const dp_device *dev, dp_error *err) {
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": launch_overhead_s must be in 0..1 seconds", nm);
     if (!isfinite(dev->dispatch_s) || dev->dispatch_s < 0 || dev->dispatch_s > 1)
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": dispatch_s must be in 0..1 seconds", nm);
+    if (!isfinite(dev->switch_s) || dev->switch_s < 0 || dev->switch_s > 1)
+        return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": switch_s must be in 0..1 seconds", nm);
     if (dev->streams < 1 || dev->streams > DP_MAX_STREAMS)
         return dp_error_set(err, DP_STATUS_INVALID, "device \"%s\": streams must be in 1..%d", nm, DP_MAX_STREAMS);
     dp_device d = *dev;
@@ -308,6 +310,7 @@ uint64_t dp_devices_hash(const dp_devices *ds) {
         /* hashed only when not the default, so that a set that says
          * nothing of it keeps the hash it had before */
         if (v->dispatch_s != DP_DEVICES_DISPATCH_S) h = hash_bytes(h, &v->dispatch_s, sizeof v->dispatch_s);
+        if (v->switch_s != DP_DEVICES_SWITCH_S) h = hash_bytes(h, &v->switch_s, sizeof v->switch_s);
         /* the slots before grouped as always; a follower slot only where
          * it is not its leader's, so that sets that say nothing of it keep
          * their hash (grouped, the first, without its index, as before
@@ -428,6 +431,7 @@ static dp_status read_device(const json_t *jd, size_t i, int version, const char
         return dp_error_set(err, DP_STATUS_PARSE, "%s must be an object, got %s", ctx, dp_json_type_name(jd));
     memset(d, 0, sizeof *d);
     d->dispatch_s = DP_DEVICES_DISPATCH_S;
+    d->switch_s = DP_DEVICES_SWITCH_S;
     d->streams = 1;
     const char *dname = NULL, *kind = NULL, *model = NULL, *gen = NULL;
     if (dp_json_get_string(jd, "name", 1, &dname, ctx, err)) return failed(err);
@@ -453,6 +457,7 @@ static dp_status read_device(const json_t *jd, size_t i, int version, const char
         dp_json_get_int(jd, "memory_bytes", 1, &mem, 1, INT64_MAX, ctx, err) ||
         dp_json_get_number(jd, "launch_overhead_s", 0, &d->launch_overhead_s, 0, ctx, err) ||
         dp_json_get_number(jd, "dispatch_s", 0, &d->dispatch_s, 0, ctx, err) ||
+        dp_json_get_number(jd, "switch_s", 0, &d->switch_s, 0, ctx, err) ||
         dp_json_get_int(jd, "streams", 0, &streams, 1, DP_MAX_STREAMS, ctx, err) || read_efficiency(jd, d, ctx, err) ||
         read_tensor_flops(jd, d, ctx, err))
         return failed(err);
@@ -571,6 +576,7 @@ static json_t *device_json(const dp_device *d) {
                           "streams", d->streams);
     if (d->generation[0]) json_object_set_new(j, "generation", json_string(d->generation));
     if (d->dispatch_s != DP_DEVICES_DISPATCH_S) json_object_set_new(j, "dispatch_s", json_real(d->dispatch_s));
+    if (d->switch_s != DP_DEVICES_SWITCH_S) json_object_set_new(j, "switch_s", json_real(d->switch_s));
     json_t *tc = json_object();
     for (int m = 0; m < DP_TENSOR_MATH_COUNT; m++)
         if (d->tensor_flops[m] != 0)

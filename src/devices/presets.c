@@ -52,7 +52,8 @@ static const unsigned char dgx1_nvlinks[8][8] = {
  * FLOP/cycle; bandwidth = sockets x channels x MT/s x 8 bytes. */
 #define CPU(mdl, flops, bw, mem)                                                                               \
     {.name = "cpu:0", .kind = DP_DEVKIND_CPU, .model = mdl, .peak_flops = flops, .mem_bandwidth = bw,        \
-     .memory_bytes = (uint64_t)(mem), .launch_overhead_s = 5e-6, .streams = 1, .dispatch_s = DP_DEVICES_DISPATCH_S}
+     .memory_bytes = (uint64_t)(mem), .launch_overhead_s = 5e-6, .streams = 1,                      \
+     .dispatch_s = DP_DEVICES_DISPATCH_S, .switch_s = DP_DEVICES_SWITCH_S}
 /* GPUs: the data sheet's float32 peak (no tensor cores) and memory bandwidth,
  * the capacity (bytes: the MiB the CUDA runtime reports), and a launch
  * overhead: the newer GPUs take the P100's calibrated one, not being
@@ -62,7 +63,7 @@ static const unsigned char dgx1_nvlinks[8][8] = {
 #define GPU(mdl, flops, bw, bytes, launch, tc)                                                                 \
     {.name = "gpu:0", .kind = DP_DEVKIND_GPU, .model = mdl, .peak_flops = flops, .mem_bandwidth = bw,        \
      .memory_bytes = (uint64_t)(bytes), .launch_overhead_s = launch, .dispatch_s = DP_DEVICES_DISPATCH_S,      \
-     .streams = 1, .tensor_flops = tc}
+     .switch_s = DP_DEVICES_SWITCH_S, .streams = 1, .tensor_flops = tc}
 #define TC(tf32, fp16, bf16) {tf32, fp16, bf16}
 #define NO_TC {0, 0, 0}
 

@@ -535,6 +535,7 @@ static dp_status build_devices(const msr_file *f, const char *gname, const dp_im
     cpu.mem_bandwidth = 1e11;
     cpu.memory_bytes = MSR_CPU_MEMORY;
     cpu.dispatch_s = DP_DEVICES_DISPATCH_S;
+    cpu.switch_s = DP_DEVICES_SWITCH_S;
     cpu.streams = f->max_cpus < 1 ? 1 : f->max_cpus > DP_MAX_STREAMS ? DP_MAX_STREAMS : (int32_t)f->max_cpus;
     dp_status st = dp_devices_add(ds, &cpu, err);
     for (int64_t k = 0; k < f->max_fpgas && !st; k++) {
@@ -547,6 +548,7 @@ static dp_status build_devices(const msr_file *f, const char *gname, const dp_im
         acc.memory_bytes = (uint64_t)ceil(f->max_size);
         acc.streams = 1;
         acc.dispatch_s = DP_DEVICES_DISPATCH_S;
+        acc.switch_s = DP_DEVICES_SWITCH_S;
         if (!(st = dp_devices_add(ds, &acc, err)))
             st = dp_devices_add_link(ds, "cpu:0", acc.name, info->bandwidth, 0.0, 1, err);
     }

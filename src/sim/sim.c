@@ -42,7 +42,7 @@ dp_sim_options dp_sim_options_default(void) {
 void dp_sim_free(dp_sim *s) {
     if (!s) return;
     dp_sim_workspace_free(s->own);
-    free(s->order), free(s->issue_s);
+    free(s->order), free(s->issue_s), free(s->runs);
     void *arrays[] = {s->cost,        s->ops,       s->n_inputs,  s->param_bytes,  s->tensors,         s->in_tensor,
                       s->cons,        s->sources,   s->constrained, s->allowed,       s->coloc_ops,
                       s->coloc_ops_group, s->link_inv_bw, s->link_lat, s->link_to,   s->link_from};

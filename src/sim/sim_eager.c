@@ -5,6 +5,9 @@
  * host its dispatch time (the host CPU's dispatch_s; nothing for the
  * parameters, buffers and placeholders, which are not ops at run time, nor
  * for a fused op, which its module's one library call issues).
+ * A CPU op issued after GPU work, with no CPU op between, costs the host
+ * its switch time besides (the host's switch_s: what turning from
+ * feeding a GPU to computing on the CPU was measured to cost).
  * A GPU op then queues on its device's one stream: it starts when the host
  * has issued it, the stream's earlier work is done and its inputs are on
  * the device. A CPU op runs on the host thread itself, which waits for its
@@ -47,18 +50,21 @@ dp_status sim_eager_init(dp_sim *s, dp_error *err) {
     const dp_devices *ds = s->ds;
     s->order = malloc(((size_t)s->n + 1) * sizeof *s->order);
     s->issue_s = malloc(((size_t)s->n + 1) * sizeof *s->issue_s);
-    if (!s->order || !s->issue_s)
+    s->runs = malloc((size_t)s->n + 1);
+    if (!s->order || !s->issue_s || !s->runs)
         return dp_error_set(err, DP_STATUS_NOMEM, "out of memory for the eager executor (graph \"%s\")", g->name);
     /* the host: the set's first CPU; without one, the default cost */
-    double dispatch = DP_DEVICES_DISPATCH_S;
+    double dispatch = DP_DEVICES_DISPATCH_S, turn = DP_DEVICES_SWITCH_S;
     for (int32_t d = ds->n_devices - 1; d >= 0; d--) {
         s->is_cpu[d] = ds->devices[d].kind == DP_DEVKIND_CPU;
-        if (s->is_cpu[d]) dispatch = ds->devices[d].dispatch_s;
+        if (s->is_cpu[d]) dispatch = ds->devices[d].dispatch_s, turn = ds->devices[d].switch_s;
     }
     s->copy_issue_s = dispatch;
+    s->switch_s = turn;
     int topological = 1;
     for (int32_t i = 0; i < s->n; i++) {
-        s->issue_s[i] = issued_at_run_time(g, i) && !g->ops[i].fused ? dispatch : 0.0;
+        s->runs[i] = (int8_t)issued_at_run_time(g, i);
+        s->issue_s[i] = s->runs[i] && !g->ops[i].fused ? dispatch : 0.0;
         for (int32_t k = 0; k < g->ops[i].n_inputs; k++)
             if (g->inputs[g->ops[i].inputs_at + k].op >= i) topological = 0;
     }
@@ -83,6 +89,7 @@ dp_status sim_eager_workspace_init(const dp_sim *s, dp_sim_workspace *w, dp_erro
 typedef struct eager_clock {
     double host, stream[DP_MAX_DEVICES], end;
     int32_t host_trig, stream_trig[DP_MAX_DEVICES], last_issued;
+    int fed_gpu; /* the host issued a GPU op since its last CPU op */
 } eager_clock;
 
 /* t = max(t, at), and trig follows the larger; on a tie the later
@@ -173,8 +180,11 @@ static void eager_op(const dp_sim *s, dp_sim_workspace *w, eager_clock *c, int32
         int32_t t = s->in_tensor[e];
         if (w->ts[t].dev != d && w->avail[(int64_t)t * s->D + d] < 0) eager_copy(s, w, c, t, d);
     }
-    if (s->issue_s[i] > 0) {
-        c->host += s->issue_s[i];
+    double issue = s->issue_s[i];
+    if (s->runs[i] && s->is_cpu[d] && c->fed_gpu) issue += s->switch_s, c->fed_gpu = 0;
+    else if (s->runs[i] && !s->is_cpu[d]) c->fed_gpu = 1;
+    if (issue > 0) {
+        c->host += issue;
         c->host_trig = c->last_issued >= 0 ? c->last_issued : c->host_trig;
     }
     double start = c->host;

@@ -105,7 +105,11 @@ struct dp_sim {
     int32_t *order;           /* [n] program order: op index order where it
                                  is topological, else g->topo             */
     double *issue_s;          /* [n] host seconds to issue each op          */
+    int8_t *runs;             /* [n] 1: an op at run time (not a parameter,
+                                 a buffer or a placeholder)                */
     double copy_issue_s;      /* host seconds to issue a copy               */
+    double switch_s;          /* host seconds to turn to a CPU op after
+                                 issuing GPU work                          */
     int8_t is_cpu[DP_MAX_DEVICES]; /* CPU ops run on the host thread        */
 
     dp_sim_workspace *own;    /* the context's workspace: dp_sim_run, dp_trace_write */
@@ -185,8 +189,8 @@ static inline void sim_mem_free(dp_sim_workspace *w, int32_t d, uint64_t bytes) 
     w->mem_cur[d] -= (int64_t)bytes;
 }
 
-/* The eager executor's context arrays (order, issue_s, copy_issue_s,
- * is_cpu): DP_STATUS_NOMEM. */
+/* The eager executor's context arrays (order, issue_s, runs,
+ * copy_issue_s, switch_s, is_cpu): DP_STATUS_NOMEM. */
 dp_status sim_eager_init(dp_sim *s, dp_error *err);
 
 /* The eager executor's workspace arrays: DP_STATUS_NOMEM. */

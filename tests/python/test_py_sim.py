@@ -281,5 +281,27 @@ def test_executor_matches_cli():
     raises(ValueError, PlacementEnv, g, d, executor="jax", match="executor")
 
 
+def test_host_switch_cost():
+    """A device's switch_s and dispatch_s come back from Devices.devices and build the same set again; under
+    the eager executor a placement that puts every tenth op on the host amid GPU work slows by the switch costs
+    it pays; a bad switch_s is refused naming it."""
+    g, d, _ = setup()
+    devs = d.devices
+    check_eq(devs[0]["switch_s"], 1.4e-3, "the preset's host takes the default")
+    t = g.with_executor("torch")
+    p = np.where(g.allowed(d)[:, 1], 1, 0).astype(np.int32)
+    p[::10] = 0
+    times = []
+    for switch in (0.0, 0.01):
+        devs[0]["switch_s"] = switch
+        e = dplace.Devices(devs, d.links)
+        check_eq(e.devices[0]["switch_s"], switch, "switch_s round-trips")
+        check_eq(e.devices[0]["dispatch_s"], devs[0]["dispatch_s"], "dispatch_s round-trips")
+        times.append(dplace.Simulator(t, e).simulate(p).step_time)
+    check(times[1] > times[0] + 0.0099, f"the mixed placement pays switches: {times}")
+    devs[0]["switch_s"] = -1.0
+    raises(ValueError, dplace.Devices, devs, d.links, match="switch_s")
+
+
 if __name__ == "__main__":
     pyt.main(globals())
