@@ -113,12 +113,13 @@ static void test_work_weighted(void) {
 /* Random DAGs of 6 ops (random costs, some heavy tensors, fan-outs) on a
  * CPU and two GPUs: the bound is at most the best of all 729 placements (1,000 graphs),
  * under TensorFlow's executor and, for every other graph, the eager one (the
- * host taking 0.05 s to issue an op, some ops fused and issued for
- * nothing). */
+ * host taking 0.05 s to issue an op and 0.03 s to turn from GPU work to a
+ * CPU op, some ops fused and issued for nothing). */
 static void test_bound_below_every_placement(void) {
     dp_error err;
     dp_devices *ds = fixture_devices(2, (uint64_t)1 << 40, 1e10);
     ds->devices[0].dispatch_s = 0.05;
+    ds->devices[0].switch_s = 0.03;
     dp_rng rng, fused_rng;
     dp_rng_seed(&rng, 7);
     dp_rng_seed(&fused_rng, 8);
