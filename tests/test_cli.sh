@@ -129,6 +129,17 @@ grep -q '"generation": "kepler"' "$T/k40.json" && ok || bad "devices -o: no gene
 [ -s "$T/a" ] && cmp -s "$T/a" "$T/b" && ok || bad "devices -o: the file simulates to another step time"
 }
 
+# devices shows the host's costs in an eager step: the defaults, and a
+# file's own
+test_devices_host_costs() {
+expect 0 "host cpu:0 issues an op in 15.0 us and turns from GPU work to a CPU op in 1400.0 us" -- "$D" devices h200x1
+expect 0 "wrote" -- "$D" devices h200x1 -o "$T/host.json"
+python3 -c "
+import json; d = json.load(open('$T/host.json')); d['devices'][0].update(dispatch_s=2e-05, switch_s=0.0005)
+json.dump(d, open('$T/host.json', 'w'))"
+expect 0 "issues an op in 20.0 us and turns from GPU work to a CPU op in 500.0 us" -- "$D" devices "$T/host.json"
+}
+
 # calibrate: the proposal of synthetic-300 on k40x2 "measured" by simulating
 # each placement on tests/data/devices_v2.json (another machine) into
 # $T/cal/measurements.csv
@@ -312,6 +323,7 @@ test_run test_bad_placement_files
 test_run test_devices
 test_run test_devices_export
 test_run test_devices_export_v2
+test_run test_devices_host_costs
 test_run test_devices_unknown
 test_run test_calibrate_propose
 test_run test_calibrate_fit

@@ -72,6 +72,12 @@ int cmd_devices(int argc, char **argv) {
         }
         if (ds->host >= 0 && ds->n_devices > 1)
             printf("\npairs without a link route through the host %s\n", ds->devices[ds->host].name);
+        if (ds->host >= 0) {
+            const dp_device *h = &ds->devices[ds->host];
+            printf("%seager steps (--executor torch): the host %s issues an op in %.1f us and turns from GPU work to "
+                   "a CPU op in %.1f us\n",
+                   ds->n_devices > 1 ? "" : "\n", h->name, h->dispatch_s * 1e6, h->switch_s * 1e6);
+        }
     }
     dp_devices_free(ds);
     return rc;
