@@ -132,7 +132,7 @@ grep -q '"generation": "kepler"' "$T/k40.json" && ok || bad "devices -o: no gene
 # devices shows the host's costs in an eager step: the defaults, and a
 # file's own
 test_devices_host_costs() {
-expect 0 "host cpu:0 issues an op in 15.0 us and turns from GPU work to a CPU op in 1400.0 us" -- "$D" devices h200x1
+expect 0 "host cpu:0 issues an op in 15.0 us and turns from GPU work to a CPU op in 1300.0 us" -- "$D" devices h200x1
 expect 0 "wrote" -- "$D" devices h200x1 -o "$T/host.json"
 python3 -c "
 import json; d = json.load(open('$T/host.json')); d['devices'][0].update(dispatch_s=2e-05, switch_s=0.0005)

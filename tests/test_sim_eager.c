@@ -203,6 +203,28 @@ static void test_fused_ops_not_dispatched(void) {
     CHECK_STR_CONTAINS(err.msg, "bad.json: op 0 \"a\": field \"fused\" must be true or false");
 }
 
+/* A chain of three 0.1 ms ops, a then b and c of the backward pass (their
+ * scope "gradients/m"). On gpu:0 each is dispatched (1 ms) and waits for
+ * it: a runs [1, 1.1], b [2, 2.1], c [3, 3.1] ms. On the CPU only a is
+ * dispatched: a runs [1, 1.1] on the host thread, b [1.1, 1.2] and c
+ * [1.2, 1.3], the autograd engine calling them without Python. */
+static void test_backward_on_cpu_not_dispatched(void) {
+#define BOP(name, inputs)                                                                                        \
+    "{\"name\":\"" name "\",\"type\":\"T\",\"scope\":\"gradients/m\",\"inputs\":" inputs ","                      \
+    "\"outputs\":[{\"bytes\":1000}],\"cost\":{\"gpu\":1e-4,\"cpu\":1e-4}}"
+    static const char *chain =
+        "{\"format\":\"dplace-graph\",\"version\":1,\"name\":\"backward\",\"executor\":\"torch\",\"ops\":["
+        OP("a", "T", "[]", 1e-4) "," BOP("b", "[0]") "," BOP("c", "[1]") "]}";
+#undef BOP
+    fixture f = setup(chain);
+    int32_t gpu[3] = {G0, G0, G0}, cpu[3] = {CPU, CPU, CPU};
+    run(&f, gpu, 0);
+    CHECK_NEAR(f.res.step_time_s, 3.1e-3, 1e-12);
+    run(&f, cpu, 0);
+    CHECK_NEAR(f.res.step_time_s, 1.3e-3, 1e-12);
+    teardown(&f);
+}
+
 /* Moves from a base under the eager executor equal full runs of the moved
  * placement, bit for bit, on random placements of a synthetic graph whose
  * every third op is fused, with a host that pays to switch. */
@@ -308,6 +330,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_host_bound_chain);
     TEST_RUN(test_one_stream_per_gpu);
     TEST_RUN(test_fused_ops_not_dispatched);
+    TEST_RUN(test_backward_on_cpu_not_dispatched);
     TEST_RUN(test_delta_exact);
     TEST_RUN(test_executor_field);
     return test_end();

@@ -123,7 +123,7 @@ typedef struct dp_generation {
  * does not give one: bench/fit_host_switch.py's fit to the placements of a
  * real GPU check that mix the host and a GPU, rounded (docs/devices.md,
  * "switch_s"); `dplace calibrate` fits a machine's own. */
-#define DP_DEVICES_SWITCH_S 1.4e-3
+#define DP_DEVICES_SWITCH_S 1.3e-3
 
 /* What a device of no known generation is priced with: its kind's
  * efficiencies, DP_GENERATION_META_FRACTION, no shape factor. */

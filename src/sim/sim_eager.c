@@ -5,6 +5,11 @@
  * host its dispatch time (the host CPU's dispatch_s; nothing for the
  * parameters, buffers and placeholders, which are not ops at run time, nor
  * for a fused op, which its module's one library call issues).
+ * An op of the backward pass (a gradient scope, as the exporter names it)
+ * that runs on a CPU costs the host no dispatch: the autograd engine calls
+ * its kernel from C++, without Python, and the CPU's launch overhead prices
+ * that call; on a GPU it keeps its dispatch, which the kernel's launch
+ * dominates.
  * A CPU op issued after GPU work, with no CPU op between, costs the host
  * its switch time besides (the host's switch_s: what turning from
  * feeding a GPU to computing on the CPU was measured to cost).
@@ -45,6 +50,15 @@ static int issued_at_run_time(const dp_graph *g, int32_t i) {
     return !dp_cost_type_is_variable(type) && strcmp(type, "Placeholder") != 0;
 }
 
+/* Whether op i belongs to the backward pass: its scope is a gradient
+ * scope ("gradients/X", as scripts/dplace-export-torch and TensorFlow name
+ * them; dp_graph_forward_scope). */
+static int in_backward_pass(const dp_graph *g, int32_t i) {
+    if (g->ops[i].scope < 0) return 0;
+    const char *sc = dp_graph_str(g, g->ops[i].scope);
+    return dp_graph_forward_scope(sc) != sc || strcmp(sc, "gradients") == 0;
+}
+
 dp_status sim_eager_init(dp_sim *s, dp_error *err) {
     const dp_graph *g = s->g;
     const dp_devices *ds = s->ds;
@@ -63,7 +77,7 @@ dp_status sim_eager_init(dp_sim *s, dp_error *err) {
     s->switch_s = turn;
     int topological = 1;
     for (int32_t i = 0; i < s->n; i++) {
-        s->runs[i] = (int8_t)issued_at_run_time(g, i);
+        s->runs[i] = (int8_t)(issued_at_run_time(g, i) ? 1 + in_backward_pass(g, i) : 0);
         s->issue_s[i] = s->runs[i] && !g->ops[i].fused ? dispatch : 0.0;
         for (int32_t k = 0; k < g->ops[i].n_inputs; k++)
             if (g->inputs[g->ops[i].inputs_at + k].op >= i) topological = 0;
@@ -180,7 +194,7 @@ static void eager_op(const dp_sim *s, dp_sim_workspace *w, eager_clock *c, int32
         int32_t t = s->in_tensor[e];
         if (w->ts[t].dev != d && w->avail[(int64_t)t * s->D + d] < 0) eager_copy(s, w, c, t, d);
     }
-    double issue = s->issue_s[i];
+    double issue = s->runs[i] == SIM_RUNS_BACKWARD && s->is_cpu[d] ? 0.0 : s->issue_s[i];
     if (s->runs[i] && s->is_cpu[d] && c->fed_gpu) issue += s->switch_s, c->fed_gpu = 0;
     else if (s->runs[i] && !s->is_cpu[d]) c->fed_gpu = 1;
     if (issue > 0) {

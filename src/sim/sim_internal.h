@@ -105,8 +105,9 @@ struct dp_sim {
     int32_t *order;           /* [n] program order: op index order where it
                                  is topological, else g->topo             */
     double *issue_s;          /* [n] host seconds to issue each op          */
-    int8_t *runs;             /* [n] 1: an op at run time (not a parameter,
-                                 a buffer or a placeholder)                */
+    int8_t *runs;             /* [n] 0: a parameter, a buffer or a
+                                 placeholder; else an op at run time,
+                                 SIM_RUNS_BACKWARD one of the backward pass */
     double copy_issue_s;      /* host seconds to issue a copy               */
     double switch_s;          /* host seconds to turn to a CPU op after
                                  issuing GPU work                          */
@@ -175,6 +176,9 @@ struct dp_sim_workspace {
     int32_t *hop_x, *hop_link;
     double *hop_start, *hop_end;
 };
+
+/* dp_sim.runs of an op of the backward pass (the others at run time: 1). */
+#define SIM_RUNS_BACKWARD 2
 
 /* ---- the simulator's internals shared with sim_delta.c and sim_eager.c ------------------- */
 

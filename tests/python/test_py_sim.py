@@ -287,7 +287,7 @@ def test_host_switch_cost():
     it pays; a bad switch_s is refused naming it."""
     g, d, _ = setup()
     devs = d.devices
-    check_eq(devs[0]["switch_s"], 1.4e-3, "the preset's host takes the default")
+    check_eq(devs[0]["switch_s"], 1.3e-3, "the preset's host takes the default")
     t = g.with_executor("torch")
     p = np.where(g.allowed(d)[:, 1], 1, 0).astype(np.int32)
     p[::10] = 0
