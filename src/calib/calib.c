@@ -90,9 +90,9 @@ static const int fitted_slots[] = {DP_OPCLASS_ELEMENTWISE, DP_OPCLASS_MATMUL,   
 
 /* The device whose dispatch cost the fit takes: the set's first CPU, when
  * some placement of a graph under the eager executor runs ops on a device
- * that is not a CPU; else -1. A CPU op costs the host its dispatch and its
- * own launch overhead one after the other, so measurements on CPUs alone
- * cannot tell the two apart: the fit then leaves the dispatch cost as it
+ * that is not a CPU; else -1. A CPU op outside the backward pass costs the
+ * host its dispatch and its own launch overhead one after the other, so
+ * measurements on CPUs alone cannot tell the two apart: the fit then leaves the dispatch cost as it
  * is and gives the CPUs' per-op cost to their launch overheads. */
 static int32_t host_of(const calib_ctx *c) {
     uint64_t cpus = 0;
