@@ -15,7 +15,8 @@ measured on some models and batch sizes, judged on others (docs/calibrate.md,
             --repeat rounds that each measure every graph once;
   analyze   the median over the rounds of each graph's step time (and the
             rounds' min-max spread), `dplace calibrate` from the devices
-            file on the fit rows alone (--holdout 0; again from its own
+            file on the fit rows alone (--holdout 0, the KEEP parameters
+            left at the file's values; again from its own
             result while a fitted parameter ends at a bound of its range,
             at most --passes times), `dplace simulate` of
             every graph on the stock and the calibrated devices, and a
@@ -34,7 +35,7 @@ the HELD_MODELS (models it has not seen).
 
 usage: bench/calibrate_cpu.py prepare --out DIR [--devices FILE] [--dplace build/dplace] [--quick] [--overhead-probe]
        bench/calibrate_cpu.py measure DIR [--cores 0,1] [--threads 2] [--repeat 3] [--steps 8] [--warmup 3]
-       bench/calibrate_cpu.py analyze DIR [--passes 3] [--shares] [-o FILE.md]
+       bench/calibrate_cpu.py analyze DIR [--passes 3] [--shares] [--keep PARAMS|none] [-o FILE.md]
        bench/calibrate_cpu.py all --out DIR [the options of the three]
        bench/calibrate_cpu.py bandwidth [--cores 0,1] [--threads 2]
 
@@ -95,6 +96,15 @@ HELD_MODELS = [
     ("densenet121", "densenet121", "3,64,64", (4, 8, 16)),
     ("gpt_encoder", CPU_MODELS + ":gpt_encoder", "64,384", (4, 8, 16)),
 ]
+# Parameters the fit leaves at the devices file's values (`dplace calibrate
+# --keep`; analyze --keep replaces them). The data class's memory
+# efficiency (copies, concatenations) is the one the fit models determine
+# least on the project's VM, its sensitivity just over calibrate's
+# threshold, and fitted it took the time the fit models' other ops miss,
+# pricing a copy at a twentieth of the element-wise rate it runs at alone
+# (docs/design/cpu-calibration-probes.md, "The copy rate left at the stock
+# row's"). On a host whose fit models determine it, --keep none.
+KEEP = ("data.memory",)
 FIT_BATCH_INDEX = (0, 2)  # the fit models' batch sizes in the fit; the middle one is held out
 QUICK = [("mlp", CPU_MODELS + ":mlp", "1024", (8, 16, 32)),
          ("transformer", GPU_MODELS + ":transformer", "16,256", (1, 2, 4))]
@@ -280,7 +290,7 @@ def report_sections(report):
         name = p["name"].split()[-1]
         if p["determined"]:
             fitted.append((name, f"{p['stock']:.4g}", f"{p['calibrated']:.4g}", f"{p['sensitivity']:.3f}"))
-        else:
+        elif not p.get("kept"):
             undet.append((name, f"{p['stock']:.4g}", f"{p['sensitivity']:.3g}"))
     return fitted, undet
 
@@ -339,6 +349,7 @@ def analyze(args):
         raise Bad(f"{folder}/measured.csv: no ok measurement of {', '.join(missing)}")
     devices = os.path.join(folder, manifest.get("devices", "devices.json"))
 
+    keep = [] if args.keep.strip() == "none" else [k.strip() for k in args.keep.split(",") if k.strip()]
     fit = [e for e in entries if e["split"] == "fit"]
     rows = ["graph,placement_file,seconds"]
     for e in fit:
@@ -355,6 +366,8 @@ def analyze(args):
         for e in fit:
             cmd += ["--graph", e["graph"]]
         cmd += ["--devices", start, "--measurements", "fit.csv", "--holdout", "0", "--json", "-o", outname]
+        for k in keep:
+            cmd += ["--keep", k]
         say(" ".join(cmd[1:]))
         try:
             out, _ = run(cmd, "dplace calibrate", cwd=folder)
@@ -450,6 +463,10 @@ def analyze(args):
                  + ("; ".join(f"{p} {stock_values.get(p, '?')} -> {final.get(p, '?')} ({ever[p]})" for p in ever)
                     if ever else "none") + ".")
     lines.append("")
+    lines.append("Kept at the devices file's values (--keep): "
+                 + (", ".join(f"{p['name'].split()[-1]} {p['stock']:.4g} ({p['sensitivity']:.3g})"
+                              for p in reports[-1]["parameters"] if p.get("kept")) or "none") + ".")
+    lines.append("")
     lines.append("Not determined by the fit (sensitivity under 0.01 in every pass, left at the stock value): "
                  + (", ".join(f"{p} ({v})" for p, _, v in undet if p not in ever) or "none") + ".")
     if args.shares:
@@ -500,6 +517,9 @@ def main(argv):
                             "ended at a bound of its range (default 3)")
         p.add_argument("--shares", action="store_true",
                        help="also where each graph's calibrated time goes, by class")
+        p.add_argument("--keep", default=",".join(KEEP), metavar="PARAMS",
+                       help="parameters the fit leaves at the devices file's values, comma-separated, or none "
+                            f"(default {','.join(KEEP)}: see KEEP)")
 
     def common(p):
         p.add_argument("--dplace", default=os.path.join(ROOT, "build", "dplace"), help="the dplace binary")

@@ -259,6 +259,43 @@ static void test_eager_switch_fitted(void) {
     problem_close(&pb);
 }
 
+/* A parameter the options keep is not fitted, however sensitive: it keeps
+ * its starting value on every device group (named by its last word), the
+ * calibrated set holds that value, and the fit moves the others; a name
+ * that is no parameter is refused naming it. */
+static void test_keep_leaves_a_parameter(void) {
+    problem pb;
+    const int sizes[] = {300, 700};
+    problem_open(&pb, sizes, 2);
+    dp_error err;
+    dp_calib_options o = dp_calib_options_default();
+    const char *keep[] = {"matmul.compute"};
+    o.keep = keep, o.n_keep = 1;
+    dp_calib_result r;
+    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 2, pb.stock, pb.s, pb.n, &o, &r, &err), DP_STATUS_OK);
+    int kept = 0, moved = 0;
+    for (int32_t k = 0; k < r.n_params; k++) {
+        const dp_calib_param *q = &r.params[k];
+        if (q->kept) {
+            kept++;
+            CHECK(q->kind == DP_CALIB_PARAM_COMPUTE && q->slot == DP_OPCLASS_MATMUL);
+            CHECK(!q->determined && q->sensitivity > o.min_sensitivity);
+            CHECK(q->value == q->prior);
+            CHECK(r.calibrated->devices[q->first].eff[DP_OPCLASS_MATMUL].compute == q->prior);
+        } else {
+            moved += q->determined && q->value != q->prior;
+        }
+    }
+    CHECK(kept >= 1 && moved >= 1);
+    dp_calib_result_free(&r);
+    const char *bad[] = {"nope.compute"};
+    o.keep = bad;
+    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 2, pb.stock, pb.s, pb.n, &o, &r, &err),
+                 DP_STATUS_INVALID);
+    CHECK_STR_CONTAINS(err.msg, "keep \"nope.compute\" names no parameter");
+    problem_close(&pb);
+}
+
 /* The calibrated set r written to a file and read back has r's hash, and
  * simulates every measured placement of pb in the time the fit gave it. */
 static void check_file_predicts_fit(const problem *pb, const dp_calib_result *r) {
@@ -464,6 +501,7 @@ int main(int argc, char **argv) {
     TEST_RUN(test_holdout_within_three_percent);
     TEST_RUN(test_eager_dispatch_fitted);
     TEST_RUN(test_eager_switch_fitted);
+    TEST_RUN(test_keep_leaves_a_parameter);
     TEST_RUN(test_eager_dispatch_needs_a_gpu);
     TEST_RUN(test_undetermined_left_at_prior);
     TEST_RUN(test_calibrated_file_predicts_the_same);

@@ -78,6 +78,14 @@ def test_end_to_end():
           and "Fitted (stock -> calibrated" in table, "the summary, the fitted and the undetermined parameters")
     check(sum(line.startswith("- mlp b") or line.startswith("- transformer b") for line in table.splitlines()) == 6
           and "launch" in table, "a class-share line per graph")
+    kept = [p for p in json.load(open(os.path.join(d, "calibrate.json")))[-1]["parameters"] if p["kept"]]
+    check([p["name"] for p in kept] == ["cpu:0 data.memory"] and kept[0]["calibrated"] == kept[0]["stock"]
+          and "Kept at the devices file's values (--keep): data.memory" in table,
+          f"the copy rate kept at the stock row's: {kept}")
+    check(cal["devices"][0]["efficiency"]["data"]["memory"] == kept[0]["stock"], "the calibrated file holds it")
+    sh([PY, SCRIPT, "analyze", d, "--keep", "none", "-o", out, "--dplace", DPLACE], "analyze --keep none")
+    with open(out) as f:
+        check("Kept at the devices file's values (--keep): none." in f.read(), "--keep none keeps nothing")
 
 
 def test_bad_input():

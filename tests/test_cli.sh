@@ -175,6 +175,27 @@ grep -q '"version": 2' "$T/cal/mine.json" && grep -q '"efficiency"' "$T/cal/mine
 expect 0 "valid" -- "$D" simulate --model synthetic-300 --devices "$T/cal/mine.json" --placement gpu:1
 }
 
+# calibrate --keep: a parameter named by its last word stays at its value
+# in --devices on every device, is listed as kept, and the -o file holds it;
+# a name that is no parameter is refused in one line
+test_calibrate_keep() {
+calibrate_measured
+expect 0 "\"kept\": true" -- "$D" calibrate --model synthetic-300 --devices k40x2 \
+  --measurements "$T/cal/filled.csv" --keep elementwise.memory --json -o "$T/cal/k.json"
+python3 - "$T/out" "$T/cal/k.json" <<'PY' && ok || bad "calibrate --keep: a kept parameter moved"
+import json, sys
+r = json.load(open(sys.argv[1]))
+kept = [p for p in r["parameters"] if p["kept"]]
+assert kept and all(p["name"].endswith(" elementwise.memory") for p in kept), kept
+assert all(p["calibrated"] == p["stock"] and not p["determined"] for p in kept), kept
+stock = [p["stock"] for p in kept]
+for d in json.load(open(sys.argv[2]))["devices"]:
+    assert min(abs(d["efficiency"]["elementwise"]["memory"] - v) for v in stock) < 1e-12, d["name"]
+PY
+expect 2 'keep "nope.memory" names no parameter' -- "$D" calibrate --model synthetic-300 --devices k40x2 \
+  --measurements "$T/cal/filled.csv" --keep nope.memory
+}
+
 # calibrate --json: one JSON object with the errors, every parameter with
 # its bounds and every measurement with its simulated times, and the -o file
 test_calibrate_json() {
@@ -328,6 +349,7 @@ test_run test_devices_unknown
 test_run test_calibrate_propose
 test_run test_calibrate_fit
 test_run test_calibrate_json
+test_run test_calibrate_keep
 test_run test_calibrate_bad_input
 test_run test_calibrate_measure
 test_run test_noise_seed

@@ -58,6 +58,8 @@ typedef struct dp_calib_param {
     double sensitivity; /* root mean square over the fitted samples of
                            d log(step time) / d log(value), at the prior      */
     int determined;     /* fitted; 0: too little sensitivity, left at prior    */
+    int kept;           /* named by dp_calib_options.keep: left at prior,
+                           whatever its sensitivity                       */
     int at_bound;       /* fitted and ended within 0.1% of lo or hi: the
                            measurements pushed it as far as the fit lets it
                            go (another pass from the calibrated set may
@@ -84,6 +86,12 @@ typedef struct dp_calib_options {
                                (default 0.05)                                */
     double prior_weight;    /* pull towards the starting values in log space
                                (default 1e-4)                                */
+    /* Parameters left at their starting values, not fitted: each entry a
+     * parameter's name ("cpu:0 data.memory") or what follows its group's
+     * name ("data.memory": every group's). An entry that names no
+     * parameter is DP_STATUS_INVALID, naming it. Default none. */
+    const char *const *keep;
+    int32_t n_keep;
 } dp_calib_options;
 
 dp_calib_options dp_calib_options_default(void);

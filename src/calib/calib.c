@@ -479,7 +479,7 @@ static dp_status screen(calib_ctx *c, fit_state *f, const dp_calib_options *o, i
         for (int32_t m = 0; m < c->n_samples; m++)
             ss += col[m] * col[m];
         q->sensitivity = sqrt(ss / (n_fit ? n_fit : 1));
-        q->determined = q->sensitivity >= o->min_sensitivity;
+        q->determined = q->sensitivity >= o->min_sensitivity && !q->kept;
         if (q->determined) f->free_idx[n_free++] = p;
         f->value[p] = v0;
         if (!st && v != v0) st = simulate(c, f->value, f->in_fit, p, f->logt, NULL, err);
@@ -549,8 +549,8 @@ static dp_status finish(calib_ctx *c, fit_state *f, dp_calib_result *out, dp_err
         /* an undetermined slot that follows another (grouped, depthwise)
          * takes that one's value, as the written file, which does not mark
          * it the device's own, resolves it; its leader's parameter comes
-         * earlier */
-        int lead = q->kind <= DP_CALIB_PARAM_MEMORY && !q->determined ? dp_devices_eff_follows(q->slot) : -1;
+         * earlier. A kept one keeps its own, which the file marks own. */
+        int lead = q->kind <= DP_CALIB_PARAM_MEMORY && !q->determined && !q->kept ? dp_devices_eff_follows(q->slot) : -1;
         for (int32_t k = 0; lead >= 0 && k < p; k++)
             if (c->params[k].kind == q->kind && c->params[k].first == q->first && c->params[k].slot == lead)
                 f->value[p] = f->value[k];
@@ -561,7 +561,7 @@ static dp_status finish(calib_ctx *c, fit_state *f, dp_calib_result *out, dp_err
     if (st) return st;
     for (int32_t p = 0; p < c->P; p++) {
         const dp_calib_param *q = &c->params[p];
-        if (!q->determined || q->kind > DP_CALIB_PARAM_MEMORY) continue;
+        if (!(q->determined || q->kept) || q->kind > DP_CALIB_PARAM_MEMORY) continue;
         for (int32_t d = 0; d < c->work->n_devices; d++)
             if (c->dev_group[d] == c->dev_group[q->first])
                 c->work->devices[d].eff_own |= DP_EFF_OWN_BIT(q->slot, q->kind == DP_CALIB_PARAM_MEMORY);
@@ -600,6 +600,27 @@ static dp_status ctx_init(calib_ctx *c, const dp_graph *const *graphs, int32_t n
     return build_params(c, err);
 }
 
+/* Marks the parameters o->keep names (a whole name, or what follows the
+ * group's name: its last word) kept; an entry that names none is an
+ * error naming it. */
+static dp_status mark_kept(calib_ctx *c, const dp_calib_options *o, dp_error *err) {
+    for (int32_t k = 0; k < o->n_keep; k++) {
+        const char *want = o->keep[k];
+        int found = 0;
+        for (int32_t p = 0; want && p < c->P; p++) {
+            dp_calib_param *q = &c->params[p];
+            const char *last = strrchr(q->name, ' ');
+            if (!strcmp(q->name, want) || (last && !strcmp(last + 1, want))) q->kept = 1, found = 1;
+        }
+        if (!found)
+            return dp_error_set(err, DP_STATUS_INVALID,
+                                "calibrate: keep \"%s\" names no parameter of this fit (a parameter's name, as "
+                                "\"cpu:0 data.memory\", or its last word, as \"data.memory\")",
+                                want ? want : "(null)");
+    }
+    return DP_STATUS_OK;
+}
+
 static void ctx_free(calib_ctx *c) {
     free(c->uses), free(c->link_group), free(c->group_mask), free(c->params);
     dp_devices_free(c->work);
@@ -612,13 +633,14 @@ dp_status dp_calib_fit(const dp_graph *const *graphs, int32_t n_graphs, const dp
     if (!o) o = &def;
     memset(out, 0, sizeof *out);
     if (!(o->holdout >= 0 && o->holdout <= 0.9) || o->max_iters < 0 || !(o->min_sensitivity >= 0) || !(o->huber > 0) ||
-        !(o->prior_weight >= 0))
+        !(o->prior_weight >= 0) || o->n_keep < 0 || (o->n_keep && !o->keep))
         return dp_error_set(err, DP_STATUS_INVALID,
                             "calibrate: invalid options (hold-out in [0, 0.9], iterations >= 0, "
-                            "sensitivity >= 0, Huber > 0, prior weight >= 0)");
+                            "sensitivity >= 0, Huber > 0, prior weight >= 0, a list of parameters to keep)");
     calib_ctx c;
     fit_state f;
     dp_status st = ctx_init(&c, graphs, n_graphs, stock, samples, n_samples, err);
+    if (!st) st = mark_kept(&c, o, err);
     if (!st)
         st = fit_state_init(&f, c.P, n_samples, err);
     else

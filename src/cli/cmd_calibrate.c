@@ -21,6 +21,7 @@
 
 typedef struct calib_args {
     cli_list graphs; /* --graph FILE and --model NAME, in order (key "graph" or "model") */
+    cli_list keep;   /* --keep PARAM, in order */
     long batch;
     const char *devices, *csv, *measure, *propose, *out, *executor;
     double holdout, measure_timeout, min_sensitivity;
@@ -350,11 +351,22 @@ static void print_report(const calib_job *j, const dp_calib_result *r, const cal
         const dp_calib_param *q = &r->params[p];
         if (q->determined) printf("%-44s %12.4g %12.4g %11.3f\n", q->name, q->prior, q->value, q->sensitivity);
     }
-    if (r->n_free < r->n_params) {
+    int32_t kept = 0;
+    for (int32_t p = 0; p < r->n_params; p++)
+        kept += r->params[p].kept;
+    if (kept) {
+        printf("\nkept (--keep: left at their values in --devices):\n");
+        for (int32_t p = 0; p < r->n_params; p++) {
+            const dp_calib_param *q = &r->params[p];
+            if (q->kept) printf("  %-44s %12.4g  (sensitivity %.3g)\n", q->name, q->prior, q->sensitivity);
+        }
+    }
+    if (r->n_free + kept < r->n_params) {
         printf("\nnot determined (sensitivity under %g: left at their stock values):\n", a->min_sensitivity);
         for (int32_t p = 0; p < r->n_params; p++) {
             const dp_calib_param *q = &r->params[p];
-            if (!q->determined) printf("  %-44s %12.4g  (sensitivity %.3g)\n", q->name, q->prior, q->sensitivity);
+            if (!q->determined && !q->kept)
+                printf("  %-44s %12.4g  (sensitivity %.3g)\n", q->name, q->prior, q->sensitivity);
         }
     }
 }
@@ -388,11 +400,11 @@ static void print_json(const calib_job *j, const dp_calib_result *r, const calib
     json_t *params = json_array();
     for (int32_t p = 0; p < r->n_params; p++) {
         const dp_calib_param *q = &r->params[p];
-        json_array_append_new(params, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b}", "name", q->name, "stock",
-                                                json_num(q->prior), "calibrated", json_num(q->value), "low",
+        json_array_append_new(params, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b}", "name", q->name,
+                                                "stock", json_num(q->prior), "calibrated", json_num(q->value), "low",
                                                 json_num(q->lo), "high", json_num(q->hi), "sensitivity",
-                                                json_num(q->sensitivity), "determined", q->determined, "at_bound",
-                                                q->at_bound));
+                                                json_num(q->sensitivity), "determined", q->determined, "kept",
+                                                q->kept, "at_bound", q->at_bound));
     }
     json_object_set_new(o, "parameters", params);
     json_t *rows = json_array();
@@ -418,6 +430,10 @@ static int fit_and_report(const calib_args *a, calib_job *j) {
     dp_calib_options o = dp_calib_options_default();
     o.holdout = a->holdout, o.seed = (uint64_t)a->seed, o.max_iters = (int32_t)a->iters;
     o.min_sensitivity = a->min_sensitivity;
+    const char *keep[CLI_LIST_MAX];
+    for (int k = 0; k < a->keep.n; k++)
+        keep[k] = a->keep.item[k].value;
+    o.keep = keep, o.n_keep = a->keep.n;
     dp_calib_result r;
     if (dp_calib_fit((const dp_graph *const *)j->g, j->n_graphs, j->ds, j->samples, j->n_samples, &o, &r, &err))
         return cli_report(&err);
@@ -477,6 +493,9 @@ static int parse_args(int argc, char **argv, calib_args *a) {
         {"--min-sensitivity", NULL, "S", CLI_DOUBLE, .real = &a->min_sensitivity, .min = 0, .max = 10,
          .help = "a parameter whose root-mean-square d log(step time) / d log(value) over the fitted measurements is "
                  "below S is not fitted but reported and left as it was (default 0.01)"},
+        {"--keep", NULL, "PARAM", CLI_LIST, .list = &a->keep,
+         .help = "leave a parameter at its value in --devices, not fitted: its name as the report prints it "
+                 "(\"cpu:0 data.memory\") or its last word (\"data.memory\": every device's); repeat for several"},
         {"--json", NULL, NULL, CLI_FLAG, .flag = &a->json,
          .help = "print a JSON object instead of the report: the errors, every parameter with its bounds, every "
                  "measurement with its simulated times"},
@@ -488,7 +507,7 @@ static int parse_args(int argc, char **argv, calib_args *a) {
         .name = "calibrate",
         .synopsis = "dplace calibrate (--graph FILE | --model NAME)... --devices SPEC\n"
                     "                        (--measurements CSV | --measure CMD [--propose DIR] | --propose DIR)\n"
-                    "                        [--holdout F] [--seed N] [--json] [-o FILE]",
+                    "                        [--holdout F] [--seed N] [--keep PARAM]... [--json] [-o FILE]",
         .description = "Fits the device set's cost-model parameters to measured step times of\n"
                        "placements: each device's compute and memory efficiency per op class and\n"
                        "its launch overhead, each link's efficiency and latency (devices, and links,\n"
