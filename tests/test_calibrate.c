@@ -196,6 +196,32 @@ static void test_eager_dispatch_needs_a_gpu(void) {
     problem_close(&pb);
 }
 
+static double dispatch_of(const dp_device *d) { return d->dispatch_s; }
+static double switch_of(const dp_device *d) { return d->switch_s; }
+
+/* Fits pb (all its samples, the default hold-out) into r and checks the
+ * host's one parameter of kind k: fitted, within 10% of the hidden host's
+ * value (get reads it from a device), and what the calibrated set holds. */
+static void fit_finds_host_param(problem *pb, dp_calib_param_kind k, double (*get)(const dp_device *),
+                                 dp_calib_result *r) {
+    dp_error err;
+    dp_calib_options o = dp_calib_options_default();
+    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb->g, pb->n_graphs, pb->stock, pb->s, pb->n, &o, r, &err),
+                 DP_STATUS_OK);
+    int found = 0;
+    for (int32_t p = 0; p < r->n_params; p++) {
+        const dp_calib_param *q = &r->params[p];
+        if (q->kind != k) continue;
+        found++;
+        printf("  %s: %.3g s (hidden %.3g s, stock %.3g s); hold-out MAPE %.2f%% -> %.2f%%\n", q->name, q->value,
+               get(&pb->hidden->devices[0]), get(&pb->stock->devices[0]), r->prior_holdout_mape, r->holdout_mape);
+        CHECK(q->determined);
+        CHECK(fabs(q->value / get(&pb->hidden->devices[0]) - 1) < 0.1);
+        CHECK_NEAR(get(&r->calibrated->devices[0]), q->value, 1e-15);
+    }
+    CHECK_INT_EQ(found, 1);
+}
+
 /* Under the eager executor the host's dispatch cost is a parameter: the fit
  * finds the hidden host's (3 times the stock one) within 10% and predicts
  * the held-out placements within 3%. */
@@ -204,21 +230,7 @@ static void test_eager_dispatch_fitted(void) {
     const int sizes[] = {300, 700};
     problem_open_as(&pb, sizes, 2, 1);
     dp_calib_result r;
-    dp_error err;
-    dp_calib_options o = dp_calib_options_default();
-    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 2, pb.stock, pb.s, pb.n, &o, &r, &err), DP_STATUS_OK);
-    int found = 0;
-    for (int32_t k = 0; k < r.n_params; k++) {
-        const dp_calib_param *q = &r.params[k];
-        if (q->kind != DP_CALIB_PARAM_DISPATCH) continue;
-        found++;
-        printf("  %s: %.3g s (hidden %.3g s, stock %.3g s); hold-out MAPE %.2f%% -> %.2f%%\n", q->name, q->value,
-               pb.hidden->devices[0].dispatch_s, pb.stock->devices[0].dispatch_s, r.prior_holdout_mape,
-               r.holdout_mape);
-        CHECK(fabs(q->value / pb.hidden->devices[0].dispatch_s - 1) < 0.1);
-        CHECK_NEAR(r.calibrated->devices[0].dispatch_s, q->value, 1e-15);
-    }
-    CHECK_INT_EQ(found, 1);
+    fit_finds_host_param(&pb, DP_CALIB_PARAM_DISPATCH, dispatch_of, &r);
     CHECK(r.holdout_mape < 3.0);
     dp_calib_result_free(&r);
     problem_close(&pb);
@@ -233,21 +245,7 @@ static void test_eager_switch_fitted(void) {
     problem_open_as(&pb, sizes, 2, 2);
     dp_calib_result r;
     dp_error err;
-    dp_calib_options o = dp_calib_options_default();
-    CHECK_INT_EQ(dp_calib_fit((const dp_graph *const *)pb.g, 2, pb.stock, pb.s, pb.n, &o, &r, &err), DP_STATUS_OK);
-    int found = 0;
-    for (int32_t k = 0; k < r.n_params; k++) {
-        const dp_calib_param *q = &r.params[k];
-        if (q->kind != DP_CALIB_PARAM_SWITCH) continue;
-        found++;
-        printf("  %s: %.3g s (hidden %.3g s, stock %.3g s); hold-out MAPE %.2f%% -> %.2f%%\n", q->name, q->value,
-               pb.hidden->devices[0].switch_s, pb.stock->devices[0].switch_s, r.prior_holdout_mape,
-               r.holdout_mape);
-        CHECK(q->determined);
-        CHECK(fabs(q->value / pb.hidden->devices[0].switch_s - 1) < 0.1);
-        CHECK_NEAR(r.calibrated->devices[0].switch_s, q->value, 1e-15);
-    }
-    CHECK_INT_EQ(found, 1);
+    fit_finds_host_param(&pb, DP_CALIB_PARAM_SWITCH, switch_of, &r);
     const char *path = "test_calibrate_switch.json";
     CHECK_INT_EQ(dp_devices_write_file(r.calibrated, path, &err), DP_STATUS_OK);
     dp_devices *back = dp_devices_read_file(path, &err);
