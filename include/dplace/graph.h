@@ -246,6 +246,11 @@ int32_t dp_graph_neighbour(const dp_graph *g, int32_t i, dp_rng *rng);
  * forward op. */
 const char *dp_graph_forward_scope(const char *s);
 
+/* Whether scope s is a gradient or clipping scope (dp_graph_forward_scope
+ * strips something from it, or it is "gradients" itself): its ops belong
+ * to the backward pass. */
+int dp_graph_is_gradient_scope(const char *s);
+
 /* Tensor id of (op, slot) after finalize. */
 static inline int64_t dp_graph_tensor(const dp_graph *g, int32_t op, int32_t slot) {
     return g->tensor_at[op] + slot;

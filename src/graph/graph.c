@@ -134,6 +134,8 @@ const char *dp_graph_forward_scope(const char *s) {
     }
 }
 
+int dp_graph_is_gradient_scope(const char *s) { return dp_graph_forward_scope(s) != s || !strcmp(s, "gradients"); }
+
 static dp_status oom(dp_error *err) { return dp_error_set(err, DP_STATUS_NOMEM, "out of memory"); }
 
 /* Checks a name's length and bytes (see DP_GRAPH_NAME_MAX); NULL passes. */

@@ -23,10 +23,6 @@
 
 #include "place/place_internal.h"
 
-/* Whether scope s names a gradient or clipping scope. */
-static int gradient_scope(const char *s) { return dp_graph_forward_scope(s) != s || !strcmp(s, "gradients"); }
-
-
 /* Whether an op type names a gradient computation: PyTorch's autograd names
  * them so, as ATen's functions (convolution_backward) or as autograd's
  * nodes (ConvolutionBackward0). */
@@ -104,7 +100,7 @@ dp_status place_fwd_init(place_fwd *f, const dp_graph *g, dp_error *err) {
         const dp_op *o = &g->ops[op];
         const char *scope = dp_graph_str(g, o->scope);
         f->anchor[op] = -1;
-        grad[op] = o->scope >= 0 && gradient_scope(scope);
+        grad[op] = o->scope >= 0 && dp_graph_is_gradient_scope(scope);
         int back = grad[op];
         for (int32_t k = 0; k < o->n_inputs && !back; k++) back = f->backward[g->inputs[o->inputs_at + k].op];
         f->backward[op] = (uint8_t)back;

@@ -52,11 +52,9 @@ static int issued_at_run_time(const dp_graph *g, int32_t i) {
 
 /* Whether op i belongs to the backward pass: its scope is a gradient
  * scope ("gradients/X", as scripts/dplace-export-torch and TensorFlow name
- * them; dp_graph_forward_scope). */
+ * them). */
 static int in_backward_pass(const dp_graph *g, int32_t i) {
-    if (g->ops[i].scope < 0) return 0;
-    const char *sc = dp_graph_str(g, g->ops[i].scope);
-    return dp_graph_forward_scope(sc) != sc || strcmp(sc, "gradients") == 0;
+    return g->ops[i].scope >= 0 && dp_graph_is_gradient_scope(dp_graph_str(g, g->ops[i].scope));
 }
 
 dp_status sim_eager_init(dp_sim *s, dp_error *err) {
